@@ -1,0 +1,230 @@
+# threadwatch: build, install, run and test with plain GNU make and pkg-config.
+#
+# Layout of the build tree (everything lives under $(B), removed by `make clean`):
+#   build/threadwatchd, build/threadwatch   the daemon and the CLI
+#   build/probes/NAME                       one executable per probes/NAME.c
+#   build/libtw.a                           shared code of CLI and daemon (daemon/*.c)
+#   build/libprobe.a                        probe library (probes/lib/*.c)
+#   build/tests/                            unit tests and fuzz replayers
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+PKGLIBDIR  ?= $(PREFIX)/lib/threadwatch
+PROBEDIR   ?= $(PKGLIBDIR)/probes
+PROBESDDIR ?= $(PKGLIBDIR)/probes.d
+DATADIR    ?= $(PREFIX)/share/threadwatch
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/threadwatch
+ifeq ($(PREFIX),/usr)
+SYSCONFDIR ?= /etc
+UNITDIR    ?= /lib/systemd/system
+else
+SYSCONFDIR ?= $(PREFIX)/etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+endif
+DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
+VERSION    := 0.1.0
+
+B          := build
+CC         ?= cc
+SANITIZE   ?= 0
+PKG_CONFIG ?= pkg-config
+
+# ntpd's warning set, plus -Werror.
+WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+	-Wmissing-declarations -Wshadow -Wpointer-arith -Wcast-qual \
+	-Wsign-compare -Wformat=2 -Wno-format-nonliteral
+
+CFLAGS   ?= -O2 -g
+CPPFLAGS += -D_GNU_SOURCE -Idaemon -Iprobes/lib -I$(B) \
+	-DTW_VERSION='"$(VERSION)"' -DTW_PROBEDIR='"$(PROBEDIR)"' \
+	-DTW_PROBESDDIR='"$(PROBESDDIR)"' -DTW_SYSCONFDIR='"$(SYSCONFDIR)"' \
+	-DTW_DYGRAPHS_DIR='"$(DYGRAPHS_DIR)"'
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -pthread
+ifeq ($(SANITIZE),1)
+ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=address,undefined
+endif
+
+LIBS_DAEMON := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib
+PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(LIBS_DAEMON) 2>/dev/null)
+PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(LIBS_DAEMON) 2>/dev/null)
+PROBE_LIBS  = $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null) -lm -pthread
+
+# Debian packages each entry point needs; `make run` and `make test`
+# install them when run as root and otherwise name them.
+PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libsystemd-dev \
+	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev
+PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev \
+	systemd prometheus chromium nodejs npm wrk valgrind procps psmisc \
+	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian
+PKGS_RUN   := $(PKGS_BUILD)
+
+LIB_SRCS   := $(filter-out daemon/threadwatchd.c daemon/threadwatch.c,$(wildcard daemon/*.c))
+LIB_OBJS   := $(patsubst daemon/%.c,$(B)/daemon/%.o,$(LIB_SRCS)) $(B)/daemon/builtin.o
+PLIB_SRCS  := $(wildcard probes/lib/*.c)
+PLIB_OBJS  := $(patsubst probes/lib/%.c,$(B)/probes/lib/%.o,$(PLIB_SRCS))
+PROBE_SRCS := $(wildcard probes/*.c)
+PROBES     := $(patsubst probes/%.c,$(B)/probes/%,$(PROBE_SRCS))
+SHIM_SRCS  := $(wildcard tests/shim/*.c)
+SHIMS      := $(patsubst tests/shim/%.c,$(B)/tests/%.so,$(SHIM_SRCS))
+TOOL_SRCS  := $(wildcard tests/tools/*.c)
+TOOLS      := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNITS      := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(B)/tests/replay_%,$(FUZZ_SRCS))
+FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
+BUILTIN_IN := $(sort $(wildcard sql/*.sql) $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.json))
+
+BINS := $(B)/threadwatchd $(B)/threadwatch
+
+.PHONY: all clean install run test deps-build deps-test deps-run check-unit \
+	check-regress check-fuzz fuzz format check-format bench deb
+
+all: $(BINS) $(PROBES) $(SHIMS) $(TOOLS)
+
+$(B)/daemon/%.o: daemon/%.c | $(B)/daemon
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/probes/lib/%.o: probes/lib/%.c | $(B)/probes/lib
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/probes/%.o: probes/%.c | $(B)/probes/lib
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/probes/%: $(B)/probes/%.o $(B)/libprobe.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PROBE_LIBS)
+
+$(B)/libtw.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libprobe.a: $(PLIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/threadwatchd: $(B)/daemon/threadwatchd.o $(B)/libtw.a $(B)/libprobe.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(B)/threadwatch: $(B)/daemon/threadwatch.o $(B)/libtw.a $(B)/libprobe.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+# One generator embeds the schema and the web files (see daemon/tools/mkbuiltin.c).
+$(B)/mkbuiltin: daemon/tools/mkbuiltin.c | $(B)/daemon
+	$(CC) -std=gnu11 $(WARN) -O2 -o $@ $<
+
+$(B)/daemon/builtin.c: $(B)/mkbuiltin $(BUILTIN_IN) | $(B)/daemon
+	$(B)/mkbuiltin $(BUILTIN_IN) > $@.tmp && mv $@.tmp $@
+
+$(B)/daemon/builtin.o: $(B)/daemon/builtin.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/tests/%.so: tests/shim/%.c | $(B)/tests
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+$(B)/tests/test_%: tests/unit/test_%.c $(B)/libtw.a $(B)/libprobe.a | $(B)/tests
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
+
+# Test tools (seeders, receivers) link the shared code but not cmocka.
+$(B)/tests/%: tests/tools/%.c $(B)/libtw.a $(B)/libprobe.a | $(B)/tests
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libtw.a $(B)/libprobe.a | $(B)/tests
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(B)/daemon $(B)/probes/lib $(B)/tests $(B)/fuzz:
+	mkdir -p $@
+
+-include $(wildcard $(B)/daemon/*.d $(B)/probes/*.d $(B)/probes/lib/*.d)
+
+# --- packages -------------------------------------------------------------
+# Installs what is missing when root, otherwise names the exact apt-get line.
+define need_pkgs
+	@missing=""; for p in $(1); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+			|| missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing:$$missing"; \
+			apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+		else \
+			echo "missing Debian packages; run as root:"; \
+			echo "  apt-get install -y$$missing"; exit 1; \
+		fi; \
+	fi
+endef
+
+deps-build:
+	$(call need_pkgs,$(PKGS_BUILD))
+deps-run:
+	$(call need_pkgs,$(PKGS_RUN))
+deps-test:
+	$(call need_pkgs,$(PKGS_TEST))
+
+# --- the two commands -----------------------------------------------------
+RUN_ARGS ?=
+run: deps-run
+	$(MAKE) all
+	mkdir -p var
+	exec $(B)/threadwatchd --foreground --state-dir var $(RUN_ARGS)
+
+test: deps-test
+	$(MAKE) all
+	$(MAKE) check-unit
+	$(MAKE) check-regress
+	$(MAKE) check-fuzz
+
+check-unit: $(UNITS)
+	@fail=0; for t in $(UNITS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+check-regress: all
+	@B=$(abspath $(B)) SRC=$(CURDIR) tests/regress/run.sh
+
+# Fuzzing: every build replays the seed corpus; clang with libFuzzer then runs
+# each harness for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 20
+check-fuzz: $(FUZZ_REPLAY)
+	@B=$(abspath $(B)) SRC=$(CURDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+fuzz:
+	@B=$(abspath $(B)) SRC=$(CURDIR) FUZZ_SECONDS=$${FUZZ_SECONDS:-600} tests/fuzz/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+check-format:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+# --- install --------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PROBEDIR) \
+		$(DESTDIR)$(PROBESDDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/threadwatch $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(B)/threadwatch $(DESTDIR)$(BINDIR)/threadwatch
+	install -m 0755 $(B)/threadwatchd $(DESTDIR)$(SBINDIR)/threadwatchd
+	install -m 0755 $(PROBES) $(DESTDIR)$(PROBEDIR)/
+	install -m 0644 sql/*.sql $(DESTDIR)$(DATADIR)/
+	install -m 0644 probes/PROTOCOL.md README.md $(DESTDIR)$(DOCDIR)/
+	for m in doc/man/*.[0-9]; do [ -f "$$m" ] || continue; sec=$${m##*.}; \
+		install -d $(DESTDIR)$(MANDIR)/man$$sec; \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/; done
+	if [ -f systemd/threadwatchd.service ]; then \
+		install -m 0644 systemd/threadwatchd.service systemd/threadwatchd.socket \
+			$(DESTDIR)$(UNITDIR)/; fi
+	if [ -f systemd/threadwatchd.conf ]; then \
+		install -m 0644 systemd/threadwatchd.conf $(DESTDIR)$(SYSCONFDIR)/threadwatch/; fi
+
+# The Debian package, built from a copy of the tree so that nothing is
+# written outside build/.
+deb:
+	rm -rf $(B)/deb && mkdir -p $(B)/deb/threadwatch-$(VERSION)
+	tar --exclude=./build --exclude=./.git --exclude=./var --exclude=./tests/out \
+		--exclude=./tests/browser/node_modules -cf - . \
+		| tar -xf - -C $(B)/deb/threadwatch-$(VERSION)
+	cd $(B)/deb/threadwatch-$(VERSION) && dpkg-buildpackage -b -us -uc
+	ls $(B)/deb/*.deb
+
+clean:
+	rm -rf $(B) tests/out

@@ -1,0 +1,49 @@
+/*
+ * headroom: how close the host is to the limits that stop thread creation
+ * and mapping: threads against threads-max and pid_max, the cgroup's tasks
+ * against pids.max, and the largest process's VMA count against
+ * vm.max_map_count. Read once per cycle; a limit within 10% is a warning.
+ */
+#ifndef TW_HEADROOM_H
+#define TW_HEADROOM_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define HEADROOM_WARN_RATIO 0.9 /* used/limit at or above this warns */
+
+struct headroom_sample {
+	uint64_t threads;       /* threads on the host */
+	uint64_t threads_max;   /* kernel.threads-max */
+	uint64_t pid_max;       /* kernel.pid_max */
+	uint64_t pids_current;  /* our cgroup's pids.current (0: unknown) */
+	uint64_t pids_max;      /* our cgroup's pids.max (UINT64_MAX: none) */
+	uint64_t max_map_count; /* vm.max_map_count */
+	long largest_vmas;      /* VMAs of the largest readable process (-1: none read) */
+	int largest_pid;
+	char largest_comm[32];
+	unsigned scanned;    /* processes whose maps were read */
+	unsigned unreadable; /* processes whose maps we may not read */
+};
+
+/* Counts the VMAs (lines of maps) of every process under proc_root
+ * ("/proc") and keeps the largest. 0 or -errno when proc_root cannot be
+ * listed. */
+int headroom_scan_vmas(const char *proc_root, struct headroom_sample *s);
+
+/* Reads the whole sample from /proc and the cgroup. 0 or -errno. */
+int headroom_read(struct headroom_sample *s);
+
+/* The sample as JSON (new reference):
+ *   {"threads", "threads_max", "pid_max", "pids_current", "pids_max",
+ *    "max_map_count", "largest_vmas", "largest_vmas_pid",
+ *    "largest_vmas_comm", "processes_scanned", "processes_unreadable",
+ *    "limits": [{"name": "threads_max"|"pid_max"|"pids_max"|"max_map_count",
+ *                "used", "limit", "ratio", "warning": bool}, ...],
+ *    "warnings": ["text", ...]}
+ * Unknown values are null; a limit whose value is unknown or unlimited is
+ * left out of "limits". */
+json_t *headroom_json(const struct headroom_sample *s);
+
+#endif

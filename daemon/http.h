@@ -1,0 +1,47 @@
+/*
+ * http: the daemon's HTTP server, the only module that calls
+ * libmicrohttpd. Serves the JSON API (daemon/api.c), /metrics
+ * (daemon/metrics.c), /healthz and the embedded dashboard, reading only
+ * from the store.
+ */
+#ifndef TW_HTTP_H
+#define TW_HTTP_H
+
+#include <stdint.h>
+
+struct store;
+struct http_server;
+
+/* What the HTTP side may ask of the scheduler. Called from an HTTP thread. */
+struct http_hooks {
+	/* Starts a cycle now. 0 with *cycle_id set; -EBUSY while a cycle is
+	 * already going (409); -ETIMEDOUT if the scheduler did not pick it up. */
+	int (*trigger)(void *ctx, int64_t *cycle_id);
+	void *ctx;
+};
+
+struct http_config {
+	const char *address;	  /* default "127.0.0.1" */
+	unsigned port;		  /* 0: ephemeral (tests); default from config.c */
+	int listen_fd;		  /* >= 0: a socket from socket activation, used as is */
+	unsigned max_connections; /* total */
+	unsigned per_ip_limit;
+	unsigned timeout_s;	  /* idle connection timeout */
+	size_t memory_limit;	  /* per connection */
+	unsigned threads;	  /* thread pool size (1: single epoll thread) */
+	const char *token;	  /* POST /api/v1/runs token; NULL or "": POST is off */
+	const char *tls_cert;	  /* PEM file; NULL: plain HTTP */
+	const char *tls_key;	  /* PEM file */
+	const char *dygraphs_dir; /* where libjs-dygraphs lives */
+};
+
+/* Starts serving. `st` must be a handle the HTTP threads may use (the
+ * daemon opens a second, read-only handle for them). 0 or -errno; the
+ * bound port is available from http_port(). */
+int http_start(const struct http_config *cfg, struct store *st, const struct http_hooks *hooks,
+	       struct http_server **out);
+unsigned http_port(const struct http_server *srv);
+/* Stops accepting, finishes in-flight requests, frees. Accepts NULL. */
+void http_stop(struct http_server *srv);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * metrics: the Prometheus text exposition of what the store knows
+ * (GET /metrics and node_exporter's textfile collector), driven by one
+ * table of metric definitions: threadwatch_ names in base units.
+ */
+#ifndef TW_METRICS_H
+#define TW_METRICS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct store;
+
+/* Formats a store_api_snapshot() object. Never fails; *text is malloc'd
+ * and NUL-terminated, *len its length. */
+void metrics_format(const json_t *snapshot, char **text, size_t *len);
+
+/* Reads the snapshot and formats it. 0 or the store's -errno. */
+int metrics_render(struct store *st, char **text, size_t *len);
+
+/* Writes the exposition to `path` atomically (a temporary file in the same
+ * directory, then rename), as node_exporter's textfile collector wants.
+ * 0 or -errno. */
+int metrics_write_file(struct store *st, const char *path);
+
+#endif

@@ -1,0 +1,1224 @@
+/*
+ * recommend: the verdict on low (MAP_32BIT) thread stacks. Validates the
+ * recommendation inputs, applies the model of doc/recommendation.md and
+ * returns the verdict with every number behind it in "figures" and told in
+ * "reasons". Pure: no I/O, no clock, no global state.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+#include "recommend.h"
+#include "xmalloc.h"
+
+/* --- validated inputs -------------------------------------------------- */
+
+struct rec_num {
+	double v;
+	int set;
+};
+
+/* A curve's points usable on log-log axes (x > 0, y > 0). */
+struct rec_curve {
+	size_t points; /* points given */
+	size_t n;      /* usable points */
+	double *x, *y;
+};
+
+struct rec_in {
+	struct rec_num threads, stack_bytes, spt;
+	int have_ctxsw;
+	struct rec_num low_ns, high_ns, ratio;
+	int have_ci;
+	double ci_lo, ci_hi;
+	struct rec_num window;
+	struct rec_curve fail, low_create, high_create;
+	struct rec_num family, model;
+};
+
+enum {
+	F_REQUIRED = 1 << 0, /* must be present when its section is */
+	F_POSITIVE = 1 << 1, /* > 0 (all numbers must be >= 0) */
+	F_WHOLE = 1 << 2,    /* a whole number */
+	F_NULL = 1 << 3,     /* null means unknown */
+};
+
+/* Every scalar field of the inputs: one table drives parsing and checks. */
+static const struct rec_field {
+	const char *section;
+	const char *key;
+	unsigned flags;
+	double max; /* 0: no upper bound */
+	size_t offset;
+} rec_fields[] = {
+    {"workload", "threads", F_WHOLE, REC_MAX_THREADS, offsetof(struct rec_in, threads)},
+    {"workload", "stack_bytes", F_POSITIVE, 0, offsetof(struct rec_in, stack_bytes)},
+    {"workload", "switches_per_thread", F_NULL, 0, offsetof(struct rec_in, spt)},
+    {"ctxsw", "low_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, low_ns)},
+    {"ctxsw", "high_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, high_ns)},
+    {"ctxsw", "ratio", 0, 0, offsetof(struct rec_in, ratio)},
+    {"map32", "window_bytes", 0, REC_MAX_WINDOW, offsetof(struct rec_in, window)},
+    {"cpu", "family", F_NULL, 0, offsetof(struct rec_in, family)},
+    {"cpu", "model", F_NULL, 0, offsetof(struct rec_in, model)},
+};
+
+static const struct rec_curve_field {
+	const char *section;
+	const char *key;
+	size_t offset;
+} rec_curves[] = {
+    {"map32", "fail_ns", offsetof(struct rec_in, fail)},
+    {"threads", "low_create_ns", offsetof(struct rec_in, low_create)},
+    {"threads", "high_create_ns", offsetof(struct rec_in, high_create)},
+};
+
+static int fail_at(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_at(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* A section: absent or null is "missing" (NULL), anything else must be an object. */
+static int section_get(const json_t *in, const char *name, const json_t **out, char *err,
+                       size_t errlen)
+{
+	const json_t *v = json_object_get(in, name);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return fail_at(err, errlen, "%s: must be an object", name);
+	*out = v;
+	return 0;
+}
+
+static int number_check(const json_t *v, const char *what, unsigned flags, double max, double *out,
+                        char *err, size_t errlen)
+{
+	double d;
+
+	if (!json_is_number(v))
+		return fail_at(err, errlen, "%s: must be a number", what);
+	d = json_number_value(v);
+	if (!isfinite(d))
+		return fail_at(err, errlen, "%s: must be a finite number", what);
+	if (d < 0)
+		return fail_at(err, errlen, "%s: must not be negative", what);
+	if ((flags & F_POSITIVE) && d == 0)
+		return fail_at(err, errlen, "%s: must be positive", what);
+	if ((flags & F_WHOLE) && d != floor(d))
+		return fail_at(err, errlen, "%s: must be a whole number", what);
+	if (max > 0 && d > max)
+		return fail_at(err, errlen, "%s: must be at most %.0f", what, max);
+	*out = d;
+	return 0;
+}
+
+static int field_parse(const json_t *sect, const struct rec_field *f, struct rec_in *in, char *err,
+                       size_t errlen)
+{
+	struct rec_num *num = (struct rec_num *)((char *)in + f->offset);
+	const json_t *v = json_object_get(sect, f->key);
+	char what[128];
+
+	snprintf(what, sizeof(what), "%s.%s", f->section, f->key);
+	if (!v || ((f->flags & F_NULL) && json_is_null(v))) {
+		if (!v && (f->flags & F_REQUIRED))
+			return fail_at(err, errlen, "%s: missing", what);
+		return 0;
+	}
+	if (number_check(v, what, f->flags, f->max, &num->v, err, errlen) < 0)
+		return -EINVAL;
+	num->set = 1;
+	return 0;
+}
+
+static int curve_parse(const json_t *arr, const char *what, struct rec_curve *c, char *err,
+                       size_t errlen)
+{
+	double prev = -1, xy[2];
+	size_t i;
+	char at[160];
+
+	if (!json_is_array(arr))
+		return fail_at(err, errlen, "%s: must be an array of [x, y] points", what);
+	c->points = json_array_size(arr);
+	if (c->points > REC_MAX_POINTS)
+		return fail_at(err, errlen, "%s: more than %d points", what, REC_MAX_POINTS);
+	c->x = xcalloc(c->points + 1, sizeof(double));
+	c->y = xcalloc(c->points + 1, sizeof(double));
+	for (i = 0; i < c->points; i++) {
+		const json_t *p = json_array_get(arr, i);
+
+		if (!json_is_array(p) || json_array_size(p) != 2)
+			return fail_at(err, errlen, "%s[%zu]: must be an [x, y] pair", what, i);
+		for (int k = 0; k < 2; k++) {
+			snprintf(at, sizeof(at), "%s[%zu]: %c", what, i, k ? 'y' : 'x');
+			if (number_check(json_array_get(p, k), at, 0, 0, &xy[k], err, errlen) < 0)
+				return -EINVAL;
+		}
+		if (xy[0] <= prev)
+			return fail_at(err, errlen, "%s[%zu]: x must increase", what, i);
+		prev = xy[0];
+		/* Log axes take only positive values; a point too close to the
+		 * previous one to tell apart in log space adds nothing. */
+		if (xy[0] > 0 && xy[1] > 0 && (!c->n || log(xy[0] / c->x[c->n - 1]) > 0)) {
+			c->x[c->n] = xy[0];
+			c->y[c->n] = xy[1];
+			c->n++;
+		}
+	}
+	return 0;
+}
+
+static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
+{
+	const json_t *ci = json_object_get(ctxsw, "ratio_ci95");
+	double b[2];
+
+	if (!ci || json_is_null(ci))
+		return 0;
+	if (!json_is_array(ci) || json_array_size(ci) != 2)
+		return fail_at(err, errlen, "ctxsw.ratio_ci95: must be an array [lo, hi]");
+	for (int k = 0; k < 2; k++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "ctxsw.ratio_ci95[%d]", k);
+		if (number_check(json_array_get(ci, k), what, 0, 0, &b[k], err, errlen) < 0)
+			return -EINVAL;
+	}
+	if (b[0] > b[1])
+		return fail_at(err, errlen, "ctxsw.ratio_ci95: lo must not exceed hi");
+	in->have_ci = 1;
+	in->ci_lo = b[0];
+	in->ci_hi = b[1];
+	return 0;
+}
+
+static int cpu_parse(const json_t *cpu, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(cpu, "vendor");
+	const json_t *fs = json_object_get(cpu, "fsgsbase");
+
+	if (v && !json_is_null(v) && !json_is_string(v))
+		return fail_at(err, errlen, "cpu.vendor: must be a string");
+	if (fs && !json_is_null(fs) && !json_is_boolean(fs) && !json_is_number(fs))
+		return fail_at(err, errlen, "cpu.fsgsbase: must be a boolean");
+	return 0;
+}
+
+static void rec_in_free(struct rec_in *in)
+{
+	for (size_t i = 0; i < sizeof(rec_curves) / sizeof(rec_curves[0]); i++) {
+		struct rec_curve *c = (struct rec_curve *)((char *)in + rec_curves[i].offset);
+
+		free(c->x);
+		free(c->y);
+	}
+}
+
+static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size_t errlen)
+{
+	const json_t *sect;
+	size_t i;
+
+	memset(in, 0, sizeof(*in));
+	if (!json_is_object(inputs))
+		return fail_at(err, errlen, "inputs: must be a JSON object");
+	for (i = 0; i < sizeof(rec_fields) / sizeof(rec_fields[0]); i++) {
+		if (section_get(inputs, rec_fields[i].section, &sect, err, errlen) < 0)
+			return -EINVAL;
+		if (sect && field_parse(sect, &rec_fields[i], in, err, errlen) < 0)
+			return -EINVAL;
+	}
+	for (i = 0; i < sizeof(rec_curves) / sizeof(rec_curves[0]); i++) {
+		const struct rec_curve_field *f = &rec_curves[i];
+		struct rec_curve *c = (struct rec_curve *)((char *)in + f->offset);
+		const json_t *arr;
+		char what[128];
+
+		if (section_get(inputs, f->section, &sect, err, errlen) < 0)
+			return -EINVAL;
+		arr = sect ? json_object_get(sect, f->key) : NULL;
+		if (!arr || json_is_null(arr))
+			continue;
+		snprintf(what, sizeof(what), "%s.%s", f->section, f->key);
+		if (curve_parse(arr, what, c, err, errlen) < 0)
+			return -EINVAL;
+	}
+	if (section_get(inputs, "workload", &sect, err, errlen) < 0)
+		return -EINVAL;
+	if (section_get(inputs, "cpu", &sect, err, errlen) < 0 ||
+	    (sect && cpu_parse(sect, err, errlen) < 0))
+		return -EINVAL;
+	if (section_get(inputs, "ctxsw", &sect, err, errlen) < 0)
+		return -EINVAL;
+	in->have_ctxsw = sect != NULL;
+	if (sect && ctxsw_ci_parse(sect, in, err, errlen) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* --- the model ---------------------------------------------------------- */
+
+/* The curve at x on log-log axes: y = y0 * (x / x0)^k on the segment
+ * holding x (the first or last one beyond the ends), k its slope
+ * ln(y1 / y0) / ln(x1 / x0); a single point is flat. */
+static double curve_eval(const struct rec_curve *c, double x, int *extrapolated)
+{
+	size_t i = 0, lo, hi;
+	double k;
+
+	*extrapolated = x < c->x[0] || x > c->x[c->n - 1];
+	if (c->n == 1 || x <= 0)
+		return c->y[0];
+	if (x >= c->x[c->n - 1]) {
+		i = c->n - 2;
+	} else if (x > c->x[0]) {
+		for (lo = 0, hi = c->n - 1; hi - lo > 1;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (c->x[mid] <= x)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		i = lo;
+	}
+	if (x == c->x[i + 1])
+		return c->y[i + 1];
+	k = log(c->y[i + 1] / c->y[i]) / log(c->x[i + 1] / c->x[i]);
+	return c->y[i] * pow(x / c->x[i], k);
+}
+
+/* The rule that decided, in the order they are tried. */
+enum rec_rule {
+	RULE_NO_CTXSW,       /* no switch figures: high, confidence none */
+	RULE_NO_WINDOW,      /* no stack fits the window: high */
+	RULE_NO_THREADS,     /* a workload without threads: high */
+	RULE_NO_BENEFIT,     /* no significant switch benefit: high */
+	RULE_FITS,           /* benefit, every thread fits: low */
+	RULE_COST_UNKNOWN,   /* outgrows the window, extra cost unknown: high */
+	RULE_SWITCH_UNKNOWN, /* outgrows the window, switches unknown: high */
+	RULE_BREAK_EVEN,     /* outgrows the window: the break-even decides */
+};
+
+struct rec_model {
+	const struct rec_in *in;
+	enum rec_rule rule;
+	double n, stack, spt;
+	int spt_known;
+	double low_ns, high_ns, ratio, ci_lo, ci_hi;
+	int have_ci, significant;
+	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
+	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
+	int window_assumed;
+	double missing; /* threads beyond the window */
+	/* The extra cost of one create that misses the window. */
+	const char *e_source; /* "map32.fail_ns", "threads" or NULL (unknown) */
+	double e, e_at, e_vmas, e_low, e_high;
+	int e_extrapolated;
+	double extra_total, benefit_total;
+	double be, be_lo, be_hi; /* break-even switches per low-stack thread */
+	double flip_threads, flip_spt;
+	int verdict_low;
+	const char *confidence;
+};
+
+/* The extra cost E of a create that misses the window at `n` live threads. */
+static int extra_cost(const struct rec_model *m, double n, double *e, struct rec_model *detail)
+{
+	const struct rec_in *in = m->in;
+	int x1 = 0, x2 = 0;
+	double lo, hi;
+
+	if (in->fail.n) {
+		*e = curve_eval(&in->fail, REC_VMAS_PER_THREAD * n, &x1);
+		if (detail) {
+			detail->e_source = "map32.fail_ns";
+			detail->e_vmas = REC_VMAS_PER_THREAD * n;
+			detail->e_extrapolated = x1;
+		}
+		return isnan(*e) ? -1 : 0;
+	}
+	if (!in->low_create.n || !in->high_create.n)
+		return -1;
+	lo = curve_eval(&in->low_create, n, &x1);
+	hi = curve_eval(&in->high_create, n, &x2);
+	if (isnan(lo - hi))
+		return -1;
+	*e = lo > hi ? lo - hi : 0;
+	if (detail) {
+		detail->e_source = "threads";
+		detail->e_low = lo;
+		detail->e_high = hi;
+		detail->e_extrapolated = x1 || x2;
+	}
+	return 0;
+}
+
+static double safe_div(double a, double b)
+{
+	if (b > 0)
+		return a / b;
+	return a > 0 ? INFINITY : 0;
+}
+
+/* Whether low stacks win at `n` threads, the other inputs unchanged. */
+static int low_wins(const struct rec_model *m, double n)
+{
+	double e;
+
+	if (!m->significant || m->cap < 1 || n < 1)
+		return 0;
+	if (n <= m->cap)
+		return 1;
+	if (!m->spt_known || extra_cost(m, n, &e, NULL) < 0)
+		return 0;
+	return m->cap * m->spt * m->s > (n - m->cap) * e;
+}
+
+/* The nearest thread count on the other side of the verdict, by bisection
+ * between a count known to give one verdict and one known to give the
+ * other (exact when the extra cost does not fall as threads grow). */
+static double flip_threads(const struct rec_model *m)
+{
+	double lo, hi, mid;
+
+	if (!m->significant || m->cap < 1)
+		return NAN;
+	if (m->verdict_low) {
+		lo = m->n;
+		hi = REC_MAX_THREADS;
+		if (low_wins(m, hi))
+			return NAN;
+	} else if (m->n < 1) {
+		return 1;
+	} else {
+		lo = m->cap;
+		hi = m->n;
+	}
+	while (hi - lo > 1) {
+		mid = floor(lo + (hi - lo) / 2);
+		if (low_wins(m, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return m->verdict_low ? hi : lo;
+}
+
+static void model_inputs(struct rec_model *m, const struct rec_in *in)
+{
+	struct rec_workload w;
+
+	rec_workload_default(&w);
+	memset(m, 0, sizeof(*m));
+	m->in = in;
+	m->n = in->threads.set ? in->threads.v : w.threads;
+	m->stack = in->stack_bytes.set ? in->stack_bytes.v : w.stack_bytes;
+	m->spt_known = in->spt.set;
+	m->spt = in->spt.set ? in->spt.v : NAN;
+	if (in->have_ctxsw) {
+		m->low_ns = in->low_ns.v;
+		m->high_ns = in->high_ns.v;
+		m->ratio = in->ratio.set ? in->ratio.v : in->low_ns.v / in->high_ns.v;
+		m->have_ci = in->have_ci;
+		m->ci_lo = in->have_ci ? in->ci_lo : m->ratio;
+		m->ci_hi = in->have_ci ? in->ci_hi : m->ratio;
+	} else {
+		m->low_ns = m->high_ns = m->ratio = m->ci_lo = m->ci_hi = NAN;
+	}
+	m->window_assumed = !in->window.set;
+	m->window = in->window.set ? in->window.v : REC_DEFAULT_WINDOW;
+	m->extra_total = m->benefit_total = NAN;
+	m->be = m->be_lo = m->be_hi = NAN;
+	m->e = m->e_at = m->e_vmas = m->e_low = m->e_high = NAN;
+	m->flip_threads = m->flip_spt = NAN;
+}
+
+/* Everything but the verdict: saving, capacity, extra cost, break-even. */
+static void model_figures(struct rec_model *m)
+{
+	double e;
+
+	/* From the ratio like its CI, so the point lies inside it; it is
+	 * high_ns - low_ns when the ratio is low_ns / high_ns. */
+	m->s = m->high_ns * (1 - m->ratio);
+	m->s_lo = m->high_ns * (1 - m->ci_hi);
+	m->s_hi = m->high_ns * (1 - m->ci_lo);
+	m->significant = m->ci_hi < 1 && m->s > 0;
+	m->slot = m->stack + REC_GUARD_BYTES;
+	m->cap = floor(m->window / m->slot);
+	m->missing = m->n > m->cap ? m->n - m->cap : 0;
+	/* E at the workload's thread count, or at the first thread that
+	 * would miss when all fit. */
+	m->e_at = m->n > m->cap ? m->n : m->cap + 1;
+	if (extra_cost(m, m->e_at, &e, m) == 0)
+		m->e = e;
+	else
+		m->e_source = NULL;
+	if (m->missing > 0 && m->e_source) {
+		m->extra_total = m->missing * m->e;
+		if (m->cap >= 1 && m->s > 0) {
+			m->be = safe_div(m->extra_total, m->cap * m->s);
+			m->be_lo = safe_div(m->extra_total, m->cap * m->s_hi);
+			m->be_hi = safe_div(m->extra_total, m->cap * m->s_lo);
+		}
+	}
+	if (m->spt_known && m->cap >= 1)
+		m->benefit_total = (m->n < m->cap ? m->n : m->cap) * m->spt * m->s;
+}
+
+/* The rules, in order; each sets the verdict and its confidence. A
+ * confidence is never strong when the ratio came without a CI, the window
+ * was assumed, or the extra cost was extrapolated beyond the measurements. */
+static void model_verdict(struct rec_model *m)
+{
+	int solid = m->have_ci && !m->window_assumed && !m->e_extrapolated;
+
+	m->verdict_low = low_wins(m, m->n);
+	m->confidence = "weak";
+	if (!m->in->have_ctxsw) {
+		m->rule = RULE_NO_CTXSW;
+		m->confidence = "none";
+	} else if (m->cap < 1) {
+		m->rule = RULE_NO_WINDOW;
+		m->confidence = "strong";
+	} else if (m->n < 1) {
+		m->rule = RULE_NO_THREADS;
+	} else if (!m->significant) {
+		m->rule = RULE_NO_BENEFIT;
+		if (m->have_ci && m->ci_lo >= REC_STRONG_RATIO)
+			m->confidence = "strong";
+	} else if (m->n <= m->cap) {
+		m->rule = RULE_FITS;
+		if (m->have_ci && !m->window_assumed && m->ratio <= REC_STRONG_RATIO)
+			m->confidence = "strong";
+	} else if (!m->e_source) {
+		m->rule = RULE_COST_UNKNOWN;
+	} else if (!m->spt_known) {
+		m->rule = RULE_SWITCH_UNKNOWN;
+	} else {
+		m->rule = RULE_BREAK_EVEN;
+		if (solid && (m->verdict_low ? m->spt > m->be_hi : m->spt < m->be_lo))
+			m->confidence = "strong";
+	}
+	m->flip_threads = flip_threads(m);
+	if (m->significant && m->missing > 0 && !isnan(m->be))
+		m->flip_spt = m->be;
+}
+
+/* --- the result --------------------------------------------------------- */
+
+static json_t *jnum(double v)
+{
+	if (!isfinite(v))
+		return json_null();
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+static json_t *jpair(double a, double b)
+{
+	if (!isfinite(a) && !isfinite(b))
+		return json_null();
+	return json_pack("[oo]", jnum(a), jnum(b));
+}
+
+/* A number for a sentence: grouped digits from 1000 up, else 3 digits. */
+static const char *fmt_num(char *buf, size_t len, double v)
+{
+	char digits[64];
+	size_t n, o = 0, i;
+
+	if (isnan(v))
+		return "unknown";
+	if (isinf(v))
+		return "infinitely many";
+	if (fabs(v) < 999.5 || fabs(v) >= 1e18) {
+		snprintf(buf, len, "%.3g", v);
+		return buf;
+	}
+	snprintf(digits, sizeof(digits), "%.0f", fabs(v));
+	n = strlen(digits);
+	if (v < 0 && o + 1 < len)
+		buf[o++] = '-';
+	for (i = 0; i < n && o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* A duration in ns, in the unit that reads best. */
+static const char *fmt_dur(char *buf, size_t len, double ns)
+{
+	static const struct {
+		double scale;
+		const char *unit;
+	} units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}};
+	size_t i;
+
+	if (!isfinite(ns))
+		return fmt_num(buf, len, ns);
+	for (i = 0; i < sizeof(units) / sizeof(units[0]) - 1; i++)
+		if (fabs(ns) >= units[i].scale)
+			break;
+	snprintf(buf, len, "%.3g %s", ns / units[i].scale, units[i].unit);
+	return buf;
+}
+
+#define NUM(v) fmt_num((char[48]){0}, 48, (v))
+#define DUR(v) fmt_dur((char[48]){0}, 48, (v))
+
+/* " (8.32 ms)" after a count of ns from 1 µs up, else "". */
+static const char *fmt_dur_paren(char *buf, size_t len, double ns)
+{
+	char d[48];
+
+	if (!isfinite(ns) || fabs(ns) < 1000)
+		return "";
+	snprintf(buf, len, " (%s)", fmt_dur(d, sizeof(d), ns));
+	return buf;
+}
+
+#define DURP(v) fmt_dur_paren((char[56]){0}, 56, (v))
+
+static void add_reason(json_t *reasons, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_reason(json_t *reasons, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	assert(n >= 0);
+	s = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	json_array_append_new(reasons, json_string(s));
+	free(s);
+}
+
+static const char *interp_word(const struct rec_curve *c, int extrapolated)
+{
+	if (c->n == 1)
+		return "taken as flat from its single usable point";
+	return extrapolated ? "extrapolated" : "interpolated";
+}
+
+static void reason_switch(const struct rec_model *m, json_t *r)
+{
+	char ci[160];
+	const char *sig;
+
+	if (m->have_ci)
+		snprintf(ci, sizeof(ci), "95%% CI %.3f to %.3f, so %s to %s ns", m->ci_lo, m->ci_hi,
+		         NUM(m->s_lo), NUM(m->s_hi));
+	else
+		snprintf(ci, sizeof(ci), "no CI given");
+	if (m->significant)
+		sig = m->have_ci ? "a significant benefit (the CI lies below 1.0)"
+		                 : "a benefit on the point estimate alone";
+	else if (m->ci_hi < 1)
+		sig = "no benefit, since the ratio itself is not below 1.0";
+	else if (m->ci_lo > 1)
+		sig = m->have_ci ? "a significant loss (the CI lies above 1.0)" : "a loss";
+	else
+		sig = m->have_ci ? "not significant (the CI includes 1.0)"
+		                 : "no benefit (the ratio is not below 1.0)";
+	add_reason(r,
+	           "A context switch takes %s ns with a low stack and %s ns with a high one "
+	           "(medians); the paired ratio low/high is %.3f, so low stacks %s %s ns per "
+	           "switch, %s × (1 - %.3f), a %.1f%% %s (%s): %s.",
+	           NUM(m->low_ns), NUM(m->high_ns), m->ratio, m->s >= 0 ? "save" : "lose",
+	           NUM(fabs(m->s)), NUM(m->high_ns), m->ratio, 100 * fabs(1 - m->ratio),
+	           m->s >= 0 ? "benefit" : "loss", ci, sig);
+}
+
+static void reason_window(const struct rec_model *m, json_t *r)
+{
+	char fit[96];
+
+	if (m->window == 0) {
+		add_reason(r, "The MAP_32BIT window is 0 bytes: MAP_32BIT is unavailable here, so "
+		              "no thread can get a low stack.");
+		return;
+	}
+	if (m->cap < 1)
+		snprintf(fit, sizeof(fit), "not one fits");
+	else if (m->n <= m->cap)
+		snprintf(fit, sizeof(fit), "all fit");
+	else
+		snprintf(fit, sizeof(fit), "%s miss it", NUM(m->missing));
+	add_reason(r,
+	           "%s %s bytes holds floor(%s / (%s + %.0f)) = %s stacks of %s bytes with their "
+	           "guard page; the workload expects %s threads, so %s.",
+	           m->window_assumed ? "Assuming (no map32 figures) the x86-64 MAP_32BIT window, "
+	                               "its"
+	                             : "The MAP_32BIT window of",
+	           NUM(m->window), NUM(m->window), NUM(m->stack), REC_GUARD_BYTES, NUM(m->cap),
+	           NUM(m->stack), NUM(m->n), fit);
+}
+
+static void reason_extra(const struct rec_model *m, json_t *r)
+{
+	const struct rec_in *in = m->in;
+	const char *lead = m->n > m->cap ? "Each pthread_create that misses the window pays"
+	                                 : "Should the workload outgrow the window, each create "
+	                                   "beyond it would pay";
+
+	if (m->cap < 1)
+		return;
+	if (!m->e_source) {
+		add_reason(r, "The extra cost of a create that misses the window is unknown: "
+		              "map32.fail_ns and the threads curves are missing or hold no usable "
+		              "point (x and y above 0).");
+		return;
+	}
+	if (!strcmp(m->e_source, "map32.fail_ns"))
+		add_reason(r,
+		           "%s an extra %s ns%s: the failing MAP_32BIT mmap at %s VMAs (%.0f "
+		           "per thread at %s threads), %s on log-log axes from map32.fail_ns (%s "
+		           "to %s VMAs).",
+		           lead, NUM(m->e), DURP(m->e), NUM(m->e_vmas), REC_VMAS_PER_THREAD,
+		           NUM(m->e_at), interp_word(&in->fail, m->e_extrapolated),
+		           NUM(in->fail.x[0]), NUM(in->fail.x[in->fail.n - 1]));
+	else
+		add_reason(r,
+		           "%s an extra %s ns%s: at %s live threads a low-policy create takes "
+		           "%s ns and a high-policy one %s ns, %s on log-log axes from "
+		           "threads.low_create_ns (%s to %s threads) and threads.high_create_ns.",
+		           lead, NUM(m->e), DURP(m->e), NUM(m->e_at), NUM(m->e_low), NUM(m->e_high),
+		           interp_word(&in->low_create, m->e_extrapolated),
+		           NUM(in->low_create.x[0]), NUM(in->low_create.x[in->low_create.n - 1]));
+}
+
+static void reason_break_even(const struct rec_model *m, json_t *r)
+{
+	if (!m->significant || isnan(m->be))
+		return;
+	add_reason(r,
+	           "Break-even: the %s threads that miss the window pay %s × %s ns = %s ns%s in "
+	           "all, so each of the %s low-stack threads must make more than %s / (%s × %s ns) "
+	           "= %s context switches to repay it (%s to %s with the saving's CI).",
+	           NUM(m->missing), NUM(m->missing), NUM(m->e), NUM(m->extra_total),
+	           DURP(m->extra_total), NUM(m->cap), NUM(m->extra_total), NUM(m->cap), NUM(m->s),
+	           NUM(m->be), NUM(m->be_lo), NUM(m->be_hi));
+	if (m->spt_known)
+		add_reason(
+		    r,
+		    "The workload expects %s switches per thread: the low-stack threads save "
+		    "%s × %s × %s ns = %s ns%s, %s the %s ns the others pay.",
+		    NUM(m->spt), NUM(m->cap), NUM(m->spt), NUM(m->s), NUM(m->benefit_total),
+		    DURP(m->benefit_total),
+		    m->benefit_total > m->extra_total ? "more than" : "not more than",
+		    NUM(m->extra_total));
+	else
+		add_reason(r,
+		           "The workload's switches per thread are unknown (give "
+		           "switches_per_thread, or --switches N), so the break-even of %s cannot "
+		           "be compared with them.",
+		           NUM(m->be));
+}
+
+static void reason_sensitivity(const struct rec_model *m, json_t *r)
+{
+	char th[160], sw[160];
+
+	if (m->rule == RULE_NO_CTXSW)
+		return;
+	if (isnan(m->flip_threads))
+		snprintf(th, sizeof(th), "no thread count up to %s changes it",
+		         NUM(REC_MAX_THREADS));
+	else if (m->verdict_low)
+		snprintf(th, sizeof(th), "it turns high at %s threads", NUM(m->flip_threads));
+	else if (m->n < 1)
+		snprintf(th, sizeof(th), "it turns low from %s thread on", NUM(m->flip_threads));
+	else
+		snprintf(th, sizeof(th), "it turns low at %s threads or fewer",
+		         NUM(m->flip_threads));
+	if (!isnan(m->flip_spt))
+		snprintf(sw, sizeof(sw), "it is low only above %s switches per thread",
+		         NUM(m->flip_spt));
+	else if (m->significant && m->cap >= 1 && m->n <= m->cap)
+		snprintf(sw, sizeof(sw),
+		         "switches per thread do not matter while every thread fits");
+	else
+		snprintf(sw, sizeof(sw), "no number of switches per thread changes it");
+	add_reason(r, "Sensitivity: %s; %s.", th, sw);
+}
+
+/* Why a weak confidence could not be strong ("" when strong): "; ..." */
+static const char *weak_caps(const struct rec_model *m, char *buf, size_t len)
+{
+	int weak = strcmp(m->confidence, "strong") != 0;
+
+	snprintf(buf, len, "%s%s%s", weak && !m->have_ci ? "; no CI was given for the ratio" : "",
+	         weak && m->window_assumed ? "; the window was assumed, not measured" : "",
+	         weak && m->e_extrapolated && m->missing > 0 ? "; the extra cost was extrapolated"
+	                                                     : "");
+	return buf;
+}
+
+static void reason_rule(const struct rec_model *m, json_t *r)
+{
+	char caps[200];
+
+	weak_caps(m, caps, sizeof(caps));
+	switch (m->rule) {
+	case RULE_NO_CTXSW:
+		add_reason(r, "No context-switch figures (ctxsw) were given, so nothing shows that "
+		              "low stacks save anything: the verdict stays at glibc's default, "
+		              "high, with confidence none.");
+		break;
+	case RULE_NO_WINDOW:
+		add_reason(r, "Rule: no stack fits in the window, so low stacks are impossible and "
+		              "the verdict is high (strong).");
+		break;
+	case RULE_NO_THREADS:
+		add_reason(r,
+		           "Rule: a workload of 0 threads gains nothing from where stacks lie, so "
+		           "the verdict stays high (weak).");
+		break;
+	case RULE_NO_BENEFIT:
+		if (!m->have_ci)
+			add_reason(r, "Rule: without a significant per-switch benefit the verdict "
+			              "is high; weak because no CI was given for the ratio.");
+		else
+			add_reason(r,
+			           "Rule: without a significant per-switch benefit the verdict is "
+			           "high; %s because the best case in the CI, a %.1f%% benefit, is "
+			           "%s 5%%.",
+			           m->confidence, 100 * (1 - m->ci_lo),
+			           m->ci_lo >= REC_STRONG_RATIO ? "under" : "at least");
+		break;
+	case RULE_FITS:
+		add_reason(r,
+		           "Rule: a significant benefit and every thread fits in the window, so "
+		           "low; %s: the benefit, %.1f%%, is %s 5%%%s.",
+		           m->confidence, 100 * (1 - m->ratio),
+		           m->ratio <= REC_STRONG_RATIO ? "at least" : "under", caps);
+		break;
+	case RULE_COST_UNKNOWN:
+		add_reason(r,
+		           "Rule: the workload outgrows the window and the extra creation cost is "
+		           "unknown, so no break-even can be computed: high (weak).");
+		break;
+	case RULE_SWITCH_UNKNOWN:
+		add_reason(r,
+		           "Rule: the workload outgrows the window and its switches per thread are "
+		           "unknown, so the verdict is high (weak); low pays only above %s "
+		           "switches per low-stack thread.",
+		           NUM(m->be));
+		break;
+	case RULE_BREAK_EVEN:
+		add_reason(r,
+		           "Rule: the workload outgrows the window, so the break-even decides: %s "
+		           "switches per thread is %s %s, so %s; %s because it lies %s the "
+		           "break-even's CI (%s to %s)%s.",
+		           NUM(m->spt), m->verdict_low ? "above" : "not above", NUM(m->be),
+		           m->verdict_low ? "low" : "high", m->confidence,
+		           m->spt >= m->be_lo && m->spt <= m->be_hi ? "inside" : "outside",
+		           NUM(m->be_lo), NUM(m->be_hi), caps);
+		break;
+	}
+}
+
+static char *sentence(const struct rec_model *m)
+{
+	char *s = NULL;
+
+	switch (m->rule) {
+	case RULE_NO_CTXSW:
+		xasprintf(&s,
+		          "Keep glibc's default high (MAP_STACK) stacks: without context-switch "
+		          "figures nothing shows that low stacks would help.");
+		break;
+	case RULE_NO_WINDOW:
+		xasprintf(&s,
+		          "Keep high stacks: no %s-byte stack fits in the %s-byte MAP_32BIT "
+		          "window, so low stacks are impossible here.",
+		          NUM(m->stack), NUM(m->window));
+		break;
+	case RULE_NO_THREADS:
+		xasprintf(&s, "Keep high stacks: a workload without threads gains nothing from low "
+		              "ones.");
+		break;
+	case RULE_NO_BENEFIT:
+		xasprintf(&s,
+		          "Keep high stacks: a low stack does not make context switches "
+		          "significantly faster here (ratio %.3f).",
+		          m->ratio);
+		break;
+	case RULE_FITS:
+		xasprintf(&s,
+		          "Use low stacks: all %s threads fit in the MAP_32BIT window and each "
+		          "context switch gets %s ns (%.1f%%) cheaper.",
+		          NUM(m->n), NUM(m->s), 100 * (1 - m->ratio));
+		break;
+	case RULE_COST_UNKNOWN:
+		xasprintf(&s,
+		          "Keep high stacks: %s of %s threads would miss the MAP_32BIT window and "
+		          "what that costs was not measured.",
+		          NUM(m->missing), NUM(m->n));
+		break;
+	case RULE_SWITCH_UNKNOWN:
+		xasprintf(&s,
+		          "Keep high stacks unless each thread makes more than %s context "
+		          "switches: only %s of %s threads fit in the window and each of the "
+		          "others pays %s more to create.",
+		          NUM(m->be), NUM(m->cap), NUM(m->n), DUR(m->e));
+		break;
+	case RULE_BREAK_EVEN:
+		xasprintf(&s,
+		          "%s stacks: at %s switches per thread the %s threads that fit in the "
+		          "window save %s, %s the %s the other %s threads lose in pthread_create.",
+		          m->verdict_low ? "Use low" : "Keep high", NUM(m->spt), NUM(m->cap),
+		          DUR(m->benefit_total), m->verdict_low ? "more than" : "not more than",
+		          DUR(m->extra_total), NUM(m->missing));
+		break;
+	}
+	return s;
+}
+
+static const char *const rec_rule_names[] = {
+    [RULE_NO_CTXSW] = "no_ctxsw",
+    [RULE_NO_WINDOW] = "no_window",
+    [RULE_NO_THREADS] = "no_threads",
+    [RULE_NO_BENEFIT] = "no_benefit",
+    [RULE_FITS] = "fits",
+    [RULE_COST_UNKNOWN] = "cost_unknown",
+    [RULE_SWITCH_UNKNOWN] = "switches_unknown",
+    [RULE_BREAK_EVEN] = "break_even",
+};
+
+static json_t *figures(const struct rec_model *m)
+{
+	return json_pack(
+	    "{s:o s:o s:o s:o s:o s:o s:b s:o s:o s:o s:o s:o s:o s:o s:o s:s? s:o s:o s:o s:o "
+	    "s:o s:o s:o s:o s:o s:o s:o}",
+	    "switch_low_ns", jnum(m->low_ns), "switch_high_ns", jnum(m->high_ns),
+	    "switch_saving_ns", jnum(m->s), "switch_saving_ci_ns",
+	    m->have_ci ? jpair(m->s_lo, m->s_hi) : json_null(), "switch_ratio", jnum(m->ratio),
+	    "switch_ratio_ci", m->have_ci ? jpair(m->ci_lo, m->ci_hi) : json_null(),
+	    "window_assumed", m->window_assumed, "window_bytes", jnum(m->window), "stack_bytes",
+	    jnum(m->stack), "slot_bytes", jnum(m->slot), "window_stacks", jnum(m->cap), "threads",
+	    jnum(m->n), "threads_missing", jnum(m->missing), "extra_create_ns", jnum(m->e),
+	    "extra_create_at_threads", jnum(m->e_source ? m->e_at : NAN), "extra_create_source",
+	    m->e_source, "extra_create_vmas", jnum(m->e_vmas), "extra_create_extrapolated",
+	    m->e_source ? json_boolean(m->e_extrapolated) : json_null(), "extra_total_ns",
+	    jnum(m->extra_total), "switches_per_thread", jnum(m->spt), "benefit_total_ns",
+	    jnum(m->benefit_total), "break_even_switches", jnum(m->be), "break_even_switches_ci",
+	    jpair(m->be_lo, m->be_hi), "flip_threads", jnum(m->flip_threads),
+	    "flip_switches_per_thread", jnum(m->flip_spt), "strong_ratio", jnum(REC_STRONG_RATIO),
+	    "guard_bytes", jnum(REC_GUARD_BYTES));
+}
+
+static json_t *result_build(const struct rec_model *m)
+{
+	json_t *reasons = json_array();
+	char *sent = sentence(m);
+	json_t *res;
+
+	if (m->in->have_ctxsw)
+		reason_switch(m, reasons);
+	else
+		reason_rule(m, reasons);
+	reason_window(m, reasons);
+	reason_extra(m, reasons);
+	reason_break_even(m, reasons);
+	reason_sensitivity(m, reasons);
+	if (m->in->have_ctxsw)
+		reason_rule(m, reasons);
+	res = json_pack("{s:s s:s s:s s:s s:o s:o}", "verdict", m->verdict_low ? "low" : "high",
+	                "confidence", m->confidence, "rule", rec_rule_names[m->rule], "sentence",
+	                sent, "reasons", reasons, "figures", figures(m));
+	free(sent);
+	assert(res);
+	return res;
+}
+
+json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
+{
+	struct rec_in in;
+	struct rec_model m;
+	json_t *res = NULL;
+
+	if (rec_in_parse(inputs, &in, err, errlen) < 0)
+		goto out;
+	model_inputs(&m, &in);
+	model_figures(&m);
+	model_verdict(&m);
+	res = result_build(&m);
+out:
+	rec_in_free(&in);
+	return res;
+}
+
+void rec_workload_default(struct rec_workload *w)
+{
+	w->threads = 10000;
+	w->stack_bytes = 8388608;
+	w->switches_per_thread = -1;
+}
+
+/* --- text --------------------------------------------------------------- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = xrealloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* Appends `text` wrapped at 78 columns (counting bytes), the first line
+ * opening with `first`, the others with `rest`. */
+static void sb_wrap(struct sbuf *b, const char *text, const char *first, const char *rest)
+{
+	size_t col = strlen(first), w;
+	int empty = 1;
+
+	sb_str(b, first);
+	for (;;) {
+		while (*text == ' ')
+			text++;
+		w = strcspn(text, " ");
+		if (!w)
+			break;
+		if (!empty && col + 1 + w > 78) {
+			sb_str(b, "\n");
+			sb_str(b, rest);
+			col = strlen(rest);
+			empty = 1;
+		}
+		if (!empty) {
+			sb_str(b, " ");
+			col++;
+		}
+		sb_add(b, text, w);
+		col += w;
+		text += w;
+		empty = 0;
+	}
+	sb_str(b, "\n");
+}
+
+char *rec_text(const json_t *result)
+{
+	struct sbuf b = {0};
+	const json_t *reasons = json_object_get(result, "reasons");
+	json_t *figs = json_deep_copy(json_object_get(result, "figures")), *v;
+	const char *key;
+	size_t i;
+
+	sb_str(&b, "verdict: ");
+	sb_str(&b, json_string_value(json_object_get(result, "verdict")) ?: "?");
+	sb_str(&b, " (confidence: ");
+	sb_str(&b, json_string_value(json_object_get(result, "confidence")) ?: "?");
+	sb_str(&b, ")\n");
+	sb_wrap(&b, json_string_value(json_object_get(result, "sentence")) ?: "", "", "");
+	sb_str(&b, "\nreasons:\n");
+	json_array_foreach(reasons, i, v) sb_wrap(&b, json_string_value(v) ?: "", "  - ", "    ");
+	sb_str(&b, "\nfigures:\n");
+	json_object_foreach(figs, key, v)
+	{
+		char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
+
+		sb_str(&b, "  ");
+		sb_str(&b, key);
+		sb_str(&b, ": ");
+		sb_str(&b, val ?: "?");
+		sb_str(&b, "\n");
+		free(val);
+	}
+	json_decref(figs);
+	return b.s;
+}
+
+/* --- inputs from probe documents --------------------------------------- */
+
+static int doc_ok(const json_t *doc)
+{
+	const char *st = protocol_status(doc);
+
+	return st && !strcmp(st, "ok");
+}
+
+/* A scalar of a probe document, NAN when absent or not finite. */
+static double doc_scalar(const json_t *doc, const char *name)
+{
+	double v = protocol_scalar(doc, name);
+
+	return isfinite(v) ? v : NAN;
+}
+
+/* A series' points as a curve, points of equal x merged into their mean
+ * (the protocol allows repeated x, the inputs do not). NULL if absent. */
+static json_t *doc_curve(const json_t *doc, const char *name)
+{
+	const json_t *pts = protocol_series(doc, name);
+	double x = 0, sum = 0;
+	size_t i, cnt = 0;
+	const json_t *p;
+	json_t *out;
+
+	if (!json_is_array(pts))
+		return NULL;
+	out = json_array();
+	json_array_foreach(pts, i, p)
+	{
+		const json_t *px = json_array_get(p, 0), *py = json_array_get(p, 1);
+
+		if (json_array_size(p) != 2 || !json_is_number(px) || !json_is_number(py))
+			continue;
+		if (cnt && json_number_value(px) == x) {
+			sum += json_number_value(py);
+			cnt++;
+			continue;
+		}
+		if (cnt)
+			json_array_append_new(out,
+			                      json_pack("[oo]", jnum(x), jnum(sum / (double)cnt)));
+		x = json_number_value(px);
+		sum = json_number_value(py);
+		cnt = 1;
+	}
+	if (cnt)
+		json_array_append_new(out, json_pack("[oo]", jnum(x), jnum(sum / (double)cnt)));
+	return out;
+}
+
+static void set_num(json_t *obj, const char *key, double v)
+{
+	if (isfinite(v))
+		json_object_set_new(obj, key, jnum(v));
+}
+
+static int is_string(const json_t *v)
+{
+	return json_is_string(v);
+}
+
+static int is_number(const json_t *v)
+{
+	return json_is_number(v);
+}
+
+static int is_flag(const json_t *v)
+{
+	return json_is_boolean(v) || json_is_number(v);
+}
+
+/* The fingerprint's cpu fields the inputs carry, with the type each needs. */
+static json_t *inputs_cpu(const json_t *fingerprint)
+{
+	static const struct {
+		const char *key;
+		int (*ok)(const json_t *);
+	} keys[] = {{"vendor", is_string}, {"model_name", is_string}, {"family", is_number},
+	            {"model", is_number},  {"stepping", is_number},   {"fsgsbase", is_flag}};
+	const json_t *cpu = json_object_get(fingerprint, "cpu");
+	json_t *out;
+
+	if (!json_is_object(cpu))
+		return NULL;
+	out = json_object();
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(cpu, keys[i].key);
+
+		if (v && keys[i].ok(v))
+			json_object_set(out, keys[i].key, v);
+	}
+	return out;
+}
+
+json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
+                         const json_t *map32_doc, const json_t *threads_doc,
+                         const struct rec_workload *w)
+{
+	struct rec_workload def;
+	json_t *in = json_object(), *o, *c;
+	const char *arch = json_string_value(json_object_get(fingerprint, "arch"));
+
+	if (!w) {
+		rec_workload_default(&def);
+		w = &def;
+	}
+	if ((o = inputs_cpu(fingerprint)))
+		json_object_set_new(in, "cpu", o);
+	json_object_set_new(
+	    in, "workload",
+	    json_pack("{s:o s:o s:o}", "threads", jnum(w->threads), "stack_bytes",
+	              jnum(w->stack_bytes), "switches_per_thread",
+	              w->switches_per_thread >= 0 ? jnum(w->switches_per_thread) : json_null()));
+	if (doc_ok(ctxsw_doc) && isfinite(doc_scalar(ctxsw_doc, "low_ns")) &&
+	    isfinite(doc_scalar(ctxsw_doc, "high_ns"))) {
+		o = json_object();
+		set_num(o, "low_ns", doc_scalar(ctxsw_doc, "low_ns"));
+		set_num(o, "high_ns", doc_scalar(ctxsw_doc, "high_ns"));
+		set_num(o, "ratio", doc_scalar(ctxsw_doc, "ratio"));
+		if (isfinite(doc_scalar(ctxsw_doc, "ratio_ci_lo")) &&
+		    isfinite(doc_scalar(ctxsw_doc, "ratio_ci_hi")))
+			json_object_set_new(o, "ratio_ci95",
+			                    json_pack("[oo]",
+			                              jnum(doc_scalar(ctxsw_doc, "ratio_ci_lo")),
+			                              jnum(doc_scalar(ctxsw_doc, "ratio_ci_hi"))));
+		json_object_set_new(in, "ctxsw", o);
+	}
+	if (doc_ok(map32_doc)) {
+		o = json_object();
+		set_num(o, "window_bytes", doc_scalar(map32_doc, "window_bytes"));
+		if ((c = doc_curve(map32_doc, "fail_median_ns")))
+			json_object_set_new(o, "fail_ns", c);
+		json_object_set_new(in, "map32", o);
+	} else if (arch && strcmp(arch, "x86_64")) {
+		/* MAP_32BIT exists only on x86-64. */
+		json_object_set_new(in, "map32", json_pack("{s:i}", "window_bytes", 0));
+	}
+	if (doc_ok(threads_doc)) {
+		o = json_object();
+		if ((c = doc_curve(threads_doc, "low_median_ns")))
+			json_object_set_new(o, "low_create_ns", c);
+		if ((c = doc_curve(threads_doc, "high_median_ns")))
+			json_object_set_new(o, "high_create_ns", c);
+		json_object_set_new(in, "threads", o);
+	}
+	return in;
+}

@@ -1,0 +1,154 @@
+/*
+ * store: the only module that touches SQLite. Opens and migrates the
+ * database (sql/schema.sql and sql/NNN-*.sql, embedded), writes each probe
+ * run in one transaction, and answers the reads that the API, /metrics and
+ * the scheduler need. Every function returns 0 or -errno; a handle is
+ * safe to use from several threads (calls are serialised per handle).
+ *
+ * Times are Unix milliseconds (int64_t). Metric names are "probe.scalar",
+ * for example "ctxsw.ratio". Every failing call also leaves a one-line
+ * message for a person in store_last_error().
+ */
+#ifndef TW_STORE_H
+#define TW_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct store;
+
+enum store_flags {
+	STORE_READONLY = 1 << 0, /* no schema changes, no writes, no lock */
+};
+
+/* Opens (creating and migrating when writable) the database at `path`.
+ * Errors, with a message in err:
+ *   -EBUSY    another threadwatchd holds the database;
+ *   -ENOTSUP  the schema is newer than this build knows (user_version);
+ *   -EBADMSG  the file is not a database or is damaged (never repaired);
+ *   -errno    anything else. */
+int store_open(const char *path, int flags, struct store **out, char *err, size_t errlen);
+void store_close(struct store *st);
+
+/* The message of the calling thread's last failed store call ("" if none);
+ * valid until that thread's next store call. */
+const char *store_last_error(void);
+
+/* One probe run as the scheduler or the CLI saw it. */
+struct store_run {
+	const char *probe;
+	int64_t cycle_id;    /* 0 when not part of a cycle */
+	int64_t started_ms;
+	int64_t ended_ms;
+	const char *status;  /* "ok", "skipped", "error" */
+	const char *reason;  /* NULL for ok */
+	const json_t *doc;   /* the validated document, or NULL */
+	const char *raw;     /* raw output when there is no valid document (may be NULL) */
+	double loadavg1;     /* load average seen at start */
+	double steal_pct;    /* CPU steal during the run, percent */
+	double cpu_s;
+	size_t raw_len;	     /* bytes of raw (it may hold NULs); 0: strlen(raw) */
+};
+/* Inserts the run, its scalar samples and its series points in one
+ * transaction; on any failure nothing is stored. An error run keeps no
+ * document: its raw output (or the document as text) is kept, truncated
+ * to 64 KiB, and it gets no samples or points. -EINVAL names a bad field;
+ * -ENOSPC when the disk is full. */
+int store_run_insert(struct store *st, const struct store_run *run, int64_t *run_id);
+
+/* Cycles group runs; trigger is "start", "interval", "fingerprint", "api". */
+int store_cycle_begin(struct store *st, int64_t now_ms, const char *trigger, double waited_s,
+		      int64_t *cycle_id);
+int store_cycle_end(struct store *st, int64_t cycle_id, int64_t now_ms, const char *status);
+/* The last finished cycle's end time; -ENOENT when there is none. */
+int store_last_cycle(struct store *st, int64_t *ended_ms);
+
+/* Records the fingerprint; a new row only when its identity changed.
+ * *changed is set to 1 when a new row was written. */
+int store_fingerprint_record(struct store *st, const json_t *fp, int64_t now_ms, int *changed);
+
+int store_recommendation_insert(struct store *st, int64_t now_ms, const json_t *inputs,
+				const json_t *result, const int64_t *run_ids, size_t n_runs);
+int store_headroom_record(struct store *st, int64_t now_ms, const json_t *headroom);
+
+/* The latest ok document of each probe: {"ctxsw": doc, ...}, and their
+ * run ids: {"ctxsw": 12, ...}. */
+int store_latest_docs(struct store *st, json_t **docs, json_t **run_ids);
+
+/* Deletes raw documents and series points older than raw_days and samples
+ * older than samples_days, `batch` rows per transaction. Runs older than
+ * samples_days go with their samples; recommendations and headroom records
+ * older than raw_days go too. The latest ok run of each probe and the
+ * latest recommendation and headroom are always kept. days <= 0: keep
+ * forever; batch <= 0: 1000. */
+int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_days, int batch);
+
+/* Reads for the API (each *out is a new reference shaped as the OpenAPI
+ * document says). -ENOENT when there is nothing to return. Times come as
+ * Unix ms ("*_ms") and, where a person reads them, RFC 3339 ("*_at").
+ *
+ * host: {"current": {"id", "first_seen_ms", "first_seen_at", "last_seen_ms",
+ *        "last_seen_at", "fingerprint": {...}},
+ *        "history": [{"id", "first_seen_ms", "first_seen_at", "last_seen_ms",
+ *        "last_seen_at", "diff": "kernel a → b" | null, "identity": {...}}]}
+ *        (history newest first; diff is null on the first row) */
+int store_api_host(struct store *st, json_t **out);
+/* recommendation: the stored result ({verdict, confidence, sentence,
+ * reasons, figures}) plus "id", "computed_ms", "computed_at", "inputs" and
+ * "run_ids": [..]. */
+int store_api_recommendation(struct store *st, json_t **out);
+struct store_runs_query {
+	const char *probe;  /* NULL: any */
+	const char *status; /* NULL: any */
+	int64_t since_ms, until_ms; /* 0: open */
+	int64_t cursor;	    /* return runs with id < cursor; 0: from the newest */
+	int limit;	    /* 1..500 */
+};
+/* runs: {"runs": [run, ...] newest first, "next_cursor": id | null}; each
+ * run is {"id", "probe", "status", "reason", "cycle_id" (or null),
+ * "started_ms", "started_at", "ended_ms", "duration_s", "key_figure":
+ * {"metric", "value", "unit"} | null}. since/until filter started_ms
+ * (both inclusive). An empty page is not an error. */
+int store_api_runs(struct store *st, const struct store_runs_query *q, json_t **out);
+/* run: the fields above plus "params", "loadavg1", "steal_pct", "cpu_s"
+ * (null when unknown), "pruned_ms" (when retention dropped the document
+ * and points, or null), "samples": [{"metric", "value", "unit"}],
+ * "series": {name: {"x_unit", "y_unit", "points": [[x, y], ...]}},
+ * "doc": the document as parsed JSON | null, "raw": text | null. */
+int store_api_run(struct store *st, int64_t id, json_t **out);
+/* series: samples of `metric` with since_ms <= t < until_ms, in buckets of
+ * step_ms counted from since_ms (only buckets holding samples):
+ * {"metric", "unit", "since_ms", "until_ms", "step_ms",
+ *  "points": [{"t" (bucket start, ms), "min", "avg", "max", "n"}],
+ *  "markers": [{"t", "diff"}] (host fingerprint changes in the range)}.
+ * -EINVAL for a bad range or step, -ENOENT for an unknown metric. */
+int store_api_series(struct store *st, const char *metric, int64_t since_ms, int64_t until_ms,
+		     int64_t step_ms, json_t **out);
+int store_api_metric_names(struct store *st, json_t **out); /* [{name, unit}] */
+/* headroom: {"computed_ms", "computed_at", "headroom": what was recorded}. */
+int store_api_headroom(struct store *st, json_t **out);
+/* Everything /metrics needs in one read (keys absent from the store are
+ * null or empty, never missing):
+ * {"probes": {probe: {"last_run_id", "last_run_ms", "last_status",
+ *     "last_duration_s", "last_ok_run_id", "last_ok_ms",
+ *     "scalars": {scalar: {"value", "unit"}} of the last ok run}},
+ *  "runs_total": {probe: {status: count}} (counters: retention never
+ *     lowers them),
+ *  "recommendation": {"verdict", "confidence", "computed_ms", "figures"} | null,
+ *  "headroom": {"computed_ms", "headroom"} | null,
+ *  "last_cycle": {"id", "trigger", "status", "started_ms", "ended_ms",
+ *     "duration_s", "waited_s"} | null (the last finished cycle),
+ *  "fingerprint": {"id", "first_seen_ms", "last_seen_ms"} | null} */
+int store_api_snapshot(struct store *st, json_t **out);
+
+/* Small key/value state the scheduler publishes for the API, such as
+ * "next_cycle_ms", "cycle_running" and "trigger_enabled". Values are text. */
+int store_state_set(struct store *st, const char *key, const char *value);
+int store_state_get(struct store *st, const char *key, char **value); /* -ENOENT */
+
+/* Runs PRAGMA integrity_check; 0 when "ok", -EBADMSG otherwise. */
+int store_check(struct store *st, char *err, size_t errlen);
+
+#endif

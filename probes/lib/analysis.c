@@ -1,0 +1,244 @@
+/*
+ * analysis: bucketing, knee, slope class, budgeted repetitions, the VMA
+ * ladder, the thread-count clamp and ENOMEM causes for the threads and
+ * map32 probes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "stats.h"
+
+size_t analysis_bucket_width(size_t max_live)
+{
+	size_t w = (max_live + 31) / 32;
+
+	if (w < 1)
+		return 1;
+	return w > ANALYSIS_BUCKET_MAX ? ANALYSIS_BUCKET_MAX : w;
+}
+
+static void bucket_fill(struct analysis_bucket *b, size_t x, const double *v, size_t n)
+{
+	b->x = (double)x;
+	b->n = n;
+	b->median_ns = stats_median(v, n);
+	/* From the median, not the total: one create stalled by preemption
+	 * would otherwise pass for a collapse of the whole bucket. */
+	b->rate = b->median_ns > 0 ? 1e9 / b->median_ns : NAN;
+	b->p99_ns = stats_percentile(v, n, 99);
+}
+
+size_t analysis_bucketize(const struct analysis_sample *s, size_t n, size_t width,
+                          struct analysis_bucket *out, size_t max_out)
+{
+	size_t nb, *start, *fill, written = 0;
+	double *v;
+
+	if (!n || !width || !max_out)
+		return 0;
+	nb = 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i].live / width + 1 > nb)
+			nb = s[i].live / width + 1;
+	/* Counting sort by bucket: start[b] is where bucket b begins in v. */
+	start = calloc(nb + 1, sizeof(*start));
+	fill = calloc(nb, sizeof(*fill));
+	v = malloc(n * sizeof(*v));
+	if (!start || !fill || !v) {
+		fputs("analysis: out of memory\n", stderr);
+		abort();
+	}
+	for (size_t i = 0; i < n; i++)
+		start[s[i].live / width + 1]++;
+	for (size_t b = 0; b < nb; b++)
+		start[b + 1] += start[b];
+	for (size_t i = 0; i < n; i++) {
+		size_t b = s[i].live / width;
+
+		v[start[b] + fill[b]++] = s[i].ns;
+	}
+	for (size_t b = 0; b < nb && written < max_out; b++)
+		if (fill[b])
+			bucket_fill(&out[written++], b * width, v + start[b], fill[b]);
+	free(v);
+	free(fill);
+	free(start);
+	return written;
+}
+
+int analysis_rates(const struct analysis_bucket *b, size_t n, struct analysis_rates *out)
+{
+	if (!n)
+		return -EINVAL;
+	out->first = b[0].rate;
+	out->last = b[n - 1].rate;
+	out->min = b[0].rate;
+	for (size_t i = 1; i < n; i++)
+		if (b[i].rate < out->min)
+			out->min = b[i].rate;
+	return 0;
+}
+
+long analysis_knee(const struct analysis_bucket *b, size_t n)
+{
+	double limit;
+
+	if (n < 2 || !(b[0].rate > 0))
+		return -1;
+	limit = b[0].rate / ANALYSIS_KNEE_FACTOR;
+	for (size_t i = 1; i < n; i++)
+		if (b[i].rate < limit)
+			return (long)i;
+	return -1;
+}
+
+enum analysis_class analysis_slope_class(double slope)
+{
+	if (slope < ANALYSIS_SLOPE_FLAT)
+		return ANALYSIS_FLAT;
+	if (slope > ANALYSIS_SLOPE_LINEAR)
+		return ANALYSIS_LINEAR;
+	return ANALYSIS_SUBLINEAR;
+}
+
+const char *analysis_class_name(enum analysis_class c)
+{
+	static const char *const names[] = {
+	    [ANALYSIS_FLAT] = "flat",
+	    [ANALYSIS_SUBLINEAR] = "sublinear",
+	    [ANALYSIS_LINEAR] = "linear",
+	};
+
+	return names[c];
+}
+
+int analysis_fit_class(const double *x, const double *y, size_t n, struct stats_fit *fit,
+                       enum analysis_class *cls)
+{
+	int r;
+
+	if (n < 2)
+		return -EINVAL;
+	r = stats_loglog_fit(x, y, n, fit);
+	if (r < 0)
+		return r;
+	*cls = analysis_slope_class(fit->slope);
+	return 0;
+}
+
+unsigned analysis_reps(double budget_ns, double cost_ns, unsigned min, unsigned max)
+{
+	double r;
+
+	if (!(cost_ns > 0))
+		return max;
+	r = floor(budget_ns / cost_ns);
+	if (!(r >= min))
+		return min;
+	return r > max ? max : (unsigned)r;
+}
+
+size_t analysis_ladder(double start, double stop, double ratio, double *out, size_t max)
+{
+	size_t n = 0;
+	double v;
+
+	if (!max || !(start > 0) || !(stop >= start) || !(ratio > 1))
+		return 0;
+	for (v = start; n < max; v *= ratio) {
+		double r = round(v);
+
+		if (r >= stop)
+			break;
+		if (n && r <= out[n - 1])
+			continue;
+		out[n++] = r;
+	}
+	/* The last rung is always `stop` (replacing the one before when the
+	 * table is full). */
+	if (n == max)
+		n--;
+	if (!n || out[n - 1] < round(stop))
+		out[n++] = round(stop);
+	return n;
+}
+
+const char *analysis_clamp_name(enum analysis_clamp c)
+{
+	static const char *const names[] = {
+	    [ANALYSIS_CLAMP_NONE] = "none",
+	    [ANALYSIS_CLAMP_THREADS_MAX] = "threads_max",
+	    [ANALYSIS_CLAMP_NPROC] = "rlimit_nproc",
+	    [ANALYSIS_CLAMP_PIDS] = "cgroup_pids",
+	    [ANALYSIS_CLAMP_MAP_COUNT] = "max_map_count",
+	    [ANALYSIS_CLAMP_MEMORY] = "memory",
+	};
+
+	return names[c];
+}
+
+/* Half of what is free in a shared pool (limit less what is used). */
+static uint64_t half_free(uint64_t limit, uint64_t used)
+{
+	if (limit == UINT64_MAX || limit == 0)
+		return UINT64_MAX;
+	return limit > used ? (limit - used) / 2 : 0;
+}
+
+uint64_t analysis_clamp_threads(const struct sys_limits *l, uint64_t vmas_now, uint64_t stack_bytes,
+                                uint64_t page, uint64_t requested, struct analysis_room *room,
+                                enum analysis_clamp *why)
+{
+	const uint64_t *rooms[] = {&room->threads_max, &room->nproc, &room->pids, &room->map_count,
+	                           &room->memory};
+	const enum analysis_clamp reasons[] = {ANALYSIS_CLAMP_THREADS_MAX, ANALYSIS_CLAMP_NPROC,
+	                                       ANALYSIS_CLAMP_PIDS, ANALYSIS_CLAMP_MAP_COUNT,
+	                                       ANALYSIS_CLAMP_MEMORY};
+	uint64_t n = requested, per_thread;
+
+	room->threads_max = half_free(l->threads_max, l->threads_now);
+	room->nproc = half_free(l->nproc_soft, l->threads_now);
+	room->pids = half_free(l->pids_max, l->pids_current);
+	/* Two VMAs per stack (the stack and its guard); a tenth of the limit
+	 * stays free for the rest of the process. */
+	if (l->max_map_count) {
+		uint64_t usable = l->max_map_count - l->max_map_count / 10;
+
+		room->map_count = usable > vmas_now ? (usable - vmas_now) / 2 : 0;
+	} else {
+		room->map_count = UINT64_MAX;
+	}
+	per_thread = l->overcommit_memory == 2 ? stack_bytes + page : 64 * 1024;
+	room->memory = l->mem_available ? l->mem_available / 2 / per_thread : UINT64_MAX;
+	*why = ANALYSIS_CLAMP_NONE;
+	for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++)
+		if (*rooms[i] < n) {
+			n = *rooms[i];
+			*why = reasons[i];
+		}
+	return n;
+}
+
+enum analysis_enomem analysis_enomem_cause(uint64_t vmas, uint64_t max_map_count, unsigned need,
+                                           int was_map32, int plain_ok)
+{
+	if (max_map_count && vmas + need > max_map_count)
+		return ANALYSIS_ENOMEM_MAX_MAP_COUNT;
+	if (was_map32 && plain_ok)
+		return ANALYSIS_ENOMEM_WINDOW_FULL;
+	return ANALYSIS_ENOMEM_OTHER;
+}
+
+const char *analysis_enomem_name(enum analysis_enomem e)
+{
+	static const char *const names[] = {
+	    [ANALYSIS_ENOMEM_WINDOW_FULL] = "window_full",
+	    [ANALYSIS_ENOMEM_MAX_MAP_COUNT] = "max_map_count",
+	    [ANALYSIS_ENOMEM_OTHER] = "enomem",
+	};
+
+	return names[e];
+}

@@ -1,0 +1,31 @@
+/*
+ * clock: the time bases probes measure with. CLOCK_MONOTONIC nanoseconds
+ * everywhere; TSC cycles on x86-64, with the TSC frequency calibrated
+ * against CLOCK_MONOTONIC.
+ */
+#ifndef TW_CLOCK_H
+#define TW_CLOCK_H
+
+#include <stdint.h>
+
+uint64_t clock_ns(void);
+
+/* Wall-clock time as Unix nanoseconds (for timestamps only, never for
+ * durations). */
+int64_t clock_wall_ns(void);
+
+/* TSC value (serialised read). 0 on hosts without a TSC. */
+uint64_t clock_cycles(void);
+
+/* Non-zero when clock_cycles() counts real cycles (x86-64 with a TSC). */
+int clock_have_tsc(void);
+
+/* Calibrates and returns the TSC frequency in Hz over about `ms`
+ * milliseconds (cached after the first call). 0 without a TSC. */
+double clock_tsc_hz(unsigned ms);
+
+/* Formats a Unix time in ns as RFC 3339 UTC with milliseconds into buf
+ * (at least 32 bytes). */
+void clock_rfc3339(int64_t wall_ns, char *buf, unsigned len);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * probe: the probe side of the probe protocol (probes/PROTOCOL.md). Builds
+ * the one JSON document a probe prints, parses the options every probe
+ * shares, and turns the status into the exit code.
+ */
+#ifndef TW_PROBE_H
+#define TW_PROBE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROBE_PROTOCOL_VERSION 1
+
+enum probe_status { PROBE_OK, PROBE_SKIPPED, PROBE_ERROR };
+
+struct probe_doc;
+struct probe_series;
+
+/* Starts a document for probe `name`; records the start time. */
+struct probe_doc *probe_doc_new(const char *name);
+void probe_doc_free(struct probe_doc *doc);
+
+/* Parameters the probe ran with (what a re-run would need). */
+void probe_param_int(struct probe_doc *doc, const char *name, int64_t v);
+void probe_param_double(struct probe_doc *doc, const char *name, double v);
+void probe_param_bool(struct probe_doc *doc, const char *name, int v);
+void probe_param_str(struct probe_doc *doc, const char *name, const char *v);
+
+/* A named scalar metric with its unit ("ns", "cycles", "ratio", "bytes",
+ * "count", "hz", "per_s", "threads", "vmas", "bool", "address", "slope"). */
+void probe_scalar(struct probe_doc *doc, const char *name, double value, const char *unit);
+
+/* A named series of (x, y) points; x must be non-decreasing. */
+struct probe_series *probe_series_new(struct probe_doc *doc, const char *name,
+				      const char *x_unit, const char *y_unit);
+void probe_series_add(struct probe_series *s, double x, double y);
+
+/* Free-form details that are not numbers (addresses as hex, a class name,
+ * what stopped a phase). */
+void probe_info_str(struct probe_doc *doc, const char *name, const char *v);
+void probe_info_num(struct probe_doc *doc, const char *name, double v);
+void probe_info_bool(struct probe_doc *doc, const char *name, int v);
+
+/* Sets the status and its reason (printf format; NULL for none). The last
+ * call wins; the default is PROBE_OK with no reason. */
+void probe_status(struct probe_doc *doc, enum probe_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Prints the document on stdout (records the duration) and returns the
+ * process exit code: 0 for ok and skipped, 1 for error. */
+int probe_emit(struct probe_doc *doc);
+
+/* Options every probe takes. */
+struct probe_opts {
+	int quick;	 /* --quick: a short run */
+	uint64_t seed;	 /* --seed N: bootstrap seed (default 1) */
+	int cpu;	 /* --cpu N: CPU to pin to (-1: choose) */
+	double budget_s; /* --budget S: time budget in seconds (0: probe default) */
+};
+
+/* Parses argv. Probe-specific options are given as a table; unknown options
+ * print usage to stderr and return -EINVAL. */
+struct probe_opt_ext {
+	const char *name; /* without the leading "--" */
+	const char *help;
+	int has_arg;
+	/* Called with the argument (or NULL); returns 0 or -EINVAL. */
+	int (*set)(const char *arg, void *ctx);
+	void *ctx;
+};
+int probe_parse_args(int argc, char **argv, const char *summary, struct probe_opts *opts,
+		     const struct probe_opt_ext *ext, size_t n_ext);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+ * stats: robust statistics for timing samples (see stats.h). Medians are
+ * found by selection on a scratch copy; the bootstrap uses a seeded
+ * xorshift64* generator so that a run can be reproduced from its seed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+static void *stats_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p) {
+		fputs("stats: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static double *stats_copy(const double *v, size_t n)
+{
+	double *c = stats_xmalloc(n * sizeof(*c));
+
+	memcpy(c, v, n * sizeof(*c));
+	return c;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Rearranges a[0..n) so that a[k] holds the k-th smallest value, everything
+ * before it is <= a[k] and everything after it is >= a[k]. */
+static void select_kth(double *a, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (hi > lo) {
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+		double pivot = a[mid];
+
+		while (i <= j) {
+			while (a[i] < pivot)
+				i++;
+			while (a[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = a[i];
+
+				a[i] = a[j];
+				a[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* Median of a scratch array that may be reordered. */
+static double median_inplace(double *a, size_t n)
+{
+	size_t k = n / 2;
+	double upper, lower;
+
+	select_kth(a, n, k);
+	upper = a[k];
+	if (n % 2)
+		return upper;
+	/* The lower middle value is the largest of the part below k. */
+	lower = a[0];
+	for (size_t i = 1; i < k; i++)
+		if (a[i] > lower)
+			lower = a[i];
+	return (lower + upper) / 2;
+}
+
+double stats_median(const double *v, size_t n)
+{
+	double *c, m;
+
+	if (n == 0)
+		return NAN;
+	c = stats_copy(v, n);
+	m = median_inplace(c, n);
+	free(c);
+	return m;
+}
+
+double stats_mad(const double *v, size_t n)
+{
+	double *c, med, mad;
+
+	if (n == 0)
+		return NAN;
+	c = stats_copy(v, n);
+	med = median_inplace(c, n);
+	for (size_t i = 0; i < n; i++)
+		c[i] = fabs(v[i] - med);
+	mad = median_inplace(c, n);
+	free(c);
+	return mad;
+}
+
+/* R-7 percentile of values already sorted ascending. */
+static double percentile_sorted(const double *s, size_t n, double p)
+{
+	double h = (double)(n - 1) * p / 100.0;
+	size_t lo = (size_t)floor(h);
+
+	if (lo + 1 >= n)
+		return s[n - 1];
+	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
+}
+
+double stats_percentile(const double *v, size_t n, double p)
+{
+	double *c, r;
+
+	if (n == 0 || !(p >= 0 && p <= 100))
+		return NAN;
+	c = stats_copy(v, n);
+	qsort(c, n, sizeof(*c), cmp_double);
+	r = percentile_sorted(c, n, p);
+	free(c);
+	return r;
+}
+
+double stats_mean(const double *v, size_t n)
+{
+	double sum = 0;
+
+	if (n == 0)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		sum += v[i];
+	return sum / (double)n;
+}
+
+double stats_stddev(const double *v, size_t n)
+{
+	double mean, ss = 0;
+
+	if (n < 2)
+		return NAN;
+	mean = stats_mean(v, n);
+	for (size_t i = 0; i < n; i++)
+		ss += (v[i] - mean) * (v[i] - mean);
+	return sqrt(ss / (double)(n - 1));
+}
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+void stats_rng_seed(struct stats_rng *r, uint64_t seed)
+{
+	r->s = splitmix64(seed);
+	/* xorshift never leaves the all-zero state. */
+	if (r->s == 0)
+		r->s = 0x9e3779b97f4a7c15ull;
+}
+
+uint64_t stats_rng_next(struct stats_rng *r)
+{
+	uint64_t x = r->s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	r->s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+size_t stats_rng_below(struct stats_rng *r, size_t n)
+{
+	uint64_t bound = n, threshold, x;
+
+	if (n <= 1)
+		return 0;
+	/* Rejects the few low values that would make the modulo biased. */
+	threshold = (0 - bound) % bound;
+	do
+		x = stats_rng_next(r);
+	while (x < threshold);
+	return (size_t)(x % bound);
+}
+
+/* Percentile bootstrap of the median of v: resamples n values with
+ * replacement `iters` times and takes the 2.5th and 97.5th percentiles of
+ * the resampled medians. */
+static void bootstrap_median(const double *v, size_t n, unsigned iters, uint64_t seed, double ci[2])
+{
+	double *meds = stats_xmalloc(iters * sizeof(*meds));
+	double *res = stats_xmalloc(n * sizeof(*res));
+	struct stats_rng rng;
+
+	stats_rng_seed(&rng, seed);
+	for (unsigned it = 0; it < iters; it++) {
+		for (size_t i = 0; i < n; i++)
+			res[i] = v[stats_rng_below(&rng, n)];
+		meds[it] = median_inplace(res, n);
+	}
+	qsort(meds, iters, sizeof(*meds), cmp_double);
+	ci[0] = percentile_sorted(meds, iters, 2.5);
+	ci[1] = percentile_sorted(meds, iters, 97.5);
+	free(res);
+	free(meds);
+}
+
+int stats_bootstrap_median_ci(const double *v, size_t n, unsigned iters, uint64_t seed,
+                              double ci[2])
+{
+	if (n == 0 || iters == 0)
+		return -EINVAL;
+	bootstrap_median(v, n, iters, seed, ci);
+	return 0;
+}
+
+int stats_paired_ratio(const double *a, const double *b, size_t n, unsigned iters, uint64_t seed,
+                       double *median, double ci[2])
+{
+	double *r;
+
+	if (n == 0 || iters == 0)
+		return -EINVAL;
+	r = stats_xmalloc(n * sizeof(*r));
+	for (size_t i = 0; i < n; i++) {
+		r[i] = a[i] / b[i];
+		if (!isfinite(r[i])) {
+			free(r);
+			return -EINVAL;
+		}
+	}
+	/* Resampling pairs together is resampling their ratios. */
+	*median = stats_median(r, n);
+	bootstrap_median(r, n, iters, seed, ci);
+	free(r);
+	return 0;
+}
+
+/* Two-sided 95% quantiles of Student's t: exact for df 1..30, then anchor
+ * points interpolated linearly in 1/df (the normal 1.96 at df = infinity). */
+static const double t95_small[30] = {
+    12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851,
+    2.364624252,  2.306004135, 2.262157163, 2.228138852, 2.200985160, 2.178812830,
+    2.160368656,  2.144786688, 2.131449546, 2.119905299, 2.109815578, 2.100922040,
+    2.093024054,  2.085963447, 2.079613845, 2.073873068, 2.068657610, 2.063898562,
+    2.059538553,  2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456,
+};
+
+static const struct {
+	double df, t;
+} t95_large[] = {
+    {30, 2.042272456}, {40, 2.021075390},  {50, 2.008559112},  {60, 2.000297822},
+    {80, 1.990063421}, {100, 1.983971519}, {120, 1.979930405}, {INFINITY, 1.959963985},
+};
+
+double stats_t95(size_t df)
+{
+	size_t n = sizeof(t95_large) / sizeof(t95_large[0]);
+	double inv = 1.0 / (double)df;
+
+	if (df == 0)
+		return NAN;
+	if (df <= 30)
+		return t95_small[df - 1];
+	for (size_t i = 1; i < n; i++) {
+		double inv_lo = 1.0 / t95_large[i - 1].df, inv_hi = 1.0 / t95_large[i].df;
+
+		if ((double)df <= t95_large[i].df) {
+			double f = (inv_lo - inv) / (inv_lo - inv_hi);
+
+			return t95_large[i - 1].t + f * (t95_large[i].t - t95_large[i - 1].t);
+		}
+	}
+	return t95_large[n - 1].t;
+}
+
+int stats_loglog_fit(const double *x, const double *y, size_t n, struct stats_fit *out)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0, sse = 0, half;
+
+	if (n < 2)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!(x[i] > 0 && y[i] > 0 && isfinite(x[i]) && isfinite(y[i])))
+			return -EINVAL;
+		mx += log(x[i]);
+		my += log(y[i]);
+	}
+	mx /= (double)n;
+	my /= (double)n;
+	for (size_t i = 0; i < n; i++) {
+		double dx = log(x[i]) - mx, dy = log(y[i]) - my;
+
+		sxx += dx * dx;
+		sxy += dx * dy;
+		syy += dy * dy;
+	}
+	if (!(sxx > 0))
+		return -EINVAL;
+	out->n = n;
+	out->slope = sxy / sxx;
+	out->intercept = my - out->slope * mx;
+	for (size_t i = 0; i < n; i++) {
+		double e = log(y[i]) - (out->intercept + out->slope * log(x[i]));
+
+		sse += e * e;
+	}
+	out->r2 = syy > 0 ? 1.0 - sse / syy : 1.0;
+	half = n > 2 ? stats_t95(n - 2) * sqrt(sse / (double)(n - 2) / sxx) : 0.0;
+	out->slope_ci[0] = out->slope - half;
+	out->slope_ci[1] = out->slope + half;
+	return 0;
+}
+
+struct mw_item {
+	double v;
+	int from_a;
+};
+
+static int cmp_mw(const void *a, const void *b)
+{
+	return cmp_double(&((const struct mw_item *)a)->v, &((const struct mw_item *)b)->v);
+}
+
+double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+{
+	size_t n = na + nb;
+	struct mw_item *it;
+	double rank_a = 0, ties = 0, u, mu, var, z;
+
+	if (na == 0 || nb == 0)
+		return 1.0;
+	it = stats_xmalloc(n * sizeof(*it));
+	for (size_t i = 0; i < na; i++)
+		it[i] = (struct mw_item){a[i], 1};
+	for (size_t i = 0; i < nb; i++)
+		it[na + i] = (struct mw_item){b[i], 0};
+	qsort(it, n, sizeof(*it), cmp_mw);
+	/* Tied values share the mean of the ranks they span. */
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j + 1 < n && it[j + 1].v == it[i].v)
+			j++;
+		double t = (double)(j - i + 1), rank = (double)(i + j) / 2.0 + 1.0;
+
+		for (size_t k = i; k <= j; k++)
+			if (it[k].from_a)
+				rank_a += rank;
+		ties += t * t * t - t;
+		i = j + 1;
+	}
+	free(it);
+	u = rank_a - (double)na * (double)(na + 1) / 2.0;
+	mu = (double)na * (double)nb / 2.0;
+	var = (double)na * (double)nb / 12.0 *
+	      ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
+	if (!(var > 0))
+		return 1.0;
+	/* Continuity correction of one half, as in the usual tables. */
+	z = (fabs(u - mu) - 0.5) / sqrt(var);
+	if (z < 0)
+		z = 0;
+	return fmin(1.0, erfc(z / sqrt(2.0)));
+}

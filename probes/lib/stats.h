@@ -1,0 +1,67 @@
+/*
+ * stats: robust statistics for timing samples. Median, MAD, percentiles,
+ * seeded bootstrap confidence intervals, log-log least-squares fits and
+ * rank tests. Pure functions; inputs are never modified.
+ */
+#ifndef TW_STATS_H
+#define TW_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Median of n values (mean of the two middle ones for even n). NAN if n == 0. */
+double stats_median(const double *v, size_t n);
+
+/* Median absolute deviation from the median (unscaled). NAN if n == 0. */
+double stats_mad(const double *v, size_t n);
+
+/* Percentile p in [0, 100], linear interpolation between closest ranks
+ * (the "R-7" / Excel PERCENTILE.INC definition). NAN if n == 0. */
+double stats_percentile(const double *v, size_t n, double p);
+
+double stats_mean(const double *v, size_t n);
+/* Sample standard deviation (n - 1). NAN if n < 2. */
+double stats_stddev(const double *v, size_t n);
+
+/* Deterministic PRNG (splitmix64 seeded xorshift) for the bootstrap. */
+struct stats_rng {
+	uint64_t s;
+};
+void stats_rng_seed(struct stats_rng *r, uint64_t seed);
+uint64_t stats_rng_next(struct stats_rng *r);
+/* Uniform integer in [0, n). */
+size_t stats_rng_below(struct stats_rng *r, size_t n);
+
+/* Percentile bootstrap 95% CI of the median: `iters` resamples with the given
+ * seed. Returns 0 or -EINVAL (n == 0 or iters == 0). */
+int stats_bootstrap_median_ci(const double *v, size_t n, unsigned iters, uint64_t seed,
+                              double ci[2]);
+
+/* Median of the paired ratios a[i] / b[i] and its percentile bootstrap 95%
+ * CI (pairs are resampled together). Returns 0 or -EINVAL (n == 0, iters == 0,
+ * or a ratio that is not finite, such as b[i] == 0). */
+int stats_paired_ratio(const double *a, const double *b, size_t n, unsigned iters, uint64_t seed,
+                       double *median, double ci[2]);
+
+/* Least-squares fit of log(y) = intercept + slope * log(x) with the slope's
+ * 95% CI (Student t with n - 2 degrees of freedom). Points with x <= 0 or
+ * y <= 0 are rejected: -EINVAL. Needs n >= 3 for a CI (n == 2 gives a CI
+ * of [slope, slope]). */
+struct stats_fit {
+	double slope;
+	double intercept;
+	double slope_ci[2];
+	double r2;
+	size_t n;
+};
+int stats_loglog_fit(const double *x, const double *y, size_t n, struct stats_fit *out);
+
+/* Two-sided Student t quantile for 95% with df degrees of freedom. */
+double stats_t95(size_t df);
+
+/* Mann-Whitney U test, two-sided, normal approximation with tie correction
+ * and a continuity correction of 1/2. Returns the p-value (1.0 when either
+ * side is empty or every value is tied). */
+double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+
+#endif

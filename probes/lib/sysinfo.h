@@ -1,0 +1,50 @@
+/*
+ * sysinfo: CPU pinning and the system limits that bound thread creation,
+ * read from /proc, /sys and getrlimit. Each reader returns 0 or -errno.
+ */
+#ifndef TW_SYSINFO_H
+#define TW_SYSINFO_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Pins the calling thread to `cpu`. 0 or -errno. */
+int sys_pin_cpu(int cpu);
+/* The CPU the calling thread may run on with the lowest number, from its
+ * affinity mask; -errno on failure. */
+int sys_first_allowed_cpu(void);
+/* Number of CPUs online. */
+int sys_ncpus(void);
+
+/* Reads one unsigned integer from a file such as /proc/sys/kernel/threads-max.
+ * "max" (cgroup files) reads as UINT64_MAX. */
+int sys_read_u64(const char *path, uint64_t *out);
+/* Reads the first line of a file, without the newline. */
+int sys_read_line(const char *path, char *buf, size_t len);
+
+struct sys_limits {
+	uint64_t threads_max;   /* /proc/sys/kernel/threads-max */
+	uint64_t pid_max;       /* /proc/sys/kernel/pid_max */
+	uint64_t nproc_soft;    /* RLIMIT_NPROC (UINT64_MAX: unlimited) */
+	uint64_t stack_soft;    /* RLIMIT_STACK in bytes (UINT64_MAX: unlimited) */
+	uint64_t pids_max;      /* cgroup pids.max (UINT64_MAX: max or none) */
+	uint64_t pids_current;  /* cgroup pids.current (0 when unknown) */
+	uint64_t max_map_count; /* /proc/sys/vm/max_map_count */
+	int overcommit_memory;  /* /proc/sys/vm/overcommit_memory (-1: unknown) */
+	uint64_t mem_available; /* MemAvailable from /proc/meminfo, bytes */
+	uint64_t threads_now;   /* threads on the host (/proc/loadavg: running/TOTAL) */
+};
+/* Fills every field it can; fields it cannot read are left at 0 (or
+ * UINT64_MAX or -1 where noted). pids_max is the limit with the least
+ * headroom between this process's cgroup and the root, pids_current the
+ * count of that same cgroup. Returns 0. */
+int sys_limits_read(struct sys_limits *l);
+
+/* Number of VMAs of the calling process (lines of /proc/self/maps). */
+long sys_vma_count(void);
+
+/* Default pthread stack size as glibc picks it: RLIMIT_STACK, or 2 MiB
+ * when unlimited, rounded to pages. */
+size_t sys_default_stack_size(void);
+
+#endif

@@ -1,0 +1,501 @@
+/*
+ * threads: the thread-creation probe. Times every pthread_create while the
+ * number of live (parked) threads grows to N, under three stack policies:
+ * glibc's own choice, the pre-2008 MAP_32BIT-then-fallback path and
+ * MAP_STACK. Reports creates per second, median and p99 per bucket of live
+ * threads, the knee where the rate collapses, and where glibc put its own
+ * stacks.
+ */
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <math.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "clock.h"
+#include "probe.h"
+#include "sysinfo.h"
+
+#define THREADS_DEFAULT_N 4096
+#define THREADS_QUICK_N 1024
+#define THREADS_BUDGET_S 12.0
+#define THREADS_QUICK_BUDGET_S 1.5
+#define THREADS_MAX_REPS 5
+#define THREADS_QUICK_MAX_REPS 2
+/* Untimed creates before each policy's first ramp. */
+#define THREADS_WARMUP 16
+/* Stacks at or above this address are not "low". */
+#define THREADS_LOW_LIMIT 0x100000000ull
+
+#ifndef MAP_32BIT
+#define MAP_32BIT 0
+#endif
+
+/* A stack policy: how the stack of each new thread is found. */
+struct policy {
+	const char *name;
+	int own_stack;   /* 0: glibc allocates; 1: we mmap and pass it */
+	int first_flags; /* extra mmap flags of the first attempt */
+	int fallback;    /* on failure, retry without first_flags */
+};
+
+static const struct policy policies[] = {
+    {"default", 0, 0, 0},
+    {"high", 1, MAP_STACK, 0},
+    {"low", 1, MAP_32BIT, 1},
+};
+#define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
+
+/* One live thread and the stack we gave it (NULL for glibc's own). */
+struct slot {
+	pthread_t tid;
+	void *map;
+};
+
+/* Everything measured for one policy, across its repetitions. */
+struct policy_run {
+	const struct policy *pol;
+	struct analysis_sample *samples;
+	size_t n_samples;
+	size_t cap;
+	unsigned reps;
+	uint64_t map32_failures; /* in the first ramp */
+	size_t live_max;         /* threads alive at the end of the first ramp */
+	const char *stopped_by;  /* why the first ramp ended */
+	uintptr_t stack_lo, stack_hi;
+};
+
+struct threads_ctx {
+	uint64_t n;         /* threads per ramp, after clamping */
+	size_t stack_bytes; /* for our own stacks */
+	size_t page;        /* guard size */
+	struct slot *slots;
+};
+
+/* Threads sleep on this word until it becomes non-zero. */
+static atomic_int park_word;
+
+static void *parked(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&park_word, memory_order_acquire))
+		syscall(SYS_futex, &park_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return NULL;
+}
+
+/* Maps a stack with its guard page at the low end, as glibc's
+ * allocatestack does: through libc's mmap, the first attempt with the
+ * policy's flags, then (for `low`) once more without MAP_32BIT. */
+static int stack_map(const struct threads_ctx *c, const struct policy *p, void **out,
+                     uint64_t *map32_failures)
+{
+	size_t len = c->stack_bytes + c->page;
+	int base = MAP_PRIVATE | MAP_ANONYMOUS;
+	void *m;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, base | p->first_flags, -1, 0);
+	if (m == MAP_FAILED && p->fallback) {
+		if (p->first_flags & MAP_32BIT)
+			(*map32_failures)++;
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, base, -1, 0);
+	}
+	if (m == MAP_FAILED)
+		return -errno;
+	if (mprotect(m, c->page, PROT_NONE) < 0) {
+		int r = -errno;
+
+		munmap(m, len);
+		return r;
+	}
+	*out = m;
+	return 0;
+}
+
+/* Creates one parked thread under policy p; the whole cost (stack and
+ * clone) is what gets timed. */
+static int create_one(const struct threads_ctx *c, const struct policy *p, struct slot *s,
+                      uint64_t *map32_failures)
+{
+	pthread_attr_t attr;
+	int r;
+
+	s->map = NULL;
+	if (!p->own_stack)
+		return -pthread_create(&s->tid, NULL, parked, NULL);
+	r = stack_map(c, p, &s->map, map32_failures);
+	if (r < 0)
+		return r;
+	pthread_attr_init(&attr);
+	pthread_attr_setstack(&attr, (char *)s->map + c->page, c->stack_bytes);
+	r = -pthread_create(&s->tid, &attr, parked, NULL);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		munmap(s->map, c->stack_bytes + c->page);
+		s->map = NULL;
+	}
+	return r;
+}
+
+/* Wakes every parked thread, joins it and unmaps its stack. */
+static void release_all(const struct threads_ctx *c, size_t live)
+{
+	atomic_store_explicit(&park_word, 1, memory_order_release);
+	syscall(SYS_futex, &park_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	for (size_t i = 0; i < live; i++) {
+		pthread_join(c->slots[i].tid, NULL);
+		if (c->slots[i].map)
+			munmap(c->slots[i].map, c->stack_bytes + c->page);
+	}
+	atomic_store_explicit(&park_word, 0, memory_order_relaxed);
+}
+
+static void sample_add(struct policy_run *pr, size_t live, uint64_t ns)
+{
+	if (pr->n_samples == pr->cap) {
+		pr->cap = pr->cap ? pr->cap * 2 : 1024;
+		pr->samples = realloc(pr->samples, pr->cap * sizeof(*pr->samples));
+		if (!pr->samples) {
+			fputs("threads: out of memory\n", stderr);
+			abort();
+		}
+	}
+	pr->samples[pr->n_samples].live = (uint32_t)live;
+	pr->samples[pr->n_samples].ns = (double)ns;
+	pr->n_samples++;
+}
+
+/* Where glibc put a default-policy thread's stack. */
+static void note_stack(struct policy_run *pr, pthread_t tid)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	if (pthread_getattr_np(tid, &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+		uintptr_t lo = (uintptr_t)addr, hi = lo + size;
+
+		if (!pr->stack_lo || lo < pr->stack_lo)
+			pr->stack_lo = lo;
+		if (hi > pr->stack_hi)
+			pr->stack_hi = hi;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static const char *create_error_name(int r)
+{
+	return r == -EAGAIN ? "eagain" : r == -ENOMEM ? "enomem" : "error";
+}
+
+/* One ramp: create threads up to c->n (or until `deadline`), then release
+ * them all. Returns how many were alive at the end; *stopped_by says why. */
+static size_t ramp(const struct threads_ctx *c, struct policy_run *pr, uint64_t deadline,
+                   uint64_t *map32_failures, const char **stopped_by, int *err)
+{
+	size_t live = 0;
+
+	*stopped_by = "target";
+	*err = 0;
+	while (live < c->n) {
+		uint64_t t0 = clock_ns(), t1;
+		int r = create_one(c, pr->pol, &c->slots[live], map32_failures);
+
+		t1 = clock_ns();
+		if (r < 0) {
+			*stopped_by = create_error_name(r);
+			*err = r;
+			break;
+		}
+		sample_add(pr, live, t1 - t0);
+		if (!pr->pol->own_stack)
+			note_stack(pr, c->slots[live].tid);
+		live++;
+		if (t1 > deadline && live < c->n) {
+			*stopped_by = "budget";
+			break;
+		}
+	}
+	release_all(c, live);
+	return live;
+}
+
+/* Runs the ramps of one policy within [now, end): the first one always, then
+ * as many more (up to max_reps) as the measured cost of the first allows. */
+static void run_policy(const struct threads_ctx *c, struct policy_run *pr, uint64_t end,
+                       unsigned max_reps, int *err)
+{
+	uint64_t now, share, cost, failures = 0;
+	struct threads_ctx warm = *c;
+	const char *why;
+	unsigned want;
+	size_t saved;
+
+	warm.n = c->n < THREADS_WARMUP ? c->n : THREADS_WARMUP;
+
+	/* A few untimed creates first, so that the first bucket measures an
+	 * empty process rather than a cold one. */
+	saved = pr->n_samples;
+	ramp(&warm, pr, UINT64_MAX, &failures, &why, err);
+	pr->n_samples = saved;
+	failures = 0;
+	if (*err) {
+		pr->stopped_by = why;
+		return;
+	}
+	now = clock_ns();
+	share = end > now ? end - now : 0;
+	/* A fifth of the share is kept for releasing the threads. */
+	pr->live_max = ramp(c, pr, now + share - share / 5, &failures, &pr->stopped_by, err);
+	pr->map32_failures = failures;
+	pr->reps = 1;
+	cost = clock_ns() - now;
+	if (strcmp(pr->stopped_by, "target"))
+		return;
+	want = analysis_reps((double)share, (double)cost, 1, max_reps);
+	while (pr->reps < want) {
+		now = clock_ns();
+		if (now + cost > end)
+			break;
+		failures = 0;
+		ramp(c, pr, end - cost / 4, &failures, &why, err);
+		pr->reps++;
+		if (strcmp(why, "target"))
+			break;
+	}
+}
+
+/* "<policy>_<what>" */
+static const char *pname(char *buf, size_t len, const struct policy_run *pr, const char *what)
+{
+	snprintf(buf, len, "%s_%s", pr->pol->name, what);
+	return buf;
+}
+
+/* The series, scalars and info of one policy. */
+static void emit_policy(struct probe_doc *doc, const struct policy_run *pr, size_t width)
+{
+	struct probe_series *rate, *med, *p99;
+	struct analysis_bucket *b;
+	struct analysis_rates rates;
+	char n[64];
+	size_t nb;
+	long knee;
+
+	b = calloc(pr->n_samples ? pr->n_samples : 1, sizeof(*b));
+	if (!b) {
+		fputs("threads: out of memory\n", stderr);
+		abort();
+	}
+	nb = analysis_bucketize(pr->samples, pr->n_samples, width, b, pr->n_samples);
+	rate = probe_series_new(doc, pname(n, sizeof(n), pr, "rate"), "threads", "per_s");
+	med = probe_series_new(doc, pname(n, sizeof(n), pr, "median_ns"), "threads", "ns");
+	p99 = probe_series_new(doc, pname(n, sizeof(n), pr, "p99_ns"), "threads", "ns");
+	for (size_t i = 0; i < nb; i++) {
+		probe_series_add(rate, b[i].x, b[i].rate);
+		probe_series_add(med, b[i].x, b[i].median_ns);
+		probe_series_add(p99, b[i].x, b[i].p99_ns);
+	}
+	if (analysis_rates(b, nb, &rates) == 0) {
+		probe_scalar(doc, pname(n, sizeof(n), pr, "first_rate"), rates.first, "per_s");
+		probe_scalar(doc, pname(n, sizeof(n), pr, "last_rate"), rates.last, "per_s");
+		probe_scalar(doc, pname(n, sizeof(n), pr, "min_rate"), rates.min, "per_s");
+	}
+	knee = analysis_knee(b, nb);
+	if (knee >= 0) {
+		probe_scalar(doc, pname(n, sizeof(n), pr, "knee"), b[knee].x, "threads");
+		probe_info_num(doc, n, b[knee].x);
+	} else {
+		probe_info_str(doc, pname(n, sizeof(n), pr, "knee"), NULL);
+	}
+	probe_scalar(doc, pname(n, sizeof(n), pr, "map32_failures"), (double)pr->map32_failures,
+	             "count");
+	probe_info_num(doc, pname(n, sizeof(n), pr, "reps"), pr->reps);
+	probe_info_num(doc, pname(n, sizeof(n), pr, "live_max"), (double)pr->live_max);
+	probe_info_str(doc, pname(n, sizeof(n), pr, "stopped_by"), pr->stopped_by);
+	free(b);
+}
+
+/* Where the default policy's stacks landed, and whether that is low. */
+static void emit_default_stacks(struct probe_doc *doc, const struct policy_run *pr)
+{
+	char range[64], lo[24], hi[24];
+
+	if (!pr->stack_hi) {
+		probe_info_str(doc, "default_stack_range", NULL);
+		return;
+	}
+	snprintf(lo, sizeof(lo), "0x%lx", (unsigned long)pr->stack_lo);
+	snprintf(hi, sizeof(hi), "0x%lx", (unsigned long)pr->stack_hi);
+	snprintf(range, sizeof(range), "%s-%s", lo, hi);
+	probe_scalar(doc, "default_stack_lo", (double)pr->stack_lo, "address");
+	probe_scalar(doc, "default_stack_hi", (double)pr->stack_hi, "address");
+	probe_info_str(doc, "default_stack_lo", lo);
+	probe_info_str(doc, "default_stack_hi", hi);
+	probe_info_str(doc, "default_stack_range", range);
+	probe_info_bool(doc, "default_stacks_low", pr->stack_hi <= THREADS_LOW_LIMIT);
+	probe_info_str(doc, "glibc", gnu_get_libc_version());
+}
+
+/* Clamps the requested thread count by the host's limits and reports the
+ * limits, the room each leaves, the clamp and its reason. */
+static uint64_t clamp_threads(struct probe_doc *doc, uint64_t requested, size_t stack_bytes,
+                              size_t page)
+{
+	struct sys_limits l;
+	struct analysis_room room;
+	enum analysis_clamp why;
+	long vmas = sys_vma_count();
+	uint64_t n;
+
+	sys_limits_read(&l);
+	n = analysis_clamp_threads(&l, vmas > 0 ? (uint64_t)vmas : 0, stack_bytes, page, requested,
+	                           &room, &why);
+	probe_scalar(doc, "max_threads", (double)n, "threads");
+	probe_info_num(doc, "requested_threads", (double)requested);
+	probe_info_str(doc, "clamp_reason", analysis_clamp_name(why));
+	probe_info_num(doc, "room_threads_max",
+	               room.threads_max == UINT64_MAX ? NAN : (double)room.threads_max);
+	probe_info_num(doc, "room_nproc", room.nproc == UINT64_MAX ? NAN : (double)room.nproc);
+	probe_info_num(doc, "room_pids", room.pids == UINT64_MAX ? NAN : (double)room.pids);
+	probe_info_num(doc, "room_map_count",
+	               room.map_count == UINT64_MAX ? NAN : (double)room.map_count);
+	probe_info_num(doc, "room_memory", room.memory == UINT64_MAX ? NAN : (double)room.memory);
+	return n;
+}
+
+/* Probe-specific options. */
+struct threads_opts {
+	uint64_t max_threads; /* 0: the default for the run length */
+	uint64_t stack_bytes; /* 0: glibc's default */
+};
+
+static int parse_u64_range(const char *arg, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!arg || *arg == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int set_max_threads(const char *arg, void *ctx)
+{
+	return parse_u64_range(arg, 1, 1000000, &((struct threads_opts *)ctx)->max_threads);
+}
+
+static int set_stack_size(const char *arg, void *ctx)
+{
+	return parse_u64_range(arg, 65536, 1ull << 30, &((struct threads_opts *)ctx)->stack_bytes);
+}
+
+static void run(struct probe_doc *doc, const struct probe_opts *po, const struct threads_opts *to)
+{
+	struct threads_ctx c = {0};
+	struct policy_run runs[N_POLICIES] = {{0}};
+	uint64_t requested = to->max_threads, end;
+	double budget = po->budget_s > 0 ? po->budget_s
+	                : po->quick      ? THREADS_QUICK_BUDGET_S
+	                                 : THREADS_BUDGET_S;
+	unsigned max_reps = po->quick ? THREADS_QUICK_MAX_REPS : THREADS_MAX_REPS;
+	int err = 0;
+
+	end = clock_ns() + (uint64_t)(budget * 1e9);
+	if (!requested)
+		requested = po->quick ? THREADS_QUICK_N : THREADS_DEFAULT_N;
+	c.page = (size_t)sysconf(_SC_PAGESIZE);
+	c.stack_bytes = to->stack_bytes ? to->stack_bytes : sys_default_stack_size();
+	c.stack_bytes = (c.stack_bytes + c.page - 1) / c.page * c.page;
+	probe_param_int(doc, "max_threads", (int64_t)requested);
+	probe_param_int(doc, "stack_size", (int64_t)c.stack_bytes);
+	probe_param_double(doc, "budget_s", budget);
+	probe_param_int(doc, "cpu", po->cpu);
+	probe_scalar(doc, "stack_bytes", (double)c.stack_bytes, "bytes");
+	c.n = clamp_threads(doc, requested, c.stack_bytes, c.page);
+	if (c.n == 0) {
+		probe_status(doc, PROBE_ERROR, "no room for any thread on this host");
+		return;
+	}
+	c.slots = calloc(c.n, sizeof(*c.slots));
+	if (!c.slots) {
+		fputs("threads: out of memory\n", stderr);
+		abort();
+	}
+	for (size_t i = 0; i < N_POLICIES && !err; i++) {
+		uint64_t now = clock_ns(), left = end > now ? end - now : 0;
+
+		runs[i].pol = &policies[i];
+		run_policy(&c, &runs[i], now + left / (N_POLICIES - i), max_reps, &err);
+		if (err == -EAGAIN || err == -ENOMEM)
+			err = 0; /* a limit of the host: reported as stopped_by */
+	}
+	for (size_t i = 0; i < N_POLICIES; i++) {
+		if (runs[i].pol)
+			emit_policy(doc, &runs[i], analysis_bucket_width(c.n));
+		if (runs[i].pol && !runs[i].pol->own_stack)
+			emit_default_stacks(doc, &runs[i]);
+		free(runs[i].samples);
+	}
+	free(c.slots);
+	if (err) {
+		probe_status(doc, PROBE_ERROR, "creating a thread: %s", strerror(-err));
+		return;
+	}
+	for (size_t i = 0; i < N_POLICIES; i++)
+		if (!runs[i].reps || !runs[i].live_max) {
+			probe_status(
+			    doc, PROBE_ERROR, "the %s policy created no thread (stopped by %s)",
+			    policies[i].name, runs[i].stopped_by ? runs[i].stopped_by : "error");
+			break;
+		}
+}
+
+int main(int argc, char **argv)
+{
+	struct threads_opts to = {0};
+	const struct probe_opt_ext ext[] = {
+	    {"max-threads", "threads to create per policy (default 4096, quick 1024)", 1,
+	     set_max_threads, &to},
+	    {"stack-size", "stack bytes for the low and high policies (default: glibc's)", 1,
+	     set_stack_size, &to},
+	};
+	struct probe_opts po;
+	struct probe_doc *doc;
+	int rc;
+
+	if (probe_parse_args(argc, argv,
+	                     "Times pthread_create as live threads accumulate, under three stack "
+	                     "policies (default, low = MAP_32BIT, high = MAP_STACK).",
+	                     &po, ext, sizeof(ext) / sizeof(ext[0])) < 0)
+		return 2;
+	doc = probe_doc_new("threads");
+	probe_param_bool(doc, "quick", po.quick);
+#if defined(__x86_64__)
+	if (po.cpu >= 0 && sys_pin_cpu(po.cpu) < 0)
+		probe_status(doc, PROBE_ERROR, "cannot pin to CPU %d", po.cpu);
+	else
+		run(doc, &po, &to);
+#else
+	(void)run;
+	probe_status(doc, PROBE_SKIPPED, "MAP_32BIT thread stacks exist only on x86-64");
+#endif
+	rc = probe_emit(doc);
+	probe_doc_free(doc);
+	return rc;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# threadwatch recommend: verdicts from input files (the 2008 P4 figures in
+# tests/data), workload overrides, stdin and `run --json` output as input,
+# and exit 2 with the field named for every kind of bad input.
+set -u
+. "$SRC/tests/regress/lib.sh"
+TW="$B/threadwatch"
+D="$SRC/tests/data"
+[ -x "$TW" ] || fail "no $TW"
+command -v jq >/dev/null || { echo "jq missing"; exit 77; }
+
+# verdict FILE ARGS...: prints "verdict confidence rule" from --json output
+verdict() {
+	local f=$1
+	shift
+	"$TW" recommend --input "$f" --json "$@" | jq -r '.result | "\(.verdict) \(.confidence) \(.rule)"'
+}
+# figure FILE NAME ARGS...
+figure() {
+	local f=$1 n=$2
+	shift 2
+	"$TW" recommend --input "$f" --json "$@" | jq -r ".result.figures.$n"
+}
+# bad EXPECTED-STDERR-TEXT ARGS...: exit 2, the text on stderr, nothing on stdout
+bad() {
+	local want=$1 rc
+	shift
+	"$TW" recommend "$@" >"$TW_TMP/out" 2>"$TW_TMP/err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "recommend $* exited $rc, not 2"
+	grep -qF -- "$want" "$TW_TMP/err" || fail "recommend $*: no \"$want\" in: $(cat "$TW_TMP/err")"
+	[ ! -s "$TW_TMP/out" ] || fail "recommend $*: printed a result"
+	ok "recommend $* -> 2: $(head -1 "$TW_TMP/err")"
+}
+
+few="$D/recommend-p4-few-threads.json"
+linear="$D/recommend-p4-linear-search.json"
+
+# --- verdicts ---------------------------------------------------------------
+"$TW" recommend --input "$few" >"$TW_TMP/text" || fail "text output failed"
+grep -q '^verdict: low (confidence: strong)$' "$TW_TMP/text" || fail "P4, few threads: $(head -1 "$TW_TMP/text")"
+"$TW" recommend --input "$few" --json | jq -r '.result.reasons[]' |
+	grep -qF 'floor(1,073,741,824 / (8,388,608 + 4096)) = 127 stacks' ||
+	fail "the window reason lacks its arithmetic"
+ok "P4, 100 threads: low, strong, with the window arithmetic"
+
+[ "$(verdict "$linear")" = "high strong break_even" ] || fail "P4 linear search: $(verdict "$linear")"
+be=$(figure "$linear" break_even_switches)
+[ "$(printf '%.0f' "$be")" = 20529 ] || fail "break-even $be, expected 5968 * 8321666 / (4032 * 600) = 20529"
+ok "P4, 10,000 threads, linear search, 1,000 switches: high, break-even $be"
+
+# --- overrides ----------------------------------------------------------------
+[ "$(verdict "$linear" --switches 100000)" = "low strong break_even" ] || fail "--switches 100000"
+[ "$(verdict "$linear" --switches unknown)" = "high weak switches_unknown" ] || fail "--switches unknown"
+[ "$(verdict "$linear" --threads 3000)" = "low strong fits" ] || fail "--threads 3000"
+[ "$(figure "$linear" window_stacks --stack-size 8M)" = 127 ] || fail "--stack-size 8M"
+[ "$(figure "$linear" window_stacks --stack-size 8388608)" = 127 ] || fail "--stack-size 8388608"
+[ "$(figure "$linear" window_stacks --stack-size 64K)" = 15420 ] || fail "--stack-size 64K"
+[ "$(figure "$few" threads --threads=0)" = 0 ] || fail "--threads=0"
+[ "$(verdict "$few" --threads 0)" = "high weak no_threads" ] || fail "--threads 0"
+ok "--switches, --threads and --stack-size override the workload"
+
+# --- stdin and `threadwatch run --json` output ----------------------------------
+[ "$("$TW" recommend --input - --json <"$few" | jq -r .result.verdict)" = low ] || fail "stdin"
+jq '{fingerprint: {}, probes: {}, recommendation: {inputs: .}}' "$linear" >"$TW_TMP/run.json"
+[ "$(verdict "$TW_TMP/run.json")" = "high strong break_even" ] || fail "run --json output as input"
+ok "inputs from stdin and from run --json output"
+
+"$TW" recommend --help | grep -q -- '--stack-size' || fail "--help"
+
+# --- bad input: exit 2, the field named ------------------------------------------
+bad "threads.low_create_ns[3]: x must increase" --input "$D/recommend-bad-x.json"
+echo '{"ctxsw":{"low_ns":"fast","high_ns":1}}' >"$TW_TMP/type.json"
+bad "ctxsw.low_ns: must be a number" --input "$TW_TMP/type.json"
+echo '{"ctxsw":{"low_ns":1,"high_ns":-5}}' >"$TW_TMP/neg.json"
+bad "ctxsw.high_ns: must not be negative" --input "$TW_TMP/neg.json"
+echo '{"ctxsw":{"low_ns":NaN,"high_ns":1}}' >"$TW_TMP/nan.json"
+bad "cannot read" --input "$TW_TMP/nan.json"
+echo '{"map32":{"fail_ns":[[1,2],[2]]}}' >"$TW_TMP/pair.json"
+bad "map32.fail_ns[1]: must be an [x, y] pair" --input "$TW_TMP/pair.json"
+echo '{"workload":{"threads":1.5}}' >"$TW_TMP/frac.json"
+bad "workload.threads: must be a whole number" --input "$TW_TMP/frac.json"
+echo '[]' >"$TW_TMP/array.json"
+bad "inputs: must be a JSON object" --input "$TW_TMP/array.json"
+printf '{"ctxsw":' >"$TW_TMP/cut.json"
+bad "cannot read" --input "$TW_TMP/cut.json"
+bad "cannot read \"$TW_TMP/absent.json\"" --input "$TW_TMP/absent.json"
+bad "no inputs: pass --input FILE or -"
+bad "invalid value \"lots\" for --threads" --input "$few" --threads lots
+bad "invalid value \"5000000\" for --threads" --input "$few" --threads 5000000
+bad "invalid value \"8Q\" for --stack-size" --input "$few" --stack-size 8Q
+bad "invalid value \"0\" for --stack-size" --input "$few" --stack-size 0
+bad "invalid value \"-3\" for --switches" --input "$few" --switches -3
+bad "unknown option \"--thread\"" --input "$few" --thread 5
+bad "--input needs FILE|-" --input
+exit 0

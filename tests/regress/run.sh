@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every tests/regress/NN-*.sh against the real binaries.
+# Each script gets B (build dir), SRC (source dir) and TW_TMP (a fresh
+# temporary directory, removed afterwards) and exits 0 (pass), 77 (skip)
+# or anything else (fail). Prints one "N passed, N failed" line at the end.
+set -u
+: "${B:?B must name the build directory}" "${SRC:?SRC must name the source directory}"
+export B SRC
+pass=0 fail=0 skip=0 failed=""
+only=${REGRESS_ONLY:-}
+for t in "$SRC"/tests/regress/[0-9]*.sh; do
+	name=$(basename "$t" .sh)
+	if [ -n "$only" ] && [[ "$name" != *"$only"* ]]; then continue; fi
+	TW_TMP=$(mktemp -d /tmp/tw-regress.XXXXXX)
+	export TW_TMP
+	start=$(date +%s.%N)
+	echo "== regress $name"
+	bash "$t"
+	rc=$?
+	secs=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+	case $rc in
+	0) pass=$((pass + 1)); echo "-- PASS $name (${secs}s)" ;;
+	77) skip=$((skip + 1)); echo "-- SKIP $name" ;;
+	*) fail=$((fail + 1)); failed="$failed $name"; echo "-- FAIL $name (exit $rc, ${secs}s)" ;;
+	esac
+	# A test that left processes behind in its directory is cleaned up here.
+	pkill -KILL -f "$TW_TMP" 2>/dev/null
+	rm -rf "$TW_TMP"
+done
+[ -n "$failed" ] && echo "failed:$failed"
+echo "regress: $pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

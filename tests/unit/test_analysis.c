@@ -1,0 +1,356 @@
+/*
+ * test_analysis: the threads/map32 analysis on synthetic series: buckets,
+ * the knee, slope classes, a run shaped like the 2008 report, budgeted
+ * repetitions, the VMA ladder, the thread clamp and ENOMEM causes.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "analysis.h"
+
+/* A deterministic wobble of +-2% so that no series is perfectly smooth. */
+static double wobble(size_t i)
+{
+	return 1.0 + 0.02 * sin((double)i * 1.7);
+}
+
+/* Buckets per-create costs cost[live] for live = 0..n-1. */
+static size_t bucket_costs(const double *cost, size_t n, size_t width, struct analysis_bucket *out)
+{
+	struct analysis_sample *s = calloc(n, sizeof(*s));
+	size_t nb;
+
+	assert_non_null(s);
+	for (size_t i = 0; i < n; i++) {
+		s[i].live = (uint32_t)i;
+		s[i].ns = cost[i];
+	}
+	nb = analysis_bucketize(s, n, width, out, n);
+	free(s);
+	return nb;
+}
+
+static void test_bucket_width(void **state)
+{
+	(void)state;
+	assert_int_equal(analysis_bucket_width(4096), 64);
+	assert_int_equal(analysis_bucket_width(100000), ANALYSIS_BUCKET_MAX);
+	assert_int_equal(analysis_bucket_width(1024), 32);
+	assert_int_equal(analysis_bucket_width(10), 1);
+	assert_int_equal(analysis_bucket_width(0), 1);
+}
+
+static void test_bucketize(void **state)
+{
+	/* Out of order, two ramps pooled, and bucket [4, 8) empty. */
+	const struct analysis_sample s[] = {
+	    {9, 400}, {0, 100}, {1, 300}, {2, 200}, {3, 100}, {8, 400}, {0, 100}, {11, 400},
+	};
+	struct analysis_bucket b[8];
+	size_t nb = analysis_bucketize(s, sizeof(s) / sizeof(s[0]), 4, b, 8);
+
+	(void)state;
+	assert_int_equal(nb, 2);
+	assert_int_equal(b[0].n, 5);
+	assert_true(b[0].x == 0);
+	assert_true(b[0].median_ns == 100);
+	assert_true(fabs(b[0].p99_ns - 296) < 1e-9); /* R-7 between 200 and 300 */
+	assert_true(fabs(b[0].rate - 1e7) < 1e-3);
+	assert_int_equal(b[1].n, 3);
+	assert_true(b[1].x == 8);
+	assert_true(b[1].median_ns == 400);
+	assert_true(fabs(b[1].rate - 2.5e6) < 1e-3);
+	/* Nothing to bucket. */
+	assert_int_equal(analysis_bucketize(s, 0, 4, b, 8), 0);
+	assert_int_equal(analysis_bucketize(s, 8, 0, b, 8), 0);
+	/* Room for one bucket only. */
+	assert_int_equal(analysis_bucketize(s, 8, 4, b, 1), 1);
+	assert_true(b[0].x == 0);
+}
+
+static void test_rates(void **state)
+{
+	struct analysis_bucket b[3] = {{.rate = 50}, {.rate = 20}, {.rate = 30}};
+	struct analysis_rates r;
+
+	(void)state;
+	assert_int_equal(analysis_rates(b, 3, &r), 0);
+	assert_true(r.first == 50 && r.last == 30 && r.min == 20);
+	assert_int_not_equal(analysis_rates(b, 0, &r), 0);
+}
+
+static void test_knee(void **state)
+{
+	double cost[1024];
+	struct analysis_bucket b[64];
+	size_t nb;
+
+	(void)state;
+	/* Flat: no knee, even with a slow drift to 5x. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = 20000.0 * (1.0 + 4.0 * (double)i / 1024.0) * wobble(i);
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(nb, 32);
+	assert_int_equal(analysis_knee(b, nb), -1);
+
+	/* A step to 12x at live = 320: the knee is the bucket at 320. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = (i < 320 ? 20000.0 : 240000.0) * wobble(i);
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(analysis_knee(b, nb), 10);
+	assert_true(b[10].x == 320);
+
+	/* A step to 9x is slower, but not a knee. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = i < 320 ? 20000.0 : 180000.0;
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(analysis_knee(b, nb), -1);
+
+	/* One stalled create in a bucket does not make a knee: the rate is
+	 * taken from the median. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = 20000.0 * wobble(i);
+	cost[100] = 50e6;
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(analysis_knee(b, nb), -1);
+
+	/* A linear climb (a linear search after the window is full) crosses
+	 * a tenth of the first rate where the cost passes 10x. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = 20000.0 + (i >= 128 ? 500.0 * (double)i : 0);
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_true(analysis_knee(b, nb) > 0);
+	assert_true(b[analysis_knee(b, nb)].x >= 352 && b[analysis_knee(b, nb)].x <= 384);
+
+	/* One bucket, or none: no knee. */
+	assert_int_equal(analysis_knee(b, 1), -1);
+	assert_int_equal(analysis_knee(b, 0), -1);
+}
+
+/* The 2008 report: about 35,000 cycles per create while the 1 GiB
+ * MAP_32BIT window has room for 8 MiB stacks (128 of them), about
+ * 25,000,000 once it is full: under 100 threads per second. */
+static void test_report_2008(void **state)
+{
+	const double ghz = 2.4, window = 1 << 30, stack = 8 << 20;
+	const size_t n = 4096, fits = (size_t)(window / stack);
+	double *cost = calloc(n, sizeof(double));
+	struct analysis_bucket b[64];
+	struct analysis_rates r;
+	size_t nb;
+	long knee;
+
+	(void)state;
+	assert_non_null(cost);
+	for (size_t i = 0; i < n; i++)
+		cost[i] = (i < fits ? 35000.0 : 25e6) * wobble(i) / ghz; /* ns */
+	nb = bucket_costs(cost, n, analysis_bucket_width(n), b);
+	assert_int_equal(nb, 64);
+	assert_int_equal(analysis_rates(b, nb, &r), 0);
+	assert_true(r.first > 60000 && r.first < 75000);
+	assert_true(r.last < 100);
+	assert_true(r.min < 100);
+	knee = analysis_knee(b, nb);
+	assert_int_equal(knee, 2);
+	assert_true(b[knee].x == 128);
+	/* About three orders of magnitude between before and after. */
+	assert_true(r.first / r.last > 500 && r.first / r.last < 1000);
+	free(cost);
+}
+
+static void test_slope_class(void **state)
+{
+	(void)state;
+	assert_int_equal(analysis_slope_class(-0.3), ANALYSIS_FLAT);
+	assert_int_equal(analysis_slope_class(0.0), ANALYSIS_FLAT);
+	assert_int_equal(analysis_slope_class(0.19), ANALYSIS_FLAT);
+	assert_int_equal(analysis_slope_class(0.2), ANALYSIS_SUBLINEAR);
+	assert_int_equal(analysis_slope_class(0.5), ANALYSIS_SUBLINEAR);
+	assert_int_equal(analysis_slope_class(0.7), ANALYSIS_SUBLINEAR);
+	assert_int_equal(analysis_slope_class(0.71), ANALYSIS_LINEAR);
+	assert_int_equal(analysis_slope_class(1.3), ANALYSIS_LINEAR);
+	assert_string_equal(analysis_class_name(ANALYSIS_FLAT), "flat");
+	assert_string_equal(analysis_class_name(ANALYSIS_SUBLINEAR), "sublinear");
+	assert_string_equal(analysis_class_name(ANALYSIS_LINEAR), "linear");
+}
+
+/* Fail latency against VMA count, three kinds of kernel. */
+static void test_fit_class(void **state)
+{
+	double x[12], y[12];
+	struct stats_fit fit;
+	enum analysis_class cls;
+
+	(void)state;
+	for (size_t i = 0; i < 12; i++)
+		x[i] = 300.0 * pow(1.5, (double)i);
+	/* A tree: about 600 ns whatever the count. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = 600.0 * wobble(i);
+	assert_int_equal(analysis_fit_class(x, y, 12, &fit, &cls), 0);
+	assert_int_equal(cls, ANALYSIS_FLAT);
+	assert_true(fabs(fit.slope) < 0.05);
+	assert_true(fit.slope_ci[0] <= fit.slope && fit.slope <= fit.slope_ci[1]);
+	/* O(log n) looks flat too. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = 100.0 * log2(x[i]);
+	assert_int_equal(analysis_fit_class(x, y, 12, &fit, &cls), 0);
+	assert_int_equal(cls, ANALYSIS_FLAT);
+	/* The 2008 list walk: a fixed cost plus ~450 ns per VMA. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = (5000.0 + 450.0 * x[i]) * wobble(i);
+	assert_int_equal(analysis_fit_class(x, y, 12, &fit, &cls), 0);
+	assert_int_equal(cls, ANALYSIS_LINEAR);
+	assert_true(fit.slope > 0.9 && fit.slope < 1.05);
+	/* Square root: in between. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = 50.0 * sqrt(x[i]);
+	assert_int_equal(analysis_fit_class(x, y, 12, &fit, &cls), 0);
+	assert_int_equal(cls, ANALYSIS_SUBLINEAR);
+	assert_true(fabs(fit.slope - 0.5) < 1e-9);
+	/* Unusable input. */
+	assert_int_not_equal(analysis_fit_class(x, y, 1, &fit, &cls), 0);
+	y[3] = 0;
+	assert_int_not_equal(analysis_fit_class(x, y, 12, &fit, &cls), 0);
+}
+
+static void test_reps(void **state)
+{
+	(void)state;
+	assert_int_equal(analysis_reps(1e9, 1e6, 5, 400), 400);
+	assert_int_equal(analysis_reps(1e9, 1e7, 5, 400), 100);
+	assert_int_equal(analysis_reps(1e9, 1e9, 5, 400), 5);
+	assert_int_equal(analysis_reps(0, 1e6, 5, 400), 5);
+	assert_int_equal(analysis_reps(-1, 1e6, 5, 400), 5);
+	assert_int_equal(analysis_reps(1e9, 0, 5, 400), 400);
+	assert_int_equal(analysis_reps(1e9, NAN, 5, 400), 400);
+}
+
+static void test_ladder(void **state)
+{
+	double v[48];
+	size_t n;
+
+	(void)state;
+	n = analysis_ladder(300, 32765, 1.5, v, 48);
+	assert_true(n >= 12 && n <= 13);
+	assert_true(v[0] == 300);
+	assert_true(v[n - 1] == 32765);
+	for (size_t i = 1; i < n; i++) {
+		assert_true(v[i] > v[i - 1]);
+		assert_true(v[i] / v[i - 1] <= 1.5 + 0.01);
+	}
+	/* Nowhere to climb: one rung. */
+	n = analysis_ladder(500, 500, 2, v, 48);
+	assert_int_equal(n, 1);
+	assert_true(v[0] == 500);
+	/* A short table still ends at the top. */
+	n = analysis_ladder(1, 1e6, 2, v, 4);
+	assert_int_equal(n, 4);
+	assert_true(v[0] == 1 && v[3] == 1e6);
+	/* Small ratios never repeat a rung. */
+	n = analysis_ladder(2, 10, 1.1, v, 48);
+	for (size_t i = 1; i < n; i++)
+		assert_true(v[i] > v[i - 1]);
+	assert_true(v[n - 1] == 10);
+	/* Bad input. */
+	assert_int_equal(analysis_ladder(0, 10, 2, v, 48), 0);
+	assert_int_equal(analysis_ladder(10, 5, 2, v, 48), 0);
+	assert_int_equal(analysis_ladder(1, 10, 1, v, 48), 0);
+}
+
+static void test_clamp(void **state)
+{
+	struct sys_limits l = {
+	    .threads_max = 200000,
+	    .threads_now = 1000,
+	    .nproc_soft = UINT64_MAX,
+	    .pids_max = UINT64_MAX,
+	    .max_map_count = 65530,
+	    .overcommit_memory = 0,
+	    .mem_available = 16ull << 30,
+	};
+	struct analysis_room room;
+	enum analysis_clamp why;
+	uint64_t n;
+
+	(void)state;
+	n = analysis_clamp_threads(&l, 300, 8 << 20, 4096, 4096, &room, &why);
+	assert_int_equal(n, 4096);
+	assert_int_equal(why, ANALYSIS_CLAMP_NONE);
+	assert_string_equal(analysis_clamp_name(why), "none");
+	assert_true(room.threads_max == 99500);
+	assert_true(room.nproc == UINT64_MAX);
+	assert_true(room.pids == UINT64_MAX);
+	/* 65530 less a tenth is 58977; less 300 in use, two per stack. */
+	assert_true(room.map_count == (58977 - 300) / 2);
+	assert_true(room.memory == (8ull << 30) / 65536);
+
+	/* The tightest limit wins and is named. */
+	l.max_map_count = 2000;
+	n = analysis_clamp_threads(&l, 300, 8 << 20, 4096, 4096, &room, &why);
+	assert_int_equal(n, (1800 - 300) / 2);
+	assert_string_equal(analysis_clamp_name(why), "max_map_count");
+	l.pids_max = 1500;
+	l.pids_current = 100;
+	n = analysis_clamp_threads(&l, 300, 8 << 20, 4096, 4096, &room, &why);
+	assert_int_equal(n, 700);
+	assert_string_equal(analysis_clamp_name(why), "cgroup_pids");
+	l.nproc_soft = 1200;
+	n = analysis_clamp_threads(&l, 300, 8 << 20, 4096, 4096, &room, &why);
+	assert_int_equal(n, 100);
+	assert_string_equal(analysis_clamp_name(why), "rlimit_nproc");
+	/* Nothing left at all. */
+	l.threads_max = 900;
+	n = analysis_clamp_threads(&l, 300, 8 << 20, 4096, 4096, &room, &why);
+	assert_int_equal(n, 0);
+	assert_string_equal(analysis_clamp_name(why), "threads_max");
+
+	/* Strict overcommit charges whole stacks against memory. */
+	l = (struct sys_limits){.overcommit_memory = 2,
+	                        .mem_available = 1ull << 30,
+	                        .nproc_soft = UINT64_MAX,
+	                        .pids_max = UINT64_MAX};
+	n = analysis_clamp_threads(&l, 300, 8 << 20, 4096, 4096, &room, &why);
+	assert_int_equal(n, (512ull << 20) / ((8 << 20) + 4096));
+	assert_string_equal(analysis_clamp_name(why), "memory");
+}
+
+static void test_enomem_cause(void **state)
+{
+	(void)state;
+	/* A full window: the plain call still works, far from the limit. */
+	assert_int_equal(analysis_enomem_cause(300, 65530, 2, 1, 1), ANALYSIS_ENOMEM_WINDOW_FULL);
+	/* At vm.max_map_count: never a full window, whatever else holds. */
+	assert_int_equal(analysis_enomem_cause(65529, 65530, 2, 1, 1),
+	                 ANALYSIS_ENOMEM_MAX_MAP_COUNT);
+	assert_int_equal(analysis_enomem_cause(65530, 65530, 2, 0, 0),
+	                 ANALYSIS_ENOMEM_MAX_MAP_COUNT);
+	/* Neither: out of memory or commit. */
+	assert_int_equal(analysis_enomem_cause(300, 65530, 2, 1, 0), ANALYSIS_ENOMEM_OTHER);
+	/* Only a MAP_32BIT call can meet a full window. */
+	assert_int_equal(analysis_enomem_cause(300, 65530, 2, 0, 1), ANALYSIS_ENOMEM_OTHER);
+	assert_string_equal(analysis_enomem_name(ANALYSIS_ENOMEM_WINDOW_FULL), "window_full");
+	assert_string_equal(analysis_enomem_name(ANALYSIS_ENOMEM_MAX_MAP_COUNT), "max_map_count");
+	assert_string_equal(analysis_enomem_name(ANALYSIS_ENOMEM_OTHER), "enomem");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_bucket_width), cmocka_unit_test(test_bucketize),
+	    cmocka_unit_test(test_rates),        cmocka_unit_test(test_knee),
+	    cmocka_unit_test(test_report_2008),  cmocka_unit_test(test_slope_class),
+	    cmocka_unit_test(test_fit_class),    cmocka_unit_test(test_reps),
+	    cmocka_unit_test(test_ladder),       cmocka_unit_test(test_clamp),
+	    cmocka_unit_test(test_enomem_cause),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
