@@ -24,6 +24,9 @@ enum store_flags {
 };
 
 /* Opens (creating and migrating when writable) the database at `path`.
+ * A writer holds an exclusive flock on "<path>.lock" (with its pid in it)
+ * until store_close(). An existing file is checked (header, quick_check)
+ * before anything is written to it; a refused file is left untouched.
  * Errors, with a message in err:
  *   -EBUSY    another threadwatchd holds the database;
  *   -ENOTSUP  the schema is newer than this build knows (user_version);
@@ -39,17 +42,17 @@ const char *store_last_error(void);
 /* One probe run as the scheduler or the CLI saw it. */
 struct store_run {
 	const char *probe;
-	int64_t cycle_id;    /* 0 when not part of a cycle */
+	int64_t cycle_id; /* 0 when not part of a cycle */
 	int64_t started_ms;
 	int64_t ended_ms;
-	const char *status;  /* "ok", "skipped", "error" */
-	const char *reason;  /* NULL for ok */
-	const json_t *doc;   /* the validated document, or NULL */
-	const char *raw;     /* raw output when there is no valid document (may be NULL) */
-	double loadavg1;     /* load average seen at start */
-	double steal_pct;    /* CPU steal during the run, percent */
+	const char *status; /* "ok", "skipped", "error" */
+	const char *reason; /* NULL for ok */
+	const json_t *doc;  /* the validated document, or NULL */
+	const char *raw;    /* raw output when there is no valid document (may be NULL) */
+	double loadavg1;    /* load average seen at start */
+	double steal_pct;   /* CPU steal during the run, percent */
 	double cpu_s;
-	size_t raw_len;	     /* bytes of raw (it may hold NULs); 0: strlen(raw) */
+	size_t raw_len; /* bytes of raw (it may hold NULs); 0: strlen(raw) */
 };
 /* Inserts the run, its scalar samples and its series points in one
  * transaction; on any failure nothing is stored. An error run keeps no
@@ -60,7 +63,7 @@ int store_run_insert(struct store *st, const struct store_run *run, int64_t *run
 
 /* Cycles group runs; trigger is "start", "interval", "fingerprint", "api". */
 int store_cycle_begin(struct store *st, int64_t now_ms, const char *trigger, double waited_s,
-		      int64_t *cycle_id);
+                      int64_t *cycle_id);
 int store_cycle_end(struct store *st, int64_t cycle_id, int64_t now_ms, const char *status);
 /* The last finished cycle's end time; -ENOENT when there is none. */
 int store_last_cycle(struct store *st, int64_t *ended_ms);
@@ -70,7 +73,7 @@ int store_last_cycle(struct store *st, int64_t *ended_ms);
 int store_fingerprint_record(struct store *st, const json_t *fp, int64_t now_ms, int *changed);
 
 int store_recommendation_insert(struct store *st, int64_t now_ms, const json_t *inputs,
-				const json_t *result, const int64_t *run_ids, size_t n_runs);
+                                const json_t *result, const int64_t *run_ids, size_t n_runs);
 int store_headroom_record(struct store *st, int64_t now_ms, const json_t *headroom);
 
 /* The latest ok document of each probe: {"ctxsw": doc, ...}, and their
@@ -100,11 +103,11 @@ int store_api_host(struct store *st, json_t **out);
  * "run_ids": [..]. */
 int store_api_recommendation(struct store *st, json_t **out);
 struct store_runs_query {
-	const char *probe;  /* NULL: any */
-	const char *status; /* NULL: any */
+	const char *probe;          /* NULL: any */
+	const char *status;         /* NULL: any */
 	int64_t since_ms, until_ms; /* 0: open */
-	int64_t cursor;	    /* return runs with id < cursor; 0: from the newest */
-	int limit;	    /* 1..500 */
+	int64_t cursor;             /* return runs with id < cursor; 0: from the newest */
+	int limit;                  /* 1..500 */
 };
 /* runs: {"runs": [run, ...] newest first, "next_cursor": id | null}; each
  * run is {"id", "probe", "status", "reason", "cycle_id" (or null),
@@ -125,7 +128,7 @@ int store_api_run(struct store *st, int64_t id, json_t **out);
  *  "markers": [{"t", "diff"}] (host fingerprint changes in the range)}.
  * -EINVAL for a bad range or step, -ENOENT for an unknown metric. */
 int store_api_series(struct store *st, const char *metric, int64_t since_ms, int64_t until_ms,
-		     int64_t step_ms, json_t **out);
+                     int64_t step_ms, json_t **out);
 int store_api_metric_names(struct store *st, json_t **out); /* [{name, unit}] */
 /* headroom: {"computed_ms", "computed_at", "headroom": what was recorded}. */
 int store_api_headroom(struct store *st, json_t **out);
