@@ -16,31 +16,32 @@
 enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR };
 
 struct runner_opts {
-	double timeout_s;	     /* wall-clock limit; the group is killed after it */
-	size_t max_output;	     /* stdout bytes kept; more is an error (default 4 MiB) */
-	int nice;		     /* added niceness for the probe (0: unchanged) */
-	int idle_io;		     /* non-zero: ioprio class idle */
+	double timeout_s;            /* wall-clock limit; the group is killed after it */
+	size_t max_output;           /* stdout bytes kept; more is an error (default 4 MiB) */
+	int nice;                    /* added niceness for the probe (0: unchanged) */
+	int idle_io;                 /* non-zero: ioprio class idle */
 	volatile sig_atomic_t *stop; /* when it becomes non-zero the probe is killed */
 };
 
 struct runner_result {
 	enum runner_status status;
-	char *reason;		/* why it is an error (or the probe's skip reason); NULL for ok */
-	json_t *doc;		/* the validated document (ok/skipped), or NULL */
-	char *output;		/* raw stdout as received (NUL-terminated, possibly truncated) */
+	char *reason; /* why it is an error (or the probe's skip reason); NULL for ok */
+	json_t *doc;  /* the validated document (ok/skipped), or NULL */
+	char *output; /* raw stdout as received (NUL-terminated, possibly truncated) */
 	size_t output_len;
+	char *err_tail;          /* the last (up to 4 KiB) bytes of stderr, NUL-terminated */
 	int64_t started_unix_ms; /* wall clock at start */
-	double wall_s;		/* measured by the runner */
-	double cpu_s;		/* user + system of the probe's children */
-	int exit_code;		/* -1 when killed by a signal */
-	int term_signal;	/* 0 unless killed by a signal */
+	double wall_s;           /* measured by the runner */
+	double cpu_s;            /* user + system of the probe's children */
+	int exit_code;           /* -1 when killed by a signal */
+	int term_signal;         /* 0 unless killed by a signal */
 };
 
 /* Runs `path` with `argv` (argv[0] is the probe's name). Always fills `res`
  * (an error run is still a result); returns 0, or -errno only for failures
  * of the runner itself (pipe, fork). */
 int runner_run(const char *path, char *const argv[], const struct runner_opts *opts,
-	       struct runner_result *res);
+               struct runner_result *res);
 
 void runner_result_clear(struct runner_result *res);
 

@@ -1,0 +1,552 @@
+/*
+ * cli_run: `threadwatch run`, which runs probes now, each in its own process
+ * through the shared runner, and prints a table or one JSON document with
+ * the host fingerprint, every probe's document and the recommendation.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "fingerprint.h"
+#include "protocol.h"
+#include "recommend.h"
+#include "runner.h"
+#include "xmalloc.h"
+
+#define DEFAULT_TIMEOUT_S 30.0
+#define MAX_PROBES 64
+
+/* The probes threadwatch ships, in the order a default run takes them. */
+static const struct builtin_probe {
+	const char *name;
+	double timeout_s;
+} builtin_probes[] = {
+    {"ctxsw", 20},
+    {"threads", 40},
+    {"map32", 30},
+};
+
+#define N_BUILTIN (sizeof(builtin_probes) / sizeof(builtin_probes[0]))
+
+/* The figures the table shows for each probe: a scalar (with its CI when
+ * ci_lo/ci_hi name scalars) or an info entry. */
+static const struct key_figure {
+	const char *probe;
+	const char *label;
+	const char *scalar;
+	const char *ci_lo, *ci_hi;
+	const char *info;
+} key_figures[] = {
+    {"ctxsw", "low", "low_ns", "low_ci_lo", "low_ci_hi", NULL},
+    {"ctxsw", "high", "high_ns", "high_ci_lo", "high_ci_hi", NULL},
+    {"ctxsw", "ratio", "ratio", "ratio_ci_lo", "ratio_ci_hi", NULL},
+    {"threads", "default", "default_first_rate", NULL, NULL, NULL},
+    {"threads", "low", "low_first_rate", NULL, NULL, NULL},
+    {"threads", "max", "max_threads", NULL, NULL, NULL},
+    {"map32", "window", "window_bytes", NULL, NULL, NULL},
+    {"map32", "slope", "slope", "slope_ci_lo", "slope_ci_hi", NULL},
+    {"map32", "class", NULL, NULL, NULL, "class"},
+};
+
+struct run_args {
+	int quick, json, help;
+	double timeout_s; /* 0: each probe's default */
+	const char *probe_dir;
+};
+
+static int set_quick(struct run_args *a, const char *v)
+{
+	(void)v;
+	a->quick = 1;
+	return 0;
+}
+
+static int set_json(struct run_args *a, const char *v)
+{
+	(void)v;
+	a->json = 1;
+	return 0;
+}
+
+static int set_help(struct run_args *a, const char *v)
+{
+	(void)v;
+	a->help = 1;
+	return 0;
+}
+
+static int set_timeout(struct run_args *a, const char *v)
+{
+	char *end;
+	double t;
+
+	errno = 0;
+	t = strtod(v, &end);
+	if (errno || end == v || *end || !(t > 0 && t <= 86400))
+		return -EINVAL;
+	a->timeout_s = t;
+	return 0;
+}
+
+static int set_probe_dir(struct run_args *a, const char *v)
+{
+	if (!*v)
+		return -EINVAL;
+	a->probe_dir = v;
+	return 0;
+}
+
+/* The options of `threadwatch run`; the parser and the usage text. */
+static const struct run_opt {
+	const char *name;
+	const char *arg; /* NULL: a flag */
+	const char *help;
+	int (*set)(struct run_args *a, const char *v);
+} run_opts[] = {
+    {"quick", NULL, "short runs (each probe's --quick)", set_quick},
+    {"json", NULL, "print one JSON document instead of a table", set_json},
+    {"timeout", "S", "time limit per probe in seconds (default: per probe)", set_timeout},
+    {"probe-dir", "DIR", "where the probe executables are (colon-separated)", set_probe_dir},
+    {"help", NULL, "show this help", set_help},
+};
+
+#define N_OPTS (sizeof(run_opts) / sizeof(run_opts[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: threadwatch run [OPTIONS] [PROBE...]\n\n"
+	           "Runs each probe in its own process under a time limit.\n"
+	           "Probes:");
+	for (size_t i = 0; i < N_BUILTIN; i++)
+		fprintf(f, " %s (%g s)", builtin_probes[i].name, builtin_probes[i].timeout_s);
+	fprintf(f, "; default: those installed.\n\nOptions:\n");
+	for (size_t i = 0; i < N_OPTS; i++) {
+		char left[40];
+		snprintf(left, sizeof(left), "--%s%s%s", run_opts[i].name,
+		         run_opts[i].arg ? " " : "", run_opts[i].arg ? run_opts[i].arg : "");
+		fprintf(f, "  %-18s %s\n", left, run_opts[i].help);
+	}
+	fprintf(f,
+	        "\nThe probe directory is --probe-dir, else $THREADWATCH_PROBE_DIR, else\n"
+	        "probes/ beside this program when it holds probes, else %s.\n",
+	        TW_PROBEDIR);
+}
+
+/* Parses options and collects probe names; -EINVAL with a message on
+ * stderr for anything it does not know. */
+static int parse_args(int argc, char **argv, struct run_args *a, const char **names, size_t *n)
+{
+	*n = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = NULL, *eq;
+		size_t k, len;
+
+		if (strncmp(arg, "--", 2) != 0) {
+			if (arg[0] == '-') {
+				fprintf(stderr, "threadwatch run: unknown option \"%s\"\n", arg);
+				return -EINVAL;
+			}
+			if (*n == MAX_PROBES) {
+				fprintf(stderr, "threadwatch run: more than %d probes\n",
+				        MAX_PROBES);
+				return -EINVAL;
+			}
+			names[(*n)++] = arg;
+			continue;
+		}
+		arg += 2;
+		eq = strchr(arg, '=');
+		len = eq ? (size_t)(eq - arg) : strlen(arg);
+		for (k = 0; k < N_OPTS; k++)
+			if (strlen(run_opts[k].name) == len && !strncmp(run_opts[k].name, arg, len))
+				break;
+		if (k == N_OPTS) {
+			fprintf(stderr, "threadwatch run: unknown option \"%s\"\n", argv[i]);
+			return -EINVAL;
+		}
+		if (run_opts[k].arg) {
+			val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val) {
+				fprintf(stderr, "threadwatch run: --%s needs %s\n",
+				        run_opts[k].name, run_opts[k].arg);
+				return -EINVAL;
+			}
+		} else if (eq) {
+			fprintf(stderr, "threadwatch run: --%s takes no value\n", run_opts[k].name);
+			return -EINVAL;
+		}
+		if (run_opts[k].set(a, val) < 0) {
+			fprintf(stderr, "threadwatch run: invalid value \"%s\" for --%s\n", val,
+			        run_opts[k].name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static const struct builtin_probe *builtin_get(const char *name)
+{
+	for (size_t i = 0; i < N_BUILTIN; i++)
+		if (!strcmp(builtin_probes[i].name, name))
+			return &builtin_probes[i];
+	return NULL;
+}
+
+static int dir_has_probes(const char *dir)
+{
+	for (size_t i = 0; i < N_BUILTIN; i++) {
+		char *p = runner_find_probe(dir, builtin_probes[i].name);
+		if (p) {
+			free(p);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* --probe-dir, $THREADWATCH_PROBE_DIR, probes/ beside the executable (a
+ * build tree), or the installed directory. malloc'd. */
+static char *probe_dirs(const struct run_args *a)
+{
+	const char *env = getenv("THREADWATCH_PROBE_DIR");
+	char exe[4096], *slash, *beside;
+	ssize_t n;
+
+	if (a->probe_dir)
+		return xstrdup(a->probe_dir);
+	if (env && *env)
+		return xstrdup(env);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			xasprintf(&beside, "%s/probes", exe);
+			if (dir_has_probes(beside))
+				return beside;
+			free(beside);
+		}
+	}
+	return xstrdup(TW_PROBEDIR);
+}
+
+static int probe_name_ok(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-");
+
+	return n > 0 && n <= PROTOCOL_MAX_NAME && s[n] == '\0';
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* Where a probe's executable is: found in the directories, or (for a
+ * built-in one that is not installed) where it should have been, so the
+ * runner reports it missing. */
+static char *probe_path(const char *dirs, const char *name)
+{
+	char *p = runner_find_probe(dirs, name);
+
+	if (!p)
+		xasprintf(&p, "%.*s/%s", (int)strcspn(dirs, ":"), dirs, name);
+	return p;
+}
+
+static const char *status_name(enum runner_status s)
+{
+	static const char *const names[] = {"ok", "skipped", "error"};
+
+	return names[s];
+}
+
+static void format_value(char *buf, size_t len, double v, const char *unit)
+{
+	if (!strcmp(unit, "bytes") && v >= 1 << 20)
+		snprintf(buf, len, "%.1f MiB", v / (1 << 20));
+	else if (!strcmp(unit, "ns"))
+		snprintf(buf, len, "%.0f ns", v);
+	else if (!strcmp(unit, "per_s"))
+		snprintf(buf, len, "%.0f/s", v);
+	else if (!strcmp(unit, "ratio") || !strcmp(unit, "slope"))
+		snprintf(buf, len, "%.3f", v);
+	else if (!strcmp(unit, "address"))
+		snprintf(buf, len, "0x%llx", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%.6g%s%s", v, *unit ? " " : "", unit);
+}
+
+static const char *scalar_unit(const json_t *doc, const char *name)
+{
+	const char *u = json_string_value(
+	    json_object_get(json_object_get(json_object_get(doc, "scalars"), name), "unit"));
+
+	return u ? u : "";
+}
+
+static void append_figure(char *out, size_t len, const char *label, const char *text)
+{
+	size_t used = strlen(out);
+
+	snprintf(out + used, len - used, "%s%s %s", used ? ", " : "", label, text);
+}
+
+/* The key figures of one document as "low 812 ns [800, 820], ...". */
+static void key_figures_text(const char *probe, const json_t *doc, char *out, size_t len)
+{
+	char v[64], lo[64], hi[64], text[200];
+	int any_builtin = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(key_figures) / sizeof(key_figures[0]); i++) {
+		const struct key_figure *k = &key_figures[i];
+		double x;
+
+		if (strcmp(k->probe, probe))
+			continue;
+		any_builtin = 1;
+		if (k->info) {
+			const char *s = json_string_value(
+			    json_object_get(json_object_get(doc, "info"), k->info));
+			if (s)
+				append_figure(out, len, k->label, s);
+			continue;
+		}
+		x = protocol_scalar(doc, k->scalar);
+		if (isnan(x))
+			continue;
+		format_value(v, sizeof(v), x, scalar_unit(doc, k->scalar));
+		if (k->ci_lo && !isnan(protocol_scalar(doc, k->ci_lo)) &&
+		    !isnan(protocol_scalar(doc, k->ci_hi))) {
+			format_value(lo, sizeof(lo), protocol_scalar(doc, k->ci_lo),
+			             scalar_unit(doc, k->ci_lo));
+			format_value(hi, sizeof(hi), protocol_scalar(doc, k->ci_hi),
+			             scalar_unit(doc, k->ci_hi));
+			snprintf(text, sizeof(text), "%s [%s, %s]", v, lo, hi);
+		} else {
+			snprintf(text, sizeof(text), "%s", v);
+		}
+		append_figure(out, len, k->label, text);
+	}
+	if (!any_builtin) {
+		/* A probe of the user's own: its first few scalars. */
+		const char *key;
+		json_t *sc;
+		int shown = 0;
+
+		json_object_foreach(json_object_get(doc, "scalars"), key, sc)
+		{
+			if (shown++ == 3)
+				break;
+			format_value(v, sizeof(v), json_number_value(json_object_get(sc, "value")),
+			             json_string_value(json_object_get(sc, "unit")));
+			append_figure(out, len, key, v);
+		}
+	}
+}
+
+static void print_host(const json_t *fp)
+{
+	const json_t *cpu = json_object_get(fp, "cpu");
+	const char *model = json_string_value(json_object_get(cpu, "model_name"));
+	const char *mc = json_string_value(json_object_get(cpu, "microcode"));
+
+	printf("host %s: kernel %s, glibc %s, %s%s%s%s, %lld CPUs, virtualization %s, "
+	       "fsgsbase %s\n\n",
+	       json_string_value(json_object_get(fp, "hostname")) ?: "?",
+	       json_string_value(json_object_get(fp, "kernel")) ?: "?",
+	       json_string_value(json_object_get(fp, "glibc")) ?: "?",
+	       model ? model : "unknown CPU", mc ? " (microcode " : "", mc ? mc : "", mc ? ")" : "",
+	       (long long)json_integer_value(json_object_get(fp, "ncpus")),
+	       json_string_value(json_object_get(fp, "virtualization")) ?: "?",
+	       json_is_true(json_object_get(cpu, "fsgsbase")) ? "yes" : "no");
+	printf("%-10s %-8s %8s  %s\n", "PROBE", "STATUS", "TIME", "KEY FIGURES / REASON");
+	fflush(stdout);
+}
+
+static void print_row(const char *name, const struct runner_result *r)
+{
+	char figures[1024];
+
+	if (r->doc && r->status == RUNNER_OK)
+		key_figures_text(name, r->doc, figures, sizeof(figures));
+	else
+		snprintf(figures, sizeof(figures), "%s", r->reason ? r->reason : "");
+	printf("%-10s %-8s %6.1f s  %s\n", name, status_name(r->status), r->wall_s, figures);
+	fflush(stdout);
+}
+
+/* What --json shows for a probe: its document, or an error object. A probe
+ * that reported an error itself keeps its own (valid) document. */
+static json_t *probe_entry(const char *name, const struct runner_result *r)
+{
+	json_t *doc = NULL;
+	char err[256];
+
+	if (r->doc)
+		return json_incref(r->doc);
+	if (r->output_len &&
+	    protocol_parse(r->output, r->output_len, &doc, err, sizeof(err)) == 0) {
+		if (!strcmp(protocol_status(doc), "error") && r->term_signal == 0)
+			return doc;
+		json_decref(doc);
+	}
+	return json_pack("{s:s, s:s, s:s, s:f, s:f, s:o, s:o, s:s*}", "probe", name, "status",
+	                 "error", "reason", r->reason ? r->reason : "unknown", "duration_s",
+	                 r->wall_s, "cpu_s", r->cpu_s, "exit_code",
+	                 r->exit_code >= 0 ? json_integer(r->exit_code) : json_null(), "signal",
+	                 r->term_signal ? json_integer(r->term_signal) : json_null(), "stderr",
+	                 r->err_tail && *r->err_tail ? r->err_tail : NULL);
+}
+
+/* The recommendation from the documents of this run. */
+static json_t *recommendation(const json_t *fp, json_t *probes, char **text)
+{
+	struct rec_workload w;
+	json_t *inputs, *result, *out;
+	char err[256];
+
+	rec_workload_default(&w);
+	inputs =
+	    rec_inputs_build(fp, json_object_get(probes, "ctxsw"), json_object_get(probes, "map32"),
+	                     json_object_get(probes, "threads"), &w);
+	result = rec_compute(inputs, err, sizeof(err));
+	*text = result ? rec_text(result) : NULL;
+	if (result)
+		out = json_pack("{s:o, s:o}", "inputs", inputs, "result", result);
+	else
+		out = json_pack("{s:o, s:n, s:s}", "inputs", inputs, "result", "error", err);
+	return out;
+}
+
+/* The documents of ok runs only feed the recommendation. */
+static json_t *ok_docs(json_t *entries)
+{
+	json_t *ok = json_object(), *doc;
+	const char *name;
+
+	json_object_foreach(entries, name, doc)
+	{
+		if (!strcmp(json_string_value(json_object_get(doc, "status")) ?: "", "ok"))
+			json_object_set(ok, name, doc);
+	}
+	return ok;
+}
+
+static int run_all(const struct run_args *a, const char *dirs, const char **names, size_t n)
+{
+	json_t *fp = fingerprint_read(), *entries = json_object(), *ok, *rec, *root;
+	struct runner_opts o = {.stop = &stop_flag};
+	int failed = 0;
+	char *text = NULL;
+
+	if (!a->json)
+		print_host(fp);
+	for (size_t i = 0; i < n && !stop_flag; i++) {
+		const struct builtin_probe *b = builtin_get(names[i]);
+		char *path = probe_path(dirs, names[i]);
+		char *argv[] = {(char *)(uintptr_t)names[i], a->quick ? "--quick" : NULL, NULL};
+		struct runner_result r;
+
+		o.timeout_s = a->timeout_s > 0 ? a->timeout_s
+		              : b              ? b->timeout_s
+		                               : DEFAULT_TIMEOUT_S;
+		if (runner_run(path, argv, &o, &r) < 0)
+			failed = 1;
+		if (r.status == RUNNER_ERROR)
+			failed = 1;
+		if (!a->json)
+			print_row(names[i], &r);
+		json_object_set_new(entries, names[i], probe_entry(names[i], &r));
+		runner_result_clear(&r);
+		free(path);
+	}
+	if (stop_flag) {
+		fprintf(stderr, "threadwatch run: interrupted\n");
+		failed = 1;
+	}
+	ok = ok_docs(entries);
+	rec = recommendation(fp, ok, &text);
+	if (a->json) {
+		root = json_pack("{s:O, s:O, s:O}", "fingerprint", fp, "probes", entries,
+		                 "recommendation", rec);
+		json_dumpf(root, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(root);
+	} else if (text) {
+		printf("\n%s\n", text);
+	} else {
+		printf("\nno recommendation: %s\n",
+		       json_string_value(json_object_get(rec, "error")) ?: "unknown");
+	}
+	free(text);
+	json_decref(rec);
+	json_decref(ok);
+	json_decref(entries);
+	json_decref(fp);
+	return failed;
+}
+
+int cli_run(int argc, char **argv)
+{
+	struct run_args a = {0};
+	const char *names[MAX_PROBES];
+	size_t n = 0;
+	char *dirs;
+	struct sigaction sa;
+	int rc;
+
+	if (parse_args(argc, argv, &a, names, &n) < 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (a.help) {
+		usage(stdout);
+		return 0;
+	}
+	dirs = probe_dirs(&a);
+	for (size_t i = 0; i < n; i++) {
+		char *p = probe_name_ok(names[i]) ? runner_find_probe(dirs, names[i]) : NULL;
+		if (!p && !builtin_get(names[i])) {
+			fprintf(stderr, "threadwatch run: unknown probe \"%s\" (not in \"%s\")\n",
+			        names[i], dirs);
+			usage(stderr);
+			free(dirs);
+			return 2;
+		}
+		free(p);
+	}
+	if (n == 0) {
+		for (size_t i = 0; i < N_BUILTIN; i++) {
+			char *p = runner_find_probe(dirs, builtin_probes[i].name);
+			if (p)
+				names[n++] = builtin_probes[i].name;
+			free(p);
+		}
+		if (n == 0) {
+			fprintf(stderr, "threadwatch run: no probes found in \"%s\"\n", dirs);
+			free(dirs);
+			return 1;
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = run_all(&a, dirs, names, n) ? 1 : 0;
+	free(dirs);
+	return rc;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# 10-cli-run: `threadwatch run` end to end: a real quick ctxsw run as one
+# JSON document with every contract figure, the readable table, usage
+# errors (exit 2), and bad probes from --probe-dir and
+# $THREADWATCH_PROBE_DIR reported as errors (exit 1).
+set -u
+. "$SRC/tests/regress/lib.sh"
+TW=$B/threadwatch
+[ -x "$TW" ] || fail "$TW not built"
+
+# --- a real probe, as JSON ------------------------------------------------
+out=$TW_TMP/run.json
+"$TW" run --quick --json ctxsw >"$out" 2>"$TW_TMP/run.err" ||
+	fail "run --quick --json ctxsw exited $?: $(cat "$TW_TMP/run.err")"
+jq -e . "$out" >/dev/null || fail "output is not one JSON document"
+[ "$(jq -r '.probes.ctxsw.status' "$out")" = ok ] ||
+	fail "ctxsw not ok: $(jq -c '.probes.ctxsw | {status, reason}' "$out")"
+for s in low_ns high_ns low_cycles high_cycles low_mad_ns high_mad_ns low_ci_lo low_ci_hi \
+	high_ci_lo high_ci_hi ratio ratio_ci_lo ratio_ci_hi pairs switches_per_pair tsc_hz \
+	fsgsbase low_fs_base high_fs_base low_stack high_stack; do
+	jq -e --arg s "$s" '.probes.ctxsw.scalars[$s].value | numbers' "$out" >/dev/null ||
+		fail "ctxsw scalar $s missing"
+done
+jq -e '.probes.ctxsw.series.pair_ratio.points | length >= 15' "$out" >/dev/null ||
+	fail "ctxsw series pair_ratio has fewer than 15 pairs"
+for f in hostname kernel kernel_version glibc arch virtualization ncpus vulnerabilities \
+	cpu.vendor cpu.family cpu.model cpu.stepping cpu.microcode cpu.model_name cpu.fsgsbase \
+	limits.threads_max limits.pid_max limits.nproc_soft limits.stack_soft limits.pids_max \
+	limits.max_map_count limits.overcommit_memory; do
+	jq -e ".fingerprint | has(\"${f%%.*}\")" "$out" >/dev/null || fail "fingerprint.$f missing"
+	case $f in *.*) jq -e ".fingerprint.${f%%.*} | has(\"${f#*.}\")" "$out" >/dev/null ||
+		fail "fingerprint.$f missing" ;; esac
+done
+jq -e '.recommendation.result.verdict | test("^(low|high)$")' "$out" >/dev/null ||
+	fail "no verdict: $(jq -c '.recommendation' "$out" | head -c 300)"
+ok "run --quick --json ctxsw: ratio $(jq -r '.probes.ctxsw.scalars.ratio.value' "$out")" \
+	"[$(jq -r '.probes.ctxsw.scalars.ratio_ci_lo.value' "$out"), $(jq -r \
+		'.probes.ctxsw.scalars.ratio_ci_hi.value' "$out")]," \
+	"verdict $(jq -r '.recommendation.result.verdict' "$out")"
+
+# --- the table --------------------------------------------------------------
+"$TW" run --quick ctxsw >"$TW_TMP/table.txt" || fail "run --quick ctxsw exited $?"
+grep -Eq '^ctxsw +ok +[0-9.]+ s +low [0-9]+ ns' "$TW_TMP/table.txt" ||
+	fail "no ctxsw row in the table: $(cat "$TW_TMP/table.txt")"
+ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
+
+# --- usage errors exit 2 ----------------------------------------------------
+expect_usage() {
+	local rc
+	"$TW" run "$@" >"$TW_TMP/usage.out" 2>"$TW_TMP/usage.err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "run $* exited $rc, expected 2"
+	grep -q "usage: threadwatch run" "$TW_TMP/usage.err" || fail "run $*: no usage message"
+	[ -s "$TW_TMP/usage.out" ] && fail "run $*: printed on stdout"
+	return 0
+}
+expect_usage nosuchprobe
+expect_usage ctxsw nosuchprobe
+expect_usage --frobnicate
+expect_usage -x
+expect_usage --timeout
+expect_usage --timeout abc
+expect_usage --timeout -1
+expect_usage --json=yes
+expect_usage 'Bad/Name'
+ok "unknown probes and bad flags exit 2 with a usage message"
+
+# --- bad probes from a probe directory --------------------------------------
+pd=$TW_TMP/probes
+mkdir -p "$pd"
+printf '#!/bin/sh\nsleep 1000 &\nwhile :; do sleep 0.1; done\n' >"$pd/hang"
+printf '#!/bin/sh\nkill -SEGV $$\n' >"$pd/crash"
+cat >"$pd/hello" <<'EOF'
+#!/bin/sh
+printf '{"probe":"hello","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":0,"scalars":{"answer":{"value":42,"unit":"count"}}}\n'
+EOF
+chmod 755 "$pd/hang" "$pd/crash" "$pd/hello"
+
+"$TW" run --json --timeout 1 --probe-dir "$pd" hang >"$TW_TMP/hang.json"
+rc=$?
+[ "$rc" = 1 ] || fail "a hanging probe gave exit $rc, expected 1"
+reason=$(jq -r '.probes.hang.reason' "$TW_TMP/hang.json")
+[ "$(jq -r '.probes.hang.status' "$TW_TMP/hang.json")" = error ] || fail "hang not an error"
+[ "$reason" = "killed after the 1 s time limit" ] || fail "hang reason: $reason"
+ok "hanging probe: error \"$reason\""
+
+THREADWATCH_PROBE_DIR=$pd "$TW" run crash hello >"$TW_TMP/mixed.txt"
+rc=$?
+[ "$rc" = 1 ] || fail "crash + hello gave exit $rc, expected 1"
+grep -Eq '^crash +error .*crashed with SIGSEGV' "$TW_TMP/mixed.txt" ||
+	fail "no crash row: $(cat "$TW_TMP/mixed.txt")"
+grep -Eq '^hello +ok .*answer 42' "$TW_TMP/mixed.txt" ||
+	fail "no hello row: $(cat "$TW_TMP/mixed.txt")"
+THREADWATCH_PROBE_DIR=$pd "$TW" run hello >/dev/null || fail "a good user probe gave exit $?"
+ok "THREADWATCH_PROBE_DIR: crash reported, a user's own probe ran"
+exit 0

@@ -1,0 +1,470 @@
+/*
+ * test_runner: the runner against small shell-script probes that behave
+ * well and badly: a good document, skipped and error documents, a hang, a
+ * crash, a flood of output, a grandchild left running, a missing and a
+ * non-executable binary, JSON of the wrong shape, empty output, the stop
+ * flag, and the priorities applied in the child.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "protocol.h"
+#include "runner.h"
+
+/* The start of a valid document from probe `name` (a string literal). */
+#define DOC_HEAD(name)                                                                             \
+	"{\"probe\":\"" name "\",\"protocol\":1,\"started_at\":\"2026-01-01T00:00:00Z\","          \
+	"\"started_unix\":1,\"duration_s\":0.1,"
+
+static char tmpdir[] = "/tmp/test_runner.XXXXXX";
+
+/* Writes an executable shell script `name` with `body`, returns its path. */
+static char *script(const char *name, mode_t mode, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static char *script(const char *name, mode_t mode, const char *fmt, ...)
+{
+	char *path;
+	FILE *f;
+	va_list ap;
+
+	assert_true(asprintf(&path, "%s/%s", tmpdir, name) > 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\n", f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+	return path;
+}
+
+static void run(const char *path, const char *name, double timeout_s, struct runner_result *r)
+{
+	char *argv[] = {(char *)(uintptr_t)name, NULL};
+	struct runner_opts o = {.timeout_s = timeout_s};
+
+	assert_int_equal(runner_run(path, argv, &o, r), 0);
+}
+
+static void expect_error(const struct runner_result *r, const char *expect)
+{
+	assert_int_equal(r->status, RUNNER_ERROR);
+	assert_null(r->doc);
+	assert_non_null(r->reason);
+	if (!strstr(r->reason, expect))
+		fail_msg("expected \"%s\" in \"%s\"", expect, r->reason);
+}
+
+/* A process that is gone or a zombie (reaped by whoever adopted it) no
+ * longer runs. Waits up to 5 s for the kill to take effect. */
+static int still_running(pid_t pid)
+{
+	for (int i = 0; i < 100; i++) {
+		char path[64], buf[512], *p;
+		FILE *f;
+		size_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (!f)
+			return 0;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (!p || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X')
+			return 0;
+		usleep(50000);
+	}
+	return 1;
+}
+
+static pid_t read_pid(const char *file)
+{
+	char path[256];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, file);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	return (pid_t)pid;
+}
+
+static void test_ok(void **state)
+{
+	struct runner_result r;
+	char *p = script("good", 0755,
+	                 "printf '%%s\\n' '" DOC_HEAD(
+	                     "good") "\"status\":\"ok\",\"reason\":null,"
+	                             "\"scalars\":{\"low_ns\":{\"value\":812,\"unit\":\"ns\"}}}'\n"
+	                             "echo 'a warning' >&2\n");
+
+	(void)state;
+	run(p, "good", 10, &r);
+	assert_int_equal(r.status, RUNNER_OK);
+	assert_null(r.reason);
+	assert_non_null(r.doc);
+	assert_true(protocol_scalar(r.doc, "low_ns") == 812);
+	assert_int_equal(r.exit_code, 0);
+	assert_int_equal(r.term_signal, 0);
+	assert_true(r.output_len > 0 && r.output[r.output_len] == '\0');
+	assert_true(r.wall_s > 0 && r.cpu_s >= 0);
+	assert_true(r.started_unix_ms > 1600000000000LL);
+	assert_string_equal(r.err_tail, "a warning\n");
+	runner_result_clear(&r);
+	runner_result_clear(NULL);
+	free(p);
+}
+
+static void test_skipped_and_error_documents(void **state)
+{
+	struct runner_result r;
+	char *skip = script(
+	    "skip", 0755,
+	    "printf '%%s' '" DOC_HEAD("skip") "\"status\":\"skipped\",\"reason\":\"not x86\"}'\n");
+	char *err =
+	    script("err", 0755,
+	           "printf '%%s' '" DOC_HEAD("err") "\"status\":\"error\",\"reason\":\"low FS base "
+	                                            "was high\"}'\nexit 1\n");
+	char *liar =
+	    script("liar", 0755, "printf '%%s' '" DOC_HEAD("liar") "\"status\":\"ok\"}'\nexit 3\n");
+	char *other = script("other", 0755,
+	                     "printf '%%s' '" DOC_HEAD("someone-else") "\"status\":\"ok\"}'\n");
+
+	(void)state;
+	run(skip, "skip", 10, &r);
+	assert_int_equal(r.status, RUNNER_SKIPPED);
+	assert_string_equal(r.reason, "not x86");
+	assert_non_null(r.doc);
+	runner_result_clear(&r);
+
+	run(err, "err", 10, &r);
+	expect_error(&r, "low FS base was high");
+	assert_int_equal(r.exit_code, 1);
+	runner_result_clear(&r);
+
+	run(liar, "liar", 10, &r);
+	expect_error(&r, "exited with status 3 after reporting \"ok\"");
+	runner_result_clear(&r);
+
+	run(other, "other", 10, &r);
+	expect_error(&r, "document is from probe \"someone-else\", expected \"other\"");
+	runner_result_clear(&r);
+	free(skip);
+	free(err);
+	free(liar);
+	free(other);
+}
+
+static void test_hang_is_killed(void **state)
+{
+	struct runner_result r;
+	/* Ignores SIGTERM, so only the SIGKILL that follows ends it; its
+	 * child sleeps too and must die with the group. */
+	char *p = script("hang", 0755,
+	                 "trap '' TERM\nsleep 1000 &\necho $! > %s/hang.pid\n"
+	                 "while :; do sleep 0.1; done\n",
+	                 tmpdir);
+
+	(void)state;
+	run(p, "hang", 1, &r);
+	expect_error(&r, "killed after the 1 s time limit");
+	assert_true(r.wall_s >= 1.0 && r.wall_s < 2.0);
+	assert_int_equal(r.term_signal, SIGKILL);
+	assert_false(still_running(read_pid("hang.pid")));
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_crash(void **state)
+{
+	struct runner_result r;
+	char *p = script("crash", 0755, "ulimit -c 0\necho 'about to crash' >&2\nkill -SEGV $$\n");
+
+	(void)state;
+	run(p, "crash", 10, &r);
+	expect_error(&r, "crashed with SIGSEGV");
+	assert_non_null(strstr(r.reason, "about to crash"));
+	assert_int_equal(r.term_signal, SIGSEGV);
+	assert_int_equal(r.exit_code, -1);
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_output_limit(void **state)
+{
+	struct runner_result r;
+	char *p = script("flood", 0755, "head -c 10485760 /dev/zero | tr '\\0' x\n");
+
+	(void)state;
+	run(p, "flood", 20, &r);
+	expect_error(&r, "output exceeds 4194304 bytes");
+	assert_int_equal(r.output_len, 4194304);
+	assert_int_equal(r.output[r.output_len], '\0');
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_small_output_limit(void **state)
+{
+	struct runner_result r;
+	char *argv[] = {"small", NULL};
+	struct runner_opts o = {.timeout_s = 10, .max_output = 100};
+	char *p = script("small", 0755, "yes garbage\n");
+
+	(void)state;
+	assert_int_equal(runner_run(p, argv, &o, &r), 0);
+	expect_error(&r, "output exceeds 100 bytes");
+	assert_int_equal(r.output_len, 100);
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_stderr_flood(void **state)
+{
+	struct runner_result r;
+	/* 8 MiB on stderr must neither block the probe nor be kept whole. */
+	char *p = script("noisy", 0755,
+	                 "head -c 8388608 /dev/zero | tr '\\0' e >&2\n"
+	                 "printf '%%s' '" DOC_HEAD("noisy") "\"status\":\"ok\"}'\n");
+
+	(void)state;
+	run(p, "noisy", 20, &r);
+	assert_int_equal(r.status, RUNNER_OK);
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_grandchild_does_not_survive(void **state)
+{
+	struct runner_result r;
+	char *p = script("forker", 0755,
+	                 "sleep 1000 &\necho $! > %s/gc.pid\n"
+	                 "sleep 1000 >/dev/null 2>&1 &\necho $! > %s/gc2.pid\n"
+	                 "printf '%%s' '" DOC_HEAD("forker") "\"status\":\"ok\"}'\n",
+	                 tmpdir, tmpdir);
+
+	(void)state;
+	run(p, "forker", 10, &r);
+	assert_int_equal(r.status, RUNNER_OK);
+	/* Returned long before the sleeps would have ended on their own. */
+	assert_true(r.wall_s < 10);
+	assert_false(still_running(read_pid("gc.pid")));
+	assert_false(still_running(read_pid("gc2.pid")));
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_missing_and_not_executable(void **state)
+{
+	struct runner_result r;
+	char *missing, *noexec = script("noexec", 0644, "echo hi\n");
+	char *badinterp;
+
+	(void)state;
+	assert_true(asprintf(&missing, "%s/does-not-exist", tmpdir) > 0);
+	run(missing, "does-not-exist", 10, &r);
+	expect_error(&r, "not found");
+	assert_non_null(strstr(r.reason, missing));
+	assert_int_equal(r.exit_code, 127);
+	runner_result_clear(&r);
+
+	run(noexec, "noexec", 10, &r);
+	expect_error(&r, "is not executable: Permission denied");
+	runner_result_clear(&r);
+
+	/* exec fails with ENOEXEC for a file that is no program at all. */
+	badinterp = script("junk", 0755, "x");
+	{
+		FILE *f = fopen(badinterp, "w");
+		assert_non_null(f);
+		fputs("\x7f"
+		      "ELF garbage",
+		      f);
+		fclose(f);
+	}
+	run(badinterp, "junk", 10, &r);
+	expect_error(&r, "cannot execute");
+	runner_result_clear(&r);
+	free(missing);
+	free(noexec);
+	free(badinterp);
+}
+
+static void test_bad_documents(void **state)
+{
+	static const struct {
+		const char *name, *body, *expect;
+	} cases[] = {
+	    {"shape", "echo '{\"hello\": 1}'\n", "invalid document: document: unknown field"},
+	    {"array", "echo '[1, 2, 3]'\n", "invalid document: document: not a JSON object"},
+	    {"badvalue",
+	     "printf '%s' '" DOC_HEAD("badvalue") "\"status\":\"ok\",\"scalars\":{\"low_ns\":{"
+	                                          "\"value\":\"fast\",\"unit\":\"ns\"}}}'\n",
+	     "invalid document: scalars.low_ns.value: not a number"},
+	    {"garbage", "echo 'Segmentation fault'\n",
+	     "invalid document: document: not valid JSON"},
+	    {"empty", "exit 0\n", "empty output"},
+	    {"blank", "printf '\\n\\n  \\n'\n", "empty output"},
+	    {"failed", "echo 'no permission to pin' >&2\nexit 3\n",
+	     "exited with status 3 without a document (stderr: no permission to pin)"},
+	    {"failedjunk", "echo junk\nexit 4\n", "exited with status 4; invalid document"},
+	    /* Bytes that are not printable text never reach a reason. */
+	    {"binerr", "printf '\\377\\001bad\\n' >&2\nexit 5\n",
+	     "exited with status 5 without a document (stderr: ??bad)"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct runner_result r;
+		char *p = script(cases[i].name, 0755, "%s", cases[i].body);
+
+		run(p, cases[i].name, 10, &r);
+		expect_error(&r, cases[i].expect);
+		runner_result_clear(&r);
+		free(p);
+	}
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void *set_stop(void *arg)
+{
+	(void)arg;
+	usleep(200000);
+	stop_flag = 1;
+	return NULL;
+}
+
+static void test_stop_flag(void **state)
+{
+	struct runner_result r;
+	char *argv[] = {"slow", NULL};
+	struct runner_opts o = {.timeout_s = 60, .stop = &stop_flag};
+	char *p = script("slow", 0755, "sleep 1000\n");
+	pthread_t t;
+
+	(void)state;
+	stop_flag = 0;
+	assert_int_equal(pthread_create(&t, NULL, set_stop, NULL), 0);
+	assert_int_equal(runner_run(p, argv, &o, &r), 0);
+	pthread_join(t, NULL);
+	expect_error(&r, "stopped before it finished");
+	/* Far less than the 60 s limit. */
+	assert_true(r.wall_s < 5);
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_priorities(void **state)
+{
+	struct runner_result r;
+	char *argv[] = {"prio", NULL};
+	struct runner_opts o = {.timeout_s = 10, .nice = 5, .idle_io = 1};
+	char *p = script("prio", 0755,
+	                 "n=$(nice)\nio=$(ionice -p $$ | cut -d: -f1)\n"
+	                 "printf '" DOC_HEAD("prio") "\"status\":\"ok\",\"info\":{\"nice\":%%s,"
+	                                             "\"io\":\"%%s\"}}' \"$n\" \"$io\"\n");
+	int expect = getpriority(PRIO_PROCESS, 0) + 5;
+
+	(void)state;
+	if (expect > 19)
+		expect = 19;
+	assert_int_equal(runner_run(p, argv, &o, &r), 0);
+	if (r.status != RUNNER_OK)
+		fail_msg("prio probe: %s", r.reason);
+	assert_int_equal(
+	    (int)json_number_value(json_object_get(json_object_get(r.doc, "info"), "nice")),
+	    expect);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(r.doc, "info"), "io")), "idle");
+	runner_result_clear(&r);
+	free(p);
+}
+
+static void test_find_probe(void **state)
+{
+	char *a, *b, *dirs, *found, *p1 = script("findme", 0755, "exit 0\n");
+	char *p2 = script("plain", 0644, "exit 0\n");
+
+	(void)state;
+	assert_true(asprintf(&a, "%s/a", tmpdir) > 0);
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_true(asprintf(&b, "%s/a/findme", tmpdir) > 0);
+	assert_int_equal(mkdir(b, 0755), 0); /* a directory is no probe */
+	assert_true(asprintf(&dirs, "/nonexistent::%s:%s", a, tmpdir) > 0);
+	found = runner_find_probe(dirs, "findme");
+	assert_non_null(found);
+	assert_string_equal(found, p1);
+	free(found);
+	assert_null(runner_find_probe(dirs, "plain"));
+	assert_null(runner_find_probe(dirs, "nothing"));
+	assert_null(runner_find_probe(dirs, "../findme"));
+	assert_null(runner_find_probe(dirs, ""));
+	assert_null(runner_find_probe(NULL, "findme"));
+	free(a);
+	free(b);
+	free(dirs);
+	free(p1);
+	free(p2);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char *cmd;
+
+	(void)state;
+	if (asprintf(&cmd, "rm -rf '%s'", tmpdir) > 0) {
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove \"%s\", ignoring\n", tmpdir);
+		free(cmd);
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ok),
+	    cmocka_unit_test(test_skipped_and_error_documents),
+	    cmocka_unit_test(test_hang_is_killed),
+	    cmocka_unit_test(test_crash),
+	    cmocka_unit_test(test_output_limit),
+	    cmocka_unit_test(test_small_output_limit),
+	    cmocka_unit_test(test_stderr_flood),
+	    cmocka_unit_test(test_grandchild_does_not_survive),
+	    cmocka_unit_test(test_missing_and_not_executable),
+	    cmocka_unit_test(test_bad_documents),
+	    cmocka_unit_test(test_stop_flag),
+	    cmocka_unit_test(test_priorities),
+	    cmocka_unit_test(test_find_probe),
+	};
+
+	return cmocka_run_group_tests_name("runner", tests, setup, teardown);
+}
