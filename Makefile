@@ -168,7 +168,7 @@ RUN_ARGS ?=
 run: deps-run
 	$(MAKE) all
 	mkdir -p var
-	exec $(B)/threadwatchd --foreground --state-dir var $(RUN_ARGS)
+	exec $(B)/threadwatchd --foreground --state-dir var --probe-dir $(abspath $(B))/probes $(RUN_ARGS)
 
 test: deps-test
 	$(MAKE) all
@@ -191,6 +191,11 @@ check-fuzz: $(FUZZ_REPLAY)
 fuzz:
 	@B=$(abspath $(B)) SRC=$(CURDIR) FUZZ_SECONDS=$${FUZZ_SECONDS:-600} tests/fuzz/run.sh
 
+# Benchmarks against perf bench, stress-ng and nginx (not part of `make test`):
+# writes bench/RESULTS.md; BENCH_* variables shorten it (see bench/run.sh).
+bench: all
+	@B=$(abspath $(B)) SRC=$(CURDIR) bench/run.sh
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
@@ -211,8 +216,10 @@ install: all
 		install -d $(DESTDIR)$(MANDIR)/man$$sec; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/; done
 	if [ -f systemd/threadwatchd.service ]; then \
-		install -m 0644 systemd/threadwatchd.service systemd/threadwatchd.socket \
-			$(DESTDIR)$(UNITDIR)/; fi
+		sed 's|^ExecStart=/usr/sbin/|ExecStart=$(SBINDIR)/|' systemd/threadwatchd.service \
+			>$(DESTDIR)$(UNITDIR)/threadwatchd.service && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/threadwatchd.service && \
+		install -m 0644 systemd/threadwatchd.socket $(DESTDIR)$(UNITDIR)/; fi
 	if [ -f systemd/threadwatchd.conf ]; then \
 		install -m 0644 systemd/threadwatchd.conf $(DESTDIR)$(SYSCONFDIR)/threadwatch/; fi
 

@@ -16,7 +16,7 @@
 
 struct recommend_args {
 	const char *input; /* a path, "-" for stdin, NULL: none */
-	int json, help;
+	int json, help, quick;
 	double threads, stack_bytes, switches; /* NAN: not given */
 	int switches_unknown;
 };
@@ -103,6 +103,13 @@ static int set_json(struct recommend_args *a, const char *v)
 	return 0;
 }
 
+static int set_quick(struct recommend_args *a, const char *v)
+{
+	(void)v;
+	a->quick = 1;
+	return 0;
+}
+
 static int set_help(struct recommend_args *a, const char *v)
 {
 	(void)v;
@@ -117,11 +124,14 @@ static const struct recommend_opt {
 	const char *help;
 	int (*set)(struct recommend_args *a, const char *v);
 } recommend_opts[] = {
-    {"input", "FILE|-", "the recommendation inputs (or `threadwatch run --json` output)",
+    {"input", "FILE|-",
+     "the recommendation inputs (or `threadwatch run --json` output); "
+     "without it the probes run now",
      set_input},
     {"threads", "N", "threads the workload expects (0..4194304; default 10000)", set_threads},
     {"stack-size", "S", "stack bytes per thread, suffixes K M G (default 8M)", set_stack_size},
     {"switches", "N", "context switches per thread, or \"unknown\" (the default)", set_switches},
+    {"quick", NULL, "without --input: run the probes' short versions", set_quick},
     {"json", NULL, "print {inputs, result} as JSON instead of text", set_json},
     {"help", NULL, "show this help", set_help},
 };
@@ -272,15 +282,15 @@ int cli_recommend(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!a.input) {
-		fprintf(stderr,
-		        "threadwatch recommend: no inputs: pass --input FILE or - (for "
-		        "example: threadwatch run --json | threadwatch recommend --input -)\n");
-		return 2;
+	if (a.input) {
+		inputs = inputs_read(a.input);
+		if (!inputs)
+			return 2;
+	} else {
+		rc = cli_run_inputs(a.quick, &inputs);
+		if (rc < 0)
+			return 1;
 	}
-	inputs = inputs_read(a.input);
-	if (!inputs)
-		return 2;
 	workload_override(inputs, &a);
 	result = rec_compute(inputs, err, sizeof(err));
 	if (!result) {

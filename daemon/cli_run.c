@@ -446,12 +446,14 @@ static json_t *ok_docs(json_t *entries)
 	return ok;
 }
 
-static int run_all(const struct run_args *a, const char *dirs, const char **names, size_t n)
+/* Runs the named probes one after another; fills *fp_out and *entries_out
+ * (probe name -> document or error object). Returns 1 when any failed. */
+static int run_probes(const struct run_args *a, const char *dirs, const char **names, size_t n,
+                      json_t **fp_out, json_t **entries_out)
 {
-	json_t *fp = fingerprint_read(), *entries = json_object(), *ok, *rec, *root;
+	json_t *fp = fingerprint_read(), *entries = json_object();
 	struct runner_opts o = {.stop = &stop_flag};
 	int failed = 0;
-	char *text = NULL;
 
 	if (!a->json)
 		print_host(fp);
@@ -478,6 +480,17 @@ static int run_all(const struct run_args *a, const char *dirs, const char **name
 		fprintf(stderr, "threadwatch run: interrupted\n");
 		failed = 1;
 	}
+	*fp_out = fp;
+	*entries_out = entries;
+	return failed;
+}
+
+static int run_all(const struct run_args *a, const char *dirs, const char **names, size_t n)
+{
+	json_t *fp, *entries, *ok, *rec, *root;
+	char *text = NULL;
+	int failed = run_probes(a, dirs, names, n, &fp, &entries);
+
 	ok = ok_docs(entries);
 	rec = recommendation(fp, ok, &text);
 	if (a->json) {
@@ -498,6 +511,46 @@ static int run_all(const struct run_args *a, const char *dirs, const char **name
 	json_decref(entries);
 	json_decref(fp);
 	return failed;
+}
+
+/* The built-in probes present in dirs, in their default order. */
+static size_t builtin_present(const char *dirs, const char **names)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_BUILTIN; i++) {
+		char *p = runner_find_probe(dirs, builtin_probes[i].name);
+		if (p)
+			names[n++] = builtin_probes[i].name;
+		free(p);
+	}
+	return n;
+}
+
+int cli_run_inputs(int quick, json_t **inputs)
+{
+	struct run_args a = {.quick = quick, .json = 1};
+	const char *names[MAX_PROBES];
+	char *dirs = probe_dirs(&a);
+	size_t n = builtin_present(dirs, names);
+	struct rec_workload w;
+	json_t *fp, *entries, *ok;
+
+	if (n == 0) {
+		fprintf(stderr, "threadwatch: no probes found in \"%s\"\n", dirs);
+		free(dirs);
+		return -ENOENT;
+	}
+	run_probes(&a, dirs, names, n, &fp, &entries);
+	ok = ok_docs(entries);
+	rec_workload_default(&w);
+	*inputs = rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
+	                           json_object_get(ok, "threads"), &w);
+	json_decref(ok);
+	json_decref(entries);
+	json_decref(fp);
+	free(dirs);
+	return stop_flag ? -EINTR : 0;
 }
 
 int cli_run(int argc, char **argv)
@@ -530,12 +583,7 @@ int cli_run(int argc, char **argv)
 		free(p);
 	}
 	if (n == 0) {
-		for (size_t i = 0; i < N_BUILTIN; i++) {
-			char *p = runner_find_probe(dirs, builtin_probes[i].name);
-			if (p)
-				names[n++] = builtin_probes[i].name;
-			free(p);
-		}
+		n = builtin_present(dirs, names);
 		if (n == 0) {
 			fprintf(stderr, "threadwatch run: no probes found in \"%s\"\n", dirs);
 			free(dirs);

@@ -85,7 +85,11 @@ bad "inputs: must be a JSON object" --input "$TW_TMP/array.json"
 printf '{"ctxsw":' >"$TW_TMP/cut.json"
 bad "cannot read" --input "$TW_TMP/cut.json"
 bad "cannot read \"$TW_TMP/absent.json\"" --input "$TW_TMP/absent.json"
-bad "no inputs: pass --input FILE or -"
+# Without --input the probes run now (quick versions) and feed the verdict.
+out=$("$B/threadwatch" recommend --quick --threads 100 --json) || fail "recommend without --input failed"
+echo "$out" | jq -e '.inputs.ctxsw.ratio > 0 and .inputs.workload.threads == 100 and (.result.verdict | test("^(low|high)$"))' >/dev/null \
+	|| fail "recommend without --input: no measured inputs in $out"
+ok "recommend without --input ran the probes"
 bad "invalid value \"lots\" for --threads" --input "$few" --threads lots
 bad "invalid value \"5000000\" for --threads" --input "$few" --threads 5000000
 bad "invalid value \"8Q\" for --stack-size" --input "$few" --stack-size 8Q

@@ -1,0 +1,413 @@
+/*
+ * api: the endpoints under /api/v1 (see api.h). Each handler checks its
+ * parameters with the pure parsers in api_parse.c, asks the store, and
+ * returns the JSON the OpenAPI document (web/openapi.json) describes.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+#include "xmalloc.h"
+
+/* What each stored metric means; /api/v1/metrics joins this with the
+ * names the store has seen. */
+static const struct api_metric_desc metric_descs[] = {
+    {"ctxsw.low_ns", "ns", "Median time per thread switch with low (MAP_32BIT) stacks"},
+    {"ctxsw.high_ns", "ns", "Median time per thread switch with high (MAP_STACK) stacks"},
+    {"ctxsw.low_cycles", "cycles", "Median TSC cycles per switch with low stacks"},
+    {"ctxsw.high_cycles", "cycles", "Median TSC cycles per switch with high stacks"},
+    {"ctxsw.low_mad_ns", "ns", "Median absolute deviation of the low-stack switch time"},
+    {"ctxsw.high_mad_ns", "ns", "Median absolute deviation of the high-stack switch time"},
+    {"ctxsw.low_ci_lo", "ns", "Lower bound of the 95% CI of the low-stack median"},
+    {"ctxsw.low_ci_hi", "ns", "Upper bound of the 95% CI of the low-stack median"},
+    {"ctxsw.high_ci_lo", "ns", "Lower bound of the 95% CI of the high-stack median"},
+    {"ctxsw.high_ci_hi", "ns", "Upper bound of the 95% CI of the high-stack median"},
+    {"ctxsw.ratio", "ratio", "Median of paired low/high switch-time ratios (< 1: low is faster)"},
+    {"ctxsw.ratio_ci_lo", "ratio", "Lower bound of the 95% CI of the switch-time ratio"},
+    {"ctxsw.ratio_ci_hi", "ratio", "Upper bound of the 95% CI of the switch-time ratio"},
+    {"ctxsw.pairs", "count", "Paired low/high measurements taken"},
+    {"ctxsw.switches_per_pair", "count", "Thread switches timed in each measurement"},
+    {"ctxsw.tsc_hz", "hz", "Calibrated TSC frequency"},
+    {"ctxsw.fsgsbase", "bool", "The CPU and kernel offer FSGSBASE (1) or not (0)"},
+    {"ctxsw.low_fs_base", "address", "FS base of a thread with a low stack"},
+    {"ctxsw.high_fs_base", "address", "FS base of a thread with a high stack"},
+    {"ctxsw.low_stack", "address", "Address of a low thread stack"},
+    {"ctxsw.high_stack", "address", "Address of a high thread stack"},
+    {"map32.window_lo", "address", "Start of the MAP_32BIT window"},
+    {"map32.window_hi", "address", "End of the MAP_32BIT window"},
+    {"map32.window_bytes", "bytes", "Size of the MAP_32BIT window"},
+    {"map32.stack_bytes", "bytes", "Stack size used to fill the window"},
+    {"map32.capacity_stacks", "count", "Thread stacks that fit in the MAP_32BIT window"},
+    {"map32.slope", "slope", "Log-log slope of failing MAP_32BIT mmap time against VMA count"},
+    {"map32.slope_ci_lo", "slope", "Lower bound of the 95% CI of the slope"},
+    {"map32.slope_ci_hi", "slope", "Upper bound of the 95% CI of the slope"},
+    {"map32.fail_ns_at_max", "ns", "Failing MAP_32BIT mmap time at the largest VMA count"},
+    {"map32.max_vmas", "vmas", "Largest VMA count reached"},
+    {"map32.start_vmas", "vmas", "VMA count when the measurement started"},
+    {"threads.max_threads", "threads", "Live threads reached (after clamping to host limits)"},
+    {"threads.stack_bytes", "bytes", "Stack size of each created thread"},
+    {"threads.default_stack_lo", "address", "Lowest address of a glibc-placed stack"},
+    {"threads.default_stack_hi", "address", "Highest address of a glibc-placed stack"},
+#define POLICY(p, what)                                                                            \
+	{"threads." p "_first_rate", "per_s",                                                      \
+	 "Thread creates per second in the first bucket, " what},                                  \
+	    {"threads." p "_last_rate", "per_s",                                                   \
+	     "Thread creates per second in the last bucket, " what},                               \
+	    {"threads." p "_min_rate", "per_s", "Lowest thread-create rate of any bucket, " what}, \
+	    {"threads." p "_knee", "threads",                                                      \
+	     "Live threads where the create rate first fell below a tenth of the first "           \
+	     "bucket, " what},                                                                     \
+	{                                                                                          \
+		"threads." p "_map32_failures", "count", "MAP_32BIT mmap calls that failed, " what \
+	}
+    POLICY("default", "glibc's own stacks"),
+    POLICY("low", "low (MAP_32BIT) stacks"),
+    POLICY("high", "high (MAP_STACK) stacks"),
+#undef POLICY
+};
+
+#define N_DESCS (sizeof(metric_descs) / sizeof(metric_descs[0]))
+
+const struct api_metric_desc *api_metric_find(const char *name)
+{
+	for (size_t i = 0; i < N_DESCS; i++)
+		if (!strcmp(metric_descs[i].name, name))
+			return &metric_descs[i];
+	return NULL;
+}
+
+json_t *api_error_body(const struct api_error *err)
+{
+	char msg[sizeof(err->message)];
+
+	/* Messages quote what the client sent, which need not be UTF-8. */
+	api_printable(msg, sizeof(msg), err->message);
+	return json_pack("{s:{s:i,s:s}}", "error", "status", (int)err->status, "message", msg);
+}
+
+/* Maps a store error to 404 (nothing yet) or 503; the store's own message
+ * goes to the log only, since it may name tables and files. */
+static unsigned store_fail(struct api_error *err, int rc, const char *what)
+{
+	if (rc == -ENOENT)
+		return api_fail(err, 404, "%s", what);
+	snprintf(err->detail, sizeof(err->detail), "%s", store_last_error());
+	return api_fail(err, 503, "store unavailable: %s", strerror(-rc));
+}
+
+static const char *const no_params[] = {NULL};
+
+static unsigned simple(const struct api_target *t, int (*read)(struct store *, json_t **),
+                       const struct api_ctx *ctx, json_t **body, struct api_error *err,
+                       const char *none)
+{
+	int rc;
+
+	if (api_check_params(t, no_params, err) < 0)
+		return err->status;
+	rc = read(ctx->st, body);
+	return rc < 0 ? store_fail(err, rc, none) : 200;
+}
+
+unsigned api_host(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                  json_t **body, struct api_error *err)
+{
+	(void)arg;
+	return simple(t, store_api_host, ctx, body, err, "no host fingerprint recorded yet");
+}
+
+unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                            json_t **body, struct api_error *err)
+{
+	(void)arg;
+	return simple(t, store_api_recommendation, ctx, body, err,
+	              "no recommendation yet: it is computed after the first cycle");
+}
+
+/* The recorded headroom with each limit's ratio and the warnings. */
+unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                      json_t **body, struct api_error *err)
+{
+	json_t *limits, *warnings, *v;
+	unsigned status;
+	size_t i;
+
+	(void)arg;
+	status = simple(t, store_api_headroom, ctx, body, err, "no headroom recorded yet");
+	if (status != 200)
+		return status;
+	limits = api_headroom_limits(json_object_get(*body, "headroom"));
+	warnings = json_array();
+	json_array_foreach(limits, i, v)
+	{
+		char msg[160];
+
+		if (!json_is_true(json_object_get(v, "warning")))
+			continue;
+		snprintf(msg, sizeof(msg), "%s: %.0f of %.0f in use (%.1f%%)",
+		         json_string_value(json_object_get(v, "name")),
+		         json_number_value(json_object_get(v, "used")),
+		         json_number_value(json_object_get(v, "limit")),
+		         100 * json_number_value(json_object_get(v, "ratio")));
+		json_array_append_new(
+		    warnings,
+		    json_pack("{s:O,s:s}", "limit", json_object_get(v, "name"), "message", msg));
+	}
+	json_object_set_new(*body, "limits", limits);
+	json_object_set_new(*body, "warnings", warnings);
+	return 200;
+}
+
+unsigned api_runs(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                  json_t **body, struct api_error *err)
+{
+	struct store_runs_query q;
+	int rc;
+
+	(void)arg;
+	if (api_parse_runs_query(t, &q, err) < 0)
+		return err->status;
+	rc = store_api_runs(ctx->st, &q, body);
+	if (rc < 0)
+		return store_fail(err, rc, "no runs");
+	return 200;
+}
+
+unsigned api_run(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                 json_t **body, struct api_error *err)
+{
+	int64_t id;
+	int rc;
+
+	if (api_parse_id(arg, &id) < 0)
+		return api_fail(
+		    err, 400, "path parameter 'id' must be a positive run id, not \"%.32s\"", arg);
+	if (api_check_params(t, no_params, err) < 0)
+		return err->status;
+	rc = store_api_run(ctx->st, id, body);
+	if (rc == -ENOENT)
+		return api_fail(err, 404, "no run %lld", (long long)id);
+	return rc < 0 ? store_fail(err, rc, "") : 200;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* With no 'since' and an automatic step the range starts at the oldest
+ * sample, so that "all history" is bucketed as finely as the data allows:
+ * each read narrows the range to the first bucket that holds a sample
+ * (three reads take 20 years down to seconds). *out is the last read. */
+static int series_narrowed(struct store *st, struct api_series_query *q, json_t **out)
+{
+	json_t *first;
+	int64_t t;
+	int rc;
+
+	for (int pass = 0;; pass++) {
+		rc = store_api_series(st, q->metric, q->since_ms, q->until_ms, q->step_ms, out);
+		if (rc < 0 || pass == 3)
+			return rc;
+		first = json_array_get(json_object_get(*out, "points"), 0);
+		if (!json_is_integer(json_object_get(first, "t")))
+			return 0;
+		t = json_integer_value(json_object_get(first, "t"));
+		if (t <= q->since_ms || t >= q->until_ms)
+			return 0;
+		json_decref(*out);
+		*out = NULL;
+		q->since_ms = t;
+		q->step_ms =
+		    (q->until_ms - t + API_SERIES_AUTO_BUCKETS - 1) / API_SERIES_AUTO_BUCKETS;
+		if (q->step_ms < 1000)
+			q->step_ms = 1000;
+	}
+}
+
+unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                    json_t **body, struct api_error *err)
+{
+	struct api_series_query q;
+	int rc;
+
+	(void)arg;
+	if (api_parse_series_query(t, now_ms(), &q, err) < 0)
+		return err->status;
+	if (!q.since_given && q.step_auto)
+		rc = series_narrowed(ctx->st, &q, body);
+	else
+		rc = store_api_series(ctx->st, q.metric, q.since_ms, q.until_ms, q.step_ms, body);
+	if (rc == -ENOENT)
+		return api_fail(err, 404, "no metric \"%s\" (see /api/v1/metrics)", q.metric);
+	if (rc == -EINVAL)
+		return api_fail(err, 400, "parameter 'step' does not fit the range");
+	return rc < 0 ? store_fail(err, rc, "") : 200;
+}
+
+static json_t *metric_entry(const char *name, const char *unit, int stored)
+{
+	const struct api_metric_desc *d = api_metric_find(name);
+
+	return json_pack("{s:s,s:s,s:s?,s:b}", "name", name, "unit",
+	                 unit ? unit : (d ? d->unit : ""), "description", d ? d->description : NULL,
+	                 "stored", stored);
+}
+
+unsigned api_metrics(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                     json_t **body, struct api_error *err)
+{
+	json_t *names = NULL, *list, *seen, *v;
+	size_t i;
+	int rc;
+
+	(void)arg;
+	if (api_check_params(t, no_params, err) < 0)
+		return err->status;
+	rc = store_api_metric_names(ctx->st, &names);
+	if (rc < 0 && rc != -ENOENT)
+		return store_fail(err, rc, "");
+	list = json_array();
+	seen = json_object();
+	json_array_foreach(names, i, v)
+	{
+		const char *name = json_string_value(json_object_get(v, "name"));
+
+		if (!name || json_object_get(seen, name))
+			continue;
+		json_object_set_new(seen, name, json_true());
+		json_array_append_new(
+		    list, metric_entry(name, json_string_value(json_object_get(v, "unit")), 1));
+	}
+	for (i = 0; i < N_DESCS; i++)
+		if (!json_object_get(seen, metric_descs[i].name))
+			json_array_append_new(list, metric_entry(metric_descs[i].name, NULL, 0));
+	json_decref(seen);
+	json_decref(names);
+	*body = json_pack("{s:o}", "metrics", list);
+	return 200;
+}
+
+/* The scheduler state /status publishes (daemon/scheduler.c writes it as
+ * text): how each value reads. */
+enum state_kind { STATE_MS, STATE_FLAG, STATE_TEXT };
+static const struct {
+	const char *key;
+	enum state_kind kind;
+} status_keys[] = {
+    {"last_cycle_ms", STATE_MS},       {"next_cycle_ms", STATE_MS},
+    {"cycle_running", STATE_FLAG},     {"trigger_enabled", STATE_FLAG},
+    {"last_cycle_status", STATE_TEXT}, {"current_probe", STATE_TEXT},
+};
+
+/* A state value as JSON: a time (0 or absent: null), a flag (absent: null)
+ * or a text (empty or absent: null). */
+static json_t *state_value(struct store *st, const char *key, enum state_kind kind, int *rc)
+{
+	char *v = NULL, *end;
+	long long n = 0;
+	json_t *out = json_null();
+
+	*rc = store_state_get(st, key, &v);
+	if (*rc == -ENOENT)
+		*rc = 0;
+	if (!v)
+		return out;
+	if (kind != STATE_TEXT)
+		n = strtoll(v, &end, 10);
+	if (kind == STATE_TEXT && v[0])
+		out = json_string(v);
+	else if (kind == STATE_FLAG && (!strcmp(v, "true") || !strcmp(v, "false")))
+		out = json_boolean(v[0] == 't');
+	else if (kind != STATE_TEXT && end != v && !*end && (n > 0 || kind == STATE_FLAG))
+		out = kind == STATE_FLAG ? json_boolean(n != 0) : json_integer(n);
+	free(v);
+	return out;
+}
+
+unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                    json_t **body, struct api_error *err)
+{
+	json_t *snap = NULL, *cycle, *v;
+	int rc = 0;
+
+	(void)arg;
+	if (api_check_params(t, no_params, err) < 0)
+		return err->status;
+	*body = json_pack("{s:s,s:I}", "version", TW_VERSION, "now_ms", (json_int_t)now_ms());
+	for (size_t i = 0; i < sizeof(status_keys) / sizeof(status_keys[0]) && rc == 0; i++)
+		json_object_set_new(
+		    *body, status_keys[i].key,
+		    state_value(ctx->st, status_keys[i].key, status_keys[i].kind, &rc));
+	if (rc == 0)
+		rc = store_api_snapshot(ctx->st, &snap);
+	if (rc < 0) {
+		json_decref(*body);
+		*body = NULL;
+		return store_fail(err, rc, "");
+	}
+	cycle = json_object_get(snap, "last_cycle");
+	json_object_set(*body, "last_cycle", cycle ? cycle : json_null());
+	/* Before the scheduler publishes anything, the store still knows. */
+	v = json_object_get(cycle, "ended_ms");
+	if (json_is_null(json_object_get(*body, "last_cycle_ms")) && json_is_integer(v))
+		json_object_set(*body, "last_cycle_ms", v);
+	v = json_object_get(cycle, "status");
+	if (json_is_null(json_object_get(*body, "last_cycle_status")) && json_is_string(v))
+		json_object_set(*body, "last_cycle_status", v);
+	if (!json_is_boolean(json_object_get(*body, "cycle_running")))
+		json_object_set_new(*body, "cycle_running", json_false());
+	if (!json_is_boolean(json_object_get(*body, "trigger_enabled")))
+		json_object_set_new(*body, "trigger_enabled",
+		                    json_boolean(ctx->trigger_configured));
+	json_decref(snap);
+	return 200;
+}
+
+/* One limit entry with ratio and warning computed here, so that the API
+ * and /metrics agree whatever the record carried. */
+static json_t *limit_entry(const char *name, const json_t *used, const json_t *limit)
+{
+	json_t *ratio = json_null();
+
+	if (json_is_number(limit) && json_number_value(limit) > 0)
+		ratio = json_real(json_number_value(used) / json_number_value(limit));
+	return json_pack("{s:s,s:O,s:O,s:o,s:b}", "name", name, "used", used, "limit",
+	                 limit ? limit : json_null(), "ratio", ratio, "warning",
+	                 json_is_real(ratio) && json_real_value(ratio) >= API_HEADROOM_WARN);
+}
+
+json_t *api_headroom_limits(const json_t *headroom)
+{
+	/* jansson's iterators take non-const values but do not modify them. */
+	json_t *obj = (json_t *)(uintptr_t)headroom, *list = json_object_get(headroom, "limits");
+	json_t *out = json_array(), *v;
+	const char *name;
+	size_t i;
+
+	if (json_is_array(list)) {
+		json_array_foreach(list, i, v)
+		{
+			name = json_string_value(json_object_get(v, "name"));
+			if (name && json_is_number(json_object_get(v, "used")))
+				json_array_append_new(out,
+				                      limit_entry(name, json_object_get(v, "used"),
+				                                  json_object_get(v, "limit")));
+		}
+		return out;
+	}
+	json_object_foreach(obj, name, v)
+	{
+		if (json_is_number(json_object_get(v, "used")))
+			json_array_append_new(out, limit_entry(name, json_object_get(v, "used"),
+			                                       json_object_get(v, "limit")));
+	}
+	return out;
+}

@@ -1,0 +1,1273 @@
+/*
+ * config: the table of threadwatchd's configuration keys and everything the
+ * table drives: the value types (parse, format, range), the file parser, the
+ * per-key setter used for command-line flags, the checks between keys and
+ * the generated help and documentation.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "xmalloc.h"
+
+#ifndef TW_PROBEDIR
+#define TW_PROBEDIR "/usr/local/lib/threadwatch/probes"
+#endif
+#ifndef TW_PROBESDDIR
+#define TW_PROBESDDIR "/usr/local/lib/threadwatch/probes.d"
+#endif
+#ifndef TW_DYGRAPHS_DIR
+#define TW_DYGRAPHS_DIR "/usr/share/javascript/dygraphs"
+#endif
+
+#define CONFIG_MAX_FILE (1024 * 1024)
+#define SPAN_MAX_S (365 * 86400.0) /* the longest interval */
+
+enum cfg_type_id {
+	T_INT,
+	T_DOUBLE,
+	T_STRING,
+	T_BOOL,
+	T_DURATION,
+	T_SIZE,
+	T_PATH,
+	T_ADDRESS,
+	T_SPAN,
+	T_CHOICE,
+};
+
+enum cfg_flags {
+	F_RESTART = 1 << 0,  /* a change takes effect on restart, not on SIGHUP */
+	F_SECRET = 1 << 1,   /* never printed */
+	F_EMPTY_OK = 1 << 2, /* the empty value is allowed (and means "off") */
+	F_BUILD = 1 << 3,    /* the default depends on the build's PREFIX */
+};
+
+struct cfg_key {
+	const char *name;
+	enum cfg_type_id type;
+	double min, max; /* range; for strings the length */
+	const char *def; /* default as text, parsed like any value */
+	const char *help;
+	size_t offset;
+	unsigned flags;
+	const char *const *choices; /* T_CHOICE: NULL-terminated */
+};
+
+static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
+
+#define OFF(f) offsetof(struct config, f)
+#define DAY 86400.0
+
+/* The keys, in the order of the documentation. */
+static const struct cfg_key keys[] = {
+    {"listen_address", T_ADDRESS, 0, 0, "127.0.0.1",
+     "Address the HTTP server listens on (an IPv4 or IPv6 literal). Ignored under socket "
+     "activation.",
+     OFF(listen_address), F_RESTART, NULL},
+    {"port", T_INT, 0, 65535, "8437",
+     "TCP port of the HTTP server; 0 picks a free port (see --port-file).", OFF(port), F_RESTART,
+     NULL},
+    {"database", T_PATH, 0, 0, "",
+     "SQLite database file. Empty: threadwatch.db in --state-dir, else in $STATE_DIRECTORY, "
+     "else in ./var.",
+     OFF(database), F_RESTART | F_EMPTY_OK, NULL},
+    {"interval", T_DURATION, 1, 365 * DAY, "6h", "Time between probe cycles.", OFF(interval), 0,
+     NULL},
+    {"splay", T_SPAN, 0, 50, "10%",
+     "Random delay added to each interval so that a fleet does not probe in step: a "
+     "percentage of interval (at most 50%) or a duration no longer than interval.",
+     OFF(splay), 0, NULL},
+    {"quick", T_BOOL, 0, 0, "no", "Pass --quick to the probes: short, less precise runs.",
+     OFF(quick), 0, NULL},
+    {"probe_dir", T_PATH, 0, 0, TW_PROBEDIR,
+     "Directory of the built-in probes (ctxsw, threads, map32); a colon-separated list is "
+     "searched in order.",
+     OFF(probe_dir), F_BUILD, NULL},
+    {"probes_d", T_PATH, 0, 0, TW_PROBESDDIR,
+     "Directory of extra probes: every executable in it that speaks the probe protocol runs "
+     "in each cycle. Empty: none.",
+     OFF(probes_d), F_BUILD | F_EMPTY_OK, NULL},
+    {"probe_timeout", T_DURATION, 1, DAY, "15m",
+     "Wall-clock limit of one probe run; an overrun is killed and recorded as an error.",
+     OFF(probe_timeout), 0, NULL},
+    {"load_threshold", T_DOUBLE, 0, 1000, "0.7",
+     "Quiet-host guard: a cycle waits while the 1-minute load average per CPU is above this.",
+     OFF(load_threshold), 0, NULL},
+    {"load_wait_max", T_DURATION, 0, DAY, "1h",
+     "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait.",
+     OFF(load_wait_max), 0, NULL},
+    {"nice", T_INT, 0, 19, "10",
+     "Niceness added for the probes (they also run in the idle I/O class).", OFF(nice), 0, NULL},
+    {"retention_raw_days", T_INT, 1, 36500, "30",
+     "Days to keep raw probe documents and series points.", OFF(retention_raw_days), 0, NULL},
+    {"retention_samples_days", T_INT, 1, 36500, "730",
+     "Days to keep scalar samples (at least retention_raw_days).", OFF(retention_samples_days), 0,
+     NULL},
+    {"token", T_STRING, 16, 256, "",
+     "Token that POST /api/v1/runs must present (Authorization: Bearer TOKEN), 16 to 256 "
+     "visible ASCII characters. Empty: POST is off.",
+     OFF(token), F_RESTART | F_SECRET | F_EMPTY_OK, NULL},
+    {"token_file", T_PATH, 0, 0, "",
+     "File whose first line is the token (instead of token); a relative name is looked up "
+     "in $CREDENTIALS_DIRECTORY first (LoadCredential=).",
+     OFF(token_file), F_RESTART | F_EMPTY_OK, NULL},
+    {"tls_cert", T_PATH, 0, 0, "",
+     "PEM certificate for HTTPS (with tls_key); relative names are looked up in "
+     "$CREDENTIALS_DIRECTORY first. Empty: plain HTTP.",
+     OFF(tls_cert), F_RESTART | F_EMPTY_OK, NULL},
+    {"tls_key", T_PATH, 0, 0, "",
+     "PEM private key for HTTPS; relative names are looked up in $CREDENTIALS_DIRECTORY "
+     "first.",
+     OFF(tls_key), F_RESTART | F_EMPTY_OK, NULL},
+    {"max_connections", T_INT, 1, 65536, "256", "Most HTTP connections at once.",
+     OFF(max_connections), F_RESTART, NULL},
+    {"per_ip_limit", T_INT, 0, 65536, "64",
+     "Most HTTP connections at once from one address; 0: no limit.", OFF(per_ip_limit), F_RESTART,
+     NULL},
+    {"http_timeout", T_DURATION, 1, 3600, "30s", "An idle HTTP connection is closed after this.",
+     OFF(http_timeout), F_RESTART, NULL},
+    {"http_threads", T_INT, 1, 64, "2", "HTTP worker threads.", OFF(http_threads), F_RESTART, NULL},
+    {"http_memory_limit", T_SIZE, 16384, 64 * 1048576.0, "128K",
+     "Memory one HTTP connection may use for its request.", OFF(http_memory_limit), F_RESTART,
+     NULL},
+    {"dygraphs_dir", T_PATH, 0, 0, TW_DYGRAPHS_DIR,
+     "Where the dashboard's charting library (Debian's libjs-dygraphs) is served from.",
+     OFF(dygraphs_dir), F_RESTART | F_BUILD, NULL},
+    {"textfile_path", T_PATH, 0, 0, "",
+     "After each cycle, write the /metrics text to this file for node_exporter's textfile "
+     "collector (a .prom file). Empty: off.",
+     OFF(textfile_path), F_EMPTY_OK, NULL},
+    {"workload_threads", T_INT, 1, 10000000, "10000",
+     "Recommendation input: the threads the host's workload creates.", OFF(workload_threads), 0,
+     NULL},
+    {"workload_stack_size", T_SIZE, 16384, 1073741824.0, "8M",
+     "Recommendation input: the stack size of those threads.", OFF(workload_stack_size), 0, NULL},
+    {"workload_switches_per_thread", T_DOUBLE, -1, 1e12, "-1",
+     "Recommendation input: context switches per thread over its life; -1: unknown.",
+     OFF(workload_switches_per_thread), 0, NULL},
+    {"log_level", T_CHOICE, 0, 0, "info", "Lowest priority logged.", OFF(log_level), 0, log_levels},
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+_Static_assert(sizeof(keys) / sizeof(keys[0]) <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
+
+/* --- helpers ------------------------------------------------------------ */
+
+static void *field(struct config *c, const struct cfg_key *k)
+{
+	return (char *)c + k->offset;
+}
+
+static const void *cfield(const struct config *c, const struct cfg_key *k)
+{
+	return (const char *)c + k->offset;
+}
+
+static void __attribute__((format(printf, 3, 4))) say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* A value as it may appear in a message: printable, at most ~48 bytes. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+	size_t i = 0, max = len > 52 ? 48 : len - 4;
+
+	for (; *s && i < max; s++)
+		buf[i++] = isprint((unsigned char)*s) ? *s : '?';
+	if (*s) {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Parses an unsigned decimal number with an optional fraction ("1.5");
+ * returns the end or NULL. */
+static const char *parse_decimal(const char *s, double *out)
+{
+	const char *p = s;
+	char *end;
+
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (*p == '.') {
+		p++;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (p == s || (p == s + 1 && *s == '.'))
+		return NULL;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (end != p || errno || !isfinite(*out))
+		return NULL;
+	return p;
+}
+
+/* The shortest text that reads back as the same double; without
+ * exponents unless allow_exp (durations and percentages take none). */
+static void format_shortest(double v, const char *suffix, int allow_exp, char *buf, size_t len)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g%s", prec, v, suffix);
+		if ((allow_exp || !strpbrk(buf, "eE")) && strtod(buf, NULL) == v)
+			return;
+	}
+	for (int prec = 0; prec <= 24; prec++) {
+		snprintf(buf, len, "%.*f%s", prec, v, suffix);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* --- durations and sizes --------------------------------------------------- */
+
+static const struct {
+	const char *suffix;
+	double seconds;
+} duration_units[] = {
+    {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800},
+};
+
+static int parse_duration_text(const char *s, double *out)
+{
+	double total = 0;
+
+	if (!*s)
+		return -EINVAL;
+	while (*s) {
+		double v, mult = -1;
+		size_t best = 0;
+		const char *p = parse_decimal(s, &v);
+
+		if (!p)
+			return -EINVAL;
+		for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
+			size_t n = strlen(duration_units[i].suffix);
+
+			if (!strncmp(p, duration_units[i].suffix, n) && n > best) {
+				best = n;
+				mult = duration_units[i].seconds;
+			}
+		}
+		if (mult < 0) {
+			/* a bare number is seconds, but only on its own */
+			if (*p || total > 0)
+				return -EINVAL;
+			mult = 1;
+		}
+		total += v * mult;
+		s = p + best;
+		while (*s == ' ')
+			s++;
+	}
+	*out = round(total * 1e6) / 1e6; /* microseconds are fine enough */
+	return 0;
+}
+
+static void format_duration(double s, char *buf, size_t len)
+{
+	static const struct {
+		char unit;
+		long long seconds;
+	} parts[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
+	long long whole = llround(s);
+	size_t n = 0;
+
+	if (s == 0) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	if (fabs(s - (double)whole) > 1e-9 || s >= 1e15) {
+		if (s < 1 && fabs(s * 1000 - llround(s * 1000)) < 1e-9)
+			snprintf(buf, len, "%lldms", llround(s * 1000));
+		else
+			format_shortest(s, "s", 0, buf, len);
+		return;
+	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && n < len; i++) {
+		long long q = whole / parts[i].seconds;
+
+		if (!q)
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%lld%c", q, parts[i].unit);
+		whole -= q * parts[i].seconds;
+	}
+}
+
+static const struct {
+	const char *suffix;
+	double bytes;
+} size_units[] = {
+    {"", 1},
+    {"B", 1},
+    {"K", 1024.0},
+    {"KB", 1024.0},
+    {"KiB", 1024.0},
+    {"k", 1024.0},
+    {"M", 1048576.0},
+    {"MB", 1048576.0},
+    {"MiB", 1048576.0},
+    {"G", 1073741824.0},
+    {"GB", 1073741824.0},
+    {"GiB", 1073741824.0},
+    {"T", 1099511627776.0},
+    {"TiB", 1099511627776.0},
+};
+
+static int parse_size_text(const char *s, double *out)
+{
+	double v;
+	const char *p = parse_decimal(s, &v);
+
+	if (!p)
+		return -EINVAL;
+	while (*p == ' ')
+		p++;
+	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]); i++)
+		if (!strcmp(p, size_units[i].suffix)) {
+			*out = floor(v * size_units[i].bytes);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void format_size(double v, char *buf, size_t len)
+{
+	static const char *const names[] = {"T", "G", "M", "K"};
+	double mult = 1099511627776.0;
+
+	for (size_t i = 0; i < 4; i++, mult /= 1024)
+		if (v >= mult && fmod(v, mult) == 0) {
+			snprintf(buf, len, "%.0f%s", v / mult, names[i]);
+			return;
+		}
+	snprintf(buf, len, "%.0f", v);
+}
+
+/* --- the value types ------------------------------------------------------- */
+
+typedef int (*parse_fn)(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen);
+typedef void (*format_fn)(const struct cfg_key *k, const void *f, char *buf, size_t len);
+
+static int parse_int(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	char *end, b[64];
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (!*text || *end || errno || isspace((unsigned char)*text)) {
+		say(why, wlen, "\"%s\" is not an integer", shown(text, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (v < k->min || v > k->max) {
+		say(why, wlen, "%lld is out of range %.0f..%.0f", v, k->min, k->max);
+		return -ERANGE;
+	}
+	*(int *)f = (int)v;
+	return 0;
+}
+
+static void format_int(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%d", *(const int *)f);
+}
+
+static int parse_double(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	char *end, b[64];
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (!*text || *end || errno || !isfinite(v) || isspace((unsigned char)*text) ||
+	    strpbrk(text, "xXpP")) {
+		say(why, wlen, "\"%s\" is not a number", shown(text, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (v < k->min || v > k->max) {
+		say(why, wlen, "%g is out of range %g..%g", v, k->min, k->max);
+		return -ERANGE;
+	}
+	*(double *)f = v;
+	return 0;
+}
+
+static void format_double(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	(void)k;
+	format_shortest(*(const double *)f, "", 1, buf, len);
+}
+
+static int set_string(const struct cfg_key *k, const char *text, void *f)
+{
+	(void)k;
+	free(*(char **)f);
+	*(char **)f = xstrdup(text);
+	return 0;
+}
+
+static int parse_string(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	size_t n = strlen(text);
+
+	if (!n && (k->flags & F_EMPTY_OK))
+		return set_string(k, text, f);
+	if (n < k->min || n > k->max) {
+		say(why, wlen, "must be %.0f to %.0f characters long, not %zu", k->min, k->max, n);
+		return -ERANGE;
+	}
+	for (const char *p = text; *p; p++) {
+		int bad =
+		    (k->flags & F_SECRET) ? (*p < 0x21 || *p > 0x7e) : iscntrl((unsigned char)*p);
+
+		if (bad) {
+			say(why, wlen, "contains a character that is not allowed (byte %zu)",
+			    (size_t)(p - text) + 1);
+			return -EINVAL;
+		}
+	}
+	return set_string(k, text, f);
+}
+
+static void format_string(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", *(char *const *)f);
+}
+
+static int parse_path(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	if (!*text && !(k->flags & F_EMPTY_OK)) {
+		say(why, wlen, "must not be empty");
+		return -EINVAL;
+	}
+	if (strlen(text) >= PATH_MAX) {
+		say(why, wlen, "is longer than %d bytes", PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	for (const char *p = text; *p; p++)
+		if (iscntrl((unsigned char)*p)) {
+			say(why, wlen, "contains a control character");
+			return -EINVAL;
+		}
+	return set_string(k, text, f);
+}
+
+static int parse_bool(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false",
+	                                                                            "off", "0"};
+	char b[64];
+
+	(void)k;
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(text, yes[i])) {
+			*(int *)f = 1;
+			return 0;
+		}
+		if (!strcasecmp(text, no[i])) {
+			*(int *)f = 0;
+			return 0;
+		}
+	}
+	say(why, wlen, "\"%s\" is not a boolean (yes/no, true/false, on/off, 1/0)",
+	    shown(text, b, sizeof(b)));
+	return -EINVAL;
+}
+
+static void format_bool(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", *(const int *)f ? "yes" : "no");
+}
+
+static int parse_duration(const struct cfg_key *k, const char *text, void *f, char *why,
+                          size_t wlen)
+{
+	char b[64], lo[32], hi[32];
+	double v;
+
+	if (parse_duration_text(text, &v) < 0) {
+		say(why, wlen, "\"%s\" is not a duration (such as 90s, 15m, 6h, 1d, 1h30m)",
+		    shown(text, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (v < k->min || v > k->max) {
+		format_duration(k->min, lo, sizeof(lo));
+		format_duration(k->max, hi, sizeof(hi));
+		say(why, wlen, "%s is out of range %s..%s", shown(text, b, sizeof(b)), lo, hi);
+		return -ERANGE;
+	}
+	*(double *)f = v;
+	return 0;
+}
+
+static void format_duration_field(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	(void)k;
+	format_duration(*(const double *)f, buf, len);
+}
+
+static int parse_size(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	char b[64], lo[32], hi[32];
+	double v;
+
+	if (parse_size_text(text, &v) < 0) {
+		say(why, wlen, "\"%s\" is not a size (such as 4096, 256K, 8M, 1G)",
+		    shown(text, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (v < k->min || v > k->max) {
+		format_size(k->min, lo, sizeof(lo));
+		format_size(k->max, hi, sizeof(hi));
+		say(why, wlen, "%s is out of range %s..%s", shown(text, b, sizeof(b)), lo, hi);
+		return -ERANGE;
+	}
+	*(uint64_t *)f = (uint64_t)v;
+	return 0;
+}
+
+static void format_size_field(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	(void)k;
+	format_size((double)*(const uint64_t *)f, buf, len);
+}
+
+static int parse_address(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	char b[64];
+
+	if (inet_pton(AF_INET, text, addr) != 1 && inet_pton(AF_INET6, text, addr) != 1) {
+		say(why, wlen, "\"%s\" is not an IPv4 or IPv6 address", shown(text, b, sizeof(b)));
+		return -EINVAL;
+	}
+	return set_string(k, text, f);
+}
+
+static int parse_span(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	struct config_span *sp = f;
+	size_t n = strlen(text);
+	char b[64];
+	double v;
+
+	if (n && text[n - 1] == '%') {
+		char *num = xstrndup(text, n - 1);
+		const char *end = parse_decimal(num, &v);
+		int bad = !end || *end;
+
+		free(num);
+		if (bad) {
+			say(why, wlen, "\"%s\" is not a percentage", shown(text, b, sizeof(b)));
+			return -EINVAL;
+		}
+		if (v < k->min || v > k->max) {
+			say(why, wlen, "%s is out of range %.0f%%..%.0f%%",
+			    shown(text, b, sizeof(b)), k->min, k->max);
+			return -ERANGE;
+		}
+		sp->is_percent = 1;
+		sp->value = round(v * 1e6) / 1e6;
+		return 0;
+	}
+	if (parse_duration_text(text, &v) < 0) {
+		say(why, wlen, "\"%s\" is neither a percentage (10%%) nor a duration (30m)",
+		    shown(text, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (v > SPAN_MAX_S) {
+		say(why, wlen, "%s is longer than 365d", shown(text, b, sizeof(b)));
+		return -ERANGE;
+	}
+	sp->is_percent = 0;
+	sp->value = v;
+	return 0;
+}
+
+static void format_span(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	const struct config_span *sp = f;
+
+	(void)k;
+	if (sp->is_percent)
+		format_shortest(sp->value, "%", 0, buf, len);
+	else
+		format_duration(sp->value, buf, len);
+}
+
+static int parse_choice(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	char b[64];
+
+	for (int i = 0; k->choices[i]; i++)
+		if (!strcmp(text, k->choices[i])) {
+			*(int *)f = i;
+			return 0;
+		}
+	say(why, wlen, "\"%s\" is not one of: err, warning, notice, info, debug",
+	    shown(text, b, sizeof(b)));
+	return -EINVAL;
+}
+
+static void format_choice(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", k->choices[*(const int *)f]);
+}
+
+/* --- the value types' ranges, as text for the docs -------------------------- */
+
+static void range_int(const struct cfg_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.0f..%.0f", k->min, k->max);
+}
+
+static void range_double(const struct cfg_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g..%g", k->min, k->max);
+}
+
+static void range_duration(const struct cfg_key *k, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	format_duration(k->min, lo, sizeof(lo));
+	format_duration(k->max, hi, sizeof(hi));
+	snprintf(buf, len, "%s..%s", lo, hi);
+}
+
+static void range_size(const struct cfg_key *k, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	format_size(k->min, lo, sizeof(lo));
+	format_size(k->max, hi, sizeof(hi));
+	snprintf(buf, len, "%s..%s", lo, hi);
+}
+
+static void range_span(const struct cfg_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.0f%%..%.0f%%, or a duration up to interval", k->min, k->max);
+}
+
+static void range_string(const struct cfg_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.0f..%.0f characters", k->min, k->max);
+}
+
+static void range_choice(const struct cfg_key *k, char *buf, size_t len)
+{
+	for (size_t i = 0, n = 0; k->choices[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", k->choices[i]);
+}
+
+static const struct cfg_type {
+	const char *name;    /* in --help and the docs */
+	const char *example; /* shown as the flag's argument */
+	size_t size;
+	int is_string;
+	parse_fn parse;
+	format_fn format;
+	void (*range)(const struct cfg_key *k, char *buf, size_t len); /* NULL: none */
+} types[] = {
+    [T_INT] = {"integer", "N", sizeof(int), 0, parse_int, format_int, range_int},
+    [T_DOUBLE] = {"number", "X", sizeof(double), 0, parse_double, format_double, range_double},
+    [T_STRING] = {"string", "TEXT", sizeof(char *), 1, parse_string, format_string, range_string},
+    [T_BOOL] = {"boolean", "yes|no", sizeof(int), 0, parse_bool, format_bool, NULL},
+    [T_DURATION] = {"duration", "DURATION", sizeof(double), 0, parse_duration,
+                    format_duration_field, range_duration},
+    [T_SIZE] = {"size", "SIZE", sizeof(uint64_t), 0, parse_size, format_size_field, range_size},
+    [T_PATH] = {"path", "PATH", sizeof(char *), 1, parse_path, format_string, NULL},
+    [T_ADDRESS] = {"address", "ADDRESS", sizeof(char *), 1, parse_address, format_string, NULL},
+    [T_SPAN] = {"percent or duration", "SPAN", sizeof(struct config_span), 0, parse_span,
+                format_span, range_span},
+    [T_CHOICE] = {"choice", "LEVEL", sizeof(int), 0, parse_choice, format_choice, range_choice},
+};
+
+/* The key's range as text for the docs ("" when there is none). */
+static void describe_range(const struct cfg_key *k, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (types[k->type].range)
+		types[k->type].range(k, buf, len);
+}
+
+/* A value as it must be written in a file: quoted when the parser would
+ * otherwise trim it, take it for a quoted one or cut a comment from it. */
+static void quote_value(const char *v, char *buf, size_t len)
+{
+	size_t n = strlen(v);
+	int q = !n || isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]) ||
+	        v[0] == '"' || v[0] == '#';
+
+	for (size_t i = 1; i < n && !q; i++)
+		q = v[i] == '#' && isspace((unsigned char)v[i - 1]);
+	snprintf(buf, len, q ? "\"%s\"" : "%s", v);
+}
+
+/* --- keys ------------------------------------------------------------------ */
+
+static int key_index(const char *name, int dashes_ok)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const char *a = keys[i].name, *b = name;
+
+		while (*a && (*a == *b || (dashes_ok && *a == '_' && *b == '-'))) {
+			a++;
+			b++;
+		}
+		if (!*a && !*b)
+			return (int)i;
+	}
+	return -1;
+}
+
+const char *config_key_name(const char *name)
+{
+	int i = key_index(name, 1);
+
+	return i < 0 ? NULL : keys[i].name;
+}
+
+int config_key_is_bool(const char *name)
+{
+	int i = key_index(name, 1);
+
+	return i >= 0 && keys[i].type == T_BOOL;
+}
+
+static int set_key(struct config *c, size_t i, const char *value, const char *origin, char *err,
+                   size_t errlen)
+{
+	const struct cfg_key *k = &keys[i];
+	char why[256];
+	int r;
+
+	r = types[k->type].parse(k, value, field(c, k), why, sizeof(why));
+	if (r < 0) {
+		if (origin[0] == '-')
+			say(err, errlen, "%s: %s", origin, why);
+		else
+			say(err, errlen, "%s: %s: %s", origin, k->name, why);
+		return -EINVAL;
+	}
+	free(c->origin[i]);
+	c->origin[i] = xstrdup(origin);
+	return 0;
+}
+
+int config_set(struct config *c, const char *key, const char *value, const char *origin, char *err,
+               size_t errlen)
+{
+	int i = key_index(key, 1);
+	char b[64];
+
+	if (i < 0) {
+		say(err, errlen, "%s: unknown key \"%s\"", origin, shown(key, b, sizeof(b)));
+		return -EINVAL;
+	}
+	return set_key(c, (size_t)i, value, origin, err, errlen);
+}
+
+void config_init(struct config *c)
+{
+	char err[256];
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < N_KEYS; i++) {
+		int r = types[keys[i].type].parse(&keys[i], keys[i].def, field(c, &keys[i]), err,
+		                                  sizeof(err));
+
+		if (r < 0) {
+			fprintf(stderr, "threadwatch: bad default of %s: %s\n", keys[i].name, err);
+			abort();
+		}
+	}
+}
+
+void config_free(struct config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (types[keys[i].type].is_string) {
+			char **s = field(c, &keys[i]);
+
+			free(*s);
+			*s = NULL;
+		}
+		free(c->origin[i]);
+		c->origin[i] = NULL;
+	}
+}
+
+void config_copy(struct config *dst, const struct config *src)
+{
+	memcpy(dst, src, sizeof(*dst));
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (types[keys[i].type].is_string) {
+			char **s = field(dst, &keys[i]);
+
+			if (*s)
+				*s = xstrdup(*s);
+		}
+		if (src->origin[i])
+			dst->origin[i] = xstrdup(src->origin[i]);
+	}
+}
+
+/* --- the file parser ------------------------------------------------------- */
+
+/* Splits the value part of a line: an optional "quoted value", then an
+ * optional comment. Returns the value or NULL with a reason. */
+static char *extract_value(char *v, const char **why)
+{
+	v = trim(v);
+	if (*v == '"') {
+		char *end = strchr(v + 1, '"'), *rest;
+
+		if (!end) {
+			*why = "the closing quote is missing";
+			return NULL;
+		}
+		*end = '\0';
+		rest = trim(end + 1);
+		if (*rest && *rest != '#') {
+			*why = "text after the closing quote";
+			return NULL;
+		}
+		return v + 1;
+	}
+	for (char *p = v; *p; p++)
+		if (*p == '#' && (p == v || isspace((unsigned char)p[-1]))) {
+			*p = '\0';
+			break;
+		}
+	return trim(v);
+}
+
+static int parse_line(char *line, const char *name, unsigned lineno, unsigned *seen,
+                      struct config *c, char *err, size_t errlen)
+{
+	char *s = trim(line), *eq, *key, *value, origin[PATH_MAX + 32], b[64];
+	const char *why = NULL;
+	int i;
+
+	if (!*s || *s == '#')
+		return 0;
+	eq = strchr(s, '=');
+	if (!eq) {
+		say(err, errlen, "%s:%u: expected \"key = value\", got \"%s\"", name, lineno,
+		    shown(s, b, sizeof(b)));
+		return -EINVAL;
+	}
+	*eq = '\0';
+	key = trim(s);
+	i = key_index(key, 0);
+	if (i < 0) {
+		say(err, errlen, "%s:%u: unknown key \"%s\"", name, lineno,
+		    shown(key, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (seen[i]) {
+		say(err, errlen, "%s:%u: %s is already set on line %u", name, lineno, keys[i].name,
+		    seen[i]);
+		return -EINVAL;
+	}
+	seen[i] = lineno;
+	value = extract_value(eq + 1, &why);
+	if (!value) {
+		say(err, errlen, "%s:%u: %s: %s", name, lineno, keys[i].name, why);
+		return -EINVAL;
+	}
+	snprintf(origin, sizeof(origin), "%s:%u", name, lineno);
+	return set_key(c, (size_t)i, value, origin, err, errlen);
+}
+
+int config_parse_named(const char *buf, size_t len, const char *name, struct config *c, char *err,
+                       size_t errlen)
+{
+	unsigned seen[CONFIG_MAX_KEYS] = {0}, lineno = 0;
+	const char *nul = memchr(buf, '\0', len);
+	size_t pos = 0;
+
+	if (!name)
+		name = "<buffer>";
+	if (nul) {
+		for (const char *p = buf; p < nul; p++)
+			lineno += *p == '\n';
+		say(err, errlen, "%s:%u: contains a NUL byte", name, lineno + 1);
+		return -EINVAL;
+	}
+	while (pos < len) {
+		const char *start = buf + pos, *nl = memchr(start, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - start) : len - pos;
+		char *line = xstrndup(start, n);
+		int r = parse_line(line, name, ++lineno, seen, c, err, errlen);
+
+		free(line);
+		if (r < 0)
+			return r;
+		pos += n + (nl ? 1 : 0);
+	}
+	return 0;
+}
+
+int config_parse_buffer(const char *buf, size_t len, struct config *c, char *err, size_t errlen)
+{
+	return config_parse_named(buf, len, NULL, c, err, errlen);
+}
+
+/* Reads a whole small file into a NUL-terminated buffer. */
+static int read_small_file(const char *path, size_t max, char **out, size_t *outlen)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	ssize_t r;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	buf = xmalloc(max + 2);
+	while ((r = read(fd, buf + n, max + 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			goto out;
+		}
+		n += (size_t)r;
+		if (n > max) {
+			ret = -EFBIG;
+			goto out;
+		}
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*outlen = n;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+int config_load_file(const char *path, struct config *c, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t len;
+	char *buf;
+	int r;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		say(err, errlen, "\"%s\" is a directory", path);
+		return -EISDIR;
+	}
+	r = read_small_file(path, CONFIG_MAX_FILE, &buf, &len);
+	if (r < 0) {
+		if (r == -EFBIG)
+			say(err, errlen, "\"%s\" is larger than %d bytes", path, CONFIG_MAX_FILE);
+		else
+			say(err, errlen, "Failed to read \"%s\": %s", path, strerror(-r));
+		return r;
+	}
+	r = config_parse_named(buf, len, path, c, err, errlen);
+	free(buf);
+	return r;
+}
+
+/* --- checks between keys and derived values -------------------------------- */
+
+static const char *origin_of(const struct config *c, const char *key)
+{
+	int i = key_index(key, 0);
+
+	return i >= 0 && c->origin[i] ? c->origin[i] : "default";
+}
+
+/* A file named by tls_cert, tls_key or token_file: a relative name is a
+ * systemd credential when $CREDENTIALS_DIRECTORY holds it. */
+static char *credential_path(const char *name)
+{
+	const char *dir = getenv("CREDENTIALS_DIRECTORY");
+	char *p;
+
+	if (name[0] != '/' && dir && *dir) {
+		xasprintf(&p, "%s/%s", dir, name);
+		if (access(p, F_OK) == 0)
+			return p;
+		free(p);
+	}
+	return xstrdup(name);
+}
+
+static int check_readable(struct config *c, const char *key, char **value, char *err, size_t errlen)
+{
+	char *p;
+
+	if (!*value || !**value)
+		return 0;
+	p = credential_path(*value);
+	if (access(p, R_OK) < 0) {
+		int e = errno;
+
+		say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, key), key, p,
+		    strerror(e));
+		free(p);
+		return -e;
+	}
+	free(*value);
+	*value = p;
+	return 0;
+}
+
+static int load_token_file(struct config *c, char *err, size_t errlen)
+{
+	char *buf, why[128];
+	size_t len;
+	int r;
+
+	r = read_small_file(c->token_file, 4096, &buf, &len);
+	if (r < 0) {
+		say(err, errlen, "%s: token_file: cannot read \"%s\": %s",
+		    origin_of(c, "token_file"), c->token_file,
+		    r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
+		return r;
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+	r = set_key(c, (size_t)key_index("token", 0), trim(buf), "--token", why, sizeof(why));
+	free(buf);
+	if (r < 0 || !c->token[0]) {
+		say(err, errlen, "%s: token_file: the token in \"%s\" %s",
+		    origin_of(c, "token_file"), c->token_file,
+		    r < 0 ? why + strlen("--token: ") : "is empty");
+		return -EINVAL;
+	}
+	free(c->origin[key_index("token", 0)]);
+	c->origin[key_index("token", 0)] = xstrdup("token_file");
+	return 0;
+}
+
+static char *default_database(const char *state_dir)
+{
+	const char *env = getenv("STATE_DIRECTORY");
+	char *p;
+
+	if (state_dir && *state_dir)
+		xasprintf(&p, "%s/%s", state_dir, CONFIG_DB_NAME);
+	else if (env && *env)
+		/* StateDirectory= may list several; the first is ours */
+		xasprintf(&p, "%.*s/%s", (int)strcspn(env, ":"), env, CONFIG_DB_NAME);
+	else
+		xasprintf(&p, "var/%s", CONFIG_DB_NAME);
+	return p;
+}
+
+int config_resolve(struct config *c, const char *state_dir, char *err, size_t errlen)
+{
+	int r;
+
+	if (!c->splay.is_percent && c->splay.value > c->interval) {
+		say(err, errlen, "%s: splay: longer than interval", origin_of(c, "splay"));
+		return -EINVAL;
+	}
+	if (c->retention_samples_days < c->retention_raw_days) {
+		say(err, errlen,
+		    "%s: retention_samples_days: %d is less than retention_raw_days %d",
+		    origin_of(c, "retention_samples_days"), c->retention_samples_days,
+		    c->retention_raw_days);
+		return -EINVAL;
+	}
+	if (!c->tls_cert[0] != !c->tls_key[0]) {
+		say(err, errlen, "%s: %s: tls_cert and tls_key must be given together",
+		    origin_of(c, c->tls_cert[0] ? "tls_cert" : "tls_key"),
+		    c->tls_cert[0] ? "tls_cert" : "tls_key");
+		return -EINVAL;
+	}
+	if (c->token[0] && c->token_file[0]) {
+		say(err, errlen, "%s: token_file: token is also set (%s); give one of them",
+		    origin_of(c, "token_file"), origin_of(c, "token"));
+		return -EINVAL;
+	}
+	r = check_readable(c, "tls_cert", &c->tls_cert, err, errlen);
+	if (r >= 0)
+		r = check_readable(c, "tls_key", &c->tls_key, err, errlen);
+	if (r >= 0)
+		r = check_readable(c, "token_file", &c->token_file, err, errlen);
+	if (r >= 0 && c->token_file[0])
+		r = load_token_file(c, err, errlen);
+	if (r < 0)
+		return r;
+	if (!c->database[0]) {
+		free(c->database);
+		c->database = default_database(state_dir);
+	}
+	return 0;
+}
+
+void config_restart_diff(const struct config *a, const struct config *b, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_KEYS && n < len; i++) {
+		char va[PATH_MAX], vb[PATH_MAX];
+
+		if (!(keys[i].flags & F_RESTART))
+			continue;
+		types[keys[i].type].format(&keys[i], cfield(a, &keys[i]), va, sizeof(va));
+		types[keys[i].type].format(&keys[i], cfield(b, &keys[i]), vb, sizeof(vb));
+		if (strcmp(va, vb))
+			n +=
+			    (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", keys[i].name);
+	}
+}
+
+double config_splay_seconds(const struct config *c)
+{
+	if (c->splay.is_percent)
+		return c->interval * c->splay.value / 100.0;
+	return c->splay.value;
+}
+
+int config_log_priority(const struct config *c)
+{
+	return LOG_ERR + c->log_level;
+}
+
+/* --- output ---------------------------------------------------------------- */
+
+void config_print(const struct config *c, FILE *f)
+{
+	fprintf(f, "# threadwatchd: effective configuration\n");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct cfg_key *k = &keys[i];
+		char v[PATH_MAX], q[PATH_MAX + 8], line[2 * PATH_MAX];
+
+		types[k->type].format(k, cfield(c, k), v, sizeof(v));
+		if ((k->flags & F_SECRET) && v[0])
+			snprintf(line, sizeof(line), "#%s = (set, not shown)", k->name);
+		else {
+			quote_value(v, q, sizeof(q));
+			snprintf(line, sizeof(line), "%s = %s", k->name, q);
+		}
+		fprintf(f, "%-48s # %s\n", line, c->origin[i] ? c->origin[i] : "default");
+	}
+}
+
+/* Writes text wrapped at `width` columns, each line starting with prefix. */
+static void print_wrapped(FILE *f, const char *prefix, const char *text, size_t width)
+{
+	while (*text) {
+		size_t n = strlen(text), cut = n;
+
+		if (n > width) {
+			cut = width;
+			while (cut > 0 && text[cut] != ' ')
+				cut--;
+			if (!cut)
+				cut = strcspn(text, " ");
+		}
+		fprintf(f, "%s%.*s\n", prefix, (int)cut, text);
+		text += cut;
+		while (*text == ' ')
+			text++;
+	}
+}
+
+void config_print_flags(FILE *f)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct cfg_key *k = &keys[i];
+		char q[PATH_MAX + 8];
+
+		quote_value(k->def, q, sizeof(q));
+		fprintf(f, "  --%s=%s (default: %s)\n", k->name, types[k->type].example, q);
+		print_wrapped(f, "      ", k->help, 72);
+	}
+}
+
+void config_print_markdown(FILE *f)
+{
+	fprintf(f, "| Key | Type | Default | Range | Description |\n");
+	fprintf(f, "|-----|------|---------|-------|-------------|\n");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct cfg_key *k = &keys[i];
+		char range[128], q[PATH_MAX + 8];
+
+		describe_range(k, range, sizeof(range));
+		quote_value(k->def, q, sizeof(q));
+		fprintf(f, "| `%s` | %s | `%s` | %s | %s%s |\n", k->name, types[k->type].name, q,
+		        range, k->help, (k->flags & F_RESTART) ? " Takes effect on restart." : "");
+	}
+}
+
+void config_print_file(FILE *f)
+{
+	static const char *const intro =
+	    "threadwatchd.conf: the configuration of threadwatchd, the threadwatch daemon. "
+	    "Generated from the daemon's table of keys by `threadwatchd --dump-config-file` "
+	    "(`--dump-config-doc` prints the same as Markdown). Every key is shown "
+	    "commented out with its default. Lines are `key = value`; a # at the start of "
+	    "a line or after white space starts a comment; a value may be put in double "
+	    "quotes. Each key can also be given on the command line as --key=VALUE, which "
+	    "wins over this file. `threadwatchd --check-config` validates the file and "
+	    "prints the effective values; SIGHUP (systemctl reload threadwatchd) re-reads "
+	    "it, and a bad file is then ignored with a logged reason. Durations: 500ms, "
+	    "90s, 15m, 6h, 1d, 1h30m. Sizes: 4096, 256K, 8M, 1G.";
+
+	print_wrapped(f, "# ", intro, 76);
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct cfg_key *k = &keys[i];
+		char range[128], q[PATH_MAX + 8], type[256];
+
+		describe_range(k, range, sizeof(range));
+		quote_value(k->def, q, sizeof(q));
+		snprintf(type, sizeof(type), "Type: %s%s%s.%s", types[k->type].name,
+		         range[0] ? ", " : "", range,
+		         (k->flags & F_RESTART) ? " Takes effect on restart." : "");
+		fprintf(f, "\n");
+		print_wrapped(f, "# ", k->help, 76);
+		print_wrapped(f, "# ", type, 76);
+		fprintf(f, "#%s = %s\n", k->name, q);
+	}
+}

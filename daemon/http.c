@@ -1,0 +1,701 @@
+/*
+ * http: the daemon's HTTP server over libmicrohttpd (see http.h). One
+ * route table maps (method, path pattern) to a handler; everything a
+ * handler needs from the request is parsed by api_parse_target(), and
+ * every error goes out as {"error": {"status": N, "message": "..."}}.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "api.h"
+#include "asset.h"
+#include "builtin.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "xmalloc.h"
+
+/* The largest request body taken (POST /api/v1/runs needs none). */
+#define HTTP_MAX_BODY 4096
+/* TLS certificates and keys larger than this are refused. */
+#define HTTP_MAX_PEM (1u << 20)
+
+struct http_server {
+	struct MHD_Daemon *mhd;
+	struct api_ctx api;
+	struct http_hooks hooks;
+	char *token;
+	char *dygraphs_dir;
+	int external_fd; /* the socket-activation socket: the caller's to close */
+	char *tls_cert, *tls_key;
+	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
+};
+
+/* Per-request state, made by the URI log callback from the raw target. */
+struct request {
+	char *uri;
+	int started;
+	size_t body;
+};
+
+/* What a handler gets. */
+struct ctx {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	const char *method;
+	const struct route *route;
+	struct api_target target;
+	char cap[API_MAX_CAPTURE];
+};
+
+struct route {
+	const char *method;
+	const char *pattern;
+	enum MHD_Result (*handle)(struct ctx *c);
+	api_handler_fn *api; /* for h_api */
+	const char *file;    /* for h_file: the embedded file */
+	int (*exists)(const struct http_server *srv, const char *cap); /* NULL: any match */
+};
+
+static const char *header(struct ctx *c, const char *name)
+{
+	return MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, name);
+}
+
+/* Adds the headers every response carries and queues it. */
+static enum MHD_Result queue(struct ctx *c, unsigned status, struct MHD_Response *r)
+{
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	rc = MHD_queue_response(c->conn, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* An extra response header, or {NULL, NULL}. */
+struct hdr {
+	const char *name, *value;
+};
+
+/* Sends a malloc'd body (taken over), gzip-compressed when the client
+ * accepts it and it is worth it. */
+static enum MHD_Result send_body(struct ctx *c, unsigned status, const char *mime, char *body,
+                                 size_t len, const char *cache, struct hdr extra)
+{
+	struct MHD_Response *r;
+	unsigned char *gz = NULL;
+	size_t gz_len = 0;
+
+	if (len >= ASSET_GZIP_MIN && asset_accepts_gzip(header(c, "Accept-Encoding")) &&
+	    asset_gzip((const unsigned char *)body, len, 6, &gz, &gz_len) == 0 && gz_len < len) {
+		free(body);
+		r = MHD_create_response_from_buffer(gz_len, gz, MHD_RESPMEM_MUST_FREE);
+		if (r)
+			MHD_add_response_header(r, "Content-Encoding", "gzip");
+	} else {
+		free(gz);
+		r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	}
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", mime);
+	MHD_add_response_header(r, "Cache-Control", cache);
+	MHD_add_response_header(r, "Vary", "Accept-Encoding");
+	if (extra.name)
+		MHD_add_response_header(r, extra.name, extra.value);
+	return queue(c, status, r);
+}
+
+/* Sends a JSON value (reference taken over). */
+static enum MHD_Result send_json_hdr(struct ctx *c, unsigned status, json_t *v, struct hdr extra)
+{
+	/* 15 digits: measurements read as 1.003, not 1.0029999999999999. */
+	char *text = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
+
+	json_decref(v);
+	if (!text)
+		return MHD_NO;
+	return send_body(c, status, "application/json", text, strlen(text), "no-store", extra);
+}
+
+static enum MHD_Result send_json(struct ctx *c, unsigned status, json_t *v)
+{
+	return send_json_hdr(c, status, v, (struct hdr){NULL, NULL});
+}
+
+static enum MHD_Result send_api_error_hdr(struct ctx *c, const struct api_error *err,
+                                          struct hdr extra)
+{
+	if (err->status >= 500) {
+		char method[32], path[160], msg[sizeof(err->message)];
+
+		api_printable(method, sizeof(method), c->method);
+		api_printable(path, sizeof(path), c->target.path ? c->target.path : "");
+		api_printable(msg, sizeof(msg), err->message);
+		log_warning("HTTP %s \"%s\": %u %s%s%s%s", method, path, err->status, msg,
+		            err->detail[0] ? " (" : "", err->detail, err->detail[0] ? ")" : "");
+	}
+	return send_json_hdr(c, err->status, api_error_body(err), extra);
+}
+
+static enum MHD_Result send_api_error(struct ctx *c, const struct api_error *err)
+{
+	return send_api_error_hdr(c, err, (struct hdr){NULL, NULL});
+}
+
+static enum MHD_Result send_error_hdr(struct ctx *c, unsigned status, struct hdr extra,
+                                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result send_error_hdr(struct ctx *c, unsigned status, struct hdr extra,
+                                      const char *fmt, ...)
+{
+	struct api_error err = {.status = status};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err.message, sizeof(err.message), fmt, ap);
+	va_end(ap);
+	return send_api_error_hdr(c, &err, extra);
+}
+
+#define send_error(c, status, ...) send_error_hdr(c, status, (struct hdr){NULL, NULL}, __VA_ARGS__)
+
+/* A static file: 304 when the client has it, gzip when it accepts it. */
+static enum MHD_Result send_asset(struct ctx *c, const struct asset *a, const char *cache, int copy)
+{
+	int gz = a->gz && asset_accepts_gzip(header(c, "Accept-Encoding"));
+	const char *etag = gz ? a->gz_etag : a->etag;
+	const void *data = gz ? a->gz : a->data;
+	size_t size = gz ? a->gz_size : a->size;
+	unsigned status = MHD_HTTP_OK;
+	struct MHD_Response *r;
+
+	if (asset_etag_matches(header(c, "If-None-Match"), etag)) {
+		status = MHD_HTTP_NOT_MODIFIED;
+		r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	} else {
+		r = MHD_create_response_from_buffer(size, (void *)(uintptr_t)data,
+		                                    copy ? MHD_RESPMEM_MUST_COPY
+		                                         : MHD_RESPMEM_PERSISTENT);
+		if (r && gz)
+			MHD_add_response_header(r, "Content-Encoding", "gzip");
+		if (r)
+			MHD_add_response_header(r, "Content-Type", a->mime);
+	}
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "ETag", etag);
+	MHD_add_response_header(r, "Cache-Control", cache);
+	if (a->gz)
+		MHD_add_response_header(r, "Vary", "Accept-Encoding");
+	return queue(c, status, r);
+}
+
+/* --- handlers -------------------------------------------------------- */
+
+static enum MHD_Result h_api(struct ctx *c)
+{
+	struct api_error err = {0};
+	json_t *body = NULL;
+	unsigned status = c->route->api(&c->srv->api, &c->target, c->cap, &body, &err);
+
+	if (status != MHD_HTTP_OK) {
+		json_decref(body);
+		return send_api_error(c, &err);
+	}
+	return send_json(c, status, body);
+}
+
+/* 503 for a failed store call; its own message goes to the log only. */
+static enum MHD_Result send_store_error(struct ctx *c, int rc)
+{
+	struct api_error err = {.status = MHD_HTTP_SERVICE_UNAVAILABLE};
+
+	snprintf(err.message, sizeof(err.message), "store unavailable: %s", strerror(-rc));
+	snprintf(err.detail, sizeof(err.detail), "%s", store_last_error());
+	return send_api_error(c, &err);
+}
+
+static enum MHD_Result h_healthz(struct ctx *c)
+{
+	char *v = NULL;
+	int rc = store_state_get(c->srv->api.st, "cycle_running", &v);
+
+	free(v);
+	if (rc < 0 && rc != -ENOENT)
+		return send_store_error(c, rc);
+	return send_json(c, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"));
+}
+
+static enum MHD_Result h_metrics(struct ctx *c)
+{
+	char *text;
+	size_t len;
+	int rc = metrics_render(c->srv->api.st, &text, &len);
+
+	if (rc < 0)
+		return send_store_error(c, rc);
+	return send_body(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len,
+	                 "no-store", (struct hdr){NULL, NULL});
+}
+
+/* Compares in time that depends only on the secret's length. */
+static int token_equal(const char *given, const char *secret)
+{
+	size_t glen = strlen(given), slen = strlen(secret);
+	unsigned char diff = glen != slen;
+
+	for (size_t i = 0; i < slen; i++)
+		diff |= (unsigned char)(secret[i] ^ (i < glen ? given[i] : 0));
+	return diff == 0;
+}
+
+static enum MHD_Result h_trigger(struct ctx *c)
+{
+	const char *auth = header(c, "Authorization");
+	int64_t cycle_id = 0;
+	int rc;
+
+	if (!c->srv->token)
+		return send_error(c, MHD_HTTP_FORBIDDEN,
+		                  "starting a cycle over HTTP is off: no token is configured");
+	if (!auth || strncasecmp(auth, "Bearer ", 7) || !token_equal(auth + 7, c->srv->token))
+		return send_error_hdr(
+		    c, MHD_HTTP_UNAUTHORIZED,
+		    (struct hdr){"WWW-Authenticate", "Bearer realm=\"threadwatch\""}, "%s",
+		    auth ? "wrong token" : "missing 'Authorization: Bearer TOKEN'");
+	if (!c->srv->hooks.trigger)
+		return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no scheduler is attached");
+	rc = c->srv->hooks.trigger(c->srv->hooks.ctx, &cycle_id);
+	if (rc == -EBUSY)
+		return send_error(c, MHD_HTTP_CONFLICT, "a cycle is already running");
+	if (rc < 0)
+		return send_error_hdr(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+		                      (struct hdr){"Retry-After", "5"},
+		                      "the scheduler did not start a cycle: %s", strerror(-rc));
+	return send_json(c, MHD_HTTP_ACCEPTED,
+	                 json_pack("{s:I,s:s,s:s}", "cycle_id", (json_int_t)cycle_id, "status",
+	                           "started", "status_url", "/api/v1/status"));
+}
+
+/* The embedded web/ file with this name, or NULL. */
+static const struct asset *web_asset(const struct http_server *srv, const char *name)
+{
+	const struct builtin_file *f = builtin_find(name);
+
+	return f ? srv->web[f - builtin_files] : NULL;
+}
+
+static int web_exists(const struct http_server *srv, const char *cap)
+{
+	char name[API_MAX_CAPTURE + 8];
+
+	snprintf(name, sizeof(name), "web/%s", cap);
+	return web_asset(srv, name) != NULL;
+}
+
+/* Embedded files are not versioned by name: revalidate every time. */
+static enum MHD_Result send_web(struct ctx *c, const char *name)
+{
+	const struct asset *a = web_asset(c->srv, name);
+
+	if (!a)
+		return send_error(c, MHD_HTTP_NOT_FOUND, "\"%s\" is not in this build", name);
+	return send_asset(c, a, "no-cache", 0);
+}
+
+static enum MHD_Result h_file(struct ctx *c)
+{
+	return send_web(c, c->route->file);
+}
+
+static enum MHD_Result h_web(struct ctx *c)
+{
+	char name[API_MAX_CAPTURE + 8];
+
+	snprintf(name, sizeof(name), "web/%s", c->cap);
+	return send_web(c, name);
+}
+
+static enum MHD_Result h_dygraphs(struct ctx *c)
+{
+	struct asset *a = NULL;
+	enum MHD_Result ret;
+	int rc;
+
+	if (!c->srv->dygraphs_dir)
+		return send_error(c, MHD_HTTP_NOT_FOUND, "no dygraphs directory is configured");
+	rc = asset_from_file(c->srv->dygraphs_dir, c->cap,
+	                     asset_accepts_gzip(header(c, "Accept-Encoding")), &a);
+	if (rc == -ENOENT || rc == -EACCES)
+		return send_error(c, MHD_HTTP_NOT_FOUND, "no file \"%s\" under /dygraphs", c->cap);
+	if (rc == -EFBIG)
+		return send_error(c, MHD_HTTP_FORBIDDEN, "\"%s\" is too large to serve", c->cap);
+	if (rc < 0)
+		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read \"%s\": %s",
+		                  c->cap, strerror(-rc));
+	ret = send_asset(c, a, "public, max-age=86400", 1);
+	asset_free(a);
+	return ret;
+}
+
+/* Specific paths first. The catch-all for web files only matches files
+ * that exist, so that any other path is a 404 rather than a 405. GET
+ * routes answer HEAD too. */
+static const struct route routes[] = {
+    {"GET", "/api/v1/host", h_api, api_host, NULL, NULL},
+    {"GET", "/api/v1/recommendation", h_api, api_recommendation, NULL, NULL},
+    {"GET", "/api/v1/runs", h_api, api_runs, NULL, NULL},
+    {"POST", "/api/v1/runs", h_trigger, NULL, NULL, NULL},
+    {"GET", "/api/v1/runs/{id}", h_api, api_run, NULL, NULL},
+    {"GET", "/api/v1/series", h_api, api_series, NULL, NULL},
+    {"GET", "/api/v1/metrics", h_api, api_metrics, NULL, NULL},
+    {"GET", "/api/v1/headroom", h_api, api_headroom, NULL, NULL},
+    {"GET", "/api/v1/status", h_api, api_status, NULL, NULL},
+    {"GET", "/api/v1/openapi.json", h_file, NULL, "web/openapi.json", NULL},
+    {"GET", "/metrics", h_metrics, NULL, NULL, NULL},
+    {"GET", "/healthz", h_healthz, NULL, NULL, NULL},
+    {"GET", "/dygraphs/*", h_dygraphs, NULL, NULL, NULL},
+    {"GET", "/", h_file, NULL, "web/index.html", NULL},
+    {"GET", "/*", h_web, NULL, NULL, web_exists},
+};
+
+static int method_is(const struct route *r, const char *method)
+{
+	return !strcmp(r->method, method) || (!strcmp(method, "HEAD") && !strcmp(r->method, "GET"));
+}
+
+/* Appends a method to an Allow list once. */
+static void allow_add(char *allow, size_t size, const char *method)
+{
+	size_t n = strlen(allow), m = strlen(method);
+	const char *p = allow;
+
+	while ((p = strstr(p, method))) {
+		if ((p == allow || p[-1] == ' ') && (p[m] == ',' || p[m] == '\0'))
+			return;
+		p += m;
+	}
+	snprintf(allow + n, size - n, "%s%s", n ? ", " : "", method);
+}
+
+static enum MHD_Result dispatch(struct ctx *c)
+{
+	char allow[64] = "";
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		const struct route *r = &routes[i];
+
+		if (!api_parse_path(r->pattern, c->target.path, c->cap) ||
+		    (r->exists && !r->exists(c->srv, c->cap)))
+			continue;
+		if (method_is(r, c->method)) {
+			c->route = r;
+			return r->handle(c);
+		}
+		allow_add(allow, sizeof(allow), r->method);
+		if (!strcmp(r->method, "GET"))
+			allow_add(allow, sizeof(allow), "HEAD");
+	}
+	if (!allow[0])
+		return send_error(c, MHD_HTTP_NOT_FOUND, "no such path: \"%.128s\"",
+		                  c->target.path);
+	return send_error_hdr(c, MHD_HTTP_METHOD_NOT_ALLOWED, (struct hdr){"Allow", allow},
+	                      "method %.16s is not allowed here; allowed: %s", c->method, allow);
+}
+
+/* Looks at the headers before any body is read: GET and HEAD take no body,
+ * others at most HTTP_MAX_BODY bytes. An early answer closes the
+ * connection, so the body is never read. */
+static enum MHD_Result check_headers(struct ctx *c)
+{
+	const char *cl = header(c, "Content-Length");
+	const char *te = header(c, "Transfer-Encoding");
+	int64_t len = 0;
+
+	if (cl && api_parse_int(cl, 0, INT64_MAX, &len) < 0)
+		return send_error(c, MHD_HTTP_BAD_REQUEST, "bad Content-Length");
+	if ((len > 0 || te) && (!strcmp(c->method, "GET") || !strcmp(c->method, "HEAD")))
+		return send_error(c, MHD_HTTP_BAD_REQUEST, "a %s request must not have a body",
+		                  c->method);
+	if (len > HTTP_MAX_BODY)
+		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
+		                  "request body of %lld bytes is over the limit of %d",
+		                  (long long)len, HTTP_MAX_BODY);
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+	struct request *rq = *con_cls;
+	struct ctx c = {.srv = cls, .conn = conn, .method = method};
+	struct api_error err = {0};
+	enum MHD_Result ret;
+
+	(void)version;
+	(void)upload;
+	if (!rq) /* the URI log callback always runs first */
+		return MHD_NO;
+	if (!rq->started) {
+		rq->started = 1;
+		c.target.path = url;
+		return check_headers(&c);
+	}
+	if (*upload_size) {
+		/* A chunked body over the limit: close rather than read on. */
+		rq->body += *upload_size;
+		*upload_size = 0;
+		return rq->body > HTTP_MAX_BODY ? MHD_NO : MHD_YES;
+	}
+	if (api_parse_target(rq->uri, &c.target, &err) < 0) {
+		ret = send_api_error(&c, &err);
+	} else {
+		ret = dispatch(&c);
+	}
+	api_target_clear(&c.target);
+	return ret;
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct request *rq = xcalloc(1, sizeof(*rq));
+
+	(void)cls;
+	(void)conn;
+	rq->uri = xstrdup(uri);
+	return rq;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (rq)
+		free(rq->uri);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char *msg;
+
+	(void)cls;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return;
+	msg[strcspn(msg, "\n")] = '\0';
+	log_debug("libmicrohttpd: %s", msg);
+	free(msg);
+}
+
+/* --- start and stop -------------------------------------------------- */
+
+static int read_pem(const char *path, char **out)
+{
+	struct stat sb;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_size <= 0 || (size_t)sb.st_size > HTTP_MAX_PEM) {
+		rc = -EINVAL;
+		goto out;
+	}
+	*out = xmalloc((size_t)sb.st_size + 1);
+	n = read(fd, *out, (size_t)sb.st_size);
+	if (n != sb.st_size) {
+		rc = n < 0 ? -errno : -EIO;
+		free(*out);
+		*out = NULL;
+		goto out;
+	}
+	(*out)[n] = '\0';
+out:
+	close(fd);
+	return rc;
+}
+
+/* Binds and listens on address:port; the socket goes to libmicrohttpd. */
+static int bind_listen(const char *address, unsigned port, int *fd_out)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *res;
+	char service[8];
+	int fd, one = 1, rc;
+
+	if (port > 65535)
+		return -EINVAL;
+	snprintf(service, sizeof(service), "%u", port);
+	rc = getaddrinfo(address, service, &hints, &res);
+	if (rc)
+		return rc == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	            res->ai_protocol);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+		rc = -errno;
+		close(fd);
+		goto out;
+	}
+	*fd_out = fd;
+	rc = 0;
+out:
+	freeaddrinfo(res);
+	return rc;
+}
+
+static void load_web(struct http_server *srv)
+{
+	srv->web = xcalloc(builtin_count ? builtin_count : 1, sizeof(*srv->web));
+	for (unsigned i = 0; i < builtin_count; i++)
+		if (!strncmp(builtin_files[i].name, "web/", 4))
+			srv->web[i] = asset_from_memory(
+			    builtin_files[i].name, builtin_files[i].data, builtin_files[i].size);
+}
+
+static int start_mhd(struct http_server *srv, const struct http_config *cfg, int fd)
+{
+	unsigned flags =
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem o[16];
+	size_t n = 0;
+
+#define OPT(opt, val, ptr) (o[n++] = (struct MHD_OptionItem){opt, (intptr_t)(val), ptr})
+	OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
+	OPT(MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections ? cfg->max_connections : 256, NULL);
+	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit ? cfg->per_ip_limit : 128, NULL);
+	OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30, NULL);
+	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->memory_limit ? cfg->memory_limit : 65536,
+	    NULL);
+	OPT(MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, srv);
+	OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv);
+	OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv);
+	if (cfg->threads > 1)
+		OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
+	if (srv->tls_cert) {
+		flags |= MHD_USE_TLS;
+		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert);
+		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key);
+	}
+	OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, o,
+	                            MHD_OPTION_END);
+	return srv->mhd ? 0 : -(errno ? errno : EINVAL);
+}
+
+static int nonempty(const char *s)
+{
+	return s && s[0];
+}
+
+int http_start(const struct http_config *cfg, struct store *st, const struct http_hooks *hooks,
+               struct http_server **out)
+{
+	struct http_server *srv = xcalloc(1, sizeof(*srv));
+	int fd = cfg->listen_fd, rc;
+
+	srv->api.st = st;
+	srv->external_fd = cfg->listen_fd;
+	if (hooks)
+		srv->hooks = *hooks;
+	if (cfg->token && cfg->token[0]) {
+		srv->token = xstrdup(cfg->token);
+		srv->api.trigger_configured = 1;
+	}
+	if (cfg->dygraphs_dir && cfg->dygraphs_dir[0])
+		srv->dygraphs_dir = xstrdup(cfg->dygraphs_dir);
+	if (nonempty(cfg->tls_cert) || nonempty(cfg->tls_key)) {
+		if (!nonempty(cfg->tls_cert) || !nonempty(cfg->tls_key)) {
+			rc = -EINVAL;
+			goto fail;
+		}
+		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+			rc = -ENOTSUP;
+			goto fail;
+		}
+		if ((rc = read_pem(cfg->tls_cert, &srv->tls_cert)) < 0 ||
+		    (rc = read_pem(cfg->tls_key, &srv->tls_key)) < 0)
+			goto fail;
+	}
+	load_web(srv);
+	if (fd < 0 &&
+	    (rc = bind_listen(cfg->address ? cfg->address : "127.0.0.1", cfg->port, &fd)) < 0)
+		goto fail;
+	errno = 0;
+	rc = start_mhd(srv, cfg, fd);
+	if (rc < 0) {
+		if (cfg->listen_fd < 0)
+			close(fd);
+		goto fail;
+	}
+	*out = srv;
+	return 0;
+fail:
+	http_stop(srv);
+	return rc;
+}
+
+unsigned http_port(const struct http_server *srv)
+{
+	const union MHD_DaemonInfo *info;
+
+	if (!srv || !srv->mhd)
+		return 0;
+	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	return info ? info->port : 0;
+}
+
+void http_stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->mhd) {
+		/* A socket from socket activation stays open for the caller. */
+		if (srv->external_fd >= 0)
+			MHD_quiesce_daemon(srv->mhd);
+		MHD_stop_daemon(srv->mhd);
+	}
+	if (srv->web)
+		for (unsigned i = 0; i < builtin_count; i++)
+			asset_free(srv->web[i]);
+	free(srv->web);
+	free(srv->token);
+	free(srv->dygraphs_dir);
+	free(srv->tls_cert);
+	if (srv->tls_key)
+		explicit_bzero(srv->tls_key, strlen(srv->tls_key));
+	free(srv->tls_key);
+	free(srv);
+}

@@ -1,0 +1,416 @@
+/*
+ * metrics: the Prometheus text format (version 0.0.4) from one store
+ * snapshot (see metrics.h). Every exported metric is a row of metric_defs:
+ * its name, type, help, unit and where its value comes from.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "metrics.h"
+#include "store.h"
+#include "xmalloc.h"
+
+/* Where a value comes from. */
+enum source {
+	SRC_BUILD,      /* 1, labelled with the version */
+	SRC_VALUE,      /* the number at `path` (a '/'-separated path in the snapshot) */
+	SRC_PROBE,      /* for each probe: the number at probes/PROBE/`path` */
+	SRC_PROBE_OK,   /* for each probe: 1 when its last run was ok */
+	SRC_RUNS_TOTAL, /* for each probe and status: runs_total/PROBE/STATUS */
+	SRC_REC_LOW,    /* 1 when the verdict is "low" */
+	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
+	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
+};
+
+struct metric_def {
+	const char *name;
+	const char *type; /* "gauge" or "counter" */
+	const char *help;
+	const char *unit; /* base unit the value is in (documentation) */
+	enum source src;
+	const char *path;
+	double div;         /* divides the stored value into the base unit (1e9: ns to s) */
+	const char *labels; /* fixed labels, such as stack="low" */
+};
+
+#define SCALAR(probe, name) "probes/" probe "/scalars/" name "/value"
+#define POLICY_ROWS(p)                                                                             \
+	{"threadwatch_threads_create_rate_per_second",                                             \
+	 "gauge",                                                                                  \
+	 "Thread creates per second in a bucket of the last threads run.",                         \
+	 "1/s",                                                                                    \
+	 SRC_VALUE,                                                                                \
+	 SCALAR("threads", p "_first_rate"),                                                       \
+	 1,                                                                                        \
+	 "policy=\"" p "\",bucket=\"first\""},                                                     \
+	    {"threadwatch_threads_create_rate_per_second",                                         \
+	     "gauge",                                                                              \
+	     NULL,                                                                                 \
+	     "1/s",                                                                                \
+	     SRC_VALUE,                                                                            \
+	     SCALAR("threads", p "_last_rate"),                                                    \
+	     1,                                                                                    \
+	     "policy=\"" p "\",bucket=\"last\""},                                                  \
+	{                                                                                          \
+		"threadwatch_threads_create_rate_per_second", "gauge", NULL, "1/s", SRC_VALUE,     \
+		    SCALAR("threads", p "_min_rate"), 1, "policy=\"" p "\",bucket=\"min\""         \
+	}
+
+/* Rows with the same name are adjacent; the first carries the help. */
+static const struct metric_def metric_defs[] = {
+    {"threadwatch_build_info", "gauge", "Version of threadwatchd; always 1.", "", SRC_BUILD, NULL,
+     1, NULL},
+    {"threadwatch_probe_last_run_timestamp_seconds", "gauge",
+     "When the probe's last run started, as a Unix time.", "s", SRC_PROBE, "last_run_ms", 1e3,
+     NULL},
+    {"threadwatch_probe_last_run_duration_seconds", "gauge", "How long the probe's last run took.",
+     "s", SRC_PROBE, "last_duration_s", 1, NULL},
+    {"threadwatch_probe_last_run_success", "gauge",
+     "1 when the probe's last run was ok, 0 when it was skipped or failed.", "", SRC_PROBE_OK, NULL,
+     1, NULL},
+    {"threadwatch_probe_last_ok_timestamp_seconds", "gauge",
+     "When the probe's last ok run started, as a Unix time.", "s", SRC_PROBE, "last_ok_ms", 1e3,
+     NULL},
+    {"threadwatch_probe_runs_total", "counter", "Probe runs stored, by probe and status.", "",
+     SRC_RUNS_TOTAL, NULL, 1, NULL},
+    {"threadwatch_last_cycle_timestamp_seconds", "gauge",
+     "When the last finished probe cycle ended, as a Unix time.", "s", SRC_VALUE,
+     "last_cycle/ended_ms", 1e3, NULL},
+    {"threadwatch_last_cycle_duration_seconds", "gauge", "How long the last probe cycle took.", "s",
+     SRC_VALUE, "last_cycle/duration_s", 1, NULL},
+    {"threadwatch_host_change_timestamp_seconds", "gauge",
+     "When the host's identity (kernel, glibc, CPU, microcode) last changed, as a Unix time.", "s",
+     SRC_VALUE, "fingerprint/first_seen_ms", 1e3, NULL},
+    {"threadwatch_ctxsw_switch_seconds", "gauge",
+     "Median time of one thread switch, by stack placement.", "s", SRC_VALUE,
+     SCALAR("ctxsw", "low_ns"), 1e9, "stack=\"low\""},
+    {"threadwatch_ctxsw_switch_seconds", "gauge", NULL, "s", SRC_VALUE, SCALAR("ctxsw", "high_ns"),
+     1e9, "stack=\"high\""},
+    {"threadwatch_ctxsw_ratio", "gauge",
+     "Median of paired low/high switch-time ratios; below 1 low stacks switch faster.", "ratio",
+     SRC_VALUE, SCALAR("ctxsw", "ratio"), 1, NULL},
+    {"threadwatch_ctxsw_ratio_ci", "gauge", "Bounds of the 95% CI of the switch-time ratio.",
+     "ratio", SRC_VALUE, SCALAR("ctxsw", "ratio_ci_lo"), 1, "bound=\"lower\""},
+    {"threadwatch_ctxsw_ratio_ci", "gauge", NULL, "ratio", SRC_VALUE,
+     SCALAR("ctxsw", "ratio_ci_hi"), 1, "bound=\"upper\""},
+    {"threadwatch_ctxsw_fsgsbase", "gauge", "1 when user space may use FSGSBASE.", "", SRC_VALUE,
+     SCALAR("ctxsw", "fsgsbase"), 1, NULL},
+    {"threadwatch_map32_fail_seconds", "gauge",
+     "Time of one failing MAP_32BIT mmap at the largest VMA count reached.", "s", SRC_VALUE,
+     SCALAR("map32", "fail_ns_at_max"), 1e9, NULL},
+    {"threadwatch_map32_window_bytes", "gauge", "Size of the MAP_32BIT window.", "bytes", SRC_VALUE,
+     SCALAR("map32", "window_bytes"), 1, NULL},
+    {"threadwatch_map32_capacity_stacks", "gauge",
+     "Thread stacks of the default size that fit in the MAP_32BIT window.", "", SRC_VALUE,
+     SCALAR("map32", "capacity_stacks"), 1, NULL},
+    {"threadwatch_map32_slope", "gauge",
+     "Log-log slope of failing MAP_32BIT mmap time against VMA count (1: linear search).", "",
+     SRC_VALUE, SCALAR("map32", "slope"), 1, NULL},
+    {"threadwatch_threads_knee", "gauge",
+     "Live threads at which the create rate fell below a tenth of its start, by stack "
+     "policy; absent when there is no knee.",
+     "", SRC_VALUE, SCALAR("threads", "default_knee"), 1, "policy=\"default\""},
+    {"threadwatch_threads_knee", "gauge", NULL, "", SRC_VALUE, SCALAR("threads", "low_knee"), 1,
+     "policy=\"low\""},
+    {"threadwatch_threads_knee", "gauge", NULL, "", SRC_VALUE, SCALAR("threads", "high_knee"), 1,
+     "policy=\"high\""},
+    POLICY_ROWS("default"),
+    POLICY_ROWS("low"),
+    POLICY_ROWS("high"),
+    {"threadwatch_threads_map32_failures", "gauge",
+     "MAP_32BIT mmap calls that failed in the last threads run, by stack policy.", "", SRC_VALUE,
+     SCALAR("threads", "default_map32_failures"), 1, "policy=\"default\""},
+    {"threadwatch_threads_map32_failures", "gauge", NULL, "", SRC_VALUE,
+     SCALAR("threads", "low_map32_failures"), 1, "policy=\"low\""},
+    {"threadwatch_threads_map32_failures", "gauge", NULL, "", SRC_VALUE,
+     SCALAR("threads", "high_map32_failures"), 1, "policy=\"high\""},
+    {"threadwatch_threads_max", "gauge", "Live threads the last threads run reached.", "",
+     SRC_VALUE, SCALAR("threads", "max_threads"), 1, NULL},
+    {"threadwatch_recommendation_low_stacks", "gauge",
+     "1 when low (MAP_32BIT) thread stacks pay on this host, 0 when high stacks are better.", "",
+     SRC_REC_LOW, NULL, 1, NULL},
+    {"threadwatch_recommendation_info", "gauge",
+     "The current recommendation's verdict and confidence; always 1.", "", SRC_REC_INFO, NULL, 1,
+     NULL},
+    {"threadwatch_recommendation_break_even_switches", "gauge",
+     "Context switches each low-stack thread must make to repay the extra creation cost.", "",
+     SRC_VALUE, "recommendation/figures/break_even_switches", 1, NULL},
+    {"threadwatch_recommendation_switch_saving_seconds", "gauge",
+     "Time low stacks save on each thread switch (negative: they cost).", "s", SRC_VALUE,
+     "recommendation/figures/switch_saving_ns", 1e9, NULL},
+    {"threadwatch_recommendation_timestamp_seconds", "gauge",
+     "When the recommendation was computed, as a Unix time.", "s", SRC_VALUE,
+     "recommendation/computed_ms", 1e3, NULL},
+    {"threadwatch_headroom_ratio", "gauge",
+     "How much of a thread or map limit is in use (1: the limit is reached).", "ratio",
+     SRC_HEADROOM, "ratio", 1, NULL},
+    {"threadwatch_headroom_warning", "gauge", "1 when a limit is within 10% of being reached.", "",
+     SRC_HEADROOM, "warning", 1, NULL},
+    {"threadwatch_headroom_timestamp_seconds", "gauge",
+     "When headroom was last recorded, as a Unix time.", "s", SRC_VALUE, "headroom/computed_ms",
+     1e3, NULL},
+};
+
+#define N_DEFS (sizeof(metric_defs) / sizeof(metric_defs[0]))
+
+/* A growing text buffer. */
+struct out {
+	char *buf;
+	size_t len, cap;
+};
+
+static void out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_printf(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < o->cap - o->len)
+			break;
+		o->cap = o->cap * 2 + (n > 0 ? (size_t)n : 0);
+		o->buf = xrealloc(o->buf, o->cap);
+	}
+	o->len += (size_t)n;
+}
+
+/* A label value with \, " and newline escaped. */
+static void out_label(struct out *o, const char *name, const char *value)
+{
+	out_printf(o, "%s=\"", name);
+	for (const char *p = value; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			out_printf(o, "\\%c", *p);
+		else if (*p == '\n')
+			out_printf(o, "\\n");
+		else
+			out_printf(o, "%c", *p);
+	}
+	out_printf(o, "\"");
+}
+
+/* The shortest decimal that reads back as the same double. */
+static void out_number(struct out *o, double v)
+{
+	char buf[32];
+
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	out_printf(o, "%s", buf);
+}
+
+/* The value at a '/'-separated path, or NULL. */
+static const json_t *at(const json_t *v, const char *path)
+{
+	char key[128];
+
+	while (v && *path) {
+		size_t n = strcspn(path, "/");
+
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		v = json_object_get(v, key);
+		path += n + (path[n] == '/');
+	}
+	return v;
+}
+
+/* A number (booleans count as 0 or 1); 0 when there is none. */
+static int number(const json_t *v, double *out)
+{
+	if (json_is_number(v))
+		*out = json_number_value(v);
+	else if (json_is_boolean(v))
+		*out = json_is_true(v);
+	else
+		return 0;
+	return isfinite(*out);
+}
+
+/* One sample line; `extra` labels (name, value pairs, NULL-terminated)
+ * come after the row's fixed labels. */
+static void sample(struct out *o, const struct metric_def *d, double v, const char *const *extra)
+{
+	int any = 0;
+
+	out_printf(o, "%s", d->name);
+	if (d->labels || (extra && extra[0])) {
+		out_printf(o, "{");
+		if (d->labels) {
+			out_printf(o, "%s", d->labels);
+			any = 1;
+		}
+		for (; extra && extra[0]; extra += 2) {
+			out_printf(o, "%s", any ? "," : "");
+			out_label(o, extra[0], extra[1]);
+			any = 1;
+		}
+		out_printf(o, "}");
+	}
+	out_printf(o, " ");
+	out_number(o, v / d->div);
+	out_printf(o, "\n");
+}
+
+static void emit_row(struct out *o, const struct metric_def *d, const json_t *snap)
+{
+	/* jansson's iterators take non-const values but do not modify them. */
+	json_t *probes = json_object_get(snap, "probes"),
+	       *totals = json_object_get(snap, "runs_total");
+	const json_t *rec;
+	json_t *v, *w;
+	const char *name, *status;
+	double x;
+
+	switch (d->src) {
+	case SRC_BUILD:
+		sample(o, d, 1, (const char *const[]){"version", TW_VERSION, NULL});
+		break;
+	case SRC_VALUE:
+		if (number(at(snap, d->path), &x))
+			sample(o, d, x, NULL);
+		break;
+	case SRC_PROBE:
+		json_object_foreach(probes, name, v) if (number(at(v, d->path), &x))
+		    sample(o, d, x, (const char *const[]){"probe", name, NULL});
+		break;
+	case SRC_PROBE_OK:
+		json_object_foreach(probes, name, v)
+		{
+			status = json_string_value(json_object_get(v, "last_status"));
+			if (status)
+				sample(o, d, !strcmp(status, "ok"),
+				       (const char *const[]){"probe", name, NULL});
+		}
+		break;
+	case SRC_RUNS_TOTAL:
+		json_object_foreach(totals, name, v) json_object_foreach(v, status,
+		                                                         w) if (number(w, &x))
+		    sample(o, d, x, (const char *const[]){"probe", name, "status", status, NULL});
+		break;
+	case SRC_REC_LOW:
+	case SRC_REC_INFO:
+		rec = json_object_get(snap, "recommendation");
+		name = json_string_value(json_object_get(rec, "verdict"));
+		status = json_string_value(json_object_get(rec, "confidence"));
+		if (!name)
+			break;
+		if (d->src == SRC_REC_LOW)
+			sample(o, d, !strcmp(name, "low"), NULL);
+		else
+			sample(o, d, 1,
+			       (const char *const[]){"verdict", name, "confidence",
+			                             status ? status : "none", NULL});
+		break;
+	case SRC_HEADROOM: {
+		json_t *limits = api_headroom_limits(at(snap, "headroom/headroom"));
+		size_t i;
+
+		json_array_foreach(limits, i, v)
+		{
+			name = json_string_value(json_object_get(v, "name"));
+			if (number(json_object_get(v, d->path), &x))
+				sample(o, d, x, (const char *const[]){"limit", name, NULL});
+		}
+		json_decref(limits);
+		break;
+	}
+	}
+}
+
+void metrics_format(const json_t *snap, char **text, size_t *len)
+{
+	struct out o = {.buf = xmalloc(4096), .cap = 4096};
+
+	o.buf[0] = '\0';
+	for (size_t i = 0; i < N_DEFS; i++) {
+		const struct metric_def *d = &metric_defs[i];
+
+		if (i == 0 || strcmp(d->name, metric_defs[i - 1].name))
+			out_printf(&o, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
+			           d->type);
+		emit_row(&o, d, snap);
+	}
+	*text = o.buf;
+	*len = o.len;
+}
+
+int metrics_render(struct store *st, char **text, size_t *len)
+{
+	json_t *snap = NULL;
+	int rc = store_api_snapshot(st, &snap);
+
+	if (rc < 0)
+		return rc;
+	metrics_format(snap, text, len);
+	json_decref(snap);
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int metrics_write_file(struct store *st, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *text, *tmp;
+	size_t len;
+	int fd, rc = metrics_render(st, &text, &len);
+
+	if (rc < 0)
+		return rc;
+	/* In the same directory, so rename is atomic; node_exporter reads only
+	 * *.prom files, so the temporary one is never half-read. */
+	if (slash)
+		xasprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+	else
+		xasprintf(&tmp, ".%s.XXXXXX", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = write_all(fd, text, len);
+	if (rc == 0 && fchmod(fd, 0644) < 0)
+		rc = -errno;
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(text);
+	return rc;
+}

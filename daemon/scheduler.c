@@ -1,0 +1,855 @@
+/*
+ * scheduler: the scheduler thread of threadwatchd, its plan (monotonic
+ * deadlines for the next cycle and the next fingerprint check), the API
+ * trigger handshake, and one probe cycle from the quiet-host guard to the
+ * published state.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "fingerprint.h"
+#include "headroom.h"
+#include "log.h"
+#include "metrics.h"
+#include "protocol.h"
+#include "recommend.h"
+#include "runner.h"
+#include "scheduler.h"
+#include "store.h"
+#include "xmalloc.h"
+
+#define FP_CHECK_S 60.0     /* fingerprint re-check period */
+#define LOAD_POLL_S 10.0    /* quiet-host guard: how often the load is looked at */
+#define TRIGGER_WAIT_S 10.0 /* how long the API waits for the scheduler */
+#define RETRY_MAX_S 600.0   /* a failed cycle is retried after at most this */
+#define STEP_GRACE_S 120.0  /* bound of a step without its own (store, fingerprint) */
+#define PROBE_GRACE_S 30.0  /* beyond a probe's own time limit */
+#define RETENTION_BATCH 1000
+#define MAX_OUTPUT ((size_t)4 << 20)
+
+static const char *const builtin_probes[] = {"ctxsw", "threads", "map32"};
+
+struct sched {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;   /* the scheduler waits on it */
+	pthread_cond_t answer; /* API callers wait on it */
+	pthread_t thread;
+	int started;
+	struct store *st;
+	struct config cfg; /* the latest; each cycle works on a copy */
+	sched_changed_fn *changed;
+	void *ctx;
+	volatile sig_atomic_t stop_flag; /* read by the runner */
+	int stop;
+
+	/* the plan, in CLOCK_MONOTONIC seconds */
+	double next_due, next_fp_check, alive_until;
+	double last_end;
+	int have_last_end;
+	const char *pending; /* "start" or "fingerprint": a cycle is due now */
+
+	/* the API handshake */
+	int api_pending;
+	uint64_t api_seq, api_done_seq;
+	int api_result;
+	int64_t api_cycle_id;
+
+	/* only the scheduler's thread touches these */
+	json_t *fp, *identity;
+	int trigger_enabled;
+
+	struct sched_status status;
+};
+
+/* --- small readers ------------------------------------------------------- */
+
+static double mono_s(void)
+{
+	return (double)clock_ns() / 1e9;
+}
+
+static int64_t wall_ms(void)
+{
+	return clock_wall_ns() / 1000000;
+}
+
+static double rand01(void)
+{
+	uint64_t x;
+
+	if (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x))
+		x = clock_ns() * 0x9E3779B97F4A7C15ULL;
+	return (double)(x >> 11) * 0x1.0p-53;
+}
+
+static struct timespec mono_ts(double t)
+{
+	struct timespec ts;
+
+	if (t > 1e15)
+		t = 1e15;
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	return ts;
+}
+
+int sched_read_loadavg(const char *path, double *load1)
+{
+	FILE *f = fopen(path, "re");
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%lf", load1) != 1 || !isfinite(*load1))
+		r = -EINVAL;
+	fclose(f);
+	return r;
+}
+
+int sched_read_cpu(const char *path, struct sched_cpu *c)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen(path, "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+	           &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 4)
+		return -EINVAL;
+	c->total = 0;
+	for (int i = 0; i < 8; i++)
+		c->total += v[i];
+	c->steal = v[7];
+	return 0;
+}
+
+double sched_steal_pct(const struct sched_cpu *before, const struct sched_cpu *after)
+{
+	if (after->total <= before->total || after->steal < before->steal)
+		return 0;
+	return 100.0 * (double)(after->steal - before->steal) /
+	       (double)(after->total - before->total);
+}
+
+double sched_start_delay(int64_t now_ms, int64_t last_ms, int have_last, double interval_s)
+{
+	double age;
+
+	if (!have_last)
+		return 0;
+	age = (double)(now_ms - last_ms) / 1000.0;
+	if (age < 0 || age >= interval_s)
+		return 0;
+	return interval_s - age;
+}
+
+int sched_probe_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 1 || n > 64)
+		return 0;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+/* --- discovery ------------------------------------------------------------ */
+
+static void add_probe(struct sched_probe **list, size_t *n, const char *name, char *path,
+                      const char *skip)
+{
+	*list = xreallocarray(*list, *n + 1, sizeof(**list));
+	(*list)[*n] = (struct sched_probe){xstrdup(name), path, skip};
+	(*n)++;
+}
+
+static int is_builtin(const char *name)
+{
+	for (size_t i = 0; i < sizeof(builtin_probes) / sizeof(builtin_probes[0]); i++)
+		if (!strcmp(name, builtin_probes[i]))
+			return 1;
+	return 0;
+}
+
+int sched_discover(const char *probe_dir, const char *probes_d, struct sched_probe **list,
+                   size_t *n)
+{
+	struct dirent **ents = NULL;
+	int count, r = 0;
+
+	*list = NULL;
+	*n = 0;
+	for (size_t i = 0; i < sizeof(builtin_probes) / sizeof(builtin_probes[0]); i++) {
+		char *path = runner_find_probe(probe_dir, builtin_probes[i]);
+
+		/* a missing built-in still runs, so that its error is recorded */
+		if (!path)
+			xasprintf(&path, "%.*s/%s", (int)strcspn(probe_dir, ":"), probe_dir,
+			          builtin_probes[i]);
+		add_probe(list, n, builtin_probes[i], path, NULL);
+	}
+	if (!probes_d || !*probes_d)
+		return 0;
+	count = scandir(probes_d, &ents, NULL, alphasort);
+	if (count < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (int i = 0; i < count; i++) {
+		const char *name = ents[i]->d_name, *skip = NULL;
+		struct stat sb;
+		char *path;
+
+		if (name[0] == '.' || name[strlen(name) - 1] == '~')
+			continue; /* hidden and backup files are not probes */
+		xasprintf(&path, "%s/%s", probes_d, name);
+		if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+			skip = "not a regular file";
+		else if (!sched_probe_name_ok(name))
+			skip = "not a probe name ([a-z0-9_-], 1 to 64 characters)";
+		else if (is_builtin(name))
+			skip = "the name of a built-in probe";
+		add_probe(list, n, name, path, skip);
+	}
+	for (int i = 0; i < count; i++)
+		free(ents[i]);
+	free(ents);
+	return r;
+}
+
+void sched_probes_free(struct sched_probe *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(list[i].name);
+		free(list[i].path);
+	}
+	free(list);
+}
+
+/* --- state shared with the main loop and the API ---------------------------- */
+
+static void changed(struct sched *s)
+{
+	if (s->changed)
+		s->changed(s->ctx);
+}
+
+/* Called with the lock held: the deadline by which the thread promises to
+ * come back. */
+static void promise(struct sched *s, double seconds)
+{
+	s->alive_until = mono_s() + seconds;
+}
+
+/* Marks the start of a step without a bound of its own. */
+static void step(struct sched *s)
+{
+	pthread_mutex_lock(&s->lock);
+	promise(s, STEP_GRACE_S);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void set_probe(struct sched *s, const char *name, double bound_s)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->status.probe, sizeof(s->status.probe), "%s", name ? name : "");
+	promise(s, bound_s);
+	pthread_mutex_unlock(&s->lock);
+	changed(s);
+}
+
+static int64_t next_cycle_ms_locked(const struct sched *s)
+{
+	return wall_ms() + (int64_t)llround((s->next_due - mono_s()) * 1000.0);
+}
+
+static void plan_next_locked(struct sched *s, double from, double delay)
+{
+	s->next_due = from + delay + rand01() * config_splay_seconds(&s->cfg);
+	s->status.next_cycle_ms = next_cycle_ms_locked(s);
+}
+
+/* Publishes the scheduler's state for the API (GET /api/v1/status). */
+static void publish(struct sched *s)
+{
+	struct sched_status st;
+	char v[8][72];
+	const char *keys[] = {"cycle_running",     "cycle_id",      "last_cycle_ms",
+	                      "last_cycle_status", "next_cycle_ms", "trigger_enabled",
+	                      "current_probe",     "cycles"};
+	const char *vals[8];
+	int r;
+
+	sched_get_status(s, &st);
+	snprintf(v[0], sizeof(v[0]), "%d", st.running);
+	snprintf(v[1], sizeof(v[1]), "%lld", (long long)st.cycle_id);
+	snprintf(v[2], sizeof(v[2]), "%lld", (long long)st.last_cycle_ms);
+	snprintf(v[3], sizeof(v[3]), "%s", st.last_status);
+	snprintf(v[4], sizeof(v[4]), "%lld", (long long)st.next_cycle_ms);
+	snprintf(v[5], sizeof(v[5]), "%d", s->trigger_enabled);
+	snprintf(v[6], sizeof(v[6]), "%s", st.probe);
+	snprintf(v[7], sizeof(v[7]), "%u", st.cycles);
+	for (int i = 0; i < 8; i++)
+		vals[i] = v[i];
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		r = store_state_set(s->st, keys[i], vals[i]);
+		if (r < 0) {
+			log_warning("Failed to publish the scheduler state (%s): %s, ignoring",
+			            keys[i], store_last_error());
+			break;
+		}
+	}
+}
+
+/* --- the fingerprint -------------------------------------------------------- */
+
+/* Reads the fingerprint; records it when `record` is set or its identity
+ * changed. Returns 1 when the identity differs from the one read before
+ * (never on the first reading); *stored is set when the store wrote a new
+ * row (the host differs from the last recorded one). */
+static int refresh_fingerprint(struct sched *s, int record, int *stored)
+{
+	json_t *fp = fingerprint_read(), *id = fingerprint_identity(fp);
+	int differs = s->identity && !json_equal(id, s->identity), r;
+
+	*stored = 0;
+	if (differs) {
+		char *d = fingerprint_diff(s->identity, id);
+
+		log_notice("The host changed: %s", d ? d : "(no details)");
+		free(d);
+	}
+	if (record || differs) {
+		r = store_fingerprint_record(s->st, fp, wall_ms(), stored);
+		if (r < 0)
+			log_warning("Failed to record the host fingerprint: %s, ignoring",
+			            store_last_error());
+	}
+	json_decref(s->fp);
+	json_decref(s->identity);
+	s->fp = fp;
+	s->identity = id;
+	return differs;
+}
+
+/* --- one cycle ------------------------------------------------------------------ */
+
+/* Waits while the host is busy; returns the seconds waited. */
+static double load_guard(struct sched *s, const struct config *c)
+{
+	double start = mono_s(), load, waited = 0;
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int logged = 0;
+
+	if (ncpus < 1)
+		ncpus = 1;
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		double per;
+
+		if (sched_read_loadavg("/proc/loadavg", &load) < 0)
+			break;
+		per = load / (double)ncpus;
+		waited = mono_s() - start;
+		if (per <= c->load_threshold)
+			break;
+		if (waited >= c->load_wait_max) {
+			log_notice("Load is still %.2f per CPU after waiting %.0f s; running the "
+			           "cycle anyway",
+			           per, waited);
+			break;
+		}
+		if (!logged++)
+			log_info("Load is %.2f per CPU, above %.2f; waiting up to %.0f s for a "
+			         "quiet host",
+			         per, c->load_threshold, c->load_wait_max - waited);
+		if (!s->status.waiting_for_load) {
+			s->status.waiting_for_load = 1;
+			changed(s);
+		}
+		{
+			double until = mono_s() + fmin(LOAD_POLL_S, c->load_wait_max - waited);
+			struct timespec ts = mono_ts(until);
+
+			promise(s, until - mono_s() + STEP_GRACE_S);
+			pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+		}
+	}
+	s->status.waiting_for_load = 0;
+	pthread_mutex_unlock(&s->lock);
+	return mono_s() - start;
+}
+
+static const char *const store_status[] = {
+    [RUNNER_OK] = "ok", [RUNNER_SKIPPED] = "skipped", [RUNNER_ERROR] = "error"};
+
+/* Runs one probe and stores the run. 0, or the store's -errno. */
+static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
+                   const struct sched_probe *p, int64_t *run_id)
+{
+	char name[PROTOCOL_MAX_NAME + 1], quick[] = "--quick";
+	char *argv[] = {name, c->quick ? quick : NULL, NULL};
+	struct runner_opts o = {.timeout_s = c->probe_timeout,
+	                        .max_output = MAX_OUTPUT,
+	                        .nice = c->nice,
+	                        .idle_io = 1,
+	                        .stop = &s->stop_flag};
+	struct sched_cpu before = {0, 0}, after = {0, 0};
+	struct runner_result res;
+	struct store_run run;
+	char *refused = NULL;
+	double load = 0;
+	int r;
+
+	snprintf(name, sizeof(name), "%s", p->name);
+	if (sched_read_loadavg("/proc/loadavg", &load) < 0)
+		load = 0;
+	sched_read_cpu("/proc/stat", &before);
+	set_probe(s, p->name, c->probe_timeout + PROBE_GRACE_S);
+	r = runner_run(p->path, argv, &o, &res);
+	if (r < 0)
+		log_run(LOG_ERR, p->name, 0, "Failed to start the probe: %s", strerror(-r));
+	sched_read_cpu("/proc/stat", &after);
+	set_probe(s, p->name, STEP_GRACE_S);
+
+	run = (struct store_run){
+	    .probe = p->name,
+	    .cycle_id = cycle_id,
+	    .started_ms = res.started_unix_ms,
+	    .ended_ms = res.started_unix_ms + (int64_t)llround(res.wall_s * 1000.0),
+	    .status = store_status[res.status],
+	    .reason = res.reason,
+	    .doc = res.doc,
+	    .raw = res.doc ? NULL : res.output,
+	    .loadavg1 = load,
+	    .steal_pct = sched_steal_pct(&before, &after),
+	    .cpu_s = res.cpu_s,
+	};
+	r = store_run_insert(s->st, &run, run_id);
+	if (r == -EINVAL && run.doc) {
+		/* The store refused a document the runner accepted: keep the run
+		 * as an error with the store's reason and the raw output. */
+		xasprintf(&refused, "the store refused the document: %s", store_last_error());
+		run.status = "error";
+		run.reason = refused;
+		run.doc = NULL;
+		run.raw = res.output;
+		res.status = RUNNER_ERROR;
+		r = store_run_insert(s->st, &run, run_id);
+	}
+	if (r < 0)
+		log_run(LOG_ERR, p->name, 0, "Failed to store the run: %s", store_last_error());
+	else if (res.status == RUNNER_OK)
+		log_run(LOG_INFO, p->name, *run_id, "Probe %s ok in %.1f s", p->name, res.wall_s);
+	else
+		log_run(LOG_WARNING, p->name, *run_id, "Probe %s %s: %s", p->name,
+		        store_status[res.status], run.reason ? run.reason : "(no reason)");
+	runner_result_clear(&res);
+	free(refused);
+	return r;
+}
+
+/* Runs every probe; returns the cycle's status. */
+static const char *run_probes(struct sched *s, const struct config *c, int64_t cycle_id)
+{
+	struct sched_probe *list;
+	size_t n;
+	int failed = 0, r;
+
+	r = sched_discover(c->probe_dir, c->probes_d, &list, &n);
+	if (r < 0)
+		log_warning("Failed to list the probes directory \"%s\": %s, ignoring", c->probes_d,
+		            store_last_error());
+	for (size_t i = 0; i < n && !s->stop_flag; i++) {
+		int64_t run_id = 0;
+
+		if (list[i].skip) {
+			log_debug("Probes directory entry \"%s\": %s, ignoring", list[i].path,
+			          list[i].skip);
+			continue;
+		}
+		if (run_one(s, c, cycle_id, &list[i], &run_id) < 0)
+			failed = 1;
+	}
+	sched_probes_free(list, n);
+	set_probe(s, NULL, STEP_GRACE_S);
+	return s->stop_flag ? "interrupted" : failed ? "failed" : "ok";
+}
+
+static void recommend(struct sched *s, const struct config *c)
+{
+	json_t *docs = NULL, *ids = NULL, *inputs = NULL, *result = NULL, *v;
+	struct rec_workload w;
+	int64_t *run_ids = NULL;
+	const char *key;
+	size_t n = 0;
+	char err[256];
+	int r;
+
+	r = store_latest_docs(s->st, &docs, &ids);
+	if (r < 0) {
+		log_warning("Failed to read the latest probe documents: %s; no recommendation "
+		            "this cycle",
+		            strerror(-r));
+		return;
+	}
+	rec_workload_default(&w);
+	w.threads = c->workload_threads;
+	w.stack_bytes = (double)c->workload_stack_size;
+	w.switches_per_thread = c->workload_switches_per_thread;
+	inputs =
+	    rec_inputs_build(s->fp, json_object_get(docs, "ctxsw"), json_object_get(docs, "map32"),
+	                     json_object_get(docs, "threads"), &w);
+	result = rec_compute(inputs, err, sizeof(err));
+	if (!result) {
+		log_warning("Cannot compute a recommendation: %s, ignoring", err);
+		goto out;
+	}
+	run_ids = xcalloc(json_object_size(ids) + 1, sizeof(*run_ids));
+	json_object_foreach(ids, key, v) run_ids[n++] = json_integer_value(v);
+	r = store_recommendation_insert(s->st, wall_ms(), inputs, result, run_ids, n);
+	if (r < 0)
+		log_warning("Failed to store the recommendation: %s, ignoring", store_last_error());
+	else
+		log_info("Recommendation: %s",
+		         json_string_value(json_object_get(result, "sentence")) ?: "(no sentence)");
+out:
+	free(run_ids);
+	json_decref(result);
+	json_decref(inputs);
+	json_decref(docs);
+	json_decref(ids);
+}
+
+static void record_headroom(struct sched *s)
+{
+	struct headroom_sample hs;
+	json_t *h, *w;
+	size_t i;
+	int r;
+
+	r = headroom_read(&hs);
+	if (r < 0)
+		log_warning("Failed to scan /proc for VMA counts: %s, ignoring", strerror(-r));
+	h = headroom_json(&hs);
+	json_array_foreach(json_object_get(h, "warnings"), i, w)
+	    log_warning("Headroom: %s", json_string_value(w));
+	r = store_headroom_record(s->st, wall_ms(), h);
+	if (r < 0)
+		log_warning("Failed to store the headroom: %s, ignoring", store_last_error());
+	json_decref(h);
+}
+
+static void upkeep(struct sched *s, const struct config *c)
+{
+	int r;
+
+	r = store_retention(s->st, wall_ms(), c->retention_raw_days, c->retention_samples_days,
+	                    RETENTION_BATCH);
+	if (r < 0)
+		log_warning("Retention failed: %s, ignoring", store_last_error());
+	if (c->textfile_path[0]) {
+		r = metrics_write_file(s->st, c->textfile_path);
+		if (r < 0)
+			log_warning("Failed to write the textfile \"%s\": %s, ignoring",
+			            c->textfile_path, strerror(-r));
+	}
+}
+
+/* Answers a waiting API caller. Called with the lock held. */
+static void answer_locked(struct sched *s, uint64_t seq, int result, int64_t cycle_id)
+{
+	s->api_result = result;
+	s->api_cycle_id = cycle_id;
+	s->api_done_seq = seq;
+	pthread_cond_broadcast(&s->answer);
+}
+
+/* One cycle; called and returns with the lock held. */
+static void run_cycle(struct sched *s, const char *why)
+{
+	int api = !strcmp(why, "api");
+	uint64_t seq = s->api_seq;
+	const char *status = "failed";
+	int64_t cycle_id = 0;
+	struct config c;
+	double waited = 0;
+	int r, stored, interrupted;
+
+	s->status.running = 1;
+	s->pending = NULL;
+	s->api_pending = 0;
+	config_copy(&c, &s->cfg);
+	promise(s, STEP_GRACE_S);
+	pthread_mutex_unlock(&s->lock);
+	changed(s);
+	publish(s);
+
+	if (!api)
+		waited = load_guard(s, &c);
+	refresh_fingerprint(s, 1, &stored);
+	r = s->stop_flag ? -ESHUTDOWN : store_cycle_begin(s->st, wall_ms(), why, waited, &cycle_id);
+	pthread_mutex_lock(&s->lock);
+	if (api)
+		answer_locked(s, seq, r, cycle_id);
+	s->status.cycle_id = cycle_id;
+	pthread_mutex_unlock(&s->lock);
+	if (r == -ESHUTDOWN) {
+		status = "interrupted";
+		goto done;
+	}
+	if (r < 0) {
+		log_err("Failed to record a new cycle: %s", store_last_error());
+		goto done;
+	}
+	log_info("Cycle %lld started (%s%s)", (long long)cycle_id, why,
+	         waited >= 1 ? ", after waiting for a quiet host" : "");
+	changed(s);
+	publish(s);
+
+	status = run_probes(s, &c, cycle_id);
+	interrupted = !strcmp(status, "interrupted");
+	if (!interrupted) {
+		recommend(s, &c);
+		step(s);
+		record_headroom(s);
+	}
+	step(s);
+	r = store_cycle_end(s->st, cycle_id, wall_ms(), status);
+	if (r < 0) {
+		log_err("Failed to record the end of cycle %lld: %s", (long long)cycle_id,
+		        store_last_error());
+		status = "failed";
+	}
+	if (!interrupted) {
+		step(s);
+		upkeep(s, &c);
+	}
+	log_info("Cycle %lld finished: %s", (long long)cycle_id, status);
+done:
+	pthread_mutex_lock(&s->lock);
+	s->status.running = 0;
+	s->status.probe[0] = '\0';
+	s->status.last_cycle_ms = wall_ms();
+	snprintf(s->status.last_status, sizeof(s->status.last_status), "%s", status);
+	s->status.cycles++;
+	s->last_end = mono_s();
+	s->have_last_end = 1;
+	plan_next_locked(s, s->last_end,
+	                 strcmp(status, "failed") ? s->cfg.interval
+	                                          : fmin(s->cfg.interval, RETRY_MAX_S));
+	pthread_mutex_unlock(&s->lock);
+	publish(s);
+	changed(s);
+	config_free(&c);
+	pthread_mutex_lock(&s->lock);
+}
+
+/* --- the thread ---------------------------------------------------------------- */
+
+static void *sched_main(void *arg)
+{
+	struct sched *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		double now = mono_s(), until;
+		const char *why = s->api_pending       ? "api"
+		                  : s->pending         ? s->pending
+		                  : now >= s->next_due ? "interval"
+		                                       : NULL;
+		struct timespec ts;
+		int changed_host, stored;
+
+		if (why) {
+			run_cycle(s, why);
+			continue;
+		}
+		if (now >= s->next_fp_check) {
+			promise(s, STEP_GRACE_S);
+			pthread_mutex_unlock(&s->lock);
+			changed_host = refresh_fingerprint(s, 0, &stored);
+			pthread_mutex_lock(&s->lock);
+			if (changed_host && !s->pending)
+				s->pending = "fingerprint";
+			s->next_fp_check = mono_s() + FP_CHECK_S;
+			continue;
+		}
+		until = fmin(s->next_due, s->next_fp_check);
+		promise(s, until - now + STEP_GRACE_S);
+		ts = mono_ts(until);
+		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_change, void *ctx,
+              struct sched **out)
+{
+	struct sched *s = xcalloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+	int64_t last_ms = 0, now_ms;
+	double delay;
+	int r, have_last, stored;
+
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_cond_init(&s->answer, &ca);
+	pthread_condattr_destroy(&ca);
+	s->st = st;
+	s->changed = on_change;
+	s->ctx = ctx;
+	config_copy(&s->cfg, cfg);
+	s->trigger_enabled = cfg->token[0] != '\0';
+
+	r = store_last_cycle(st, &last_ms);
+	if (r < 0 && r != -ENOENT) {
+		sched_free(s);
+		return r;
+	}
+	have_last = r == 0;
+	now_ms = wall_ms();
+	delay = sched_start_delay(now_ms, last_ms, have_last, cfg->interval);
+	s->status.last_cycle_ms = have_last ? last_ms : 0;
+	if (have_last) {
+		s->last_end = mono_s() - (double)(now_ms - last_ms) / 1000.0;
+		s->have_last_end = 1;
+	}
+	refresh_fingerprint(s, 1, &stored);
+	if (delay == 0)
+		s->pending = "start";
+	else if (stored) {
+		log_notice("The host changed since the last cycle; starting a cycle");
+		s->pending = "fingerprint";
+	}
+	plan_next_locked(s, mono_s(), delay);
+	s->next_fp_check = mono_s() + FP_CHECK_S;
+	s->alive_until = mono_s() + STEP_GRACE_S;
+	*out = s;
+	publish(s);
+	return 0;
+}
+
+int sched_start(struct sched *s)
+{
+	int r = pthread_create(&s->thread, NULL, sched_main, s);
+
+	if (r)
+		return -r;
+	s->started = 1;
+	return 0;
+}
+
+void sched_reconfigure(struct sched *s, const struct config *cfg)
+{
+	double old;
+
+	pthread_mutex_lock(&s->lock);
+	old = s->cfg.interval;
+	config_free(&s->cfg);
+	config_copy(&s->cfg, cfg);
+	if (!s->status.running && cfg->interval != old)
+		plan_next_locked(s, s->have_last_end ? s->last_end : mono_s(), cfg->interval);
+	pthread_cond_broadcast(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	changed(s);
+}
+
+void sched_stop(struct sched *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	s->stop_flag = 1;
+	pthread_cond_broadcast(&s->wake);
+	pthread_cond_broadcast(&s->answer);
+	pthread_mutex_unlock(&s->lock);
+	if (s->started) {
+		pthread_join(s->thread, NULL);
+		s->started = 0;
+	}
+}
+
+void sched_free(struct sched *s)
+{
+	if (!s)
+		return;
+	sched_stop(s);
+	json_decref(s->fp);
+	json_decref(s->identity);
+	config_free(&s->cfg);
+	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->answer);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int sched_trigger(void *ctx, int64_t *cycle_id)
+{
+	struct sched *s = ctx;
+	struct timespec ts = mono_ts(mono_s() + TRIGGER_WAIT_S);
+	uint64_t seq;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->stop) {
+		pthread_mutex_unlock(&s->lock);
+		return -ESHUTDOWN;
+	}
+	if (s->status.running || s->api_pending) {
+		pthread_mutex_unlock(&s->lock);
+		return -EBUSY;
+	}
+	seq = ++s->api_seq;
+	s->api_pending = 1;
+	pthread_cond_broadcast(&s->wake);
+	while (s->api_done_seq != seq && !s->stop)
+		if (pthread_cond_timedwait(&s->answer, &s->lock, &ts) == ETIMEDOUT)
+			break;
+	if (s->api_done_seq == seq) {
+		r = s->api_result;
+		*cycle_id = s->api_cycle_id;
+	} else {
+		r = s->stop ? -ESHUTDOWN : -ETIMEDOUT;
+		if (s->api_pending && s->api_seq == seq)
+			s->api_pending = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+void sched_get_status(struct sched *s, struct sched_status *out)
+{
+	pthread_mutex_lock(&s->lock);
+	*out = s->status;
+	if (!s->status.running)
+		out->next_cycle_ms = next_cycle_ms_locked(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int sched_alive(struct sched *s)
+{
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = !s->started || mono_s() <= s->alive_until;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}

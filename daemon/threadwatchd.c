@@ -1,0 +1,698 @@
+/*
+ * threadwatchd: the threadwatch daemon. Reads the configuration, opens the
+ * store (a writable handle for the scheduler, a read-only one for the HTTP
+ * threads), starts the HTTP server and the scheduler as a chain of steps
+ * undone in mirrored order, and runs the main loop: signals (stop, reload),
+ * systemd's STATUS= and the watchdog.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "scheduler.h"
+#include "store.h"
+#include "systemd.h"
+#include "xmalloc.h"
+
+#define IDLE_WAKE_S 60.0 /* main loop period without a watchdog */
+#define STUCK_RETRY_S 1.0
+
+static volatile sig_atomic_t sig_stop, sig_reload;
+
+/* --- command line ------------------------------------------------------------ */
+
+enum action { ACT_RUN, ACT_HELP, ACT_VERSION, ACT_DOC, ACT_FILE };
+
+struct key_set {
+	char *key, *value, *origin;
+};
+
+struct opts {
+	const char *config_file; /* NULL: the default file, which may be missing */
+	const char *state_dir;
+	const char *port_file;
+	int foreground;
+	int check_config;
+	enum action action;
+	struct key_set *sets; /* --key=value, applied over the file */
+	size_t n_sets;
+};
+
+enum flag_kind { FLAG_STR, FLAG_BOOL, FLAG_ACTION };
+
+static const struct daemon_flag {
+	const char *name;
+	enum flag_kind kind;
+	const char *arg;
+	size_t offset; /* FLAG_STR, FLAG_BOOL: into struct opts */
+	enum action action;
+	const char *help;
+} flags[] = {
+    {"config", FLAG_STR, "FILE", offsetof(struct opts, config_file), ACT_RUN,
+     "configuration file (default " CONFIG_DEFAULT_FILE "; when that is missing, the "
+     "defaults apply)"},
+    {"state-dir", FLAG_STR, "DIR", offsetof(struct opts, state_dir), ACT_RUN,
+     "directory of the database when database= is empty (default: $STATE_DIRECTORY, else "
+     "./var)"},
+    {"port-file", FLAG_STR, "FILE", offsetof(struct opts, port_file), ACT_RUN,
+     "write the bound port to FILE once listening (for --port=0)"},
+    {"foreground", FLAG_BOOL, NULL, offsetof(struct opts, foreground), ACT_RUN,
+     "stay in the foreground; without it threadwatchd detaches once ready, unless systemd "
+     "started it"},
+    {"check-config", FLAG_BOOL, NULL, offsetof(struct opts, check_config), ACT_RUN,
+     "validate the configuration, print the effective values and exit (0: valid, 1: not)"},
+    {"dump-config-doc", FLAG_ACTION, NULL, 0, ACT_DOC,
+     "print the configuration keys as a Markdown table and exit"},
+    {"dump-config-file", FLAG_ACTION, NULL, 0, ACT_FILE,
+     "print the documented default configuration file and exit"},
+    {"help", FLAG_ACTION, NULL, 0, ACT_HELP, "show this help and exit"},
+    {"version", FLAG_ACTION, NULL, 0, ACT_VERSION, "show the version and exit"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: threadwatchd [OPTIONS] [--KEY=VALUE...]\n\n"
+	           "The threadwatch daemon: runs the probes on a schedule, keeps their history\n"
+	           "and serves the dashboard, a JSON API and Prometheus /metrics.\n\nOptions:\n");
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "--%s%s%s", flags[i].name, flags[i].arg ? "=" : "",
+		         flags[i].arg ? flags[i].arg : "");
+		fprintf(f, "  %s\n      %s\n", name, flags[i].help);
+	}
+	fprintf(f, "\nConfiguration keys, as flags or as `key = value` in the file (flags win;\n"
+	           "a boolean flag alone means yes; dashes may stand for underscores):\n");
+	config_print_flags(f);
+}
+
+static int same_flag(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
+			return 0;
+	return !*a && !*b;
+}
+
+static const struct daemon_flag *find_flag(const char *name)
+{
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (same_flag(flags[i].name, name))
+			return &flags[i];
+	return NULL;
+}
+
+static void add_set(struct opts *o, const char *key, const char *value)
+{
+	struct key_set *ks;
+
+	o->sets = xreallocarray(o->sets, o->n_sets + 1, sizeof(*o->sets));
+	ks = &o->sets[o->n_sets++];
+	ks->key = xstrdup(key);
+	ks->value = xstrdup(value);
+	xasprintf(&ks->origin, "--%s", key);
+}
+
+static void opts_free(struct opts *o)
+{
+	for (size_t i = 0; i < o->n_sets; i++) {
+		free(o->sets[i].key);
+		free(o->sets[i].value);
+		free(o->sets[i].origin);
+	}
+	free(o->sets);
+}
+
+/* 0, or -EINVAL after printing why (a usage error). */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = !strcmp(argv[i], "-h") ? "--help" : argv[i], *eq, *value, *key;
+		const struct daemon_flag *df;
+		char *name;
+
+		if (strncmp(a, "--", 2) || !a[2]) {
+			log_err("Unexpected argument \"%s\" (see --help)", a);
+			return -EINVAL;
+		}
+		eq = strchr(a, '=');
+		name = xstrndup(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+		value = eq ? eq + 1 : NULL;
+		df = find_flag(name);
+		key = df ? NULL : config_key_name(name);
+		if (!df && !key) {
+			log_err("Unknown option --%s (see --help)", name);
+			free(name);
+			return -EINVAL;
+		}
+		if (!value && ((df && df->arg) || (key && !config_key_is_bool(key)))) {
+			if (i + 1 >= argc) {
+				log_err("--%s needs a value", name);
+				free(name);
+				return -EINVAL;
+			}
+			value = argv[++i];
+		}
+		if (df && !df->arg && value) {
+			log_err("--%s takes no value", name);
+			free(name);
+			return -EINVAL;
+		}
+		free(name);
+		if (key)
+			add_set(o, key, value ? value : "yes");
+		else if (df->kind == FLAG_STR)
+			*(const char **)((char *)o + df->offset) = value;
+		else if (df->kind == FLAG_BOOL)
+			*(int *)((char *)o + df->offset) = 1;
+		else if (o->action == ACT_RUN)
+			o->action = df->action;
+	}
+	return 0;
+}
+
+/* The configuration from the file and the command line. 0 or -errno with a
+ * message in err; c is freed on failure. */
+static int build_config(const struct opts *o, struct config *c, char *err, size_t errlen)
+{
+	const char *path = o->config_file ? o->config_file : CONFIG_DEFAULT_FILE;
+	int r;
+
+	config_init(c);
+	r = config_load_file(path, c, err, errlen);
+	if (r == -ENOENT && !o->config_file)
+		r = 0; /* no configuration at all: the defaults */
+	for (size_t i = 0; r >= 0 && i < o->n_sets; i++)
+		r = config_set(c, o->sets[i].key, o->sets[i].value, o->sets[i].origin, err, errlen);
+	if (r >= 0)
+		r = config_resolve(c, o->state_dir, err, errlen);
+	if (r < 0)
+		config_free(c);
+	return r;
+}
+
+/* --- the daemon ---------------------------------------------------------------- */
+
+struct daemon {
+	const struct opts *opts;
+	struct config boot; /* as started: what the HTTP server and the store use */
+	struct config cfg;  /* the latest good one (SIGHUP) */
+	int wake[2];
+	int ready_fd; /* detaching: tells the waiting parent that we are up */
+	sigset_t saved_mask, run_mask;
+	struct store *st, *ro;
+	struct sched *sched;
+	struct http_config http_cfg;
+	struct http_hooks hooks;
+	struct http_server *http;
+	unsigned port;
+	int socket_activated;
+	unsigned long long wd_usec;
+	double next_ping;
+	int stuck_logged;
+	char status[256];
+};
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		sig_reload = 1;
+	else
+		sig_stop = sig;
+}
+
+static double mono_s(void)
+{
+	return (double)clock_ns() / 1e9;
+}
+
+static int signals_init(struct daemon *d)
+{
+	struct sigaction sa = {.sa_handler = on_signal}, ign = {.sa_handler = SIG_IGN};
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	sigset_t block;
+
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&block, sigs[i]);
+	}
+	sigaction(SIGPIPE, &ign, NULL);
+	/* Only the main loop's ppoll() lets them in; every thread started
+	 * from here on inherits the block. */
+	pthread_sigmask(SIG_BLOCK, &block, &d->saved_mask);
+	d->run_mask = d->saved_mask;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigdelset(&d->run_mask, sigs[i]);
+	return 0;
+}
+
+static void signals_fini(struct daemon *d)
+{
+	pthread_sigmask(SIG_SETMASK, &d->saved_mask, NULL);
+}
+
+static void on_sched_change(void *ctx)
+{
+	struct daemon *d = ctx;
+	char c = 1;
+
+	if (write(d->wake[1], &c, 1) < 0) {
+		/* the pipe is full: the main loop wakes anyway */
+	}
+}
+
+static int wake_init(struct daemon *d)
+{
+	if (pipe2(d->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
+		log_err("Failed to create a pipe: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void wake_fini(struct daemon *d)
+{
+	close(d->wake[0]);
+	close(d->wake[1]);
+}
+
+/* The database's directory (./var or the state directory) is created when
+ * missing; the levels above it must exist. */
+static void make_parent_dir(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+			log_debug("Failed to create \"%s\": %s, ignoring", dir, strerror(errno));
+	}
+	free(dir);
+}
+
+/* What to do about a database that cannot be opened, by error. */
+static const struct {
+	int error;
+	const char *advice;
+} open_advice[] = {
+    {-EBUSY, "Stop the other threadwatchd, or set database= to another file."},
+    {-ENOTSUP, "To run this version, set database= to another file."},
+    {-EBADMSG, "See \"Recovering the database\" in the README."},
+};
+
+static const char *advice_for(int error)
+{
+	for (size_t i = 0; i < sizeof(open_advice) / sizeof(open_advice[0]); i++)
+		if (open_advice[i].error == error)
+			return open_advice[i].advice;
+	return "";
+}
+
+static int open_store(const char *path, int mode, struct store **out)
+{
+	char err[512] = "";
+	int r = store_open(path, mode, out, err, sizeof(err));
+
+	if (r >= 0)
+		return 0;
+	if (!err[0])
+		snprintf(err, sizeof(err), "\"%s\": %s", path, strerror(-r));
+	log_err("Cannot open the database: %s. %s", err, advice_for(r));
+	return r;
+}
+
+/* store_open() checks an existing file (header and quick_check) before it
+ * writes anything, so a damaged database is refused here untouched. */
+static int store_init(struct daemon *d)
+{
+	make_parent_dir(d->boot.database);
+	return open_store(d->boot.database, 0, &d->st);
+}
+
+static void store_fini(struct daemon *d)
+{
+	store_close(d->st);
+}
+
+static int ro_init(struct daemon *d)
+{
+	return open_store(d->boot.database, STORE_READONLY, &d->ro);
+}
+
+static void ro_fini(struct daemon *d)
+{
+	store_close(d->ro);
+}
+
+static int sched_init(struct daemon *d)
+{
+	int r = sched_new(&d->cfg, d->st, on_sched_change, d, &d->sched);
+
+	if (r < 0)
+		log_err("Failed to prepare the scheduler: %s", strerror(-r));
+	return r;
+}
+
+static void sched_fini(struct daemon *d)
+{
+	sched_free(d->sched);
+}
+
+static int http_init(struct daemon *d)
+{
+	const struct config *c = &d->boot;
+	int n = systemd_listen_fds(), r;
+
+	if (n < 0)
+		log_warning("Failed to read the sockets passed by systemd: %s, ignoring",
+		            strerror(-n));
+	if (n > 1)
+		log_warning("systemd passed %d sockets; using the first, ignoring the rest", n);
+	d->socket_activated = n >= 1;
+	d->http_cfg = (struct http_config){
+	    .address = c->listen_address,
+	    .port = (unsigned)c->port,
+	    .listen_fd = n >= 1 ? 3 : -1,
+	    .max_connections = (unsigned)c->max_connections,
+	    .per_ip_limit = (unsigned)c->per_ip_limit,
+	    .timeout_s = (unsigned)c->http_timeout,
+	    .memory_limit = (size_t)c->http_memory_limit,
+	    .threads = (unsigned)c->http_threads,
+	    .token = c->token,
+	    .tls_cert = c->tls_cert[0] ? c->tls_cert : NULL,
+	    .tls_key = c->tls_key[0] ? c->tls_key : NULL,
+	    .dygraphs_dir = c->dygraphs_dir,
+	};
+	d->hooks = (struct http_hooks){.trigger = sched_trigger, .ctx = d->sched};
+	r = http_start(&d->http_cfg, d->ro, &d->hooks, &d->http);
+	if (r < 0) {
+		if (d->socket_activated)
+			log_err("Failed to serve HTTP on the socket passed by systemd: %s",
+			        strerror(-r));
+		else
+			log_err("Failed to serve HTTP on %s port %d: %s", c->listen_address,
+			        c->port, strerror(-r));
+		return r;
+	}
+	d->port = http_port(d->http);
+	if (d->socket_activated)
+		log_notice("Serving HTTP on the socket passed by systemd (port %u)", d->port);
+	else
+		log_notice("Listening on http%s://%s%s%s:%u/", c->tls_cert[0] ? "s" : "",
+		           strchr(c->listen_address, ':') ? "[" : "", c->listen_address,
+		           strchr(c->listen_address, ':') ? "]" : "", d->port);
+	return 0;
+}
+
+static void http_fini(struct daemon *d)
+{
+	http_stop(d->http);
+}
+
+static int portfile_init(struct daemon *d)
+{
+	const char *path = d->opts->port_file;
+	char *tmp;
+	FILE *f;
+	int r = 0;
+
+	if (!path)
+		return 0;
+	xasprintf(&tmp, "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f || fprintf(f, "%u\n", d->port) < 0 || fclose(f) != 0 || rename(tmp, path) < 0) {
+		r = -errno;
+		log_err("Failed to write the port file \"%s\": %s", path, strerror(errno));
+	}
+	free(tmp);
+	return r;
+}
+
+static void portfile_fini(struct daemon *d)
+{
+	if (d->opts->port_file)
+		unlink(d->opts->port_file);
+}
+
+static int thread_init(struct daemon *d)
+{
+	int r = sched_start(d->sched);
+
+	if (r < 0)
+		log_err("Failed to start the scheduler thread: %s", strerror(-r));
+	return r;
+}
+
+static void thread_fini(struct daemon *d)
+{
+	sched_stop(d->sched);
+}
+
+static int ready_init(struct daemon *d)
+{
+	char c = 'R';
+
+	systemd_notify("READY=1");
+	if (d->ready_fd >= 0) {
+		if (write(d->ready_fd, &c, 1) < 0) {
+			/* the parent is gone; nothing to tell */
+		}
+		close(d->ready_fd);
+		d->ready_fd = -1;
+	}
+	d->wd_usec = systemd_watchdog_usec();
+	log_info("threadwatchd %s running; database \"%s\"%s", TW_VERSION, d->boot.database,
+	         d->wd_usec ? ", watchdog on" : "");
+	return 0;
+}
+
+static void ready_fini(struct daemon *d)
+{
+	(void)d;
+	systemd_notify("STOPPING=1");
+}
+
+/* Init in this order, fini in the reverse. */
+static const struct step {
+	int (*init)(struct daemon *d);
+	void (*fini)(struct daemon *d);
+} steps[] = {
+    {signals_init, signals_fini},   {wake_init, wake_fini},
+    {store_init, store_fini},       {ro_init, ro_fini},
+    {sched_init, sched_fini},       {http_init, http_fini},
+    {portfile_init, portfile_fini}, {thread_init, thread_fini},
+    {ready_init, ready_fini},
+};
+
+/* --- the main loop --------------------------------------------------------------- */
+
+static void format_time(int64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+}
+
+static void update_status(struct daemon *d)
+{
+	struct sched_status s;
+	char text[256], last[32], next[32];
+
+	sched_get_status(d->sched, &s);
+	format_time(s.next_cycle_ms, next, sizeof(next));
+	if (s.running && s.waiting_for_load)
+		snprintf(text, sizeof(text), "Cycle starting: waiting for a quiet host");
+	else if (s.running)
+		snprintf(text, sizeof(text), "Cycle %lld running%s%s", (long long)s.cycle_id,
+		         s.probe[0] ? ": probe " : "", s.probe);
+	else if (s.last_cycle_ms) {
+		format_time(s.last_cycle_ms, last, sizeof(last));
+		snprintf(text, sizeof(text), "Last cycle %s%s%s%s; next %s", last,
+		         s.last_status[0] ? " (" : "", s.last_status, s.last_status[0] ? ")" : "",
+		         next);
+	} else
+		snprintf(text, sizeof(text), "No cycle yet; next %s", next);
+	if (strcmp(text, d->status)) {
+		snprintf(d->status, sizeof(d->status), "%s", text);
+		systemd_notifyf("STATUS=%s", text);
+	}
+}
+
+/* Feeds the watchdog from an iteration that got here, and only while the
+ * scheduler keeps its own deadlines. Returns the seconds to the next
+ * feeding. */
+static double feed_watchdog(struct daemon *d)
+{
+	double now = mono_s();
+
+	if (now < d->next_ping)
+		return d->next_ping - now;
+	if (!sched_alive(d->sched)) {
+		if (!d->stuck_logged++)
+			log_err("The scheduler made no progress in time; not feeding the watchdog");
+		return STUCK_RETRY_S;
+	}
+	d->stuck_logged = 0;
+	systemd_notify("WATCHDOG=1");
+	d->next_ping = now + (double)d->wd_usec / 2e6;
+	return d->next_ping - now;
+}
+
+static void reload(struct daemon *d)
+{
+	struct config c;
+	char err[512], restart[512];
+
+	systemd_notify("RELOADING=1");
+	if (build_config(d->opts, &c, err, sizeof(err)) < 0) {
+		log_err("Reloading the configuration failed, keeping the old one: %s", err);
+	} else {
+		config_restart_diff(&d->boot, &c, restart, sizeof(restart));
+		if (restart[0])
+			log_warning("Changed keys take effect on restart only (%s), ignoring",
+			            restart);
+		sched_reconfigure(d->sched, &c);
+		log_open("threadwatchd", config_log_priority(&c));
+		config_free(&d->cfg);
+		d->cfg = c;
+		log_notice("Reloaded the configuration");
+	}
+	systemd_notify("READY=1");
+}
+
+static int main_loop(struct daemon *d)
+{
+	char drain[64];
+
+	while (!sig_stop) {
+		struct pollfd pfd = {.fd = d->wake[0], .events = POLLIN};
+		double timeout = IDLE_WAKE_S;
+		struct timespec ts;
+
+		if (sig_reload) {
+			sig_reload = 0;
+			reload(d);
+		}
+		update_status(d);
+		if (d->wd_usec)
+			timeout = feed_watchdog(d);
+		ts.tv_sec = (time_t)timeout;
+		ts.tv_nsec = (long)((timeout - (double)ts.tv_sec) * 1e9);
+		if (ppoll(&pfd, 1, &ts, &d->run_mask) < 0 && errno != EINTR) {
+			log_err("ppoll failed: %s", strerror(errno));
+			return -errno;
+		}
+		while (read(d->wake[0], drain, sizeof(drain)) > 0)
+			;
+	}
+	log_info("Received %s, stopping", strsignal(sig_stop));
+	return 0;
+}
+
+static int run(struct daemon *d)
+{
+	size_t done = 0, n = sizeof(steps) / sizeof(steps[0]);
+	int r = 0;
+
+	for (; done < n; done++)
+		if ((r = steps[done].init(d)) < 0)
+			break;
+	if (r >= 0)
+		r = main_loop(d);
+	while (done-- > 0)
+		steps[done].fini(d);
+	return r < 0 ? 1 : 0;
+}
+
+/* Detaches from the terminal unless told not to or started by systemd. The
+ * parent exits once the child is ready (0) or gone (1). */
+static int detach(struct daemon *d)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+	int fd;
+
+	if (d->opts->foreground || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
+		return 0;
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		log_err("Failed to detach: %s", strerror(errno));
+		return -errno;
+	}
+	if (pid > 0) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	d->ready_fd = p[1];
+	setsid();
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		close(fd);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {0};
+	struct daemon d = {.opts = &o, .ready_fd = -1, .wake = {-1, -1}};
+	char err[1024];
+	int r;
+
+	log_open("threadwatchd", LOG_INFO);
+	if (parse_args(argc, argv, &o) < 0) {
+		opts_free(&o);
+		return 2;
+	}
+	if (o.action != ACT_RUN) {
+		if (o.action == ACT_HELP)
+			usage(stdout);
+		else if (o.action == ACT_VERSION)
+			printf("threadwatchd %s\n", TW_VERSION);
+		else if (o.action == ACT_DOC)
+			config_print_markdown(stdout);
+		else
+			config_print_file(stdout);
+		opts_free(&o);
+		return 0;
+	}
+	if (build_config(&o, &d.boot, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		opts_free(&o);
+		return 1;
+	}
+	if (o.check_config) {
+		config_print(&d.boot, stdout);
+		config_free(&d.boot);
+		opts_free(&o);
+		return 0;
+	}
+	log_open("threadwatchd", config_log_priority(&d.boot));
+	config_copy(&d.cfg, &d.boot);
+	r = detach(&d) < 0 ? 1 : run(&d);
+	config_free(&d.cfg);
+	config_free(&d.boot);
+	opts_free(&o);
+	return r;
+}

@@ -1,0 +1,334 @@
+// Drives Debian's chromium (through playwright-core, which never downloads
+// a browser of its own) against real threadwatchd daemons and checks the
+// dashboard: the recommendation sentence and break-even, that every chart
+// drew what the API holds (read from the dygraph objects, not from
+// pixels), the knee and host-change marks, the runs table with the failed
+// run's reason, the range selector, the headroom warning, the empty, 503 and
+// unreachable states, the weight, and that nothing logs a console error.
+// Saves screenshots for people to look at.
+//
+// usage: node dashboard.test.js --url URL --empty-url URL --out DIR
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const args = {};
+for (let i = 2; i + 1 < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
+const URL_FULL = args.url;
+const URL_EMPTY = args['empty-url'];
+const OUT = args.out;
+if (!URL_FULL || !URL_EMPTY || !OUT) {
+  console.error('usage: node dashboard.test.js --url URL --empty-url URL --out DIR');
+  process.exit(2);
+}
+fs.mkdirSync(OUT, { recursive: true });
+
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const RUNS_PAGE = 30;
+const WEIGHT_LIMIT = 200 * 1024;
+
+let passed = 0, failed = 0;
+function check(cond, what, detail) {
+  if (cond) {
+    passed++;
+    console.log(`ok - ${what}`);
+  } else {
+    failed++;
+    console.log(`not ok - ${what}${detail !== undefined ? ': ' + JSON.stringify(detail).slice(0, 600) : ''}`);
+  }
+}
+
+async function apiGet(base, p) {
+  const r = await fetch(new URL('/api/v1' + p, base));
+  if (!r.ok) throw new Error(`GET ${p}: ${r.status}`);
+  return r.json();
+}
+
+/* Whole numbers as the page writes them (web/app.js fmtNum). */
+const fmtInt = (v) => (Math.abs(v) >= 1e4 ? Math.round(v).toLocaleString('en-US') : v.toFixed(0));
+
+/* A page that records console errors, page errors, every request and the
+ * bytes it received (as sent, i.e. compressed). The browser is one
+ * persistent context on a fresh profile, so each page sets its own
+ * viewport and colour scheme. */
+async function newPage(browser, opts) {
+  opts = opts || {};
+  const page = await browser.newPage();
+  await page.setViewportSize(opts.viewport || DESKTOP);
+  await page.emulateMedia({ colorScheme: opts.colorScheme || 'light' });
+  const rec = { errors: [], requests: [], bytes: 0, libBytes: 0, pending: [] };
+  page.on('console', (m) => { if (m.type() === 'error') rec.errors.push(m.text()); });
+  page.on('pageerror', (e) => rec.errors.push(String(e)));
+  page.on('request', (r) => rec.requests.push(r.url()));
+  page.on('requestfinished', (r) => rec.pending.push(r.sizes().then((s) => {
+    if (new URL(r.url()).pathname.startsWith('/dygraphs/')) rec.libBytes += s.responseBodySize;
+    else rec.bytes += s.responseBodySize;
+  }).catch(() => {})));
+  return { page, rec };
+}
+
+async function waitState(page, want) {
+  await page.waitForFunction((w) => w.includes(document.body.dataset.state), want, { timeout: 20000 })
+    .catch(() => {});
+  return page.evaluate(() => document.body.dataset.state);
+}
+
+/* A chart's rows as plain data via getValue (Dates as ms), its labels and
+ * the marks the page put on it. */
+function chartData(page, id) {
+  return page.evaluate((id) => {
+    const g = window.twCharts[id];
+    if (!g) return null;
+    const rows = [];
+    for (let r = 0; r < g.numRows(); r++) {
+      const row = [];
+      for (let c = 0; c < g.numColumns(); c++) {
+        const v = g.getValue(r, c);
+        row.push(v instanceof Date ? v.getTime() : v);
+      }
+      rows.push(row);
+    }
+    return { rows, labels: g.getLabels(), marks: g.twMarks || [] };
+  }, id);
+}
+
+const seriesRequests = (rec) => rec.requests.filter((u) => u.includes('/api/v1/series?'));
+
+async function checkFirstScreen(page) {
+  const rec = await apiGet(URL_FULL, '/recommendation');
+  const sentence = (await page.textContent('#rec-sentence')).trim();
+  check(sentence === rec.sentence.trim() && sentence.length > 20, 'the recommendation sentence is the API\'s',
+    { page: sentence, api: rec.sentence });
+  const recFacts = await page.textContent('#rec-facts');
+  const be = rec.figures.break_even_switches;
+  check(be != null && recFacts.includes(`Break-even${fmtInt(be)} context switches`), 'the break-even is shown',
+    { be, recFacts });
+  check((await page.textContent('#rec-confidence')).includes(rec.confidence), 'the confidence is shown');
+  const host = await apiGet(URL_FULL, '/host');
+  const fp = host.current.fingerprint;
+  const hostText = await page.textContent('#host-facts');
+  for (const [k, v] of [['name', fp.hostname], ['kernel', fp.kernel], ['glibc', fp.glibc],
+    ['virtualisation', fp.virtualization], ['CPU', fp.cpu.model_name]])
+    check(hostText.includes(v), `the host card shows the ${k}`, { v, hostText });
+  check(hostText.includes(`FSGSBASE${fp.cpu.fsgsbase ? 'yes' : 'no'}`), 'the host card shows FSGSBASE', hostText);
+  const status = await apiGet(URL_FULL, '/status');
+  const cycleText = await page.textContent('#cycle-facts');
+  check(/Last cycle\d{4}-/.test(cycleText) && cycleText.includes(status.last_cycle.status) &&
+    /Next due\d{4}-/.test(cycleText), 'the last cycle, its status and the next one are shown', cycleText);
+  const head = await apiGet(URL_FULL, '/headroom');
+  check(head.warnings.length > 0 && await page.isVisible('#headroom-card') &&
+    (await page.textContent('#headroom-list')).includes('pids.max'), 'the headroom warning is shown',
+  head.warnings);
+  return host;
+}
+
+/* The newest series request the page made for `like`, asked again for
+ * `metric` (the ctxsw chart asks for its CI bounds alone, and for the
+ * medians as the history charts do, but in its own buckets). */
+async function sameQuery(rec, like, metric) {
+  const u = new URL(seriesRequests(rec).filter((r) => new URL(r).searchParams.get('metric') === like).pop());
+  u.searchParams.set('metric', metric || like);
+  return (await fetch(u)).json();
+}
+
+async function checkCharts(page, rec, host) {
+  // Creates/s for the three policies: the latest threads run's points, log y, the knee marked.
+  const tlist = await apiGet(URL_FULL, '/runs?probe=threads&status=ok&limit=1');
+  const tdoc = (await apiGet(URL_FULL, `/runs/${tlist.runs[0].id}`)).doc;
+  const creates = await chartData(page, 'creates');
+  const low = tdoc.series.low_rate.points;
+  const li = creates ? creates.labels.indexOf('low') : -1;
+  check(creates && creates.rows.length === low.length && creates.labels.join() === 'live threads,default,low,high',
+    'the creates chart has a row per bucket and the three policies', creates && [creates.rows.length, low.length, creates.labels]);
+  check(creates && low.every((p, i) => creates.rows[i][0] === p[0] && creates.rows[i][li] === p[1]),
+    'the creates chart holds the low policy\'s rates as stored');
+  check(await page.evaluate(() => window.twCharts.creates.getOption('logscale') === true), 'the creates chart has a log y axis');
+  const knee = tdoc.scalars.low_knee ? tdoc.scalars.low_knee.value : null;
+  const ann = await page.evaluate(() => window.twCharts.creates.annotations().map((a) => ({ series: a.series, x: Number(a.x) })));
+  check(knee != null && ann.some((a) => a.series === 'low' && a.x === knee) && creates.marks.some((m) => m.x === knee),
+    'the low policy\'s knee is marked', { knee, ann });
+  check((await page.textContent('#cap-creates')).includes(`knee (K) at ${fmtInt(knee)} threads`), 'the creates caption names the knee');
+
+  // map32: fail, fallback and plain against VMAs, log-log, slope and class in the caption.
+  const mlist = await apiGet(URL_FULL, '/runs?probe=map32&status=ok&limit=1');
+  const mdoc = (await apiGet(URL_FULL, `/runs/${mlist.runs[0].id}`)).doc;
+  const map32 = await chartData(page, 'map32');
+  const fail = mdoc.series.fail_median_ns.points, plain = mdoc.series.plain_median_ns.points;
+  check(map32 && map32.rows.length === fail.length && map32.labels.length === 4 &&
+    fail.every((p, i) => map32.rows[i][0] === p[0] && map32.rows[i][1] === p[1] && map32.rows[i][3] === plain[i][1]),
+  'the map32 chart holds the fail, fallback and plain medians as stored', map32 && map32.rows.length);
+  check(await page.evaluate(() => window.twCharts.map32.getOption('logscale') === true &&
+    window.twCharts.map32.getOptionForAxis('logscale', 'x') === true), 'the map32 chart is log-log');
+  const cap2 = await page.textContent('#cap-map32');
+  check(cap2.includes(`slope ${mdoc.scalars.slope.value.toFixed(2)}`) && cap2.includes(mdoc.info.class),
+    'the map32 caption gives the slope and its class', cap2);
+
+  // ctxsw: low and high over time, each with its CI as a band, one row per bucket.
+  const ctxsw = await chartData(page, 'ctxsw');
+  const lowS = await sameQuery(rec, 'ctxsw.low_ci_lo', 'ctxsw.low_ns'), loS = await sameQuery(rec, 'ctxsw.low_ci_lo');
+  const since30 = Date.now() - 30 * 86400e3;
+  check(ctxsw && ctxsw.rows.length === lowS.points.length && ctxsw.rows.length > 50 &&
+    Math.abs(lowS.since_ms - since30) < 300e3 && Math.abs((lowS.until_ms - lowS.since_ms) / lowS.step_ms - 500) < 5,
+  'the ctxsw chart has a row per bucket of the last 30 days, in 500 buckets', ctxsw && [ctxsw.rows.length, lowS.points.length, lowS.step_ms]);
+  check(ctxsw && ctxsw.rows.every((r, i) => Array.isArray(r[1]) && Array.isArray(r[2]) &&
+    r[1][1] === lowS.points[i].avg && r[1][0] === Math.min(loS.points[i].avg, r[1][1]) &&
+    r[1][0] <= r[1][1] && r[1][1] <= r[1][2] && r[2][0] <= r[2][1] && r[2][1] <= r[2][2]) &&
+    ctxsw.rows.some((r) => r[1][0] < r[1][2]), 'the ctxsw chart draws low and high with CI bands');
+
+  // History: every key figure drawn, each with the fingerprint change marked.
+  const change = host.history.find((h) => h.diff);
+  const hist = await page.evaluate(() => Object.keys(window.twCharts).filter((k) => k.startsWith('history-'))
+    .map((k) => ({ k, n: window.twCharts[k].numRows(), marks: window.twCharts[k].twMarks })));
+  check(hist.length === 6 && hist.every((h) => h.n > 50), 'every history chart has drawn data', hist.map((h) => [h.k, h.n]));
+  check(change && hist.every((h) => h.marks.some((m) => m.x === change.first_seen_ms && m.diff === change.diff)) &&
+    ctxsw.marks.some((m) => m.x === change.first_seen_ms), 'the history and ctxsw charts mark the kernel change',
+  { change: change && change.first_seen_ms, marks: hist[0] && hist[0].marks });
+  return ctxsw.rows.length;
+}
+
+async function checkRuns(page) {
+  const since = Math.floor((Date.now() - 30 * 86400e3) / 1000);
+  const runs = (await apiGet(URL_FULL, `/runs?limit=${RUNS_PAGE}&since=${since}`)).runs;
+  const rows = await page.$$eval('#runs tbody tr', (trs) => trs.map((tr) => ({
+    id: tr.dataset.id, cls: tr.className, cells: [...tr.cells].map((c) => c.textContent) })));
+  check(runs.length === RUNS_PAGE && rows.length === runs.length &&
+    rows.every((r, i) => r.id === String(runs[i].id) && r.cells[1] === runs[i].probe && r.cells[2] === runs[i].status),
+  'the runs table lists the newest runs with probe and status', [rows.length, runs.length]);
+  check(rows.filter((r) => r.cells[2] === 'ok').every((r) => /: \S/.test(r.cells[4])), 'each ok run shows its key figure');
+  const bad = (await apiGet(URL_FULL, '/runs?status=error&limit=5')).runs[0];
+  const row = bad && rows.find((r) => r.id === String(bad.id));
+  check(row && row.cls.includes('error') && row.cells[4] === bad.reason, 'the failed run shows its reason', { bad, row });
+  if (!row) return;
+  await page.click(`#runs tbody tr[data-id="${bad.id}"]`);
+  await page.waitForFunction(() => document.querySelector('#run-dialog').open &&
+    document.querySelector('#run-json').textContent.startsWith('{'));
+  const raw = JSON.parse(await page.textContent('#run-json'));
+  check(raw.id === bad.id && raw.status === 'error' && raw.reason === bad.reason &&
+    (await page.textContent('#run-facts')).includes(bad.reason), 'clicking the failed run opens its details and raw JSON');
+  await page.screenshot({ path: path.join(OUT, 'dashboard-run-dialog.png') });
+  await page.keyboard.press('Escape');
+}
+
+async function checkRange(page, rec, n30) {
+  const before = seriesRequests(rec).length;
+  await page.click('#range button[data-range="7d"]');
+  await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n30, { timeout: 10000 }).catch(() => {});
+  const asked = seriesRequests(rec).slice(before);
+  const n7 = await page.evaluate(() => window.twCharts.ctxsw.numRows());
+  const since7 = (Date.now() - 7 * 86400e3) / 1000;
+  check(asked.length === 12 && asked.every((u) => Math.abs(Number(new URL(u).searchParams.get('since')) - since7) < 300),
+    'the 7 d range asks the series endpoint again for the last 7 days', asked.slice(0, 2));
+  check(n7 > 0 && n7 < n30 / 3, 'the 7 d range draws fewer points than 30 d', [n7, n30]);
+  const runRows = await page.$$eval('#runs tbody tr[data-id]', (trs) => trs.length);
+  check(runRows === RUNS_PAGE, 'the runs table reloads for the range', runRows);
+
+  const host = await apiGet(URL_FULL, '/host');
+  const oldest = host.history[host.history.length - 1].first_seen_ms;
+  const mark = seriesRequests(rec).length;
+  await page.click('#range button[data-range="all"]');
+  await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n7, { timeout: 10000 }).catch(() => {});
+  const all = seriesRequests(rec).slice(mark);
+  check(all.length === 12 && all.every((u) => Number(new URL(u).searchParams.get('since')) === Math.floor(oldest / 1000)) &&
+    await page.evaluate(() => window.twCharts.ctxsw.numRows()) >= n30,
+  'the all range asks from the first fingerprint on', all.slice(0, 1));
+  await page.click('#range button[data-range="30d"]');
+  await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() === n, n30, { timeout: 10000 }).catch(() => {});
+}
+
+async function testFull(browser) {
+  const { page, rec } = await newPage(browser);
+  await page.goto(URL_FULL);
+  check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'ready', 'the seeded dashboard is ready');
+  const host = await checkFirstScreen(page);
+  const n30 = await checkCharts(page, rec, host);
+  await page.screenshot({ path: path.join(OUT, 'dashboard-desktop.png'), fullPage: true });
+  await checkRuns(page);
+  await Promise.all(rec.pending);
+  check(rec.bytes > 0 && rec.bytes < WEIGHT_LIMIT, `everything but the chart library weighs under 200 KB (${rec.bytes} bytes; dygraphs ${rec.libBytes})`);
+  await checkRange(page, rec, n30);
+  check(rec.errors.length === 0, 'no console errors on the seeded dashboard', rec.errors);
+  await page.close();
+
+  const phone = await newPage(browser, { viewport: PHONE });
+  await phone.page.goto(URL_FULL);
+  check(await waitState(phone.page, ['ready']) === 'ready', 'the dashboard is ready at phone width');
+  const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 0, 'nothing is wider than a phone screen', overflow);
+  const widths = await phone.page.evaluate(() => Object.values(window.twCharts).map((g) => g.getArea().w));
+  check(widths.length >= 9 && widths.every((w) => w > 200 && w < 390), 'every chart fits the phone width', widths);
+  await phone.page.screenshot({ path: path.join(OUT, 'dashboard-phone.png'), fullPage: true });
+  check(phone.rec.errors.length === 0, 'no console errors at phone width', phone.rec.errors);
+  await phone.page.close();
+
+  const dark = await newPage(browser, { colorScheme: 'dark' });
+  await dark.page.goto(URL_FULL);
+  await waitState(dark.page, ['ready']);
+  const bg = await dark.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  check(bg === 'rgb(15, 18, 23)', 'dark follows prefers-color-scheme', bg);
+  await dark.page.screenshot({ path: path.join(OUT, 'dashboard-dark.png') });
+  check(dark.rec.errors.length === 0, 'no console errors in dark mode', dark.rec.errors);
+  await dark.page.close();
+}
+
+async function testEmpty(browser) {
+  const { page, rec } = await newPage(browser);
+  await page.goto(URL_EMPTY);
+  check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'empty', 'an empty database shows the empty state');
+  const text = await page.textContent('#banner');
+  check(/No runs yet — the first cycle (starts at \d{4}-|is under way)/.test(text), 'the empty state says when the first cycle comes', text);
+  check(/No recommendation yet/.test(await page.textContent('#rec-sentence')), 'the empty state has no recommendation yet');
+  await page.screenshot({ path: path.join(OUT, 'dashboard-empty.png') });
+  check(rec.errors.length === 0, 'no console errors on an empty database', rec.errors);
+  await page.close();
+}
+
+/* The page from the real daemon with its API answering 503, or not at all. */
+async function testFailures(browser) {
+  for (const mode of ['503', 'unreachable']) {
+    const { page } = await newPage(browser);
+    await page.route('**/api/v1/**', (route) => (mode === '503'
+      ? route.fulfill({ status: 503, contentType: 'application/json',
+        body: JSON.stringify({ error: { status: 503, message: 'store unavailable: database is locked' } }) })
+      : route.abort('connectionrefused')));
+    await page.goto(URL_FULL);
+    const st = await waitState(page, [mode === '503' ? 'error-503' : 'unreachable']);
+    const text = await page.textContent('#banner');
+    check(st === (mode === '503' ? 'error-503' : 'unreachable') &&
+      (mode === '503' ? /503/.test(text) && /database is locked/.test(text) : /not reachable/.test(text)),
+    `the ${mode} state is explained`, text);
+    await page.screenshot({ path: path.join(OUT, `dashboard-${mode}.png`) });
+    await page.close();
+  }
+}
+
+(async () => {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-chromium-'));
+  let browser;
+  try {
+    // playwright-core refuses --user-data-dir in args; a persistent context
+    // on a fresh directory is the same thing.
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    await testFull(browser);
+    await testEmpty(browser);
+    await testFailures(browser);
+  } catch (e) {
+    failed++;
+    console.log(`not ok - the test stopped: ${e.stack || e}`);
+  } finally {
+    if (browser) await browser.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+  for (const f of fs.readdirSync(OUT).filter((n) => n.endsWith('.png')).sort())
+    console.log(`screenshot: ${path.join(OUT, f)}`);
+  console.log(`browser: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+})();

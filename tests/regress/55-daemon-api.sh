@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# 55-daemon-api: cycles on demand with the real built-in probes (--quick).
+# POST /api/v1/runs needs the token (401 without, 403 when none is set),
+# answers 202 with the cycle id and 409 while that cycle runs; the cycle's
+# runs and a new recommendation follow, the node_exporter textfile is
+# written after each cycle, and the quiet-host guard records its wait.
+set -u
+. "$SRC/tests/regress/lib.sh"
+. "$SRC/tests/regress/lib-daemon.sh"
+for p in ctxsw threads map32; do
+	[ -x "$B/probes/$p" ] || fail "\"$B/probes/$p\" is not built"
+done
+fake_probe "$TW_TMP/probes.d" slow ok 1.5
+PROM=$TW_TMP/textfile/threadwatch.prom
+mkdir -p "$TW_TMP/textfile"
+
+start_daemon d --probe-dir "$B/probes" --interval 1h --token "$TOKEN" --textfile-path "$PROM"
+wait_cycle 1 120
+[ "$(api /api/v1/status | jq -r .trigger_enabled)" = true ] || fail "trigger_enabled is not true"
+rec1=$(api /api/v1/recommendation | jq -r .id)
+
+# POST without or with a wrong token.
+[ "$(http_code /api/v1/runs -X POST)" = 401 ] || fail "POST without a token was not 401"
+[ "$(http_code /api/v1/runs -X POST -H 'Authorization: Bearer wrong-token-wrong-token')" = 401 ] ||
+	fail "POST with a wrong token was not 401"
+
+# With the token: 202 and the cycle id, then 409 while it runs.
+out=$(api /api/v1/runs -X POST -H "Authorization: Bearer $TOKEN" -w '\n%{http_code}')
+[ "$(tail -n1 <<<"$out")" = 202 ] || fail "POST with the token: $out"
+cycle=$(head -n1 <<<"$out" | jq -r .cycle_id)
+[ "$cycle" = 2 ] || fail "expected cycle 2: $out"
+[ "$(http_code /api/v1/runs -X POST -H "Authorization: Bearer $TOKEN")" = 409 ] ||
+	fail "a second POST while the cycle runs was not 409"
+ok "POST: 401 without the token, 202 with cycle $cycle, then 409"
+wait_cycle "$cycle" 120
+
+last=$(api /api/v1/status | jq -c .last_cycle)
+[ "$(jq -r .trigger <<<"$last")" = api ] || fail "the cycle's trigger is not api: $last"
+[ "$(jq -r .status <<<"$last")" = ok ] || fail "the cycle did not end ok: $last"
+runs=$(runs_json | jq -c --argjson c "$cycle" '[.[] | select(.cycle_id == $c)]')
+[ "$(jq -r '[.[].probe] | sort | join(",")' <<<"$runs")" = ctxsw,map32,slow,threads ] ||
+	fail "cycle $cycle's runs: $runs"
+jq -e 'all(.status == "ok")' <<<"$runs" >/dev/null || fail "a real probe failed: $runs"
+rec2=$(api /api/v1/recommendation)
+[ "$(jq -r .id <<<"$rec2")" -gt "$rec1" ] || fail "no new recommendation after the cycle"
+ok "cycle $cycle: 4 ok runs; recommendation: $(jq -r .sentence <<<"$rec2")"
+
+# The textfile for node_exporter.
+[ -s "$PROM" ] || fail "no textfile at $PROM"
+grep -q '^threadwatch_build_info' "$PROM" || fail "the textfile lacks threadwatch_build_info"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$PROM" || fail "promtool rejects the textfile"
+fi
+ok "textfile written ($(wc -l <"$PROM") lines)"
+stop_daemon
+
+# No token: POST is off (403) and the status says so.
+start_daemon d2 --interval 1h
+[ "$(http_code /api/v1/runs -X POST -H "Authorization: Bearer $TOKEN")" = 403 ] ||
+	fail "POST without a configured token was not 403"
+[ "$(api /api/v1/status | jq -r .trigger_enabled)" = false ] || fail "trigger_enabled is not false"
+stop_daemon
+ok "without a token POST is 403"
+
+# The quiet-host guard: a threshold no host can meet makes the start cycle
+# wait for load_wait_max, and the cycle records the wait.
+fake_builtins "$TW_TMP/probes"
+start_daemon d3 --interval 1h --load-threshold 0 --load-wait-max 2s
+wait_cycle 1 30
+waited=$(api /api/v1/status | jq -r .last_cycle.waited_s)
+echo "$waited >= 1.9" | bc | grep -q 1 || fail "the cycle waited $waited s, expected 2"
+grep -q 'waiting up to 2 s for a quiet host' "$TW_TMP/d3.log" || fail "the wait was not logged"
+stop_daemon
+ok "quiet-host guard: the cycle waited ${waited}s and recorded it"

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# 60-browser: the dashboard in a real browser. twseed writes 30 days of
+# realistic history (a kernel upgrade on day 20, a threads run killed by its
+# time limit, a host near its pids.max) into a temporary database; one
+# threadwatchd serves it and a second one serves an empty database, both on
+# ephemeral ports with probes that never finish, so no cycle changes what the
+# test reads. tests/browser/dashboard.test.js then drives Debian's chromium
+# through playwright-core (from tests/browser/package-lock.json; it never
+# downloads a browser) and saves screenshots under tests/out/browser/.
+# Also checks that the static files carry an ETag, revalidate with 304 and
+# come gzip-compressed.
+set -u
+. "$SRC/tests/regress/lib.sh"
+[ -x "$B/threadwatchd" ] || { echo "threadwatchd is not built"; exit 77; }
+[ -x "$B/tests/twseed" ] || { echo "twseed is not built"; exit 77; }
+. "$SRC/tests/regress/lib-daemon.sh"
+
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+BROWSER_DIR=$SRC/tests/browser
+OUT=$SRC/tests/out/browser
+export CHROMIUM PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+
+tools_present() {
+	command -v node >/dev/null && command -v npm >/dev/null && [ -x "$CHROMIUM" ]
+}
+if ! tools_present; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "chromium, nodejs or npm is missing; make test installs them when run as root"
+		exit 77
+	fi
+	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium nodejs npm ||
+		fail "cannot install chromium, nodejs and npm"
+	tools_present || fail "chromium, node or npm is still missing after apt-get"
+fi
+if [ ! -f "$BROWSER_DIR/node_modules/playwright-core/package.json" ]; then
+	npm ci --prefix "$BROWSER_DIR" --ignore-scripts --no-audit --no-fund >"$TW_TMP/npm.log" 2>&1 ||
+		{ cat "$TW_TMP/npm.log" >&2; fail "npm ci in \"$BROWSER_DIR\" failed"; }
+fi
+
+# Probes that never finish: should a cycle start, it changes nothing.
+for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" hang; done
+mkdir -p "$TW_TMP/probes.d" "$TW_TMP/full"
+
+"$B/tests/twseed" --db "$TW_TMP/full/threadwatch.db" --days 30 --every 360 --seed 6 \
+	--kernel-change-at 20 --failed-run --linear-search --ratio 0.93 --near-limit ||
+	fail "twseed could not write the history"
+
+# A long interval and the last seeded cycle minutes ago: no cycle is due, and
+# the seed recorded this host's own fingerprint, so no change starts one.
+start_daemon full --database "$TW_TMP/full/threadwatch.db" --interval 365d
+FULL_PID=$DPID FULL_PORT=$PORT
+# An empty database: its first cycle waits for a quiet host (load 0) all day.
+start_daemon empty --interval 365d --load-threshold 0 --load-wait-max 1d
+EMPTY_PID=$DPID EMPTY_PORT=$PORT
+PORT=$FULL_PORT
+cycles_before=$(api /api/v1/status | jq -r '.last_cycle.id')
+[ "$(api /api/v1/status | jq -r '.cycle_running')" = false ] ||
+	fail "the daemon on the seeded database started a cycle: $(api /api/v1/status)"
+
+# Static files: ETag, 304 on revalidation, gzip when accepted.
+for f in / /app.js /style.css; do
+	etag=$(curl -sS -D - -o /dev/null "http://127.0.0.1:$PORT$f" | tr -d '\r' |
+		sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
+	[ -n "$etag" ] || fail "$f has no ETag"
+	[ "$(http_code "$f" -H "If-None-Match: $etag")" = 304 ] || fail "$f does not revalidate with 304"
+	curl -sS -D - -o /dev/null -H 'Accept-Encoding: gzip' "http://127.0.0.1:$PORT$f" |
+		grep -qi '^content-encoding: gzip' || fail "$f is not sent gzip-compressed"
+done
+ok "/, /app.js and /style.css carry an ETag, revalidate with 304 and come gzip-compressed"
+weight=$(cat "$SRC"/web/index.html "$SRC"/web/app.js "$SRC"/web/style.css | wc -c)
+[ "$weight" -lt 102400 ] || fail "the page's own files weigh $weight bytes"
+ok "the page's own files weigh $weight bytes uncompressed"
+
+rm -rf "$OUT"
+node "$BROWSER_DIR/dashboard.test.js" --url "http://127.0.0.1:$FULL_PORT/" \
+	--empty-url "http://127.0.0.1:$EMPTY_PORT/" --out "$OUT"
+rc=$?
+
+[ "$(api /api/v1/status | jq -r '.last_cycle.id')" = "$cycles_before" ] ||
+	fail "a cycle ran during the browser test"
+DPID=$FULL_PID stop_daemon
+DPID=$EMPTY_PID stop_daemon
+[ "$rc" = 0 ] || fail "the browser test failed"
+ok "the dashboard passed in chromium; screenshots in \"$OUT\""

@@ -1,0 +1,182 @@
+/*
+ * test_headroom: the limits and warnings built from a sample (a warning at
+ * 90% of a limit, unknown and unlimited limits left out), the VMA scan of a
+ * fake /proc, and a real reading of this host.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "headroom.h"
+
+static char tmpdir[] = "/tmp/test_headroom.XXXXXX";
+
+static const json_t *limit(const json_t *h, const char *name)
+{
+	const json_t *l;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(h, "limits"), i,
+	    l) if (!strcmp(json_string_value(json_object_get(l, "name")), name)) return l;
+	return NULL;
+}
+
+static void test_limits_and_warnings(void **state)
+{
+	struct headroom_sample s = {
+	    .threads = 950,
+	    .threads_max = 100000,
+	    .pid_max = 1000,
+	    .pids_current = 0,
+	    .pids_max = UINT64_MAX,
+	    .max_map_count = 65530,
+	    .largest_vmas = 60000,
+	    .largest_pid = 42,
+	    .largest_comm = "java",
+	    .scanned = 10,
+	    .unreadable = 2,
+	};
+	json_t *h = headroom_json(&s);
+	const json_t *l;
+
+	(void)state;
+	assert_int_equal(json_integer_value(json_object_get(h, "threads")), 950);
+	assert_true(json_is_null(json_object_get(h, "pids_max")));
+	assert_string_equal(json_string_value(json_object_get(h, "largest_vmas_comm")), "java");
+	assert_int_equal(json_integer_value(json_object_get(h, "processes_unreadable")), 2);
+	/* threads against threads-max: 0.95% */
+	l = limit(h, "threads_max");
+	assert_non_null(l);
+	assert_false(json_is_true(json_object_get(l, "warning")));
+	/* threads against pid_max: 95%, within 10% */
+	l = limit(h, "pid_max");
+	assert_non_null(l);
+	assert_true(json_is_true(json_object_get(l, "warning")));
+	assert_true(json_real_value(json_object_get(l, "ratio")) == 0.95);
+	/* VMAs: 60000 of 65530 is 91.6% */
+	l = limit(h, "max_map_count");
+	assert_non_null(l);
+	assert_true(json_is_true(json_object_get(l, "warning")));
+	assert_int_equal(json_integer_value(json_object_get(l, "used")), 60000);
+	/* pids.max unlimited and pids.current unknown: left out */
+	assert_null(limit(h, "pids_max"));
+	assert_int_equal(json_array_size(json_object_get(h, "warnings")), 2);
+	assert_non_null(strstr(json_string_value(json_array_get(json_object_get(h, "warnings"), 0)),
+	                       "pid_max: 950 of 1000 (95%)"));
+	json_decref(h);
+
+	/* Just below 90% is no warning; nothing read is no limit. */
+	s = (struct headroom_sample){.threads = 899,
+	                             .pid_max = 1000,
+	                             .pids_current = 10,
+	                             .pids_max = 100,
+	                             .largest_vmas = -1};
+	h = headroom_json(&s);
+	assert_false(json_is_true(json_object_get(limit(h, "pid_max"), "warning")));
+	assert_null(limit(h, "threads_max"));
+	assert_null(limit(h, "max_map_count"));
+	assert_true(json_is_null(json_object_get(h, "largest_vmas")));
+	assert_non_null(limit(h, "pids_max"));
+	assert_int_equal(json_array_size(json_object_get(h, "warnings")), 0);
+	json_decref(h);
+}
+
+static void make_proc(const char *pid, int lines, const char *comm)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	if (lines < 0)
+		return; /* a process without maps, like one that just exited */
+	snprintf(path, sizeof(path), "%s/%s/maps", tmpdir, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < lines; i++)
+		fprintf(f, "7f0000%04x000-7f0000%04x000 rw-p 00000000 00:00 0\n", i, i + 1);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s/comm", tmpdir, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", comm);
+	fclose(f);
+}
+
+static void test_scan(void **state)
+{
+	struct headroom_sample s;
+
+	(void)state;
+	make_proc("1", 12, "init");
+	make_proc("4242", 5000, "big");
+	make_proc("77", 0, "kthread");
+	make_proc("99", -1, "gone");
+	make_proc("self", 9999, "not-a-pid");
+	assert_int_equal(headroom_scan_vmas(tmpdir, &s), 0);
+	assert_int_equal(s.largest_vmas, 5000);
+	assert_int_equal(s.largest_pid, 4242);
+	assert_string_equal(s.largest_comm, "big");
+	assert_int_equal(s.scanned, 3);
+	assert_int_equal(headroom_scan_vmas("/nonexistent/proc", &s), -ENOENT);
+	assert_int_equal(s.largest_vmas, -1);
+}
+
+static void test_this_host(void **state)
+{
+	struct headroom_sample s;
+	json_t *h;
+
+	(void)state;
+	assert_int_equal(headroom_read(&s), 0);
+	assert_true(s.threads > 0);
+	assert_true(s.pid_max > 0);
+	assert_true(s.max_map_count > 0);
+	/* at least this process's own maps were readable */
+	assert_true(s.scanned > 0 && s.largest_vmas > 0);
+	h = headroom_json(&s);
+	assert_non_null(limit(h, "pid_max"));
+	assert_non_null(limit(h, "max_map_count"));
+	json_decref(h);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char *cmd;
+
+	(void)state;
+	if (asprintf(&cmd, "rm -rf '%s'", tmpdir) > 0) {
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove \"%s\", ignoring\n", tmpdir);
+		free(cmd);
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_limits_and_warnings),
+	    cmocka_unit_test(test_scan),
+	    cmocka_unit_test(test_this_host),
+	};
+
+	return cmocka_run_group_tests_name("headroom", tests, setup, teardown);
+}

@@ -1,0 +1,676 @@
+/* The threadwatch dashboard: reads the public JSON API under /api/v1 (see
+ * /api/v1/openapi.json) and draws the first screen, four charts with the
+ * host's own dygraphs and the runs table. The chart objects are exposed as
+ * window.twCharts and the page's state as body[data-state] ("ready",
+ * "empty", "unreachable", "error-NNN") for the browser test. */
+'use strict';
+
+const API = '/api/v1';
+const DAY = 86400e3;
+const RANGES = { '1d': DAY, '7d': 7 * DAY, '30d': 30 * DAY, all: 0 };
+const POLICIES = ['default', 'low', 'high'];
+/* The key figures whose history is drawn: metric, title, unit. */
+const KEY_METRICS = [
+  ['ctxsw.low_ns', 'Switch with low stacks', 'ns'],
+  ['ctxsw.high_ns', 'Switch with high stacks', 'ns'],
+  ['ctxsw.ratio', 'Low/high switch ratio', 'ratio'],
+  ['threads.default_first_rate', 'Creates/s, default stacks, first bucket', 'per_s'],
+  ['threads.low_min_rate', 'Lowest creates/s with low stacks', 'per_s'],
+  ['map32.fail_ns_at_max', 'Failing MAP_32BIT mmap at most VMAs', 'ns'],
+];
+/* What the runs table calls each probe's key figure. */
+const KEY_NAMES = {
+  'ctxsw.ratio': 'low/high ratio',
+  'map32.fail_ns_at_max': 'failing mmap at max VMAs',
+  'threads.low_min_rate': 'lowest low-stack rate',
+};
+/* The break-even when the recommendation has no number for it, by rule. */
+const NO_BREAK_EVEN = {
+  no_ctxsw: 'unknown: no context-switch figures yet',
+  no_window: 'none: not one stack fits in the MAP_32BIT window',
+  no_threads: 'none: the workload has no threads',
+  no_benefit: 'none: low stacks save nothing significant per switch, so nothing repays them',
+  fits: 'not needed: every expected thread fits in the MAP_32BIT window',
+  cost_unknown: 'unknown: the extra create cost is not measured yet',
+};
+/* What each headroom limit counts. */
+const LIMIT_NAMES = {
+  threads_max: 'Threads on the host against kernel.threads-max',
+  pid_max: 'Threads on the host against kernel.pid_max',
+  pids_max: "Tasks in threadwatchd's cgroup against pids.max",
+  max_map_count: 'VMAs of the largest process against vm.max_map_count',
+};
+const RUNS_PAGE = 30;
+const POLL_MS = 60e3;
+
+const $ = (sel) => document.querySelector(sel);
+const charts = {};
+window.twCharts = charts;
+const state = { range: '30d', cursor: null, skew: 0, oldest: null, stored: new Set(), status: null, failed: false, loadedOnce: false };
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function api(path, opts) {
+  let res, body = null;
+  try {
+    res = await fetch(API + path, Object.assign({ headers: { Accept: 'application/json' } }, opts));
+  } catch (e) {
+    throw new ApiError(0, 'threadwatchd is not reachable');
+  }
+  try {
+    body = await res.json();
+  } catch (e) {
+    body = null;
+  }
+  if (!res.ok) {
+    const msg = body && body.error && body.error.message ? body.error.message : res.statusText;
+    throw new ApiError(res.status, msg);
+  }
+  return body;
+}
+
+/* null for "nothing there yet" (404), the body otherwise. */
+async function apiMaybe(path) {
+  try {
+    return await api(path);
+  } catch (e) {
+    if (e.status === 404) return null;
+    throw e;
+  }
+}
+
+/* --- formatting -------------------------------------------------------- */
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k != null) e.append(k);
+  return e;
+}
+
+const pad = (n) => String(n).padStart(2, '0');
+const now = () => Date.now() + state.skew;
+
+function fmtTime(ms) {
+  if (!ms) return '—';
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function fmtDuration(s) {
+  if (s == null || !isFinite(s)) return '—';
+  s = Math.abs(s);
+  if (s < 1) return `${Math.round(s * 1000)} ms`;
+  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 2 * 86400) {
+    const h = Math.floor(s / 3600), m = Math.round((s % 3600) / 60);
+    return m ? `${h} h ${m} min` : `${h} h`;
+  }
+  return `${Math.round(s / 86400)} days`;
+}
+
+function fmtRel(ms) {
+  const d = (ms - now()) / 1000;
+  if (Math.abs(d) < 30) return 'now';
+  return d < 0 ? `${fmtDuration(-d)} ago` : `in ${fmtDuration(d)}`;
+}
+
+const fmtWhen = (ms) => (ms ? `${fmtTime(ms)} (${fmtRel(ms)})` : '—');
+
+function fmtNum(v, digits) {
+  if (v == null || !isFinite(v)) return '—';
+  const a = Math.abs(v);
+  if (digits == null) digits = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
+  if (a >= 1e4) return Math.round(v).toLocaleString('en-US');
+  return v.toFixed(digits);
+}
+
+function fmtUnit(v, unit) {
+  if (v == null || !isFinite(v)) return '—';
+  switch (unit) {
+    case 'ns':
+      if (v >= 1e6) return `${fmtNum(v / 1e6)} ms`;
+      return v >= 1e4 ? `${fmtNum(v / 1e3)} µs` : `${fmtNum(v)} ns`;
+    case 'per_s': return `${fmtNum(v)}/s`;
+    case 'ratio': return fmtNum(v, 3);
+    case 'bytes': return v >= 2 ** 30 ? `${fmtNum(v / 2 ** 30)} GiB` : `${fmtNum(v / 2 ** 20)} MiB`;
+    case 'bool': return v ? 'yes' : 'no';
+    case 's': return fmtDuration(v);
+    case 'count': return fmtNum(v);
+    default: return unit ? `${fmtNum(v)} ${unit}` : fmtNum(v);
+  }
+}
+
+/* Axis labels: 1.5k, 2M, 0.93; never milli-prefixes for ratios. */
+function shortNum(v) {
+  const a = Math.abs(v);
+  if (a >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
+  if (a >= 1e3) return `${+(v / 1e3).toPrecision(3)}k`;
+  return String(+v.toPrecision(3));
+}
+
+function cssVar(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+}
+
+function facts(dl, rows) {
+  dl.replaceChildren();
+  for (const [k, v] of rows) {
+    if (v == null || v === '') continue;
+    dl.append(el('dt', { text: k }), el('dd', {}, v));
+  }
+}
+
+/* --- states ------------------------------------------------------------ */
+function banner(kind, title, text) {
+  const b = $('#banner');
+  b.hidden = !kind;
+  b.className = 'banner ' + (kind || '');
+  b.replaceChildren(...(kind ? [el('strong', { text: title }), el('span', { text })] : []));
+}
+
+function showFailure(e) {
+  state.failed = true;
+  document.body.dataset.state = e.status === 0 ? 'unreachable' : `error-${e.status}`;
+  if (e.status === 0)
+    banner('error', 'threadwatchd is not reachable.', 'Is it running? The page tries again every minute' +
+      (state.loadedOnce ? '; what is shown below is from the last answer.' : '.'));
+  else if (e.status === 503)
+    banner('error', 'threadwatchd answered 503: its database is unavailable.',
+      `${e.message}. The page tries again every minute.`);
+  else banner('error', `threadwatchd answered ${e.status}.`, e.message);
+  if (!state.loadedOnce) {
+    $('#rec-sentence').textContent = 'Not available.';
+    facts($('#host-facts'), [['Name', 'not available']]);
+    facts($('#cycle-facts'), [['Last cycle', 'not available']]);
+  }
+}
+
+/* --- first screen ------------------------------------------------------ */
+function renderHost(host) {
+  const fp = host && host.current ? host.current.fingerprint : null;
+  if (!fp) {
+    facts($('#host-facts'), [['Name', 'not read yet']]);
+    return;
+  }
+  const cpu = fp.cpu || {};
+  $('#hostname').textContent = fp.hostname || '';
+  document.title = `threadwatch · ${fp.hostname || 'host'}`;
+  const ids = [cpu.vendor, cpu.family != null ? `family ${cpu.family}` : null,
+    cpu.model != null ? `model ${cpu.model}` : null, cpu.stepping != null ? `stepping ${cpu.stepping}` : null,
+    cpu.microcode ? `microcode ${cpu.microcode}` : null].filter(Boolean).join(', ');
+  const cpuText = el('span', { text: cpu.model_name || cpu.vendor || 'unknown' });
+  if (ids) cpuText.append(el('br'), el('small', { class: 'muted', text: ids }));
+  const hist = host.history || [];
+  const change = hist.find((h) => h.diff);
+  state.oldest = hist.length ? hist[hist.length - 1].first_seen_ms : null;
+  facts($('#host-facts'), [
+    ['Name', fp.hostname],
+    ['CPU', cpuText],
+    ['CPUs', fp.ncpus != null ? String(fp.ncpus) : null],
+    ['Kernel', fp.kernel],
+    ['glibc', fp.glibc],
+    ['FSGSBASE', cpu.fsgsbase == null ? 'unknown' : cpu.fsgsbase ? 'yes' : 'no'],
+    ['Virtualisation', fp.virtualization || 'unknown'],
+    ['Last change', change ? `${fmtTime(change.first_seen_ms)}: ${change.diff}` : null],
+  ]);
+}
+
+function breakEven(r) {
+  const f = r.figures || {};
+  if (f.break_even_switches != null) {
+    const ci = f.break_even_switches_ci;
+    return `${fmtNum(f.break_even_switches, 0)} context switches per low-stack thread` +
+      (ci && ci[0] != null && ci[1] != null ? ` (${fmtNum(ci[0], 0)} to ${fmtNum(ci[1], 0)})` : '');
+  }
+  return NO_BREAK_EVEN[r.rule] || 'not computed';
+}
+
+function renderRecommendation(r) {
+  const s = $('#rec-sentence');
+  const v = $('#rec-verdict'), c = $('#rec-confidence');
+  if (!r) {
+    s.textContent = 'No recommendation yet: it is computed at the end of the first probe cycle.';
+    v.textContent = c.textContent = '';
+    facts($('#rec-facts'), []);
+    $('#rec-reasons-box').hidden = true;
+    return;
+  }
+  const f = r.figures || {};
+  s.textContent = r.sentence;
+  v.textContent = r.verdict === 'low' ? 'verdict: low stacks (MAP_32BIT)' : 'verdict: high stacks (MAP_STACK)';
+  v.className = 'badge ' + r.verdict;
+  c.textContent = `confidence: ${r.confidence}`;
+  c.className = 'badge ' + r.confidence;
+  const ci = f.switch_saving_ci_ns;
+  facts($('#rec-facts'), [
+    ['Break-even', breakEven(r)],
+    ['Saving per switch', f.switch_saving_ns != null ? `${fmtNum(f.switch_saving_ns, 1)} ns` +
+      (ci && ci[0] != null ? ` (95% CI ${fmtNum(ci[0], 1)} to ${fmtNum(ci[1], 1)})` : '') : null],
+    ['Extra per create', f.extra_create_ns != null ? `${fmtUnit(f.extra_create_ns, 'ns')} once the window is full` : null],
+    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` : null],
+    ['Computed', fmtWhen(r.computed_ms)],
+  ]);
+  $('#rec-reasons').replaceChildren(...(r.reasons || []).map((t) => el('li', { text: t })));
+  $('#rec-reasons-box').hidden = !(r.reasons || []).length;
+}
+
+function renderStatus(st, hasRuns) {
+  const lc = st.last_cycle;
+  const last = st.last_cycle_ms || (lc && lc.ended_ms);
+  const status = st.cycle_running ? `running${st.current_probe ? `: ${st.current_probe}` : ''}`
+    : lc ? `${lc.status || 'unfinished'}, took ${fmtDuration(lc.duration_s)} (${lc.trigger})` : '—';
+  const badge = el('span', {}, el('span', { class: 'dot ' + (st.cycle_running ? 'run' : lc && lc.status === 'ok' ? 'ok' : 'bad') }), status);
+  facts($('#cycle-facts'), [
+    ['Last cycle', last ? fmtWhen(last) : 'none yet'],
+    ['Status', lc || st.cycle_running ? badge : null],
+    ['Next due', st.cycle_running ? 'after this one' : fmtWhen(st.next_cycle_ms)],
+  ]);
+  $('#trigger').hidden = !st.trigger_enabled;
+  if (hasRuns) return banner(null);
+  const next = st.next_cycle_ms;
+  if (st.cycle_running)
+    banner('info', 'No runs yet — the first cycle is under way.',
+      'Results appear here as each probe finishes (a quiet-host guard may hold it while the machine is busy).');
+  else
+    banner('info', `No runs yet — the first cycle starts at ${next ? fmtWhen(next) : 'start-up'}.`,
+      st.trigger_enabled ? 'Or start it now with the token under Probe cycles.' : 'The charts fill in after it.');
+}
+
+function renderHeadroom(h) {
+  const warnings = (h && h.warnings) || [];
+  $('#headroom-card').hidden = !warnings.length;
+  const byName = new Map(((h && h.limits) || []).map((l) => [l.name, l]));
+  $('#headroom-list').replaceChildren(...warnings.map((w) => {
+    const l = byName.get(w.limit);
+    if (!l || !LIMIT_NAMES[w.limit] || l.limit == null) return el('li', { text: w.message });
+    return el('li', { text: `${LIMIT_NAMES[w.limit]}: ${fmtNum(l.used, 0)} of ${fmtNum(l.limit, 0)} in use (${fmtNum(100 * l.ratio, 1)}%)` });
+  }));
+}
+
+/* --- charts ------------------------------------------------------------ */
+function plotDiv(id) {
+  return document.getElementById(`chart-${id}`);
+}
+
+function emptyChart(id, text) {
+  if (charts[id]) charts[id].destroy();
+  delete charts[id];
+  plotDiv(id).replaceChildren(el('div', { class: 'empty-chart', text }));
+}
+
+/* A dygraph in #chart-ID, replacing what was there. */
+function draw(id, data, opts) {
+  if (charts[id]) charts[id].destroy();
+  const div = plotDiv(id);
+  div.replaceChildren();
+  const g = new Dygraph(div, data, Object.assign({
+    axisLineColor: cssVar('--line'),
+    gridLineColor: cssVar('--grid'),
+    strokeWidth: 1.6,
+    legend: 'follow',
+    labelsSeparateLines: true,
+    axisLabelFontSize: 11,
+    xLabelHeight: 16,
+    yLabelWidth: 16,
+    axes: { y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+  }, opts));
+  g.twMarks = opts.twMarks || [];
+  charts[id] = g;
+  return g;
+}
+
+/* Rows [x, y1, y2, ...] from several [[x, y], ...] arrays. */
+function mergeByX(arrays) {
+  const m = new Map();
+  arrays.forEach((pts, i) => {
+    for (const [x, y] of pts || []) {
+      if (!m.has(x)) m.set(x, new Array(arrays.length).fill(null));
+      m.get(x)[i] = y;
+    }
+  });
+  return [...m.keys()].sort((a, b) => a - b).map((x) => [x, ...m.get(x)]);
+}
+
+const seriesPoints = (doc, name) => (doc && doc.series && doc.series[name] ? doc.series[name].points : null);
+
+function scalar(doc, name) {
+  const s = doc && doc.scalars && doc.scalars[name];
+  return s && typeof s.value === 'number' ? s.value : null;
+}
+
+/* Vertical dashed lines with a label at each mark's x. */
+function markerUnderlay(marks, color) {
+  return (ctx, area, g) => {
+    ctx.save();
+    ctx.strokeStyle = ctx.fillStyle = color;
+    ctx.setLineDash([4, 3]);
+    ctx.font = '11px sans-serif';
+    for (const m of marks) {
+      const x = g.toDomXCoord(m.x);
+      if (!(x >= area.x && x <= area.x + area.w)) continue;
+      ctx.beginPath();
+      ctx.moveTo(x, area.y);
+      ctx.lineTo(x, area.y + area.h);
+      ctx.stroke();
+      if (!m.label) continue;
+      const w = ctx.measureText(m.label).width;
+      ctx.fillText(m.label, x + 4 + w > area.x + area.w ? x - w - 4 : x + 4, area.y + 12);
+    }
+    ctx.restore();
+  };
+}
+
+function drawCreates(doc) {
+  const cap = $('#cap-creates');
+  if (!doc) return emptyChart('creates', 'No successful threads run yet.');
+  const data = mergeByX(POLICIES.map((p) => seriesPoints(doc, `${p}_rate`)));
+  if (!data.length) return emptyChart('creates', 'The latest threads run has no rate series.');
+  const knees = POLICIES.map((p) => ({ p, x: scalar(doc, `${p}_knee`) })).filter((k) => k.x != null);
+  const g = draw('creates', data, {
+    labels: ['live threads', ...POLICIES],
+    colors: [cssVar('--c-default'), cssVar('--c-low'), cssVar('--c-high')],
+    logscale: true,
+    axes: { x: { axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    xlabel: 'live threads',
+    ylabel: 'creates per second (log)',
+    twMarks: knees.map((k) => ({ x: k.x, label: `${k.p} knee` })),
+    underlayCallback: markerUnderlay(knees.map((k) => ({ x: k.x, label: `${k.p} knee` })), cssVar('--bad')),
+  });
+  g.ready(() => g.setAnnotations(knees.map((k) => ({
+    series: k.p, x: k.x, shortText: 'K', width: 16, height: 16,
+    text: `${k.p}: knee at ${k.x} live threads, where the rate fell below a tenth of the first bucket`,
+  }))));
+  const kneeText = knees.length
+    ? knees.map((k) => `${k.p} stacks hit a knee (K) at ${fmtNum(k.x, 0)} threads`).join('; ')
+    : 'no policy falls below a tenth of its first rate';
+  cap.textContent = `Creates/s as live threads pile up, per stack policy (run of ${fmtTime(doc.started_unix * 1000)}): ${kneeText}.`;
+}
+
+function drawMap32(doc) {
+  const cap = $('#cap-map32');
+  if (!doc) return emptyChart('map32', 'No successful map32 run yet.');
+  const names = ['fail_median_ns', 'fallback_median_ns', 'plain_median_ns'];
+  const data = mergeByX(names.map((n) => seriesPoints(doc, n)));
+  if (!data.length) return emptyChart('map32', 'The latest map32 run has no series.');
+  draw('map32', data, {
+    labels: ['VMAs', 'failing MAP_32BIT', 'fallback', 'plain mmap'],
+    colors: [cssVar('--bad'), cssVar('--c-high'), cssVar('--c-default')],
+    logscale: true,
+    axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    drawPoints: true,
+    pointSize: 2,
+    xlabel: 'mappings (VMAs) in the process, log',
+    ylabel: 'ns per mmap, median (log)',
+  });
+  const slope = scalar(doc, 'slope'), lo = scalar(doc, 'slope_ci_lo'), hi = scalar(doc, 'slope_ci_hi');
+  const cls = (doc.info && doc.info.class) || 'unclassified';
+  cap.textContent = `Failing MAP_32BIT mmap against mappings, log-log: slope ${fmtNum(slope, 2)}` +
+    (lo != null && hi != null ? ` (95% CI ${fmtNum(lo, 2)} to ${fmtNum(hi, 2)})` : '') +
+    `, ${cls}. Flat is a tree search; near 1 is the linear walk of 2008.`;
+}
+
+function sinceMs() {
+  const r = RANGES[state.range];
+  return r ? now() - r : state.oldest;
+}
+
+function sinceParam() {
+  const since = sinceMs();
+  return since ? `&since=${Math.floor(since / 1000)}` : '';
+}
+
+/* The series of a metric in the selected range, in about `buckets`
+ * buckets (a chart a few hundred pixels wide needs no more); empty when
+ * the metric was never stored. */
+async function fetchSeries(metric, buckets) {
+  if (!state.stored.has(metric)) return { points: [], markers: [] };
+  const since = sinceMs();
+  const step = since ? `&step=${Math.max(1, Math.ceil((now() - since) / 1000 / buckets))}` : '';
+  return api(`/series?metric=${encodeURIComponent(metric)}${sinceParam()}${step}`);
+}
+
+/* Host changes as chart marks; the label names what changed and its new
+ * value ("kernel → 6.1.0-21-amd64"), the legend of the caption the rest. */
+function fpMarks(series) {
+  return (series.markers || []).map((m) => {
+    const first = (m.diff || 'host changed').split(';')[0];
+    const parts = first.split(' → ');
+    const what = parts[0].split(' ')[0];
+    return { x: m.t, label: parts.length > 1 ? `${what} → ${parts[1]}` : first, diff: m.diff };
+  });
+}
+
+/* Rows [Date, [lo, mid, hi], ...] for customBars; each triple is three series. */
+function barsRows(triples) {
+  const m = new Map();
+  triples.forEach(([lo, mid, hi], i) => {
+    const L = new Map(lo.points.map((p) => [p.t, p.avg])), H = new Map(hi.points.map((p) => [p.t, p.avg]));
+    for (const p of mid.points) {
+      if (!m.has(p.t)) m.set(p.t, new Array(triples.length).fill(null));
+      const l = L.get(p.t), h = H.get(p.t);
+      m.get(p.t)[i] = [l != null ? Math.min(l, p.avg) : p.avg, p.avg, h != null ? Math.max(h, p.avg) : p.avg];
+    }
+  });
+  return [...m.keys()].sort((a, b) => a - b).map((t) => [new Date(t), ...m.get(t)]);
+}
+
+async function drawCtxsw() {
+  const names = ['low_ci_lo', 'low_ns', 'low_ci_hi', 'high_ci_lo', 'high_ns', 'high_ci_hi'];
+  const s = await Promise.all(names.map((n) => fetchSeries(`ctxsw.${n}`, 500)));
+  const rows = barsRows([s.slice(0, 3), s.slice(3)]);
+  if (!rows.length) return emptyChart('ctxsw', 'No ctxsw runs in this range.');
+  const marks = fpMarks(s[1]);
+  draw('ctxsw', rows, {
+    labels: ['time', 'low stacks', 'high stacks'],
+    colors: [cssVar('--c-low'), cssVar('--c-high')],
+    customBars: true,
+    fillAlpha: 0.25,
+    xlabel: 'time',
+    ylabel: 'ns per context switch',
+    twMarks: marks,
+    underlayCallback: markerUnderlay(marks, cssVar('--marker')),
+  });
+  const last = rows[rows.length - 1];
+  $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: low ${fmtNum(last[1] && last[1][1], 0)}, high ${fmtNum(last[2] && last[2][1], 0)}). Low stacks pay only where the bands part.`;
+}
+
+async function drawHistory() {
+  const box = $('#chart-history');
+  if (!box.children.length)
+    for (const [m, title, unit] of KEY_METRICS)
+      box.append(el('div', { class: 'small' }, el('h3', { text: `${title} (${unit === 'per_s' ? 'per s' : unit})` }),
+        el('div', { class: 'plot', id: `chart-history-${m}` })));
+  const all = await Promise.all(KEY_METRICS.map(([m]) => fetchSeries(m, 250)));
+  KEY_METRICS.forEach(([m, title, unit], i) => {
+    const id = `history-${m}`, pts = all[i].points;
+    if (!pts.length) return emptyChart(id, 'no data in this range');
+    const marks = fpMarks(all[i]);
+    draw(id, pts.map((p) => [new Date(p.t), [p.min, p.avg, p.max]]), {
+      labels: ['time', title],
+      colors: [cssVar('--accent')],
+      customBars: true,
+      fillAlpha: 0.2,
+      legend: 'never',
+      axes: { y: { axisLabelWidth: 46, axisLabelFormatter: shortNum, valueFormatter: (v) => fmtUnit(v, unit) } },
+      twMarks: marks,
+      underlayCallback: markerUnderlay(marks, cssVar('--marker')),
+    });
+  });
+}
+
+/* The document of a probe's newest ok run, or null. */
+async function latestDoc(probe) {
+  const list = await api(`/runs?probe=${probe}&status=ok&limit=1`);
+  if (!list.runs.length) return null;
+  return (await api(`/runs/${list.runs[0].id}`)).doc;
+}
+
+/* --- runs table -------------------------------------------------------- */
+function keyFigure(run) {
+  if (run.status !== 'ok') return run.reason || '';
+  const k = run.key_figure;
+  return k ? `${KEY_NAMES[k.metric] || k.metric}: ${fmtUnit(k.value, k.unit)}` : '';
+}
+
+function runRow(run) {
+  const tr = el('tr', { tabindex: '0', 'data-id': String(run.id), class: run.status });
+  tr.append(
+    el('td', { text: fmtTime(run.started_ms) }),
+    el('td', { text: run.probe }),
+    el('td', {}, el('span', { class: 'badge ' + run.status, text: run.status })),
+    el('td', { class: 'num', text: fmtDuration(run.duration_s) }),
+    el('td', { class: run.status === 'ok' ? '' : 'reason', text: keyFigure(run) }));
+  tr.addEventListener('click', () => openRun(run.id));
+  tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') openRun(run.id); });
+  return tr;
+}
+
+async function loadRuns(append) {
+  const cursor = append && state.cursor ? `&cursor=${state.cursor}` : '';
+  const list = await api(`/runs?limit=${RUNS_PAGE}${sinceParam()}${cursor}`);
+  const tbody = $('#runs tbody');
+  if (!append) tbody.replaceChildren();
+  tbody.append(...list.runs.map(runRow));
+  if (!tbody.children.length)
+    tbody.append(el('tr', { class: 'none' }, el('td', { colspan: '5', class: 'muted', text: 'No runs in this range.' })));
+  state.cursor = list.next_cursor;
+  $('#runs-more').hidden = !state.cursor;
+  $('#runs-count').textContent = `(${tbody.querySelectorAll('tr[data-id]').length} shown)`;
+}
+
+async function openRun(id) {
+  const d = $('#run-dialog');
+  $('#run-title').textContent = `Run ${id}`;
+  $('#run-json').textContent = 'Loading…';
+  facts($('#run-facts'), []);
+  if (!d.open) d.showModal();
+  try {
+    const run = await api(`/runs/${id}`);
+    $('#run-title').textContent = `Run ${id}: ${run.probe}`;
+    facts($('#run-facts'), [
+      ['Started', fmtTime(run.started_ms)],
+      ['Status', run.status],
+      ['Reason', run.reason],
+      ['Duration', fmtDuration(run.duration_s)],
+      ['Key figure', run.status === 'ok' ? keyFigure(run) : null],
+      ['Load average', run.loadavg1 != null ? fmtNum(run.loadavg1, 2) : null],
+      ['CPU steal', run.steal_pct != null ? `${fmtNum(run.steal_pct, 1)}%` : null],
+      ['Cycle', run.cycle_id != null ? String(run.cycle_id) : null],
+      ['Pruned', run.pruned_ms ? `document dropped by retention ${fmtTime(run.pruned_ms)}` : null],
+    ]);
+    /* The document when there is one; otherwise the run with its raw output. */
+    const shown = run.doc || Object.fromEntries(Object.entries(run).filter(([k]) => k !== 'series' && k !== 'samples'));
+    $('#run-json').textContent = JSON.stringify(shown, null, 2);
+  } catch (e) {
+    $('#run-json').textContent = `Could not load run ${id}: ${e.message}`;
+  }
+}
+
+/* --- loading ----------------------------------------------------------- */
+async function loadRange() {
+  await Promise.all([drawCtxsw(), drawHistory(), loadRuns(false)]);
+}
+
+async function loadAll() {
+  try {
+    const status = await api('/status');
+    state.skew = status.now_ms - Date.now();
+    state.status = status;
+    const cycled = !!(status.last_cycle || status.last_cycle_ms);
+    const [host, catalogue, any, rec, headroom] = await Promise.all([
+      apiMaybe('/host'), api('/metrics'), api('/runs?limit=1'),
+      cycled ? apiMaybe('/recommendation') : null, cycled ? apiMaybe('/headroom') : null]);
+    state.stored = new Set(catalogue.metrics.filter((m) => m.stored).map((m) => m.name));
+    const hasRuns = any.runs.length > 0;
+    renderHost(host);
+    renderRecommendation(rec);
+    renderHeadroom(headroom);
+    /* Charts and runs only once there is something to show; shown before
+     * drawing, since dygraphs sizes itself from its element. */
+    $('#charts').hidden = $('#runs-box').hidden = !hasRuns;
+    if (hasRuns) {
+      const [threadsDoc, map32Doc] = await Promise.all([latestDoc('threads'), latestDoc('map32')]);
+      drawCreates(threadsDoc);
+      drawMap32(map32Doc);
+      await loadRange();
+    }
+    renderStatus(status, hasRuns);
+    state.failed = false;
+    state.loadedOnce = true;
+    $('#loaded-at').textContent = ` · updated ${fmtTime(Date.now())}`;
+    document.body.dataset.state = hasRuns ? 'ready' : 'empty';
+  } catch (e) {
+    showFailure(e);
+  }
+}
+
+/* Every minute: the status only, and everything when a cycle ended or the
+ * daemon came back. */
+async function poll() {
+  if (document.hidden) return;
+  const before = state.status;
+  try {
+    const st = await api('/status');
+    const lc = (s) => (s && s.last_cycle ? s.last_cycle.id : 0);
+    if (state.failed || !before || lc(st) !== lc(before) || st.cycle_running !== before.cycle_running) return loadAll();
+    state.status = st;
+    renderStatus(st, document.body.dataset.state === 'ready');
+  } catch (e) {
+    showFailure(e);
+  }
+}
+
+function setupRange() {
+  for (const b of document.querySelectorAll('#range button'))
+    b.addEventListener('click', async () => {
+      if (state.range === b.dataset.range) return;
+      state.range = b.dataset.range;
+      for (const o of document.querySelectorAll('#range button')) o.setAttribute('aria-pressed', String(o === b));
+      if (document.body.dataset.state !== 'ready') return;
+      try {
+        await loadRange();
+      } catch (e) {
+        showFailure(e);
+      }
+    });
+}
+
+function setupTrigger() {
+  $('#trigger').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const out = $('#trigger-result');
+    out.textContent = 'starting…';
+    try {
+      const r = await api('/runs', { method: 'POST', headers: { Authorization: `Bearer ${ev.target.token.value}`, Accept: 'application/json' } });
+      out.textContent = `cycle ${r.cycle_id} started`;
+      setTimeout(loadAll, 3000);
+    } catch (e) {
+      out.textContent = e.status === 409 ? 'a cycle is already running' : e.message;
+    }
+  });
+}
+
+function start() {
+  if (typeof Dygraph === 'undefined') {
+    banner('error', 'The chart library did not load.', 'threadwatchd serves it from /dygraphs/ (Debian package libjs-dygraphs).');
+    return;
+  }
+  setupRange();
+  setupTrigger();
+  $('#runs-more').addEventListener('click', () => loadRuns(true).catch(showFailure));
+  matchMedia('(prefers-color-scheme: dark)').addEventListener('change', loadAll);
+  loadAll();
+  setInterval(poll, POLL_MS);
+}
+
+document.addEventListener('DOMContentLoaded', start);
