@@ -58,9 +58,13 @@ PROBE_LIBS  = $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null) -lm -pthread
 PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libsystemd-dev \
 	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev
 PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev \
-	systemd prometheus chromium nodejs npm wrk valgrind procps psmisc \
+	systemd prometheus chromium wrk valgrind procps psmisc \
 	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian
 PKGS_RUN   := $(PKGS_BUILD)
+# Commands that may come from elsewhere than a Debian package (a machine
+# may ship Node.js with its own npm): COMMAND=PACKAGE, installed only when
+# the command is missing.
+CMDS_TEST  := node=nodejs npm=npm
 
 LIB_SRCS   := $(filter-out daemon/threadwatchd.c daemon/threadwatch.c,$(wildcard daemon/*.c))
 LIB_OBJS   := $(patsubst daemon/%.c,$(B)/daemon/%.o,$(LIB_SRCS)) $(B)/daemon/builtin.o
@@ -145,6 +149,7 @@ define need_pkgs
 	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
 			|| missing="$$missing $$p"; done; \
+	for c in $(2); do command -v $${c%%=*} >/dev/null 2>&1 || missing="$$missing $${c#*=}"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$$missing"; \
@@ -161,7 +166,7 @@ deps-build:
 deps-run:
 	$(call need_pkgs,$(PKGS_RUN))
 deps-test:
-	$(call need_pkgs,$(PKGS_TEST))
+	$(call need_pkgs,$(PKGS_TEST),$(CMDS_TEST))
 
 # --- the two commands -----------------------------------------------------
 RUN_ARGS ?=
