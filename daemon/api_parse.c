@@ -524,7 +524,10 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 		return -EINVAL;
 	}
 	q->step_ms = step_s * 1000;
-	if (range / q->step_ms > API_SERIES_MAX_BUCKETS) {
+	/* Without 'since', an explicit step covers the latest buckets it can. */
+	if (!q->since_given && range / q->step_ms > API_SERIES_MAX_BUCKETS)
+		q->since_ms = q->until_ms - q->step_ms * API_SERIES_MAX_BUCKETS;
+	else if (range / q->step_ms > API_SERIES_MAX_BUCKETS) {
 		api_fail(err, 400, "parameter 'step' is too small: at most %d buckets per query",
 		         API_SERIES_MAX_BUCKETS);
 		return -EINVAL;

@@ -298,6 +298,13 @@ static void test_series_query(void **state)
 	assert_int_equal(q.since_ms, now - API_SERIES_MAX_RANGE_MS);
 	api_target_clear(&t);
 
+	/* No since and an explicit step: the latest API_SERIES_MAX_BUCKETS. */
+	target_ok("/api/v1/series?metric=ctxsw.ratio&step=3600", &t);
+	assert_int_equal(api_parse_series_query(&t, now, &q, &err), 0);
+	assert_int_equal(q.step_ms, 3600000);
+	assert_int_equal(q.since_ms, now - 3600000LL * API_SERIES_MAX_BUCKETS);
+	api_target_clear(&t);
+
 	/* Short ranges still get whole-second buckets. */
 	target_ok("/api/v1/series?metric=ctxsw.ratio&since=1000&until=1010", &t);
 	assert_int_equal(api_parse_series_query(&t, now, &q, &err), 0);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README tells the truth: its configuration table is the one the daemon
+# generates from its key table, and every API path it lists is routed.
+set -u
+. "$SRC/tests/regress/lib.sh"
+
+readme="$SRC/README.md"
+sed -n '/<!-- config-table:begin -->/,/<!-- config-table:end -->/p' "$readme" \
+	| sed '1d;$d' >"$TW_TMP/readme-table.md"
+"$B/threadwatchd" --dump-config-doc >"$TW_TMP/daemon-table.md" || fail "--dump-config-doc failed"
+diff -u "$TW_TMP/daemon-table.md" "$TW_TMP/readme-table.md" \
+	|| fail "README configuration table differs from threadwatchd --dump-config-doc"
+ok "README configuration table matches the daemon's key table ($(grep -c '^| `' "$TW_TMP/daemon-table.md") keys)"
+
+# Every /api/v1 path the README's API table names appears in the OpenAPI
+# document that the daemon serves and the tests check.
+missing=0
+for path in $(grep -o '`\(GET\|POST\) /api/v1/[a-z{}/]*' "$readme" | awk '{print $2}' | sort -u); do
+	jq -e --arg p "$path" '.paths | has($p)' "$SRC/web/openapi.json" >/dev/null \
+		|| { echo "README names $path, which web/openapi.json lacks"; missing=1; }
+done
+[ "$missing" = 0 ] || fail "README API table and OpenAPI document disagree"
+ok "README API paths are all in web/openapi.json"
+
+grep -q '^make run' "$readme" && grep -q '^make test' "$readme" || fail "README lacks the two commands"
+ok "README shows make run and make test"
