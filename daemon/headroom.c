@@ -16,30 +16,6 @@
 #include "sysinfo.h"
 #include "xmalloc.h"
 
-/* Lines of a file, or -errno. */
-static long count_lines(int dirfd, const char *name)
-{
-	char buf[65536];
-	long lines = 0;
-	ssize_t n;
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			lines = -errno;
-			break;
-		}
-		for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++)
-			lines++;
-	}
-	close(fd);
-	return lines;
-}
-
 static void read_comm(int dirfd, char *buf, size_t len)
 {
 	int fd = openat(dirfd, "comm", O_RDONLY | O_CLOEXEC);
@@ -81,7 +57,7 @@ int headroom_scan_vmas(const char *proc_root, struct headroom_sample *s)
 		pfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (pfd < 0)
 			continue; /* exited meanwhile */
-		n = count_lines(pfd, "maps");
+		n = sys_count_lines_at(pfd, "maps");
 		if (n == -EACCES || n == -EPERM)
 			s->unreadable++;
 		else if (n >= 0) {

@@ -253,12 +253,12 @@ int sys_limits_read(struct sys_limits *l)
 	return 0;
 }
 
-long sys_vma_count(void)
+long sys_count_lines_at(int dirfd, const char *name)
 {
 	char buf[65536];
 	long lines = 0;
 	ssize_t n;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
@@ -266,15 +266,19 @@ long sys_vma_count(void)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			n = -errno;
-			close(fd);
-			return (long)n;
+			lines = -errno;
+			break;
 		}
-		for (ssize_t i = 0; i < n; i++)
-			lines += buf[i] == '\n';
+		for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++)
+			lines++;
 	}
 	close(fd);
 	return lines;
+}
+
+long sys_vma_count(void)
+{
+	return sys_count_lines_at(AT_FDCWD, "/proc/self/maps");
 }
 
 size_t sys_default_stack_size(void)

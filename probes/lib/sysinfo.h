@@ -42,6 +42,9 @@ int sys_limits_read(struct sys_limits *l);
 
 /* Number of VMAs of the calling process (lines of /proc/self/maps). */
 long sys_vma_count(void);
+/* Lines of the file `name` relative to dirfd (AT_FDCWD for a path), or
+ * -errno. Reads /proc files such as maps in one pass without parsing. */
+long sys_count_lines_at(int dirfd, const char *name);
 
 /* Default pthread stack size as glibc picks it: RLIMIT_STACK, or 2 MiB
  * when unlimited, rounded to pages. */

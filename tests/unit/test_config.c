@@ -18,9 +18,10 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "config.h"
 
-static char tmpdir[] = "/tmp/test_config.XXXXXX";
 
 /* Parses text on top of the defaults; returns the result, c filled. */
 static int parse(struct config *c, const char *text, char *err, size_t errlen)
@@ -374,20 +375,13 @@ static void test_docs(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("test_config");
 }
 
 static int teardown(void **state)
 {
-	char *cmd;
-
 	(void)state;
-	if (asprintf(&cmd, "rm -rf '%s'", tmpdir) > 0) {
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove \"%s\", ignoring\n", tmpdir);
-		free(cmd);
-	}
-	return 0;
+	return tmpdir_remove();
 }
 
 int main(void)

@@ -15,11 +15,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 #include <jansson.h>
 
 #include "headroom.h"
 
-static char tmpdir[] = "/tmp/test_headroom.XXXXXX";
 
 static const json_t *limit(const json_t *h, const char *name)
 {
@@ -154,20 +155,13 @@ static void test_this_host(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("test_headroom");
 }
 
 static int teardown(void **state)
 {
-	char *cmd;
-
 	(void)state;
-	if (asprintf(&cmd, "rm -rf '%s'", tmpdir) > 0) {
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove \"%s\", ignoring\n", tmpdir);
-		free(cmd);
-	}
-	return 0;
+	return tmpdir_remove();
 }
 
 int main(void)

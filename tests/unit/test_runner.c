@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "protocol.h"
 #include "runner.h"
 
@@ -31,7 +33,6 @@
 	"{\"probe\":\"" name "\",\"protocol\":1,\"started_at\":\"2026-01-01T00:00:00Z\","          \
 	"\"started_unix\":1,\"duration_s\":0.1,"
 
-static char tmpdir[] = "/tmp/test_runner.XXXXXX";
 
 /* Writes an executable shell script `name` with `body`, returns its path. */
 static char *script(const char *name, mode_t mode, const char *fmt, ...)
@@ -432,20 +433,13 @@ static void test_find_probe(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("test_runner");
 }
 
 static int teardown(void **state)
 {
-	char *cmd;
-
 	(void)state;
-	if (asprintf(&cmd, "rm -rf '%s'", tmpdir) > 0) {
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove \"%s\", ignoring\n", tmpdir);
-		free(cmd);
-	}
-	return 0;
+	return tmpdir_remove();
 }
 
 int main(void)

@@ -19,12 +19,13 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "config.h"
 #include "log.h"
 #include "scheduler.h"
 #include "store.h"
 
-static char tmpdir[] = "/tmp/test_scheduler.XXXXXX";
 
 static char *path_in(const char *name)
 {
@@ -283,22 +284,15 @@ static int setup(void **state)
 {
 	(void)state;
 	log_open("test_scheduler", LOG_WARNING);
-	if (!mkdtemp(tmpdir) || chdir(tmpdir) < 0)
+	if (tmpdir_make("test_scheduler") < 0 || chdir(tmpdir) < 0)
 		return -1;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char *cmd;
-
 	(void)state;
-	if (asprintf(&cmd, "rm -rf '%s'", tmpdir) > 0) {
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove \"%s\", ignoring\n", tmpdir);
-		free(cmd);
-	}
-	return 0;
+	return tmpdir_remove();
 }
 
 int main(void)
