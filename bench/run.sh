@@ -1,0 +1,401 @@
+#!/bin/bash
+# bench/run.sh: `make bench`. Measures threadwatch side by side with the
+# tools people use today (perf bench, stress-ng, nginx) on this machine and
+# writes bench/RESULTS.md. Every comparison runs in the same invocation,
+# interleaved, and is reported as a ratio with its spread; the raw outputs
+# stay in $BENCH_WORK for a second look.
+#
+# Environment (defaults in brackets; use small values while developing):
+#   B, SRC                 build directory and source tree (set by make)
+#   BENCH_RUNS [10]        interleaved rounds of ctxsw / perf bench / stress-ng --switch
+#   BENCH_THREADS_RUNS [5] interleaved rounds of threads / stress-ng --pthread
+#   BENCH_MAP32_RUNS [3]   standalone map32 runs (cost to the host)
+#   BENCH_CYCLES [3]       full default cycles through `threadwatch run`
+#   BENCH_PEER_S [3]       seconds of each perf bench / stress-ng run
+#   BENCH_IDLE_S [600]     how long the idle daemon is watched
+#   BENCH_SEED_DAYS [365]  days of history twseed writes, every BENCH_SEED_EVERY [5] minutes
+#   BENCH_API_ROUNDS [5]   interleaved wrk rounds per endpoint, BENCH_API_S [4] s each,
+#                          BENCH_API_CONN [16] connections, BENCH_API_THREADS [2] wrk threads
+#   BENCH_QUERY_REPS [9]   timed repetitions of each storage query
+#   BENCH_PROFILE_S [4]    seconds of each perf record of the daemon
+#   BENCH_WORK [$B/bench]  raw outputs (emptied first); BENCH_KEEP_DB=1 keeps the databases
+#   BENCH_OUT [$SRC/bench/RESULTS.md]
+set -euo pipefail
+
+: "${B:?B (the build directory) must be set}"
+SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+BENCH_RUNS=${BENCH_RUNS:-10}
+BENCH_THREADS_RUNS=${BENCH_THREADS_RUNS:-5}
+BENCH_MAP32_RUNS=${BENCH_MAP32_RUNS:-3}
+BENCH_CYCLES=${BENCH_CYCLES:-3}
+BENCH_PEER_S=${BENCH_PEER_S:-3}
+BENCH_IDLE_S=${BENCH_IDLE_S:-600}
+BENCH_SEED_DAYS=${BENCH_SEED_DAYS:-365}
+BENCH_SEED_EVERY=${BENCH_SEED_EVERY:-5}
+BENCH_API_ROUNDS=${BENCH_API_ROUNDS:-5}
+BENCH_API_S=${BENCH_API_S:-4}
+BENCH_API_CONN=${BENCH_API_CONN:-16}
+BENCH_API_THREADS=${BENCH_API_THREADS:-2}
+BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-9}
+BENCH_PROFILE_S=${BENCH_PROFILE_S:-4}
+W=${BENCH_WORK:-$B/bench}
+OUT=${BENCH_OUT:-$SRC/bench/RESULTS.md}
+HERE=$SRC/bench
+PROBES=$B/probes
+TWD=$B/threadwatchd
+TWSEED=$B/tests/twseed
+export LC_ALL=C
+
+T0=$(date +%s)
+log() { printf '[bench %4ds] %s\n' $(($(date +%s) - T0)) "$*" | tee -a "$W/run.log" >&2; }
+die() { log "error: $*"; exit 1; }
+ru() { python3 "$HERE/rusage.py" "$@"; } # ru --out F [--stdout F] [--sample S] -- CMD...
+load_now() { cut -d' ' -f1-3 /proc/loadavg; }
+phase() { log "== $1 (load $(load_now))"; printf '%s\t%s\t%s\n' "$1" "$(date +%s)" "$(load_now)" >>"$W/phases.tsv"; }
+
+# --- tools ------------------------------------------------------------------
+# Debian packages the comparisons need; installed when missing and root.
+need_pkgs() {
+	local missing="" p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing Debian packages; as root: apt-get install -y$missing"
+	log "installing:$missing"
+	# nginx-light would start a system nginx on port 80: keep services down.
+	apt-get update -q >/dev/null
+	RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
+}
+
+# --- processes this script starts (stopped on exit, by pid) -----------------
+PIDS=()
+NGINX_CONF=""
+cleanup() {
+	local p
+	[ -n "$NGINX_CONF" ] && [ -f "$W/nginx/nginx.pid" ] &&
+		nginx -p "$W/nginx" -c "$NGINX_CONF" -s stop 2>/dev/null || true
+	for p in "${PIDS[@]}"; do stop_pid "$p"; done
+}
+stop_pid() {
+	local p=$1 i
+	kill -0 "$p" 2>/dev/null || return 0
+	kill -TERM "$p" 2>/dev/null || true
+	for i in $(seq 100); do
+		kill -0 "$p" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$p" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_daemon NAME DB: threadwatchd on an ephemeral port; sets DPID, DPORT.
+start_daemon() {
+	local name=$1 db=$2 i
+	rm -f "$W/$name.port"
+	"$TWD" --foreground --config="$W/empty.conf" --database="$db" --port=0 \
+		--port-file="$W/$name.port" --probe_dir="$PROBES" --probes_d= \
+		--load_threshold=1000 --log_level=info >"$W/$name.log" 2>&1 &
+	DPID=$!
+	PIDS+=("$DPID")
+	for i in $(seq 1200); do
+		[ -s "$W/$name.port" ] && break
+		kill -0 "$DPID" 2>/dev/null || die "threadwatchd ($name) died: $(tail -3 "$W/$name.log")"
+		sleep 0.1
+	done
+	[ -s "$W/$name.port" ] || die "threadwatchd ($name) did not listen within 120 s"
+	DPORT=$(cat "$W/$name.port")
+}
+
+# CPU ticks of a process: "self children".
+cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13, $14 + $15}'; }
+
+# ------------------------------------------------------------------------------
+rm -rf "$W"
+mkdir -p "$W"/{ctxsw,perf,sngsw,threads,sngpt,map32,cycle,api,query,prof,www/api/v1,nginx}
+: >"$W/empty.conf"
+: >"$W/run.log"
+for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatch" "$TWSEED"; do
+	[ -x "$f" ] || die "\"$f\" is not built (run make B=$B all first)"
+done
+need_pkgs linux-perf stress-ng wrk nginx-light curl jq sqlite3 procps util-linux time python3
+
+phase setup
+{
+	echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "cpu_model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+	echo "cpus=$(nproc)"
+	echo "sockets=$(lscpu | sed -n 's/^Socket(s): *//p')"
+	echo "cores_per_socket=$(lscpu | sed -n 's/^Core(s) per socket: *//p')"
+	echo "threads_per_core=$(lscpu | sed -n 's/^Thread(s) per core: *//p')"
+	echo "hypervisor=$(lscpu | sed -n 's/^Hypervisor vendor: *//p')"
+	echo "kernel=$(uname -r)"
+	echo "glibc=$(getconf GNU_LIBC_VERSION | cut -d' ' -f2)"
+	echo "mem_total_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo)"
+	echo "load_start=$(load_now)"
+	echo "perf=$(perf --version 2>/dev/null)"
+	echo "stress_ng=$(stress-ng --version 2>/dev/null | head -1)"
+	echo "nginx=$(nginx -v 2>&1)"
+	echo "wrk=$(dpkg-query -W -f='${Version}' wrk)"
+	echo "sqlite=$(sqlite3 --version | cut -d' ' -f1)"
+	echo "git=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo uncommitted)"
+	for v in BENCH_RUNS BENCH_THREADS_RUNS BENCH_MAP32_RUNS BENCH_CYCLES BENCH_PEER_S \
+		BENCH_IDLE_S BENCH_SEED_DAYS BENCH_SEED_EVERY BENCH_API_ROUNDS BENCH_API_S \
+		BENCH_API_CONN BENCH_API_THREADS BENCH_QUERY_REPS BENCH_PROFILE_S; do
+		echo "$v=${!v}"
+	done
+} >"$W/meta.env"
+
+# --- 1. the daemon's first cycle, then its idle time ---------------------------
+phase daemon-cycle
+start_daemon d1 "$W/d1.db"
+D1=$DPID
+D1PORT=$DPORT
+read -r d1_self0 d1_child0 < <(cpu_ticks "$D1")
+for i in $(seq 600); do
+	st=$(curl -sf "http://127.0.0.1:$D1PORT/api/v1/status" || true)
+	[ -n "$st" ] && [ "$(jq -r '.last_cycle_status // empty' <<<"$st")" != "" ] &&
+		[ "$(jq -r .cycle_running <<<"$st")" = false ] && break
+	sleep 0.5
+done
+echo "$st" >"$W/d1-cycle.json"
+read -r d1_self1 d1_child1 < <(cpu_ticks "$D1")
+echo "{\"tick_hz\": $(getconf CLK_TCK), \"self_ticks\": $((d1_self1 - d1_self0)), \"children_ticks\": $((d1_child1 - d1_child0))}" >"$W/d1-cycle-cpu.json"
+log "daemon cycle: $(jq -c '.last_cycle | {status, duration_s}' "$W/d1-cycle.json")"
+# Watched while the rest runs: the benchmarks below never talk to it, and
+# its CPU time is its own (utime + stime of its threads).
+python3 "$HERE/watch.py" --pid "$D1" --seconds "$BENCH_IDLE_S" --interval 5 --out "$W/idle.json" &
+WATCH=$!
+PIDS+=("$WATCH")
+
+# --- 2. accuracy and precision: ctxsw vs perf bench vs stress-ng --switch ------
+phase ctxsw-peers
+# Loops for a perf bench run of about BENCH_PEER_S seconds.
+taskset -c 0 perf bench sched pipe -T -l 20000 >"$W/perf/calibrate.txt" 2>&1
+us=$(awk '/usecs\/op/ {print $1}' "$W/perf/calibrate.txt")
+LOOPS=$(awk -v us="$us" -v s="$BENCH_PEER_S" 'BEGIN {n = int(s * 1e6 / us); if (n < 20000) n = 20000; if (n > 5000000) n = 5000000; print n}')
+echo "$LOOPS" >"$W/perf/loops"
+# How many context switches one "op" is, counted by the kernel.
+perf stat -e context-switches -x, -o "$W/perf/switches-perf.csv" \
+	taskset -c 0 perf bench sched pipe -T -l 50000 >"$W/perf/switches-perf.txt" 2>&1
+perf stat -e context-switches -x, -o "$W/sngsw/switches-sng.csv" \
+	stress-ng --switch 1 --taskset 0 -t 1 --metrics-brief >"$W/sngsw/switches-sng.txt" 2>&1
+for i in $(seq "$BENCH_RUNS"); do
+	n=$(printf %02d "$i")
+	if [ $((i % 2)) = 1 ]; then order="ours perf sng"; else order="sng perf ours"; fi
+	for t in $order; do
+		case $t in
+		ours) ru --out "$W/ctxsw/$n.ru.json" --stdout "$W/ctxsw/$n.json" -- \
+			"$PROBES/ctxsw" --seed "$i" || log "ctxsw run $i failed" ;;
+		perf) ru --out "$W/perf/$n.ru.json" --stdout "$W/perf/$n.txt" --stderr "$W/perf/$n.err" -- \
+			taskset -c 0 perf bench sched pipe -T -l "$LOOPS" || log "perf run $i failed" ;;
+		sng) ru --out "$W/sngsw/$n.ru.json" --stdout "$W/sngsw/$n.txt" --stderr "$W/sngsw/$n.txt" -- \
+			stress-ng --switch 1 --taskset 0 -t "$BENCH_PEER_S" --metrics-brief ||
+			log "stress-ng --switch run $i failed" ;;
+		esac
+	done
+done
+
+# --- 3. thread creation: threads vs stress-ng --pthread ------------------------
+phase threads-peers
+for i in $(seq "$BENCH_THREADS_RUNS"); do
+	n=$(printf %02d "$i")
+	if [ $((i % 2)) = 1 ]; then order="ours sng"; else order="sng ours"; fi
+	for t in $order; do
+		case $t in
+		ours) ru --out "$W/threads/$n.ru.json" --stdout "$W/threads/$n.json" -- \
+			"$PROBES/threads" --seed "$i" || log "threads run $i failed" ;;
+		sng) ru --out "$W/sngpt/$n.ru.json" --stdout "$W/sngpt/$n.txt" --stderr "$W/sngpt/$n.txt" -- \
+			stress-ng --pthread 1 -t "$BENCH_PEER_S" --metrics || log "stress-ng --pthread run $i failed" ;;
+		esac
+	done
+done
+
+# --- 4. cost to the host: map32, full cycles, the footprint of a cycle --------
+phase cycles
+for i in $(seq "$BENCH_MAP32_RUNS"); do
+	n=$(printf %02d "$i")
+	ru --out "$W/map32/$n.ru.json" --stdout "$W/map32/$n.json" -- \
+		"$PROBES/map32" --seed "$i" || log "map32 run $i failed"
+done
+for i in $(seq "$BENCH_CYCLES"); do
+	n=$(printf %02d "$i")
+	ru --out "$W/cycle/$n.ru.json" --stdout "$W/cycle/$n.json" -- \
+		"$B/threadwatch" run --json --probe-dir "$PROBES" || log "cycle $i failed"
+done
+# One more cycle with the process tree sampled every 50 ms (VmHWM, VMAs).
+ru --out "$W/cycle/footprint.ru.json" --stdout "$W/cycle/footprint.json" --sample 0.05 -- \
+	"$B/threadwatch" run --json --probe-dir "$PROBES" || log "footprint cycle failed"
+
+# --- 5. storage: a year of history -------------------------------------------
+phase seed
+SEED_ARGS=(--db "$W/year.db" --days "$BENCH_SEED_DAYS" --every "$BENCH_SEED_EVERY" --seed 1)
+# The daemon keeps documents and points for retention_raw_days (30): a seeder
+# that can write older cycles the way retention leaves them is told so.
+if "$TWSEED" --help 2>&1 | grep -q -- '--raw-days'; then
+	SEED_ARGS+=(--raw-days 30)
+fi
+printf '%s\n' "${SEED_ARGS[@]}" >"$W/seed.args"
+ru --out "$W/seed.ru.json" --stdout "$W/seed.log" --stderr "$W/seed.log" -- "$TWSEED" "${SEED_ARGS[@]}" ||
+	die "twseed failed: $(tail -3 "$W/seed.log")"
+{
+	stat -c '%n %s' "$W/year.db"*
+} >"$W/db-files.txt"
+# Rows of every table (whatever the schema version), read-only.
+q="SELECT json_object('runs_pruned', (SELECT count(*) FROM runs WHERE pruned_ms IS NOT NULL),"
+q+=" 'page_size', (SELECT page_size FROM pragma_page_size),"
+q+=" 'page_count', (SELECT page_count FROM pragma_page_count),"
+q+=" 'freelist', (SELECT freelist_count FROM pragma_freelist_count)"
+for t in $(sqlite3 -readonly "$W/year.db" \
+	"SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"); do
+	q+=", '$t', (SELECT count(*) FROM \"$t\")"
+done
+sqlite3 -readonly "$W/year.db" "$q)" >"$W/db-counts.json" || log "counting rows failed"
+sqlite3 -readonly -json "$W/year.db" \
+	"SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC" \
+	>"$W/db-tables.json" 2>/dev/null || echo '[]' >"$W/db-tables.json"
+
+# --- 6. the API against nginx, and the storage queries --------------------------
+phase api
+t_start=$(date +%s.%N)
+start_daemon d2 "$W/year.db"
+D2=$DPID
+D2PORT=$DPORT
+for i in $(seq 2400); do
+	curl -sf -o /dev/null "http://127.0.0.1:$D2PORT/healthz" && break
+	sleep 0.05
+done
+echo "$t_start $(date +%s.%N)" >"$W/d2-start.txt"
+TW="http://127.0.0.1:$D2PORT"
+curl -sf "$TW/api/v1/recommendation" -o "$W/www/api/v1/recommendation" || die "no recommendation"
+curl -sf "$TW/metrics" -o "$W/www/metrics" || die "no /metrics"
+# The dashboard page is served from memory: the ceiling of a cached answer.
+curl -sf "$TW/" -o "$W/www/index.html" || die "no dashboard page"
+curl -sf -D "$W/api/headers-recommendation.txt" -o /dev/null "$TW/api/v1/recommendation"
+curl -sf -D "$W/api/headers-metrics.txt" -o /dev/null "$TW/metrics"
+
+NPORT=$(free_port)
+NGINX_CONF=$W/nginx/nginx.conf
+mkdir -p "$W/nginx/tmp"
+cat >"$NGINX_CONF" <<EOF
+# nginx for the benchmark: the daemon's bytes as static files on loopback.
+worker_processes 2;
+user root;
+pid $W/nginx/nginx.pid;
+error_log $W/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	sendfile on;
+	tcp_nopush on;
+	keepalive_requests 1000000;
+	keepalive_timeout 60s;
+	client_body_temp_path $W/nginx/tmp/body;
+	proxy_temp_path $W/nginx/tmp/proxy;
+	fastcgi_temp_path $W/nginx/tmp/fastcgi;
+	uwsgi_temp_path $W/nginx/tmp/uwsgi;
+	scgi_temp_path $W/nginx/tmp/scgi;
+	server {
+		listen 127.0.0.1:$NPORT;
+		root $W/www;
+		location = /api/v1/recommendation { default_type application/json; }
+		location = /metrics { default_type "text/plain; version=0.0.4"; }
+		location = / { default_type text/html; try_files /index.html =404; }
+	}
+}
+EOF
+nginx -p "$W/nginx" -c "$NGINX_CONF" || die "nginx did not start"
+NG="http://127.0.0.1:$NPORT"
+for path in /api/v1/recommendation /metrics /; do
+	f=$W/www$path
+	[ "$path" = / ] && f=$W/www/index.html
+	cmp -s <(curl -sf "$NG$path") "$f" || die "nginx does not serve the bytes of $path"
+done
+wrk_run() { # OUTFILE URL
+	wrk -t"$BENCH_API_THREADS" -c"$BENCH_API_CONN" -d"${BENCH_API_S}s" --latency "$2" >"$1" 2>&1 ||
+		log "wrk failed on $2"
+}
+ep_path() {
+	case $1 in recommendation) echo /api/v1/recommendation ;; metrics) echo /metrics ;; static) echo / ;; esac
+}
+for r in $(seq "$BENCH_API_ROUNDS"); do
+	for ep in recommendation metrics static; do
+		path=$(ep_path "$ep")
+		if [ $((r % 2)) = 1 ]; then order="tw nginx"; else order="nginx tw"; fi
+		for srv in $order; do
+			case $srv in tw) base=$TW ;; nginx) base=$NG ;; esac
+			wrk_run "$W/api/$(printf %02d "$r")-$ep-$srv.txt" "$base$path"
+		done
+	done
+done
+# The daemon's own profile under the same load (flat, by symbol).
+profile() { # NAME CMD... (runs CMD while recording the daemon)
+	local name=$1
+	shift
+	perf record -F 999 -p "$D2" -o "$W/prof/$name.data" -- sleep "$BENCH_PROFILE_S" \
+		>/dev/null 2>&1 &
+	local rec=$!
+	"$@" >/dev/null 2>&1 || true
+	wait "$rec" || true
+	perf report -i "$W/prof/$name.data" --stdio --no-children --sort dso,sym \
+		--percent-limit 1 2>/dev/null | grep -v '^$' >"$W/prof/$name.txt" || true
+	perf report -i "$W/prof/$name.data" --stdio --no-children --sort dso \
+		2>/dev/null | grep -v '^$' >"$W/prof/$name-dso.txt" || true
+	rm -f "$W/prof/$name.data"
+}
+for ep in recommendation metrics; do
+	path=$(ep_path "$ep")
+	profile "api-$ep" wrk -t"$BENCH_API_THREADS" -c"$BENCH_API_CONN" -d"${BENCH_PROFILE_S}s" "$TW$path"
+done
+
+# Storage queries, interleaved, each timed by curl.
+now=$(date +%s)
+since=$((now - BENCH_SEED_DAYS * 86400))
+SERIES="/api/v1/series?metric=ctxsw.high_ns&since=$since&until=$now&step=auto"
+RUNS="/api/v1/runs"
+REC="/api/v1/recommendation"
+curl -sf "$TW$SERIES" -o "$W/query/series.json" || log "the series query failed"
+curl -sf "$TW$RUNS" -o "$W/query/runs.json" || log "the runs query failed"
+printf '%s\n' "$SERIES" >"$W/query/series.url"
+for i in $(seq "$BENCH_QUERY_REPS"); do
+	for q in series runs rec; do
+		case $q in series) u=$SERIES ;; runs) u=$RUNS ;; rec) u=$REC ;; esac
+		curl -s -o /dev/null -w "$q %{http_code} %{time_total} %{size_download}\n" "$TW$u" \
+			>>"$W/query/times.txt"
+	done
+done
+series_loop() {
+	local end=$(($(date +%s) + BENCH_PROFILE_S))
+	while [ "$(date +%s)" -lt "$end" ]; do curl -s -o /dev/null "$TW$SERIES"; done
+}
+profile series series_loop
+nginx -p "$W/nginx" -c "$NGINX_CONF" -s stop || true
+NGINX_CONF=""
+grep -E 'VmRSS|VmHWM|Threads' "/proc/$D2/status" >"$W/d2-status.txt" || true
+stop_pid "$D2"
+
+# --- 7. the end of the idle window ---------------------------------------------
+phase idle-wait
+wait "$WATCH" || log "the idle watcher failed"
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("cpu_pct", 0) > 0.1 else 1)' \
+	"$W/idle.json"; then
+	log "idle CPU above 0.1%: profiling the idle daemon for 30 s"
+	perf record -F 999 -g -p "$D1" -o "$W/prof/idle.data" -- sleep 30 >/dev/null 2>&1 || true
+	perf report -i "$W/prof/idle.data" --stdio --no-children --sort comm,dso,sym \
+		--percent-limit 2 2>/dev/null | grep -v '^$' >"$W/prof/idle.txt" || true
+	rm -f "$W/prof/idle.data"
+fi
+grep -E 'VmRSS|VmHWM|Threads' "/proc/$D1/status" >"$W/d1-status.txt" || true
+stop_pid "$D1"
+
+phase report
+# The databases are large (about 1 GiB for a year); their figures are taken.
+[ "${BENCH_KEEP_DB:-0}" = 1 ] || rm -f "$W"/year.db* "$W"/d1.db*
+echo "load_end=$(load_now)" >>"$W/meta.env"
+echo "elapsed_s=$(($(date +%s) - T0))" >>"$W/meta.env"
+python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC"
+log "wrote $OUT"
