@@ -177,6 +177,21 @@ unsigned api_runs(const struct api_ctx *ctx, const struct api_target *t, const c
 	return 200;
 }
 
+unsigned api_events(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                    json_t **body, struct api_error *err)
+{
+	struct store_events_query q;
+	int rc;
+
+	(void)arg;
+	if (api_parse_events_query(t, &q, err) < 0)
+		return err->status;
+	rc = store_api_events(ctx->st, &q, body);
+	if (rc < 0)
+		return store_fail(err, rc, "no events");
+	return 200;
+}
+
 unsigned api_run(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                  json_t **body, struct api_error *err)
 {

@@ -84,6 +84,13 @@ struct api_series_query {
 int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct api_series_query *q,
                            struct api_error *err);
 
+/* /events: metric, since, until (on when the change began), limit
+ * (1..API_EVENTS_MAX_LIMIT, default API_EVENTS_DEFAULT_LIMIT). */
+#define API_EVENTS_DEFAULT_LIMIT 100
+#define API_EVENTS_MAX_LIMIT 1000
+int api_parse_events_query(const struct api_target *t, struct store_events_query *q,
+                           struct api_error *err);
+
 /* What the handlers may use. */
 struct api_ctx {
 	struct store *st;
@@ -97,6 +104,8 @@ typedef unsigned api_handler_fn(const struct api_ctx *ctx, const struct api_targ
 
 api_handler_fn api_host, api_recommendation, api_runs, api_run, api_series, api_metrics,
     api_headroom, api_status;
+/* GET /api/v1/events: the regression events (store_api_events). */
+api_handler_fn api_events;
 
 /* Copies src with every byte outside printable ASCII replaced by '?', so
  * that what a client sent is safe in JSON and in the log. */

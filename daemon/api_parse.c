@@ -419,6 +419,44 @@ static int time_param(const struct api_target *t, const char *name, int64_t *ms,
 	return 0;
 }
 
+static const char *const events_params[] = {"metric", "since", "until", "limit", NULL};
+
+int api_parse_events_query(const struct api_target *t, struct store_events_query *q,
+                           struct api_error *err)
+{
+	const char *v;
+	int64_t n;
+	int given;
+
+	memset(q, 0, sizeof(*q));
+	q->limit = API_EVENTS_DEFAULT_LIMIT;
+	if (api_check_params(t, events_params, err) < 0)
+		return -EINVAL;
+	v = api_param_get(t, "metric");
+	if (v && !metric_name_ok(v)) {
+		api_fail(err, 400, "parameter 'metric' must look like \"ctxsw.ratio\"");
+		return -EINVAL;
+	}
+	q->metric = v;
+	if (time_param(t, "since", &q->since_ms, &given, err) < 0 ||
+	    time_param(t, "until", &q->until_ms, &given, err) < 0)
+		return -EINVAL;
+	if (q->since_ms && q->until_ms && q->since_ms > q->until_ms) {
+		api_fail(err, 400, "parameter 'since' is after 'until'");
+		return -EINVAL;
+	}
+	v = api_param_get(t, "limit");
+	if (v) {
+		if (api_parse_int(v, 1, API_EVENTS_MAX_LIMIT, &n) < 0) {
+			api_fail(err, 400, "parameter 'limit' must be an integer from 1 to %d",
+			         API_EVENTS_MAX_LIMIT);
+			return -EINVAL;
+		}
+		q->limit = (int)n;
+	}
+	return 0;
+}
+
 static const char *const runs_params[] = {"probe",  "status", "since", "until",
                                           "cursor", "limit",  NULL};
 

@@ -3,8 +3,8 @@
  * daemon's JSON API at once (libcurl's multi interface; the requests of one
  * host go one after another over its connection, within the host's own time
  * budget) and prints host, kernel, glibc, verdict, switch-time ratio, knee,
- * age of the last cycle and headroom warnings, or why a host could not be
- * read. Exit 1 when any host could not be read.
+ * age of the last cycle, headroom warnings and regression events, or why a
+ * host could not be read. Exit 1 when any host could not be read.
  */
 #include <errno.h>
 #include <math.h>
@@ -48,7 +48,7 @@ static const struct fleet_endpoint {
     [STEP_HOST] = {"/api/v1/host", 1},
     [STEP_REC] = {"/api/v1/recommendation", 1},
     [STEP_HEADROOM] = {"/api/v1/headroom", 1},
-    [STEP_EVENTS] = {"/api/v1/events", 1},
+    [STEP_EVENTS] = {"/api/v1/events?limit=1", 1}, /* the newest and the total */
     [STEP_RUNS] = {"/api/v1/runs?probe=threads&status=ok&limit=1", 1},
     [STEP_RUN] = {NULL, 1},
 };
@@ -615,6 +615,24 @@ static json_t *event_count(const json_t *events)
 	return json_is_array(list) ? json_integer((json_int_t)json_array_size(list)) : json_null();
 }
 
+/* The newest regression event as {"metric", "t_ms", "age_s", "message"},
+ * or null. */
+static json_t *last_event(const json_t *events, const json_t *status)
+{
+	const json_t *e = json_array_get(json_object_get(events, "events"), 0);
+	const json_t *t = json_object_get(e, "t_ms"), *now = json_object_get(status, "now_ms");
+
+	if (!json_is_object(e))
+		return json_null();
+	return json_pack(
+	    "{s:o, s:o, s:o, s:o}", "metric", or_null(json_object_get(e, "metric")), "t_ms",
+	    or_null(t), "age_s",
+	    json_is_integer(t) && json_is_integer(now)
+	        ? json_real((double)(json_integer_value(now) - json_integer_value(t)) / 1e3)
+	        : json_null(),
+	    "message", or_null(json_object_get(e, "message")));
+}
+
 /* One host as the JSON document's entry; the table is made from it. */
 static json_t *host_row(const struct fleet_host *h)
 {
@@ -656,6 +674,7 @@ static json_t *host_row(const struct fleet_host *h)
 	json_object_set_new(row, "headroom_warnings",
 	                    h->answer[STEP_HEADROOM] ? or_null(warn) : json_null());
 	json_object_set_new(row, "events", event_count(h->answer[STEP_EVENTS]));
+	json_object_set_new(row, "last_event", last_event(h->answer[STEP_EVENTS], st));
 	return row;
 }
 
@@ -728,6 +747,24 @@ static char *cell_age(const json_t *row)
 	return s;
 }
 
+/* "0", or "3, last 2d ago" (the newest change). */
+static char *cell_events(const json_t *row)
+{
+	const json_t *n = json_object_get(row, "events");
+	const json_t *age = json_object_get(json_object_get(row, "last_event"), "age_s");
+	char buf[32], *s;
+
+	if (!json_is_integer(n))
+		return xstrdup("-");
+	if (json_integer_value(n) == 0 || !json_is_number(age)) {
+		xasprintf(&s, "%lld", (long long)json_integer_value(n));
+		return s;
+	}
+	format_age(json_number_value(age), buf, sizeof(buf));
+	xasprintf(&s, "%lld, last %s ago", (long long)json_integer_value(n), buf);
+	return s;
+}
+
 static char *cell_headroom(const json_t *row)
 {
 	const json_t *warn = json_object_get(row, "headroom_warnings"), *w;
@@ -780,11 +817,7 @@ static char *cell(const json_t *row, enum col c)
 	case COL_HEADROOM:
 		return cell_headroom(row);
 	case COL_EVENTS:
-		v = json_object_get(row, "events");
-		if (!json_is_integer(v))
-			return xstrdup("-");
-		xasprintf(&s, "%lld", (long long)json_integer_value(v));
-		return s;
+		return cell_events(row);
 	case N_COLS:
 		break;
 	}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "detect.h"
 #include "xmalloc.h"
 
 #ifndef TW_PROBEDIR
@@ -158,6 +159,21 @@ static const struct cfg_key keys[] = {
     {"workload_switches_per_thread", T_DOUBLE, -1, 1e12, "-1",
      "Recommendation input: context switches per thread over its life; -1: unknown.",
      OFF(workload_switches_per_thread), 0, NULL},
+    {"detect_k", T_INT, 1, 64, "3",
+     "Regression detection: a change is reported once it held for this many runs in a row.",
+     OFF(detect_k), 0, NULL},
+    {"detect_min_effect", T_DOUBLE, 0, 1, "0.05",
+     "Regression detection: the smallest change reported, relative to the baseline median "
+     "(0.05: 5%).",
+     OFF(detect_min_effect), 0, NULL},
+    {"detect_alpha", T_DOUBLE, 0.000001, 0.5, "0.01",
+     "Regression detection: significance of the Mann-Whitney test of the last detect_k runs "
+     "against the baseline; it must be reachable with detect_k and detect_baseline_runs.",
+     OFF(detect_alpha), 0, NULL},
+    {"detect_baseline_runs", T_INT, 5, 1000, "30",
+     "Regression detection: the baseline is the runs since the last host fingerprint change, "
+     "at most this many.",
+     OFF(detect_baseline_runs), 0, NULL},
     {"log_level", T_CHOICE, 0, 0, "info", "Lowest priority logged.", OFF(log_level), 0, log_levels},
 };
 
@@ -1102,8 +1118,20 @@ static char *default_database(const char *state_dir)
 	return p;
 }
 
+void config_detect(const struct config *c, struct detect_config *out)
+{
+	*out = (struct detect_config){
+	    .k = (unsigned)c->detect_k,
+	    .min_effect = c->detect_min_effect,
+	    .alpha = c->detect_alpha,
+	    .baseline_runs = (unsigned)c->detect_baseline_runs,
+	};
+}
+
 int config_resolve(struct config *c, const char *state_dir, char *err, size_t errlen)
 {
+	struct detect_config dc;
+	char why[256], key[32];
 	int r;
 
 	if (!c->splay.is_percent && c->splay.value > c->interval) {
@@ -1115,6 +1143,21 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 		    "%s: retention_samples_days: %d is less than retention_raw_days %d",
 		    origin_of(c, "retention_samples_days"), c->retention_samples_days,
 		    c->retention_raw_days);
+		return -EINVAL;
+	}
+	config_detect(c, &dc);
+	if (detect_config_check(&dc, why, sizeof(why)) < 0) {
+		static const char *const detect_keys[] = {"detect_alpha", "detect_k",
+		                                          "detect_baseline_runs"};
+		const char *where;
+
+		/* The message starts with the key it is about; an alpha out of
+		 * reach may come from any of the three. */
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(why, ":"), why);
+		where = origin_of(c, key);
+		for (size_t i = 0; i < 3 && !strcmp(where, "default"); i++)
+			where = origin_of(c, detect_keys[i]);
+		say(err, errlen, "%s: %s", where, why);
 		return -EINVAL;
 	}
 	if (!c->tls_cert[0] != !c->tls_key[0]) {

@@ -52,6 +52,10 @@ struct config {
 	int workload_threads;
 	uint64_t workload_stack_size;
 	double workload_switches_per_thread;
+	int detect_k; /* regression detection (daemon/detect.h) */
+	double detect_min_effect;
+	double detect_alpha;
+	int detect_baseline_runs;
 	int log_level; /* index into the choices; see config_log_priority() */
 
 	/* Where each key got its value: "FILE:LINE", "--key" or NULL (default). */
@@ -96,6 +100,10 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 /* Names of the keys whose values differ and that only take effect on a
  * restart, comma-separated into buf (empty when none). */
 void config_restart_diff(const struct config *a, const struct config *b, char *buf, size_t len);
+
+/* The regression detection settings (detect_* keys). */
+struct detect_config;
+void config_detect(const struct config *c, struct detect_config *out);
 
 /* Splay in seconds for this configuration. */
 double config_splay_seconds(const struct config *c);

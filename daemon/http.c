@@ -22,6 +22,7 @@
 #include "asset.h"
 #include "builtin.h"
 #include "http.h"
+#include "respcache.h"
 #include "log.h"
 #include "metrics.h"
 #include "xmalloc.h"
@@ -30,6 +31,9 @@
 #define HTTP_MAX_BODY 4096
 /* TLS certificates and keys larger than this are refused. */
 #define HTTP_MAX_PEM (1u << 20)
+/* The response cache: slots, and the largest body worth keeping. */
+#define HTTP_CACHE_SLOTS 64
+#define HTTP_CACHE_MAX_BODY (4u << 20)
 
 struct http_server {
 	struct MHD_Daemon *mhd;
@@ -40,9 +44,15 @@ struct http_server {
 	int external_fd; /* the socket-activation socket: the caller's to close */
 	char *tls_cert, *tls_key;
 	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
+	struct respcache *cache;
 };
 
-/* Per-request state, made by the URI log callback from the raw target. */
+/* The request in progress on a connection: its raw target, kept by the URI
+ * log callback. It lives as long as the connection (its socket context),
+ * because libmicrohttpd does not call the completion callback for a request
+ * it refuses before the access handler runs (a target with more query
+ * parameters than its memory pool holds, for one): state made per request
+ * would leak there. */
 struct request {
 	char *uri;
 	int started;
@@ -54,10 +64,16 @@ struct ctx {
 	struct http_server *srv;
 	struct MHD_Connection *conn;
 	const char *method;
+	const char *uri; /* the raw request target: the response cache's key */
 	const struct route *route;
 	struct api_target target;
 	char cap[API_MAX_CAPTURE];
 };
+
+/* Whether a route's answer may come from the response cache: never, when
+ * it depends on the stored data alone, or only when the request names its
+ * own end ("until"), since without it the range ends now. */
+enum route_cache { CACHE_NO, CACHE_DATA, CACHE_UNTIL };
 
 struct route {
 	const char *method;
@@ -66,6 +82,7 @@ struct route {
 	api_handler_fn *api; /* for h_api */
 	const char *file;    /* for h_file: the embedded file */
 	int (*exists)(const struct http_server *srv, const char *cap); /* NULL: any match */
+	enum route_cache cache;
 };
 
 static const char *header(struct ctx *c, const char *name)
@@ -122,13 +139,21 @@ static enum MHD_Result send_body(struct ctx *c, unsigned status, const char *mim
 	return queue(c, status, r);
 }
 
-/* Sends a JSON value (reference taken over). */
-static enum MHD_Result send_json_hdr(struct ctx *c, unsigned status, json_t *v, struct hdr extra)
+/* A JSON value as response text (reference taken over); NULL on failure. */
+static char *json_text(json_t *v)
 {
 	/* 15 digits: measurements read as 1.003, not 1.0029999999999999. */
 	char *text = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 
 	json_decref(v);
+	return text;
+}
+
+/* Sends a JSON value (reference taken over). */
+static enum MHD_Result send_json_hdr(struct ctx *c, unsigned status, json_t *v, struct hdr extra)
+{
+	char *text = json_text(v);
+
 	if (!text)
 		return MHD_NO;
 	return send_body(c, status, "application/json", text, strlen(text), "no-store", extra);
@@ -208,17 +233,47 @@ static enum MHD_Result send_asset(struct ctx *c, const struct asset *a, const ch
 
 /* --- handlers -------------------------------------------------------- */
 
+/* Whether this request may use the response cache, and at which data
+ * version. The version is read before the answer is built, so an answer
+ * built while data changed is filed under the older version. */
+static int cache_usable(struct ctx *c, int64_t *version)
+{
+	if (c->route->cache == CACHE_NO || !c->srv->cache || !c->uri)
+		return 0;
+	if (c->route->cache == CACHE_UNTIL && !api_param_get(&c->target, "until"))
+		return 0;
+	return store_data_version(c->srv->api.st, version) == 0;
+}
+
+static enum MHD_Result send_cached(struct ctx *c, const char *mime, char *text, size_t len)
+{
+	return send_body(c, MHD_HTTP_OK, mime, text, len, "no-store", (struct hdr){NULL, NULL});
+}
+
 static enum MHD_Result h_api(struct ctx *c)
 {
 	struct api_error err = {0};
 	json_t *body = NULL;
-	unsigned status = c->route->api(&c->srv->api, &c->target, c->cap, &body, &err);
+	int64_t version = 0;
+	int cached = cache_usable(c, &version);
+	unsigned status;
+	char *text;
+	size_t len;
 
+	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
+		return send_cached(c, "application/json", text, len);
+	status = c->route->api(&c->srv->api, &c->target, c->cap, &body, &err);
 	if (status != MHD_HTTP_OK) {
 		json_decref(body);
 		return send_api_error(c, &err);
 	}
-	return send_json(c, status, body);
+	text = json_text(body);
+	if (!text)
+		return MHD_NO;
+	len = strlen(text);
+	if (cached)
+		respcache_put(c->srv->cache, c->uri, version, text, len);
+	return send_cached(c, "application/json", text, len);
 }
 
 /* 503 for a failed store call; its own message goes to the log only. */
@@ -244,14 +299,20 @@ static enum MHD_Result h_healthz(struct ctx *c)
 
 static enum MHD_Result h_metrics(struct ctx *c)
 {
+	static const char mime[] = "text/plain; version=0.0.4; charset=utf-8";
+	int64_t version = 0;
+	int cached = cache_usable(c, &version), rc;
 	char *text;
 	size_t len;
-	int rc = metrics_render(c->srv->api.st, &text, &len);
 
+	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
+		return send_cached(c, mime, text, len);
+	rc = metrics_render(c->srv->api.st, &text, &len);
 	if (rc < 0)
 		return send_store_error(c, rc);
-	return send_body(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len,
-	                 "no-store", (struct hdr){NULL, NULL});
+	if (cached)
+		respcache_put(c->srv->cache, c->uri, version, text, len);
+	return send_cached(c, mime, text, len);
 }
 
 /* Compares in time that depends only on the secret's length. */
@@ -358,21 +419,22 @@ static enum MHD_Result h_dygraphs(struct ctx *c)
  * that exist, so that any other path is a 404 rather than a 405. GET
  * routes answer HEAD too. */
 static const struct route routes[] = {
-    {"GET", "/api/v1/host", h_api, api_host, NULL, NULL},
-    {"GET", "/api/v1/recommendation", h_api, api_recommendation, NULL, NULL},
-    {"GET", "/api/v1/runs", h_api, api_runs, NULL, NULL},
-    {"POST", "/api/v1/runs", h_trigger, NULL, NULL, NULL},
-    {"GET", "/api/v1/runs/{id}", h_api, api_run, NULL, NULL},
-    {"GET", "/api/v1/series", h_api, api_series, NULL, NULL},
-    {"GET", "/api/v1/metrics", h_api, api_metrics, NULL, NULL},
-    {"GET", "/api/v1/headroom", h_api, api_headroom, NULL, NULL},
-    {"GET", "/api/v1/status", h_api, api_status, NULL, NULL},
-    {"GET", "/api/v1/openapi.json", h_file, NULL, "web/openapi.json", NULL},
-    {"GET", "/metrics", h_metrics, NULL, NULL, NULL},
-    {"GET", "/healthz", h_healthz, NULL, NULL, NULL},
-    {"GET", "/dygraphs/*", h_dygraphs, NULL, NULL, NULL},
-    {"GET", "/", h_file, NULL, "web/index.html", NULL},
-    {"GET", "/*", h_web, NULL, NULL, web_exists},
+    {"GET", "/api/v1/host", h_api, api_host, NULL, NULL, CACHE_DATA},
+    {"GET", "/api/v1/recommendation", h_api, api_recommendation, NULL, NULL, CACHE_DATA},
+    {"GET", "/api/v1/runs", h_api, api_runs, NULL, NULL, CACHE_DATA},
+    {"POST", "/api/v1/runs", h_trigger, NULL, NULL, NULL, CACHE_NO},
+    {"GET", "/api/v1/runs/{id}", h_api, api_run, NULL, NULL, CACHE_DATA},
+    {"GET", "/api/v1/series", h_api, api_series, NULL, NULL, CACHE_UNTIL},
+    {"GET", "/api/v1/metrics", h_api, api_metrics, NULL, NULL, CACHE_DATA},
+    {"GET", "/api/v1/headroom", h_api, api_headroom, NULL, NULL, CACHE_DATA},
+    {"GET", "/api/v1/status", h_api, api_status, NULL, NULL, CACHE_NO},
+    {"GET", "/api/v1/events", h_api, api_events, NULL, NULL, CACHE_DATA},
+    {"GET", "/api/v1/openapi.json", h_file, NULL, "web/openapi.json", NULL, CACHE_NO},
+    {"GET", "/metrics", h_metrics, NULL, NULL, NULL, CACHE_DATA},
+    {"GET", "/healthz", h_healthz, NULL, NULL, NULL, CACHE_NO},
+    {"GET", "/dygraphs/*", h_dygraphs, NULL, NULL, NULL, CACHE_NO},
+    {"GET", "/", h_file, NULL, "web/index.html", NULL, CACHE_NO},
+    {"GET", "/*", h_web, NULL, NULL, web_exists, CACHE_NO},
 };
 
 static int method_is(const struct route *r, const char *method)
@@ -464,6 +526,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return rq->body > HTTP_MAX_BODY ? MHD_NO : MHD_YES;
 	}
+	c.uri = rq->uri;
 	if (api_parse_target(rq->uri, &c.target, &err) < 0) {
 		ret = send_api_error(&c, &err);
 	} else {
@@ -473,12 +536,38 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return ret;
 }
 
-static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+static void request_reset(struct request *rq)
 {
-	struct request *rq = xcalloc(1, sizeof(*rq));
+	if (!rq)
+		return;
+	free(rq->uri);
+	*rq = (struct request){0};
+}
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
 	(void)cls;
 	(void)conn;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = xcalloc(1, sizeof(struct request));
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		request_reset(*socket_context);
+		free(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct request *rq = ci ? ci->socket_context : NULL;
+
+	(void)cls;
+	if (!rq)
+		return NULL;
+	request_reset(rq);
 	rq->uri = xstrdup(uri);
 	return rq;
 }
@@ -486,14 +575,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-	struct request *rq = *con_cls;
-
 	(void)cls;
 	(void)conn;
 	(void)toe;
-	if (rq)
-		free(rq->uri);
-	free(rq);
+	request_reset(*con_cls);
 	*con_cls = NULL;
 }
 
@@ -600,6 +685,7 @@ static int start_mhd(struct http_server *srv, const struct http_config *cfg, int
 	    NULL);
 	OPT(MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, srv);
 	OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv);
+	OPT(MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, srv);
 	OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv);
 	if (cfg->threads > 1)
 		OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
@@ -650,6 +736,7 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 			goto fail;
 	}
 	load_web(srv);
+	srv->cache = respcache_new(HTTP_CACHE_SLOTS, HTTP_CACHE_MAX_BODY);
 	if (fd < 0 &&
 	    (rc = bind_listen(cfg->address ? cfg->address : "127.0.0.1", cfg->port, &fd)) < 0)
 		goto fail;
@@ -687,6 +774,7 @@ void http_stop(struct http_server *srv)
 			MHD_quiesce_daemon(srv->mhd);
 		MHD_stop_daemon(srv->mhd);
 	}
+	respcache_free(srv->cache);
 	if (srv->web)
 		for (unsigned i = 0; i < builtin_count; i++)
 			asset_free(srv->web[i]);

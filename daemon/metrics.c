@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "detect.h"
 #include "metrics.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -28,6 +29,7 @@ enum source {
 	SRC_REC_LOW,    /* 1 when the verdict is "low" */
 	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
 	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
+	SRC_EVENTS,     /* for each key figure (and any other metric): events/total/METRIC */
 };
 
 struct metric_def {
@@ -157,6 +159,12 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_headroom_timestamp_seconds", "gauge",
      "When headroom was last recorded, as a Unix time.", "s", SRC_VALUE, "headroom/computed_ms",
      1e3, NULL},
+    {"threadwatch_regression_events_total", "counter",
+     "Regression events recorded, by key figure (recommendation.verdict: verdict flips).", "",
+     SRC_EVENTS, NULL, 1, NULL},
+    {"threadwatch_regression_last_event_timestamp_seconds", "gauge",
+     "When the last regression event was detected, as a Unix time.", "s", SRC_VALUE,
+     "events/last_detected_ms", 1e3, NULL},
 };
 
 #define N_DEFS (sizeof(metric_defs) / sizeof(metric_defs[0]))
@@ -268,6 +276,31 @@ static void sample(struct out *o, const struct metric_def *d, double v, const ch
 	out_printf(o, "\n");
 }
 
+/* Every key figure and the verdict from 0 on (so that increase() sees the
+ * first event), then any other metric the store counted. */
+static void emit_events(struct out *o, const struct metric_def *d, json_t *total)
+{
+	const char *name;
+	json_t *v;
+	double x;
+
+	for (size_t i = 0; i <= detect_n_figures; i++) {
+		name = i < detect_n_figures ? detect_figures[i].metric : DETECT_VERDICT_METRIC;
+		if (!number(json_object_get(total, name), &x))
+			x = 0;
+		sample(o, d, x, (const char *const[]){"metric", name, NULL});
+	}
+	json_object_foreach(total, name, v)
+	{
+		int known = !strcmp(name, DETECT_VERDICT_METRIC);
+
+		for (size_t i = 0; i < detect_n_figures && !known; i++)
+			known = !strcmp(name, detect_figures[i].metric);
+		if (!known && number(v, &x))
+			sample(o, d, x, (const char *const[]){"metric", name, NULL});
+	}
+}
+
 static void emit_row(struct out *o, const struct metric_def *d, const json_t *snap)
 {
 	/* jansson's iterators take non-const values but do not modify them. */
@@ -331,6 +364,9 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 		json_decref(limits);
 		break;
 	}
+	case SRC_EVENTS:
+		emit_events(o, d, json_object_get(json_object_get(snap, "events"), "total"));
+		break;
 	}
 }
 

@@ -20,6 +20,8 @@
 
 #include "clock.h"
 #include "config.h"
+#include "detect.h"
+#include "events.h"
 #include "fingerprint.h"
 #include "headroom.h"
 #include "log.h"
@@ -569,6 +571,24 @@ static void upkeep(struct sched *s, const struct config *c)
 	}
 }
 
+/* Regression detection over what the store holds (daemon/events.h); each
+ * new event goes to the journal with its kind's MESSAGE_ID. */
+static void detect_regressions(struct sched *s, const struct config *c)
+{
+	struct detect_config dc;
+	json_t *found = NULL, *ev;
+	size_t i;
+	int r;
+
+	config_detect(c, &dc);
+	r = events_detect(s->st, &dc, wall_ms(), &found);
+	if (r < 0)
+		log_warning("Regression detection failed: %s, ignoring",
+		            store_last_error()[0] ? store_last_error() : strerror(-r));
+	json_array_foreach(found, i, ev) events_log(ev);
+	json_decref(found);
+}
+
 /* Answers a waiting API caller. Called with the lock held. */
 static void answer_locked(struct sched *s, uint64_t seq, int result, int64_t cycle_id)
 {
@@ -626,6 +646,8 @@ static void run_cycle(struct sched *s, const char *why)
 		recommend(s, &c);
 		step(s);
 		record_headroom(s);
+		step(s);
+		detect_regressions(s, &c);
 	}
 	step(s);
 	r = store_cycle_end(s->st, cycle_id, wall_ms(), status);
@@ -663,6 +685,16 @@ done:
 static void *sched_main(void *arg)
 {
 	struct sched *s = arg;
+	struct config c;
+
+	/* Catch up with a history stored before this start (an upgrade, a
+	 * restored or seeded database). */
+	pthread_mutex_lock(&s->lock);
+	config_copy(&c, &s->cfg);
+	promise(s, STEP_GRACE_S);
+	pthread_mutex_unlock(&s->lock);
+	detect_regressions(s, &c);
+	config_free(&c);
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {

@@ -71,6 +71,7 @@ enum query {
 	Q_HEADROOM_LATEST,
 	Q_STATE_SET,
 	Q_STATE_GET,
+	Q_DATA_VERSION,
 	Q_LATEST_OK,
 	Q_RUNS_PAGE,
 	Q_RUNS_PAGE_PROBE,
@@ -93,6 +94,15 @@ enum query {
 	Q_RET_RECS,
 	Q_RET_HEADROOM,
 	Q_RET_CYCLES,
+	Q_EVENT_ADD,
+	Q_EVENT_LAST_REF,
+	Q_EVENTS_PAGE,
+	Q_EVENTS_COUNT,
+	Q_EVENT_TOTALS,
+	Q_HIST_SCALAR,
+	Q_HIST_POINT,
+	Q_VERDICTS,
+	Q_RUN_BACK,
 	Q__COUNT
 };
 
@@ -110,6 +120,12 @@ enum query {
 	KEEP_CTE ", old(id) AS (SELECT id FROM runs WHERE pruned_ms IS NULL"                       \
 	         " AND started_ms < :cut AND id NOT IN (SELECT id FROM keep WHERE id IS NOT NULL)" \
 	         " ORDER BY started_ms, id LIMIT :batch) "
+
+/* The fingerprint row a run was measured on: its cycle's, else the one
+ * current when it started; 0 when unknown. */
+#define FP_OF_RUN                                                                                  \
+	"coalesce(c.fingerprint_id, (SELECT max(f.id) FROM fingerprints f"                         \
+	" WHERE f.first_seen_ms <= r.started_ms), 0)"
 
 /* Runs listed newest first from :cursor down, filtered. The unary + keeps
  * the planner on the id order for the time range. */
@@ -171,6 +187,7 @@ static const char *const queries[Q__COUNT] = {
     [Q_STATE_SET] = "INSERT INTO state (key, value) VALUES (:key, :value)"
                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     [Q_STATE_GET] = "SELECT value FROM state WHERE key = :key",
+    [Q_DATA_VERSION] = "PRAGMA data_version",
     [Q_LATEST_OK] = "SELECT r.probe, r.id, d.doc FROM (SELECT DISTINCT probe FROM run_totals) p"
                     " JOIN runs r ON r.id = (SELECT x.id FROM runs x JOIN run_docs xd"
                     " ON xd.run_id = x.id WHERE x.probe = p.probe AND x.status = 'ok'"
@@ -229,6 +246,34 @@ static const char *const queries[Q__COUNT] = {
                      " WHERE started_ms < :cut AND id < (SELECT max(id) FROM cycles)"
                      " AND NOT EXISTS (SELECT 1 FROM runs WHERE cycle_id = c.id)"
                      " ORDER BY id LIMIT :batch)",
+    [Q_EVENT_ADD] = "INSERT INTO events (kind, metric, t_ms, ref_id, detected_ms, recorded_ms,"
+                    " data) VALUES (:kind, :metric, :t_ms, :ref_id, :detected_ms, :recorded_ms,"
+                    " :data) ON CONFLICT (metric, ref_id) DO NOTHING",
+    [Q_EVENT_LAST_REF] = "SELECT ref_id FROM events WHERE metric = :metric"
+                         " ORDER BY ref_id DESC LIMIT 1",
+    [Q_EVENTS_PAGE] = "SELECT id, recorded_ms, data FROM events"
+                      " WHERE (:metric IS NULL OR metric = :metric)"
+                      " AND t_ms BETWEEN :since AND :until ORDER BY t_ms DESC, id DESC"
+                      " LIMIT :limit",
+    [Q_EVENTS_COUNT] = "SELECT count(*) FROM events WHERE (:metric IS NULL OR metric = :metric)"
+                       " AND t_ms BETWEEN :since AND :until",
+    [Q_EVENT_TOTALS] = "SELECT metric, count(*), max(detected_ms) FROM events GROUP BY metric"
+                       " ORDER BY metric",
+    [Q_HIST_SCALAR] = "SELECT r.id, s.t, s.value, " FP_OF_RUN " FROM metrics m"
+                      " JOIN samples s ON s.metric_id = m.id JOIN runs r ON r.id = s.run_id"
+                      " LEFT JOIN cycles c ON c.id = r.cycle_id WHERE m.name = :metric"
+                      " AND s.run_id >= :from AND r.status = 'ok' ORDER BY s.run_id",
+    [Q_HIST_POINT] = "SELECT r.id, r.started_ms, p.y, " FP_OF_RUN " FROM runs r"
+                     " JOIN series se ON se.run_id = r.id AND se.name = :series"
+                     " JOIN points p ON p.series_id = se.id AND p.x BETWEEN :x - :tol AND :x + :tol"
+                     " LEFT JOIN cycles c ON c.id = r.cycle_id WHERE r.probe = :probe"
+                     " AND r.status = 'ok' AND r.id >= :from ORDER BY r.id, p.i",
+    [Q_RUN_BACK] = "SELECT id FROM runs WHERE probe = :probe AND status = 'ok' AND id <= :before"
+                   " ORDER BY id DESC LIMIT 1 OFFSET :back",
+    [Q_VERDICTS] = "SELECT r.id, r.computed_ms, r.verdict, r.confidence,"
+                   " coalesce((SELECT max(f.id) FROM fingerprints f"
+                   " WHERE f.first_seen_ms <= r.computed_ms), 0)"
+                   " FROM recommendations r WHERE r.id >= :from ORDER BY r.id",
 };
 
 /* Connection settings, run once at open. */
@@ -1547,6 +1592,26 @@ int store_state_get(struct store *st, const char *key, char **value)
 	return r;
 }
 
+/* data_version moves when another connection commits; the handle's own
+ * total_changes counts what it committed itself. Together they change
+ * whenever anything a reader could see changed. */
+static int data_version_tx(struct store *st, void *ctx)
+{
+	int64_t *v = ctx;
+	sqlite3_stmt *s = NULL;
+	int r = stmt_get(st, Q_DATA_VERSION, NULL, 0, &s);
+
+	if (r >= 0 && (r = stmt_step(st, s, "data_version")) > 0)
+		*v = (sqlite3_column_int64(s, 0) << 32) ^ sqlite3_total_changes64(st->db);
+	return r < 0 ? r : 0;
+}
+
+int store_data_version(struct store *st, int64_t *version)
+{
+	*version = 0;
+	return store_call(st, 0, data_version_tx, version);
+}
+
 /* ---- retention ---------------------------------------------------------------- */
 
 /* Each step repeats its statements, one batch per transaction, until a
@@ -2266,6 +2331,23 @@ static int snap_fingerprint(struct store *st, json_t **out)
 	return r;
 }
 
+static int snap_events(struct store *st, json_t **out)
+{
+	json_t *total = jcheck(json_object());
+	sqlite3_stmt *s = NULL;
+	int64_t last = 0;
+	int r = stmt_get(st, Q_EVENT_TOTALS, NULL, 0, &s);
+
+	while (r >= 0 && (r = stmt_step(st, s, "counting the events")) > 0) {
+		jset(total, col_text(s, 0), jint(sqlite3_column_int64(s, 1)));
+		if (sqlite3_column_int64(s, 2) > last)
+			last = sqlite3_column_int64(s, 2);
+	}
+	*out = jcheck(json_pack("{s:o, s:o}", "total", total, "last_detected_ms",
+	                        json_object_size(total) ? jint(last) : json_null()));
+	return r;
+}
+
 static int snapshot_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
@@ -2296,6 +2378,10 @@ static int snapshot_tx(struct store *st, void *ctx)
 		r = snap_fingerprint(st, &j);
 		jset(c->out, "fingerprint", j);
 	}
+	if (r >= 0) {
+		r = snap_events(st, &j);
+		jset(c->out, "events", j);
+	}
 	return r < 0 ? r : 0;
 }
 
@@ -2304,6 +2390,262 @@ int store_api_snapshot(struct store *st, json_t **out)
 	struct read_args c = {0};
 
 	return read_call(st, snapshot_tx, &c, out, NULL);
+}
+
+/* ---- regression events --------------------------------------------------------- */
+
+struct event_args {
+	int64_t now, ref_id, changed; /* ref_id: the event's id (insert) or ref_id (read) */
+	const json_t *event;
+	const char *metric;
+};
+
+/* An integer member of the event, or -EINVAL naming it. */
+static int event_int(const json_t *ev, const char *key, int64_t *v)
+{
+	const json_t *j = json_object_get(ev, key);
+
+	if (!json_is_integer(j))
+		return seterr(-EINVAL, "event: \"%s\" must be an integer", key);
+	*v = json_integer_value(j);
+	return 0;
+}
+
+static int event_add_tx(struct store *st, void *ctx)
+{
+	struct event_args *c = ctx;
+	const json_t *ev = c->event;
+	const char *kind = json_string_value(json_object_get(ev, "kind"));
+	const char *metric = json_string_value(json_object_get(ev, "metric"));
+	int64_t t = 0, detected = 0, ref = 0;
+	char *data = NULL;
+	int r;
+
+	if (!json_is_object(ev))
+		return seterr(-EINVAL, "event: not an object");
+	if (!kind || (strcmp(kind, "step") && strcmp(kind, "flip")))
+		return seterr(-EINVAL, "event: \"kind\" must be \"step\" or \"flip\"");
+	if (!metric || !*metric || strlen(metric) > 129)
+		return seterr(-EINVAL, "event: \"metric\" must be 1 to 129 characters");
+	r = event_int(ev, "t_ms", &t);
+	if (r >= 0)
+		r = event_int(ev, "detected_ms", &detected);
+	if (r >= 0)
+		r = event_int(ev, !strcmp(kind, "step") ? "run_id" : "recommendation_id", &ref);
+	if (r >= 0)
+		r = json_text(ev, 0, "the event", &data);
+	if (r < 0)
+		return r;
+	const struct bind b[] = {
+	    B_TEXT(":kind", kind), B_TEXT(":metric", metric),       B_INT(":t_ms", t),
+	    B_INT(":ref_id", ref), B_INT(":detected_ms", detected), B_INT(":recorded_ms", c->now),
+	    B_TEXT(":data", data),
+	};
+	r = stmt_exec(st, Q_EVENT_ADD, b, ARRAY_SIZE(b), "recording an event", &c->changed);
+	if (r >= 0 && c->changed > 0)
+		c->ref_id = sqlite3_last_insert_rowid(st->db);
+	free(data);
+	return r;
+}
+
+int store_event_insert(struct store *st, int64_t now_ms, const json_t *event, int64_t *event_id)
+{
+	struct event_args c = {.now = now_ms, .event = event};
+	int r = store_call(st, 1, event_add_tx, &c);
+
+	if (event_id)
+		*event_id = r >= 0 ? c.ref_id : 0;
+	return r;
+}
+
+static int event_last_tx(struct store *st, void *ctx)
+{
+	struct event_args *c = ctx;
+	const struct bind b[] = {B_TEXT(":metric", c->metric)};
+	int r =
+	    stmt_int(st, Q_EVENT_LAST_REF, b, ARRAY_SIZE(b), "reading the last event", &c->ref_id);
+
+	return r < 0 ? r : 0;
+}
+
+int store_event_last_ref(struct store *st, const char *metric, int64_t *ref_id)
+{
+	struct event_args c = {.metric = metric};
+	int r = store_call(st, 0, event_last_tx, &c);
+
+	*ref_id = r < 0 ? 0 : c.ref_id;
+	return r;
+}
+
+static int events_tx(struct store *st, void *ctx)
+{
+	struct read_args *c = ctx;
+	const struct store_events_query *q = c->in;
+	json_t *list = jcheck(json_array()), *ev;
+	sqlite3_stmt *s = NULL;
+	int64_t total = 0;
+	int n = 0;
+	const struct bind b[] = {
+	    B_TEXT(":metric", q->metric), B_INT(":since", q->since_ms ? q->since_ms : INT64_MIN),
+	    B_INT(":until", q->until_ms ? q->until_ms : INT64_MAX),
+	    B_INT(":limit", q->limit + 1), /* last: the count leaves it out */
+	};
+	int r = stmt_get(st, Q_EVENTS_PAGE, b, ARRAY_SIZE(b), &s);
+
+	c->out = jcheck(json_object());
+	jset(c->out, "events", list);
+	while (r >= 0 && (r = stmt_step(st, s, "listing events")) > 0) {
+		if (++n > q->limit)
+			break;
+		r = col_json(s, 2, "an event", &ev);
+		if (r < 0)
+			break;
+		if (!json_is_object(ev)) {
+			json_decref(ev);
+			r = seterr(-EBADMSG, "event %lld is not an object",
+			           (long long)sqlite3_column_int64(s, 0));
+			break;
+		}
+		jset(ev, "id", jint(sqlite3_column_int64(s, 0)));
+		jset(ev, "recorded_ms", jint(sqlite3_column_int64(s, 1)));
+		json_array_append_new(list, ev);
+	}
+	jset(c->out, "more", json_boolean(n > q->limit));
+	if (r >= 0)
+		r = stmt_int(st, Q_EVENTS_COUNT, b, ARRAY_SIZE(b) - 1 /* all but :limit */,
+		             "counting events", &total);
+	jset(c->out, "total", jint(total));
+	return r < 0 ? r : 0;
+}
+
+int store_api_events(struct store *st, const struct store_events_query *q, json_t **out)
+{
+	struct read_args c = {.in = q};
+
+	if (q->limit < 1 || q->limit > 1000) {
+		store_msg[0] = '\0';
+		*out = NULL;
+		return seterr(-EINVAL, "limit %d is not within 1..1000", q->limit);
+	}
+	return read_call(st, events_tx, &c, out, NULL);
+}
+
+struct history_args {
+	const char *probe, *scalar, *series;
+	double x, tol;
+	int64_t from;
+	struct store_point *pts;
+	size_t n;
+};
+
+static int history_tx(struct store *st, void *ctx)
+{
+	struct history_args *c = ctx;
+	char metric[160];
+	sqlite3_stmt *s = NULL;
+	size_t cap = 0;
+	int r;
+
+	if (c->scalar) {
+		snprintf(metric, sizeof(metric), "%s.%s", c->probe, c->scalar);
+		const struct bind b[] = {B_TEXT(":metric", metric), B_INT(":from", c->from)};
+		r = stmt_get(st, Q_HIST_SCALAR, b, ARRAY_SIZE(b), &s);
+	} else {
+		const struct bind b[] = {B_TEXT(":probe", c->probe), B_TEXT(":series", c->series),
+		                         B_REAL(":x", c->x), B_REAL(":tol", c->tol),
+		                         B_INT(":from", c->from)};
+		r = stmt_get(st, Q_HIST_POINT, b, ARRAY_SIZE(b), &s);
+	}
+	while (r >= 0 && (r = stmt_step(st, s, "reading a metric's history")) > 0) {
+		if (col_null(s, 2))
+			continue;
+		if (c->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			c->pts = xreallocarray(c->pts, cap, sizeof(*c->pts));
+		}
+		c->pts[c->n++] = (struct store_point){
+		    .run_id = sqlite3_column_int64(s, 0),
+		    .t_ms = sqlite3_column_int64(s, 1),
+		    .value = sqlite3_column_double(s, 2),
+		    .fp_id = sqlite3_column_int64(s, 3),
+		};
+	}
+	return r < 0 ? r : 0;
+}
+
+int store_metric_history(struct store *st, const char *probe, const char *scalar,
+                         const char *series, double x, double x_tol, int64_t from_run_id,
+                         struct store_point **pts, size_t *n)
+{
+	struct history_args c = {.probe = probe,
+	                         .scalar = scalar,
+	                         .series = series,
+	                         .x = x,
+	                         .tol = fabs(x * x_tol),
+	                         .from = from_run_id};
+	int r;
+
+	*pts = NULL;
+	*n = 0;
+	if (!probe || (!scalar && !series)) {
+		store_msg[0] = '\0';
+		return seterr(-EINVAL, "a metric's history needs a probe and a scalar or series");
+	}
+	r = store_call(st, 0, history_tx, &c);
+	if (r < 0) {
+		free(c.pts);
+		return r;
+	}
+	*pts = c.pts;
+	*n = c.n;
+	return 0;
+}
+
+static int run_back_tx(struct store *st, void *ctx)
+{
+	struct history_args *c = ctx;
+	const struct bind b[] = {B_TEXT(":probe", c->probe), B_INT(":before", c->from),
+	                         B_INT(":back", (int64_t)c->n)};
+	int64_t id = 0;
+	int r = stmt_int(st, Q_RUN_BACK, b, ARRAY_SIZE(b), "counting runs back", &id);
+
+	c->from = r > 0 ? id : 0;
+	return r < 0 ? r : 0;
+}
+
+int store_run_back(struct store *st, const char *probe, int64_t before_id, size_t back,
+                   int64_t *run_id)
+{
+	struct history_args c = {.probe = probe, .from = before_id, .n = back};
+	int r = store_call(st, 0, run_back_tx, &c);
+
+	*run_id = r < 0 ? 0 : c.from;
+	return r;
+}
+
+static int verdicts_tx(struct store *st, void *ctx)
+{
+	struct read_args *c = ctx;
+	const struct bind b[] = {B_INT(":from", *(const int64_t *)c->in)};
+	sqlite3_stmt *s = NULL;
+	int r = stmt_get(st, Q_VERDICTS, b, ARRAY_SIZE(b), &s);
+
+	c->out = jcheck(json_array());
+	while (r >= 0 && (r = stmt_step(st, s, "reading the verdicts")) > 0)
+		json_array_append_new(
+		    c->out, jcheck(json_pack(
+		                "{s:o, s:o, s:o, s:o, s:o}", "id", jint(sqlite3_column_int64(s, 0)),
+		                "computed_ms", jint(sqlite3_column_int64(s, 1)), "verdict",
+		                jtext(col_text(s, 2)), "confidence", jtext(col_text(s, 3)),
+		                "fingerprint_id", jint(sqlite3_column_int64(s, 4)))));
+	return r < 0 ? r : 0;
+}
+
+int store_verdict_history(struct store *st, int64_t from_id, json_t **out)
+{
+	struct read_args c = {.in = &from_id};
+
+	return read_call(st, verdicts_tx, &c, out, NULL);
 }
 
 /* ---- upkeep ---------------------------------------------------------------------- */

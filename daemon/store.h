@@ -143,7 +143,9 @@ int store_api_headroom(struct store *st, json_t **out);
  *  "headroom": {"computed_ms", "headroom"} | null,
  *  "last_cycle": {"id", "trigger", "status", "started_ms", "ended_ms",
  *     "duration_s", "waited_s"} | null (the last finished cycle),
- *  "fingerprint": {"id", "first_seen_ms", "last_seen_ms"} | null} */
+ *  "fingerprint": {"id", "first_seen_ms", "last_seen_ms"} | null,
+ *  "events": {"total": {metric: count} (a counter: events are never
+ *     deleted), "last_detected_ms": ms | null}} */
 int store_api_snapshot(struct store *st, json_t **out);
 
 /* Small key/value state the scheduler publishes for the API, such as
@@ -151,7 +153,61 @@ int store_api_snapshot(struct store *st, json_t **out);
 int store_state_set(struct store *st, const char *key, const char *value);
 int store_state_get(struct store *st, const char *key, char **value); /* -ENOENT */
 
+/* A number that changes whenever committed data that this handle can read
+ * changed, whichever connection wrote it: the key of the HTTP response
+ * cache. */
+int store_data_version(struct store *st, int64_t *version);
+
 /* Runs PRAGMA integrity_check; 0 when "ok", -EBADMSG otherwise. */
 int store_check(struct store *st, char *err, size_t errlen);
+
+/* ---- regression events (daemon/detect.h, doc/regression.md) ----------- */
+
+/* Records one event, an object as detect_event_json() builds it ("kind",
+ * "metric", "t_ms", "detected_ms" and "run_id" or "recommendation_id" are
+ * required; the whole object is kept) and sets *event_id (may be NULL) to
+ * its id. An event already recorded (the same metric and first run or
+ * recommendation) is left as it was and *event_id is 0. -EINVAL names a
+ * bad field. */
+int store_event_insert(struct store *st, int64_t now_ms, const json_t *event, int64_t *event_id);
+
+/* Where detection of a metric resumes: the first run (or recommendation)
+ * of its last event, or 0 when it has none. */
+int store_event_last_ref(struct store *st, const char *metric, int64_t *ref_id);
+
+struct store_events_query {
+	const char *metric; /* NULL: any */
+	int64_t since_ms,
+	    until_ms; /* filter t_ms (when the change began), both inclusive; 0: open */
+	int limit;    /* 1..1000 */
+};
+/* events: {"events": [event plus "id" and "recorded_ms", ...] newest change
+ * first, "more": bool (the limit cut the list), "total": the number of
+ * events that match without the limit}. An empty list is not an error. */
+int store_api_events(struct store *st, const struct store_events_query *q, json_t **out);
+
+/* One run's value of a key figure and the fingerprint row it ran on (0:
+ * unknown). */
+struct store_point {
+	int64_t run_id, t_ms, fp_id;
+	double value;
+};
+/* The values of a probe's scalar (series NULL), or of the points of its
+ * series whose x lies within x_tol * x of x (one entry per point, so a run
+ * may come several times, its points in order), in the ok runs with id >=
+ * from_run_id, in run id order; runs without a value are left out. *pts is
+ * malloc'd (NULL when *n is 0). */
+int store_metric_history(struct store *st, const char *probe, const char *scalar,
+                         const char *series, double x, double x_tol, int64_t from_run_id,
+                         struct store_point **pts, size_t *n);
+
+/* The id of the ok run of probe that lies `back` ok runs before before_id
+ * (0: before_id itself, when it is one), or 0 when there are not that many. */
+int store_run_back(struct store *st, const char *probe, int64_t before_id, size_t back,
+                   int64_t *run_id);
+
+/* The recommendations with id >= from_id, oldest first: [{"id",
+ * "computed_ms", "verdict", "confidence", "fingerprint_id"}]. */
+int store_verdict_history(struct store *st, int64_t from_id, json_t **out);
 
 #endif

@@ -324,11 +324,24 @@ static const char *advice_for(int error)
 	return "";
 }
 
+/* How long a busy writer's lock is waited for at start: a daemon that was
+ * just killed may still be exiting, or a probe it forked may not yet have
+ * reached exec and dropped the inherited descriptor. A second running
+ * daemon still holds it after this and is refused. */
+#define STORE_LOCK_WAIT_MS 3000
+
 static int open_store(const char *path, int mode, struct store **out)
 {
 	char err[512] = "";
 	int r = store_open(path, mode, out, err, sizeof(err));
 
+	for (int waited = 0; r == -EBUSY && waited < STORE_LOCK_WAIT_MS; waited += 100) {
+		struct timespec ts = {0, 100 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+		err[0] = '\0';
+		r = store_open(path, mode, out, err, sizeof(err));
+	}
 	if (r >= 0)
 		return 0;
 	if (!err[0])

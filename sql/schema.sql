@@ -141,4 +141,23 @@ CREATE TABLE state (
 	value TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
 
-PRAGMA user_version = 1;
+-- Regressions found by daemon/detect.c (added in version 2 by
+-- sql/002-events.sql; see there): a key figure that moved for k runs in a
+-- row against the host's own baseline ("step"), or a flip of the
+-- recommendation's verdict ("flip"). Kept forever; data is the event as
+-- GET /api/v1/events shows it. ref_id is the change's first run or the new
+-- recommendation (no foreign key: retention may drop the run).
+CREATE TABLE events (
+	id INTEGER PRIMARY KEY,
+	kind TEXT NOT NULL CHECK (kind IN ('step', 'flip')),
+	metric TEXT NOT NULL CHECK (length(metric) BETWEEN 1 AND 129),
+	t_ms INTEGER NOT NULL, -- when the change began
+	ref_id INTEGER NOT NULL,
+	detected_ms INTEGER NOT NULL, -- the run that completed the evidence
+	recorded_ms INTEGER NOT NULL,
+	data TEXT NOT NULL CHECK (json_valid(data)),
+	UNIQUE (metric, ref_id)
+) STRICT;
+CREATE INDEX events_t ON events (t_ms);
+
+PRAGMA user_version = 2;

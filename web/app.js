@@ -1,6 +1,7 @@
 /* The threadwatch dashboard: reads the public JSON API under /api/v1 (see
  * /api/v1/openapi.json) and draws the first screen, four charts with the
- * host's own dygraphs and the runs table. The chart objects are exposed as
+ * host's own dygraphs, the regression events (also marked on the charts)
+ * and the runs table. The chart objects are exposed as
  * window.twCharts and the page's state as body[data-state] ("ready",
  * "empty", "unreachable", "error-NNN") for the browser test. */
 'use strict';
@@ -46,7 +47,7 @@ const POLL_MS = 60e3;
 const $ = (sel) => document.querySelector(sel);
 const charts = {};
 window.twCharts = charts;
-const state = { range: '30d', cursor: null, skew: 0, oldest: null, stored: new Set(), status: null, failed: false, loadedOnce: false };
+const state = { range: '30d', cursor: null, skew: 0, oldest: null, stored: new Set(), status: null, failed: false, loadedOnce: false, events: [] };
 
 class ApiError extends Error {
   constructor(status, message) {
@@ -325,6 +326,7 @@ function draw(id, data, opts) {
     axes: { y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
   }, opts));
   g.twMarks = opts.twMarks || [];
+  g.twEvents = opts.twEvents || [];
   charts[id] = g;
   return g;
 }
@@ -348,8 +350,9 @@ function scalar(doc, name) {
   return s && typeof s.value === 'number' ? s.value : null;
 }
 
-/* Vertical dashed lines with a label at each mark's x. */
-function markerUnderlay(marks, color) {
+/* Vertical dashed lines with a label at each mark's x; `row` moves the
+ * labels down a line (events under host changes). */
+function markerUnderlay(marks, color, row) {
   return (ctx, area, g) => {
     ctx.save();
     ctx.strokeStyle = ctx.fillStyle = color;
@@ -364,7 +367,7 @@ function markerUnderlay(marks, color) {
       ctx.stroke();
       if (!m.label) continue;
       const w = ctx.measureText(m.label).width;
-      ctx.fillText(m.label, x + 4 + w > area.x + area.w ? x - w - 4 : x + 4, area.y + 12);
+      ctx.fillText(m.label, x + 4 + w > area.x + area.w ? x - w - 4 : x + 4, area.y + 12 + 13 * (row || 0));
     }
     ctx.restore();
   };
@@ -450,6 +453,25 @@ function fpMarks(series) {
   });
 }
 
+/* Regression events of these metrics as chart marks: ▲ or ▼ and the change. */
+function eventMarks(metrics) {
+  return state.events.filter((e) => e.kind === 'step' && metrics.includes(e.metric)).map((e) => ({
+    x: e.t_ms,
+    label: `${e.direction === 'down' ? '▼' : '▲'} ${e.change_pct > 0 ? '+' : ''}${fmtNum(e.change_pct, 1)}%`,
+    message: e.message,
+    id: e.id,
+  }));
+}
+
+/* Host changes in the marker colour, events below them in red. */
+function marksUnderlay(fp, ev) {
+  const a = markerUnderlay(fp, cssVar('--marker')), b = markerUnderlay(ev, cssVar('--bad'), 1);
+  return (ctx, area, g) => {
+    a(ctx, area, g);
+    b(ctx, area, g);
+  };
+}
+
 /* Rows [Date, [lo, mid, hi], ...] for customBars; each triple is three series. */
 function barsRows(triples) {
   const m = new Map();
@@ -469,7 +491,7 @@ async function drawCtxsw() {
   const s = await Promise.all(names.map((n) => fetchSeries(`ctxsw.${n}`, 500)));
   const rows = barsRows([s.slice(0, 3), s.slice(3)]);
   if (!rows.length) return emptyChart('ctxsw', 'No ctxsw runs in this range.');
-  const marks = fpMarks(s[1]);
+  const marks = fpMarks(s[1]), events = eventMarks(['ctxsw.low_ns', 'ctxsw.high_ns']);
   draw('ctxsw', rows, {
     labels: ['time', 'low stacks', 'high stacks'],
     colors: [cssVar('--c-low'), cssVar('--c-high')],
@@ -478,7 +500,8 @@ async function drawCtxsw() {
     xlabel: 'time',
     ylabel: 'ns per context switch',
     twMarks: marks,
-    underlayCallback: markerUnderlay(marks, cssVar('--marker')),
+    twEvents: events,
+    underlayCallback: marksUnderlay(marks, events),
   });
   const last = rows[rows.length - 1];
   $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: low ${fmtNum(last[1] && last[1][1], 0)}, high ${fmtNum(last[2] && last[2][1], 0)}). Low stacks pay only where the bands part.`;
@@ -494,7 +517,7 @@ async function drawHistory() {
   KEY_METRICS.forEach(([m, title, unit], i) => {
     const id = `history-${m}`, pts = all[i].points;
     if (!pts.length) return emptyChart(id, 'no data in this range');
-    const marks = fpMarks(all[i]);
+    const marks = fpMarks(all[i]), events = eventMarks([m]);
     draw(id, pts.map((p) => [new Date(p.t), [p.min, p.avg, p.max]]), {
       labels: ['time', title],
       colors: [cssVar('--accent')],
@@ -503,7 +526,8 @@ async function drawHistory() {
       legend: 'never',
       axes: { y: { axisLabelWidth: 46, axisLabelFormatter: shortNum, valueFormatter: (v) => fmtUnit(v, unit) } },
       twMarks: marks,
-      underlayCallback: markerUnderlay(marks, cssVar('--marker')),
+      twEvents: events,
+      underlayCallback: marksUnderlay(marks, events),
     });
   });
 }
@@ -513,6 +537,25 @@ async function latestDoc(probe) {
   const list = await api(`/runs?probe=${probe}&status=ok&limit=1`);
   if (!list.runs.length) return null;
   return (await api(`/runs/${list.runs[0].id}`)).doc;
+}
+
+/* --- regression events -------------------------------------------------- */
+function eventItem(e) {
+  const kind = e.kind === 'flip' ? `verdict → ${e.after.verdict}` : e.direction === 'down' ? '▼ fell' : '▲ rose';
+  return el('li', { class: `event ${e.kind}`, 'data-id': String(e.id) },
+    el('time', { text: fmtTime(e.t_ms) }), ' ',
+    el('span', { class: 'badge ' + (e.kind === 'flip' ? e.after.verdict : 'bad'), text: kind }), ' ',
+    el('span', { text: e.message }));
+}
+
+/* The events whose change began in the selected range, newest first. */
+async function loadEvents() {
+  const list = await api(`/events?limit=100${sinceParam()}`);
+  state.events = list.events;
+  const ul = $('#events-list');
+  ul.replaceChildren(...list.events.map(eventItem));
+  if (!list.events.length) ul.append(el('li', { class: 'muted none', text: 'No regression events in this range.' }));
+  $('#events-count').textContent = list.events.length ? `(${list.events.length}${list.more ? ', newest shown' : ''})` : '';
 }
 
 /* --- runs table -------------------------------------------------------- */
@@ -578,6 +621,7 @@ async function openRun(id) {
 
 /* --- loading ----------------------------------------------------------- */
 async function loadRange() {
+  await loadEvents(); /* the charts mark them */
   await Promise.all([drawCtxsw(), drawHistory(), loadRuns(false)]);
 }
 
@@ -597,7 +641,7 @@ async function loadAll() {
     renderHeadroom(headroom);
     /* Charts and runs only once there is something to show; shown before
      * drawing, since dygraphs sizes itself from its element. */
-    $('#charts').hidden = $('#runs-box').hidden = !hasRuns;
+    $('#charts').hidden = $('#events-box').hidden = $('#runs-box').hidden = !hasRuns;
     if (hasRuns) {
       const [threadsDoc, map32Doc] = await Promise.all([latestDoc('threads'), latestDoc('map32')]);
       drawCreates(threadsDoc);

@@ -2,7 +2,8 @@
 // a browser of its own) against real threadwatchd daemons and checks the
 // dashboard: the recommendation sentence and break-even, that every chart
 // drew what the API holds (read from the dygraph objects, not from
-// pixels), the knee and host-change marks, the runs table with the failed
+// pixels), the knee, host-change and regression-event marks, the events
+// list, the runs table with the failed
 // run's reason, the range selector, the headroom warning, the empty, 503 and
 // unreachable states, the weight, and that nothing logs a console error.
 // Saves screenshots for people to look at.
@@ -190,6 +191,26 @@ async function checkCharts(page, rec, host) {
   return ctxsw.rows.length;
 }
 
+/* The regression events of the last 30 days: listed with their sentence,
+ * and each step of a drawn figure marked on its chart at its start. */
+async function checkEvents(page) {
+  const since = Math.floor((Date.now() - 30 * 86400e3) / 1000);
+  const events = (await apiGet(URL_FULL, `/events?limit=100&since=${since}`)).events;
+  const items = await page.$$eval('#events-list li[data-id]', (lis) => lis.map((li) => ({
+    id: li.dataset.id, text: li.textContent })));
+  check(events.length > 0 && items.length === events.length &&
+    items.every((it, i) => it.id === String(events[i].id) && it.text.includes(events[i].message)),
+  'the events list shows every event of the range with its sentence', [items.length, events.length]);
+  check(events.some((e) => e.metric === 'ctxsw.high_ns' && /^kernel /.test(e.fingerprint_diff)),
+    'the seeded step is an event that names the kernel change', events.map((e) => [e.metric, e.fingerprint_diff]));
+  const marked = await page.evaluate(() => Object.fromEntries(Object.entries(window.twCharts)
+    .map(([k, g]) => [k, (g.twEvents || []).map((m) => m.x)])));
+  const want = (metrics) => events.filter((e) => metrics.includes(e.metric)).map((e) => e.t_ms).sort();
+  check(JSON.stringify(marked['history-ctxsw.high_ns'].sort()) === JSON.stringify(want(['ctxsw.high_ns'])) &&
+    JSON.stringify(marked.ctxsw.sort()) === JSON.stringify(want(['ctxsw.low_ns', 'ctxsw.high_ns'])) &&
+    marked.ctxsw.length > 0, 'the ctxsw and history charts mark the events of their figures', marked);
+}
+
 async function checkRuns(page) {
   const since = Math.floor((Date.now() - 30 * 86400e3) / 1000);
   const runs = (await apiGet(URL_FULL, `/runs?limit=${RUNS_PAGE}&since=${since}`)).runs;
@@ -246,6 +267,7 @@ async function testFull(browser) {
   const host = await checkFirstScreen(page);
   const n30 = await checkCharts(page, rec, host);
   await page.screenshot({ path: path.join(OUT, 'dashboard-desktop.png'), fullPage: true });
+  await checkEvents(page);
   await checkRuns(page);
   await Promise.all(rec.pending);
   check(rec.bytes > 0 && rec.bytes < WEIGHT_LIMIT, `everything but the chart library weighs under 200 KB (${rec.bytes} bytes; dygraphs ${rec.libBytes})`);

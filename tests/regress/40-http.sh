@@ -105,6 +105,8 @@ req headroom GET /api/v1/headroom /api/v1/headroom
 expect headroom 200 '"limits"'
 req status GET /api/v1/status /api/v1/status
 expect status 200 '"trigger_enabled":true'
+req events GET /api/v1/events '/api/v1/events?metric=ctxsw.ratio&since=2000-01-01T00:00:00Z&limit=5'
+expect events 200 '"events"'
 req healthz GET /healthz /healthz
 expect healthz 200 '"ok"'
 req spec GET /api/v1/openapi.json /api/v1/openapi.json
@@ -145,6 +147,8 @@ req e-step GET /api/v1/series '/api/v1/series?metric=ctxsw.ratio&step=0'
 expect e-step 400 "'step'"
 req e-nometric GET /api/v1/series '/api/v1/series?metric=nosuch.thing'
 expect e-nometric 404 'nosuch.thing'
+req e-events GET /api/v1/events '/api/v1/events?metric=ratio'
+expect e-events 400 "'metric'"
 req e-id GET '/api/v1/runs/{id}' /api/v1/runs/abc
 expect e-id 400 "'id'"
 req e-run GET '/api/v1/runs/{id}' /api/v1/runs/987654321

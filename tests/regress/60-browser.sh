@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # 60-browser: the dashboard in a real browser. twseed writes 30 days of
-# realistic history (a kernel upgrade on day 20, a threads run killed by its
+# realistic history (a kernel upgrade on day 20 that makes switches and
+# creates 10% dearer, so regression events, a threads run killed by its
 # time limit, a host near its pids.max) into a temporary database; one
 # threadwatchd serves it and a second one serves an empty database, both on
 # ephemeral ports with probes that never finish, so no cycle changes what the
@@ -42,7 +43,7 @@ for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" hang; done
 mkdir -p "$TW_TMP/probes.d" "$TW_TMP/full"
 
 "$B/tests/twseed" --db "$TW_TMP/full/threadwatch.db" --days 30 --every 360 --seed 6 \
-	--kernel-change-at 20 --failed-run --linear-search --ratio 0.93 --near-limit ||
+	--kernel-change-at 20 --step 10 --failed-run --linear-search --ratio 0.93 --near-limit ||
 	fail "twseed could not write the history"
 
 # A long interval and the last seeded cycle minutes ago: no cycle is due, and

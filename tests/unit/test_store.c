@@ -243,8 +243,9 @@ static void test_create_and_reopen(void **state)
 
 	add_run(st, "ctxsw", T0, 1);
 	store_close(st);
-	/* Version 1, our application id, write-ahead logging (header bytes 18, 19). */
-	assert_int_equal(header_u32(f->path, 60), 1);
+	/* Version 2 (sql/002-events.sql), our application id, write-ahead
+	 * logging (header bytes 18, 19). */
+	assert_int_equal(header_u32(f->path, 60), 2);
 	assert_int_equal(header_u32(f->path, 68), 0x54576462);
 	assert_int_equal(header_u32(f->path, 16) & 0xffff, 0x0202);
 	assert_false(exists(f->path, "-wal")); /* a clean close checkpoints */

@@ -1,0 +1,27 @@
+/*
+ * respcache: finished response bodies of the HTTP API, kept while the data
+ * they were read from is unchanged. Rebuilding a JSON answer from SQLite
+ * costs far more than sending it; a body is reused as long as the store's
+ * data version (store_data_version) still matches.
+ */
+#ifndef TW_RESPCACHE_H
+#define TW_RESPCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct respcache;
+
+/* A cache of `slots` entries; bodies over max_body bytes are not kept. */
+struct respcache *respcache_new(unsigned slots, size_t max_body);
+/* Accepts NULL. */
+void respcache_free(struct respcache *rc);
+
+/* On a hit at exactly `version`, a malloc'd copy of the body in *body and
+ * 0; -ENOENT otherwise. */
+int respcache_get(struct respcache *rc, const char *key, int64_t version, char **body, size_t *len);
+/* Keeps a copy of body under key at version, replacing what the slot held. */
+void respcache_put(struct respcache *rc, const char *key, int64_t version, const char *body,
+                   size_t len);
+
+#endif
