@@ -8,9 +8,9 @@
 #include <stddef.h>
 
 struct builtin_file {
-	const char *name; /* "sql/schema.sql", "web/index.html" */
+	const char *name;          /* "sql/schema.sql", "web/index.html" */
 	const unsigned char *data; /* NUL-terminated for convenience */
-	size_t size;		   /* without the terminating NUL */
+	size_t size;               /* without the terminating NUL */
 };
 
 extern const struct builtin_file builtin_files[];

@@ -21,17 +21,17 @@ struct http_hooks {
 };
 
 struct http_config {
-	const char *address;	  /* default "127.0.0.1" */
-	unsigned port;		  /* 0: ephemeral (tests); default from config.c */
-	int listen_fd;		  /* >= 0: a socket from socket activation, used as is */
+	const char *address;      /* default "127.0.0.1" */
+	unsigned port;            /* 0: ephemeral (tests); default from config.c */
+	int listen_fd;            /* >= 0: a socket from socket activation, used as is */
 	unsigned max_connections; /* total */
 	unsigned per_ip_limit;
-	unsigned timeout_s;	  /* idle connection timeout */
-	size_t memory_limit;	  /* per connection */
-	unsigned threads;	  /* thread pool size (1: single epoll thread) */
-	const char *token;	  /* POST /api/v1/runs token; NULL or "": POST is off */
-	const char *tls_cert;	  /* PEM file; NULL: plain HTTP */
-	const char *tls_key;	  /* PEM file */
+	unsigned timeout_s;       /* idle connection timeout */
+	size_t memory_limit;      /* per connection */
+	unsigned threads;         /* thread pool size (1: single epoll thread) */
+	const char *token;        /* POST /api/v1/runs token; NULL or "": POST is off */
+	const char *tls_cert;     /* PEM file; NULL: plain HTTP */
+	const char *tls_key;      /* PEM file */
 	const char *dygraphs_dir; /* where libjs-dygraphs lives */
 };
 
@@ -39,7 +39,7 @@ struct http_config {
  * daemon opens a second, read-only handle for them). 0 or -errno; the
  * bound port is available from http_port(). */
 int http_start(const struct http_config *cfg, struct store *st, const struct http_hooks *hooks,
-	       struct http_server **out);
+               struct http_server **out);
 unsigned http_port(const struct http_server *srv);
 /* Stops accepting, finishes in-flight requests, frees. Accepts NULL. */
 void http_stop(struct http_server *srv);

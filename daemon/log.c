@@ -24,7 +24,7 @@ void log_open(const char *ident, int max_priority)
 }
 
 static void log_emit(int priority, const char *message_id, const char *probe, int64_t run_id,
-		     const char *const *extra, const char *fmt, va_list ap)
+                     const char *const *extra, const char *fmt, va_list ap)
 {
 	const char *fields[16];
 	char *msg, *f_msg, *f_prio, *f_id = NULL, *f_probe = NULL, *f_run = NULL;
@@ -89,8 +89,8 @@ void log_run(int priority, const char *probe, int64_t run_id, const char *fmt, .
 	va_end(ap);
 }
 
-void log_event(int priority, const char *message_id, const char *const *fields,
-	       const char *fmt, ...)
+void log_event(int priority, const char *message_id, const char *const *fields, const char *fmt,
+               ...)
 {
 	va_list ap;
 

@@ -20,12 +20,12 @@ void log_msg(int priority, const char *fmt, ...) __attribute__((format(printf, 2
 /* A message about one probe run; PROBE= and RUN_ID= become journal fields
  * (run_id <= 0 omits RUN_ID). */
 void log_run(int priority, const char *probe, int64_t run_id, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* A message carrying its own MESSAGE_ID (a 128-bit id as 32 hex digits) and
  * extra NAME=value fields (NULL-terminated list, may be NULL). */
-void log_event(int priority, const char *message_id, const char *const *fields,
-	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void log_event(int priority, const char *message_id, const char *const *fields, const char *fmt,
+               ...) __attribute__((format(printf, 4, 5)));
 
 #define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)

@@ -17,12 +17,12 @@ struct cli_command {
 };
 
 static const struct cli_command commands[] = {
-	{"run", cli_run, "[--quick] [--json] [PROBE...]",
-	 "run probes now, each in its own process, and print the results"},
-	{"recommend", cli_recommend, "[--input FILE|-] [--threads N] [--stack-size S] [--json]",
-	 "say whether low thread stacks pay on this host, with the arithmetic"},
-	{"fleet", cli_fleet, "[--json] [--timeout S] URL... | --file PATH",
-	 "ask many threadwatchd daemons at once and print one table"},
+    {"run", cli_run, "[--quick] [--json] [PROBE...]",
+     "run probes now, each in its own process, and print the results"},
+    {"recommend", cli_recommend, "[--input FILE|-] [--threads N] [--stack-size S] [--json]",
+     "say whether low thread stacks pay on this host, with the arithmetic"},
+    {"fleet", cli_fleet, "[--json] [--timeout S] URL... | --file PATH",
+     "ask many threadwatchd daemons at once and print one table"},
 };
 
 static void usage(FILE *f)
@@ -30,7 +30,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: threadwatch COMMAND [ARGS]\n\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  threadwatch %s %s\n      %s\n", commands[i].name, commands[i].args,
-			commands[i].summary);
+		        commands[i].summary);
 	fprintf(f, "\n  threadwatch --version\n");
 }
 

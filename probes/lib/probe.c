@@ -114,15 +114,15 @@ void probe_scalar(struct probe_doc *doc, const char *name, double value, const c
 	json_object_set_new(doc->scalars, name, o);
 }
 
-struct probe_series *probe_series_new(struct probe_doc *doc, const char *name,
-				      const char *x_unit, const char *y_unit)
+struct probe_series *probe_series_new(struct probe_doc *doc, const char *name, const char *x_unit,
+                                      const char *y_unit)
 {
 	struct probe_series *s = must(calloc(1, sizeof(*s)));
 	json_t *o;
 
 	s->points = must(json_array());
-	o = must(json_pack("{s:s, s:s, s:O}", "x_unit", x_unit, "y_unit", y_unit, "points",
-			   s->points));
+	o = must(
+	    json_pack("{s:s, s:s, s:O}", "x_unit", x_unit, "y_unit", y_unit, "points", s->points));
 	json_object_set_new(doc->series, name, o);
 	/* The document owns the points; the handle lives as long as the
 	 * document. */
@@ -176,9 +176,9 @@ int probe_emit(struct probe_doc *doc)
 
 	json_object_set_new(doc->root, "status", json_string(names[doc->status]));
 	json_object_set_new(doc->root, "reason",
-			    doc->reason ? json_string(doc->reason) : json_null());
+	                    doc->reason ? json_string(doc->reason) : json_null());
 	json_object_set_new(doc->root, "duration_s",
-			    json_real((double)(clock_ns() - doc->t0) / 1e9));
+	                    json_real((double)(clock_ns() - doc->t0) / 1e9));
 	text = must(json_dumps(doc->root, JSON_COMPACT | JSON_REAL_PRECISION(17)));
 	puts(text);
 	fflush(stdout);
@@ -187,7 +187,7 @@ int probe_emit(struct probe_doc *doc)
 }
 
 static void probe_usage(const char *prog, const char *summary, const struct probe_opt_ext *ext,
-			size_t n_ext)
+                        size_t n_ext)
 {
 	fprintf(stderr, "usage: %s [--quick] [--seed N] [--cpu N] [--budget SECONDS]", prog);
 	for (size_t i = 0; i < n_ext; i++)
@@ -215,7 +215,7 @@ static int parse_num(const char *s, double lo, double hi, double *out)
 }
 
 int probe_parse_args(int argc, char **argv, const char *summary, struct probe_opts *opts,
-		     const struct probe_opt_ext *ext, size_t n_ext)
+                     const struct probe_opt_ext *ext, size_t n_ext)
 {
 	opts->quick = 0;
 	opts->seed = 1;

@@ -32,8 +32,8 @@ void probe_param_str(struct probe_doc *doc, const char *name, const char *v);
 void probe_scalar(struct probe_doc *doc, const char *name, double value, const char *unit);
 
 /* A named series of (x, y) points; x must be non-decreasing. */
-struct probe_series *probe_series_new(struct probe_doc *doc, const char *name,
-				      const char *x_unit, const char *y_unit);
+struct probe_series *probe_series_new(struct probe_doc *doc, const char *name, const char *x_unit,
+                                      const char *y_unit);
 void probe_series_add(struct probe_series *s, double x, double y);
 
 /* Free-form details that are not numbers (addresses as hex, a class name,
@@ -45,7 +45,7 @@ void probe_info_bool(struct probe_doc *doc, const char *name, int v);
 /* Sets the status and its reason (printf format; NULL for none). The last
  * call wins; the default is PROBE_OK with no reason. */
 void probe_status(struct probe_doc *doc, enum probe_status st, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Prints the document on stdout (records the duration) and returns the
  * process exit code: 0 for ok and skipped, 1 for error. */
@@ -53,9 +53,9 @@ int probe_emit(struct probe_doc *doc);
 
 /* Options every probe takes. */
 struct probe_opts {
-	int quick;	 /* --quick: a short run */
-	uint64_t seed;	 /* --seed N: bootstrap seed (default 1) */
-	int cpu;	 /* --cpu N: CPU to pin to (-1: choose) */
+	int quick;       /* --quick: a short run */
+	uint64_t seed;   /* --seed N: bootstrap seed (default 1) */
+	int cpu;         /* --cpu N: CPU to pin to (-1: choose) */
 	double budget_s; /* --budget S: time budget in seconds (0: probe default) */
 };
 
@@ -70,6 +70,6 @@ struct probe_opt_ext {
 	void *ctx;
 };
 int probe_parse_args(int argc, char **argv, const char *summary, struct probe_opts *opts,
-		     const struct probe_opt_ext *ext, size_t n_ext);
+                     const struct probe_opt_ext *ext, size_t n_ext);
 
 #endif

@@ -22,7 +22,6 @@
 
 #include "config.h"
 
-
 /* Parses text on top of the defaults; returns the result, c filled. */
 static int parse(struct config *c, const char *text, char *err, size_t errlen)
 {

@@ -21,7 +21,6 @@
 
 #include "headroom.h"
 
-
 static const json_t *limit(const json_t *h, const char *name)
 {
 	const json_t *l;

@@ -33,7 +33,6 @@
 	"{\"probe\":\"" name "\",\"protocol\":1,\"started_at\":\"2026-01-01T00:00:00Z\","          \
 	"\"started_unix\":1,\"duration_s\":0.1,"
 
-
 /* Writes an executable shell script `name` with `body`, returns its path. */
 static char *script(const char *name, mode_t mode, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -26,7 +26,6 @@
 #include "scheduler.h"
 #include "store.h"
 
-
 static char *path_in(const char *name)
 {
 	char *p;
