@@ -419,14 +419,45 @@ static int time_param(const struct api_target *t, const char *name, int64_t *ms,
 	return 0;
 }
 
+/* Optional 'since' and 'until' (absolute times); since must not be after
+ * until. Absent ones stay 0. */
+static int range_params(const struct api_target *t, int64_t *since, int64_t *until,
+                        struct api_error *err)
+{
+	int given;
+
+	if (time_param(t, "since", since, &given, err) < 0 ||
+	    time_param(t, "until", until, &given, err) < 0)
+		return -EINVAL;
+	if (*since && *until && *since > *until) {
+		api_fail(err, 400, "parameter 'since' is after 'until'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Optional 'limit' from 1 to max; *limit keeps its default when absent. */
+static int limit_param(const struct api_target *t, int max, int *limit, struct api_error *err)
+{
+	const char *v = api_param_get(t, "limit");
+	int64_t n;
+
+	if (!v)
+		return 0;
+	if (api_parse_int(v, 1, max, &n) < 0) {
+		api_fail(err, 400, "parameter 'limit' must be an integer from 1 to %d", max);
+		return -EINVAL;
+	}
+	*limit = (int)n;
+	return 0;
+}
+
 static const char *const events_params[] = {"metric", "since", "until", "limit", NULL};
 
 int api_parse_events_query(const struct api_target *t, struct store_events_query *q,
                            struct api_error *err)
 {
 	const char *v;
-	int64_t n;
-	int given;
 
 	memset(q, 0, sizeof(*q));
 	q->limit = API_EVENTS_DEFAULT_LIMIT;
@@ -438,23 +469,9 @@ int api_parse_events_query(const struct api_target *t, struct store_events_query
 		return -EINVAL;
 	}
 	q->metric = v;
-	if (time_param(t, "since", &q->since_ms, &given, err) < 0 ||
-	    time_param(t, "until", &q->until_ms, &given, err) < 0)
+	if (range_params(t, &q->since_ms, &q->until_ms, err) < 0)
 		return -EINVAL;
-	if (q->since_ms && q->until_ms && q->since_ms > q->until_ms) {
-		api_fail(err, 400, "parameter 'since' is after 'until'");
-		return -EINVAL;
-	}
-	v = api_param_get(t, "limit");
-	if (v) {
-		if (api_parse_int(v, 1, API_EVENTS_MAX_LIMIT, &n) < 0) {
-			api_fail(err, 400, "parameter 'limit' must be an integer from 1 to %d",
-			         API_EVENTS_MAX_LIMIT);
-			return -EINVAL;
-		}
-		q->limit = (int)n;
-	}
-	return 0;
+	return limit_param(t, API_EVENTS_MAX_LIMIT, &q->limit, err);
 }
 
 static const char *const runs_params[] = {"probe",  "status", "since", "until",
@@ -464,8 +481,6 @@ int api_parse_runs_query(const struct api_target *t, struct store_runs_query *q,
                          struct api_error *err)
 {
 	const char *v;
-	int64_t n;
-	int given;
 
 	memset(q, 0, sizeof(*q));
 	q->limit = API_DEFAULT_LIMIT;
@@ -481,28 +496,14 @@ int api_parse_runs_query(const struct api_target *t, struct store_runs_query *q,
 		return -EINVAL;
 	}
 	q->status = v;
-	if (time_param(t, "since", &q->since_ms, &given, err) < 0 ||
-	    time_param(t, "until", &q->until_ms, &given, err) < 0)
+	if (range_params(t, &q->since_ms, &q->until_ms, err) < 0)
 		return -EINVAL;
-	if (q->since_ms && q->until_ms && q->since_ms > q->until_ms) {
-		api_fail(err, 400, "parameter 'since' is after 'until'");
-		return -EINVAL;
-	}
 	v = api_param_get(t, "cursor");
 	if (v && api_parse_id(v, &q->cursor) < 0) {
 		api_fail(err, 400, "parameter 'cursor' must be a run id from next_cursor");
 		return -EINVAL;
 	}
-	v = api_param_get(t, "limit");
-	if (v) {
-		if (api_parse_int(v, 1, API_MAX_LIMIT, &n) < 0) {
-			api_fail(err, 400, "parameter 'limit' must be an integer from 1 to %d",
-			         API_MAX_LIMIT);
-			return -EINVAL;
-		}
-		q->limit = (int)n;
-	}
-	return 0;
+	return limit_param(t, API_MAX_LIMIT, &q->limit, err);
 
 bad_probe:
 	api_fail(err, 400, "parameter 'probe' must be a probe name ([a-z0-9_-], 1 to 64)");
