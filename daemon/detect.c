@@ -7,12 +7,12 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "errbuf.h"
 #include "detect.h"
 #include "fingerprint.h"
 #include "stats.h"
@@ -84,36 +84,27 @@ size_t detect_min_baseline(const struct detect_config *c)
 	return 0;
 }
 
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 int detect_config_check(const struct detect_config *c, char *err, size_t errlen)
 {
 	if (c->k < 1 || c->k > MAX_K)
-		return fail(err, errlen, "detect_k: %u is not in 1..%d", c->k, MAX_K);
+		return errbuf_set(err, errlen, -EINVAL, "detect_k: %u is not in 1..%d", c->k,
+		                  MAX_K);
 	if (c->baseline_runs < DETECT_MIN_BASELINE || c->baseline_runs > MAX_BASELINE)
-		return fail(err, errlen, "detect_baseline_runs: %u is not in %d..%d",
-		            c->baseline_runs, DETECT_MIN_BASELINE, MAX_BASELINE);
+		return errbuf_set(err, errlen, -EINVAL, "detect_baseline_runs: %u is not in %d..%d",
+		                  c->baseline_runs, DETECT_MIN_BASELINE, MAX_BASELINE);
 	if (!(c->min_effect >= 0 && c->min_effect <= 1))
-		return fail(err, errlen, "detect_min_effect: %g is not in 0..1", c->min_effect);
+		return errbuf_set(err, errlen, -EINVAL, "detect_min_effect: %g is not in 0..1",
+		                  c->min_effect);
 	if (!(c->alpha > 0 && c->alpha <= 0.5))
-		return fail(err, errlen, "detect_alpha: %g is not in (0, 0.5]", c->alpha);
+		return errbuf_set(err, errlen, -EINVAL, "detect_alpha: %g is not in (0, 0.5]",
+		                  c->alpha);
 	if (!detect_min_baseline(c))
-		return fail(err, errlen,
-		            "detect_alpha: %g cannot be reached with detect_k %u and "
-		            "detect_baseline_runs %u (the rank test's smallest p-value is %.2g); "
-		            "raise detect_alpha, detect_k or detect_baseline_runs",
-		            c->alpha, c->k, c->baseline_runs, detect_p_min(c->k, c->baseline_runs));
+		return errbuf_set(
+		    err, errlen, -EINVAL,
+		    "detect_alpha: %g cannot be reached with detect_k %u and "
+		    "detect_baseline_runs %u (the rank test's smallest p-value is %.2g); "
+		    "raise detect_alpha, detect_k or detect_baseline_runs",
+		    c->alpha, c->k, c->baseline_runs, detect_p_min(c->k, c->baseline_runs));
 	return 0;
 }
 

@@ -7,13 +7,13 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protocol.h"
+#include "errbuf.h"
 #include "recommend.h"
 #include "xmalloc.h"
 
@@ -78,20 +78,6 @@ static const struct rec_curve_field {
     {"threads", "high_create_ns", offsetof(struct rec_in, high_create)},
 };
 
-static int fail_at(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail_at(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 /* A section: absent or null is "missing" (NULL), anything else must be an object. */
 static int section_get(const json_t *in, const char *name, const json_t **out, char *err,
                        size_t errlen)
@@ -102,7 +88,7 @@ static int section_get(const json_t *in, const char *name, const json_t **out, c
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_object(v))
-		return fail_at(err, errlen, "%s: must be an object", name);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must be an object", name);
 	*out = v;
 	return 0;
 }
@@ -113,18 +99,18 @@ static int number_check(const json_t *v, const char *what, unsigned flags, doubl
 	double d;
 
 	if (!json_is_number(v))
-		return fail_at(err, errlen, "%s: must be a number", what);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must be a number", what);
 	d = json_number_value(v);
 	if (!isfinite(d))
-		return fail_at(err, errlen, "%s: must be a finite number", what);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must be a finite number", what);
 	if (d < 0)
-		return fail_at(err, errlen, "%s: must not be negative", what);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must not be negative", what);
 	if ((flags & F_POSITIVE) && d == 0)
-		return fail_at(err, errlen, "%s: must be positive", what);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must be positive", what);
 	if ((flags & F_WHOLE) && d != floor(d))
-		return fail_at(err, errlen, "%s: must be a whole number", what);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must be a whole number", what);
 	if (max > 0 && d > max)
-		return fail_at(err, errlen, "%s: must be at most %.0f", what, max);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must be at most %.0f", what, max);
 	*out = d;
 	return 0;
 }
@@ -139,7 +125,7 @@ static int field_parse(const json_t *sect, const struct rec_field *f, struct rec
 	snprintf(what, sizeof(what), "%s.%s", f->section, f->key);
 	if (!v || ((f->flags & F_NULL) && json_is_null(v))) {
 		if (!v && (f->flags & F_REQUIRED))
-			return fail_at(err, errlen, "%s: missing", what);
+			return errbuf_set(err, errlen, -EINVAL, "%s: missing", what);
 		return 0;
 	}
 	if (number_check(v, what, f->flags, f->max, &num->v, err, errlen) < 0)
@@ -156,24 +142,28 @@ static int curve_parse(const json_t *arr, const char *what, struct rec_curve *c,
 	char at[160];
 
 	if (!json_is_array(arr))
-		return fail_at(err, errlen, "%s: must be an array of [x, y] points", what);
+		return errbuf_set(err, errlen, -EINVAL, "%s: must be an array of [x, y] points",
+		                  what);
 	c->points = json_array_size(arr);
 	if (c->points > REC_MAX_POINTS)
-		return fail_at(err, errlen, "%s: more than %d points", what, REC_MAX_POINTS);
+		return errbuf_set(err, errlen, -EINVAL, "%s: more than %d points", what,
+		                  REC_MAX_POINTS);
 	c->x = xcalloc(c->points + 1, sizeof(double));
 	c->y = xcalloc(c->points + 1, sizeof(double));
 	for (i = 0; i < c->points; i++) {
 		const json_t *p = json_array_get(arr, i);
 
 		if (!json_is_array(p) || json_array_size(p) != 2)
-			return fail_at(err, errlen, "%s[%zu]: must be an [x, y] pair", what, i);
+			return errbuf_set(err, errlen, -EINVAL, "%s[%zu]: must be an [x, y] pair",
+			                  what, i);
 		for (int k = 0; k < 2; k++) {
 			snprintf(at, sizeof(at), "%s[%zu]: %c", what, i, k ? 'y' : 'x');
 			if (number_check(json_array_get(p, k), at, 0, 0, &xy[k], err, errlen) < 0)
 				return -EINVAL;
 		}
 		if (xy[0] <= prev)
-			return fail_at(err, errlen, "%s[%zu]: x must increase", what, i);
+			return errbuf_set(err, errlen, -EINVAL, "%s[%zu]: x must increase", what,
+			                  i);
 		prev = xy[0];
 		/* Log axes take only positive values; a point too close to the
 		 * previous one to tell apart in log space adds nothing. */
@@ -194,7 +184,8 @@ static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, siz
 	if (!ci || json_is_null(ci))
 		return 0;
 	if (!json_is_array(ci) || json_array_size(ci) != 2)
-		return fail_at(err, errlen, "ctxsw.ratio_ci95: must be an array [lo, hi]");
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "ctxsw.ratio_ci95: must be an array [lo, hi]");
 	for (int k = 0; k < 2; k++) {
 		char what[64];
 
@@ -203,7 +194,7 @@ static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, siz
 			return -EINVAL;
 	}
 	if (b[0] > b[1])
-		return fail_at(err, errlen, "ctxsw.ratio_ci95: lo must not exceed hi");
+		return errbuf_set(err, errlen, -EINVAL, "ctxsw.ratio_ci95: lo must not exceed hi");
 	in->have_ci = 1;
 	in->ci_lo = b[0];
 	in->ci_hi = b[1];
@@ -216,9 +207,9 @@ static int cpu_parse(const json_t *cpu, char *err, size_t errlen)
 	const json_t *fs = json_object_get(cpu, "fsgsbase");
 
 	if (v && !json_is_null(v) && !json_is_string(v))
-		return fail_at(err, errlen, "cpu.vendor: must be a string");
+		return errbuf_set(err, errlen, -EINVAL, "cpu.vendor: must be a string");
 	if (fs && !json_is_null(fs) && !json_is_boolean(fs) && !json_is_number(fs))
-		return fail_at(err, errlen, "cpu.fsgsbase: must be a boolean");
+		return errbuf_set(err, errlen, -EINVAL, "cpu.fsgsbase: must be a boolean");
 	return 0;
 }
 
@@ -239,7 +230,7 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 
 	memset(in, 0, sizeof(*in));
 	if (!json_is_object(inputs))
-		return fail_at(err, errlen, "inputs: must be a JSON object");
+		return errbuf_set(err, errlen, -EINVAL, "inputs: must be a JSON object");
 	for (i = 0; i < sizeof(rec_fields) / sizeof(rec_fields[0]); i++) {
 		if (section_get(inputs, rec_fields[i].section, &sect, err, errlen) < 0)
 			return -EINVAL;
