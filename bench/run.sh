@@ -20,6 +20,8 @@
 #   BENCH_PROFILE_S [4]    seconds of each perf record of the daemon
 #   BENCH_WORK [$B/bench]  raw outputs (emptied first); BENCH_KEEP_DB=1 keeps the databases
 #   BENCH_OUT [$SRC/bench/RESULTS.md]
+#   BENCH_PHASES [all]     or some of: idle ctxsw threads cycles seed api (api needs seed);
+#                          a partial run leaves its raw outputs in $BENCH_WORK and RESULTS.md as it is
 set -euo pipefail
 
 : "${B:?B (the build directory) must be set}"
@@ -38,6 +40,7 @@ BENCH_API_CONN=${BENCH_API_CONN:-16}
 BENCH_API_THREADS=${BENCH_API_THREADS:-2}
 BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-9}
 BENCH_PROFILE_S=${BENCH_PROFILE_S:-4}
+BENCH_PHASES=${BENCH_PHASES:-all}
 W=${BENCH_WORK:-$B/bench}
 OUT=${BENCH_OUT:-$SRC/bench/RESULTS.md}
 HERE=$SRC/bench
@@ -51,6 +54,7 @@ log() { printf '[bench %4ds] %s\n' $(($(date +%s) - T0)) "$*" | tee -a "$W/run.l
 die() { log "error: $*"; exit 1; }
 ru() { python3 "$HERE/rusage.py" "$@"; } # ru --out F [--stdout F] [--sample S] -- CMD...
 load_now() { cut -d' ' -f1-3 /proc/loadavg; }
+want() { [ "$BENCH_PHASES" = all ] || [[ " $BENCH_PHASES " == *" $1 "* ]]; }
 phase() { log "== $1 (load $(load_now))"; printf '%s\t%s\t%s\n' "$1" "$(date +%s)" "$(load_now)" >>"$W/phases.tsv"; }
 
 # --- tools ------------------------------------------------------------------
@@ -122,6 +126,10 @@ mkdir -p "$W"/{ctxsw,perf,sngsw,threads,sngpt,map32,cycle,api,query,prof,www/api
 for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatch" "$TWSEED"; do
 	[ -x "$f" ] || die "\"$f\" is not built (run make B=$B all first)"
 done
+for p in $BENCH_PHASES; do
+	case $p in all | idle | ctxsw | threads | cycles | seed | api) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
+done
+want api && ! want seed && die "BENCH_PHASES: api needs seed (the year it queries)"
 need_pkgs linux-perf stress-ng wrk nginx-light curl jq sqlite3 procps util-linux time python3
 
 phase setup
@@ -145,143 +153,154 @@ phase setup
 	echo "git=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo uncommitted)"
 	for v in BENCH_RUNS BENCH_THREADS_RUNS BENCH_MAP32_RUNS BENCH_CYCLES BENCH_PEER_S \
 		BENCH_IDLE_S BENCH_SEED_DAYS BENCH_SEED_EVERY BENCH_API_ROUNDS BENCH_API_S \
-		BENCH_API_CONN BENCH_API_THREADS BENCH_QUERY_REPS BENCH_PROFILE_S; do
+		BENCH_API_CONN BENCH_API_THREADS BENCH_QUERY_REPS BENCH_PROFILE_S BENCH_PHASES; do
 		echo "$v=${!v}"
 	done
 } >"$W/meta.env"
 
 # --- 1. the daemon's first cycle, then its idle time ---------------------------
-phase daemon-cycle
-start_daemon d1 "$W/d1.db"
-D1=$DPID
-D1PORT=$DPORT
-read -r d1_self0 d1_child0 < <(cpu_ticks "$D1")
-for i in $(seq 600); do
-	st=$(curl -sf "http://127.0.0.1:$D1PORT/api/v1/status" || true)
-	[ -n "$st" ] && [ "$(jq -r '.last_cycle_status // empty' <<<"$st")" != "" ] &&
-		[ "$(jq -r .cycle_running <<<"$st")" = false ] && break
-	sleep 0.5
-done
-echo "$st" >"$W/d1-cycle.json"
-read -r d1_self1 d1_child1 < <(cpu_ticks "$D1")
-echo "{\"tick_hz\": $(getconf CLK_TCK), \"self_ticks\": $((d1_self1 - d1_self0)), \"children_ticks\": $((d1_child1 - d1_child0))}" >"$W/d1-cycle-cpu.json"
-log "daemon cycle: $(jq -c '.last_cycle | {status, duration_s}' "$W/d1-cycle.json")"
-# Watched while the rest runs: the benchmarks below never talk to it, and
-# its CPU time is its own (utime + stime of its threads).
-python3 "$HERE/watch.py" --pid "$D1" --seconds "$BENCH_IDLE_S" --interval 5 --out "$W/idle.json" &
-WATCH=$!
-PIDS+=("$WATCH")
+if want idle; then
+	phase daemon-cycle
+	start_daemon d1 "$W/d1.db"
+	D1=$DPID
+	D1PORT=$DPORT
+	read -r d1_self0 d1_child0 < <(cpu_ticks "$D1")
+	for i in $(seq 600); do
+		st=$(curl -sf "http://127.0.0.1:$D1PORT/api/v1/status" || true)
+		[ -n "$st" ] && [ "$(jq -r '.last_cycle_status // empty' <<<"$st")" != "" ] &&
+			[ "$(jq -r .cycle_running <<<"$st")" = false ] && break
+		sleep 0.5
+	done
+	echo "$st" >"$W/d1-cycle.json"
+	read -r d1_self1 d1_child1 < <(cpu_ticks "$D1")
+	echo "{\"tick_hz\": $(getconf CLK_TCK), \"self_ticks\": $((d1_self1 - d1_self0)), \"children_ticks\": $((d1_child1 - d1_child0))}" >"$W/d1-cycle-cpu.json"
+	log "daemon cycle: $(jq -c '.last_cycle | {status, duration_s}' "$W/d1-cycle.json")"
+	# Watched while the rest runs: the benchmarks below never talk to it, and
+	# its CPU time is its own (utime + stime of its threads).
+	python3 "$HERE/watch.py" --pid "$D1" --seconds "$BENCH_IDLE_S" --interval 5 --out "$W/idle.json" &
+	WATCH=$!
+	PIDS+=("$WATCH")
+fi
 
 # --- 2. accuracy and precision: ctxsw vs perf bench vs stress-ng --switch ------
-phase ctxsw-peers
-# Loops for a perf bench run of about BENCH_PEER_S seconds.
-taskset -c 0 perf bench sched pipe -T -l 20000 >"$W/perf/calibrate.txt" 2>&1
-us=$(awk '/usecs\/op/ {print $1}' "$W/perf/calibrate.txt")
-LOOPS=$(awk -v us="$us" -v s="$BENCH_PEER_S" 'BEGIN {n = int(s * 1e6 / us); if (n < 20000) n = 20000; if (n > 5000000) n = 5000000; print n}')
-echo "$LOOPS" >"$W/perf/loops"
-# How many context switches one "op" is, counted by the kernel.
-perf stat -e context-switches -x, -o "$W/perf/switches-perf.csv" \
-	taskset -c 0 perf bench sched pipe -T -l 50000 >"$W/perf/switches-perf.txt" 2>&1
-perf stat -e context-switches -x, -o "$W/sngsw/switches-sng.csv" \
-	stress-ng --switch 1 --taskset 0 -t 1 --metrics-brief >"$W/sngsw/switches-sng.txt" 2>&1
-for i in $(seq "$BENCH_RUNS"); do
-	n=$(printf %02d "$i")
-	if [ $((i % 2)) = 1 ]; then order="ours perf sng"; else order="sng perf ours"; fi
-	for t in $order; do
-		case $t in
-		ours) ru --out "$W/ctxsw/$n.ru.json" --stdout "$W/ctxsw/$n.json" -- \
-			"$PROBES/ctxsw" --seed "$i" || log "ctxsw run $i failed" ;;
-		perf) ru --out "$W/perf/$n.ru.json" --stdout "$W/perf/$n.txt" --stderr "$W/perf/$n.err" -- \
-			taskset -c 0 perf bench sched pipe -T -l "$LOOPS" || log "perf run $i failed" ;;
-		sng) ru --out "$W/sngsw/$n.ru.json" --stdout "$W/sngsw/$n.txt" --stderr "$W/sngsw/$n.txt" -- \
-			stress-ng --switch 1 --taskset 0 -t "$BENCH_PEER_S" --metrics-brief ||
-			log "stress-ng --switch run $i failed" ;;
-		esac
+if want ctxsw; then
+	phase ctxsw-peers
+	# Loops for a perf bench run of about BENCH_PEER_S seconds.
+	taskset -c 0 perf bench sched pipe -T -l 20000 >"$W/perf/calibrate.txt" 2>&1
+	us=$(awk '/usecs\/op/ {print $1}' "$W/perf/calibrate.txt")
+	LOOPS=$(awk -v us="$us" -v s="$BENCH_PEER_S" 'BEGIN {n = int(s * 1e6 / us); if (n < 20000) n = 20000; if (n > 5000000) n = 5000000; print n}')
+	echo "$LOOPS" >"$W/perf/loops"
+	# How many context switches one "op" is, counted by the kernel.
+	perf stat -e context-switches -x, -o "$W/perf/switches-perf.csv" \
+		taskset -c 0 perf bench sched pipe -T -l 50000 >"$W/perf/switches-perf.txt" 2>&1
+	perf stat -e context-switches -x, -o "$W/sngsw/switches-sng.csv" \
+		stress-ng --switch 1 --taskset 0 -t 1 --metrics-brief >"$W/sngsw/switches-sng.txt" 2>&1
+	for i in $(seq "$BENCH_RUNS"); do
+		n=$(printf %02d "$i")
+		if [ $((i % 2)) = 1 ]; then order="ours perf sng"; else order="sng perf ours"; fi
+		for t in $order; do
+			case $t in
+			ours) ru --out "$W/ctxsw/$n.ru.json" --stdout "$W/ctxsw/$n.json" -- \
+				"$PROBES/ctxsw" --seed "$i" || log "ctxsw run $i failed" ;;
+			perf) ru --out "$W/perf/$n.ru.json" --stdout "$W/perf/$n.txt" --stderr "$W/perf/$n.err" -- \
+				taskset -c 0 perf bench sched pipe -T -l "$LOOPS" || log "perf run $i failed" ;;
+			sng) ru --out "$W/sngsw/$n.ru.json" --stdout "$W/sngsw/$n.txt" --stderr "$W/sngsw/$n.txt" -- \
+				stress-ng --switch 1 --taskset 0 -t "$BENCH_PEER_S" --metrics-brief ||
+				log "stress-ng --switch run $i failed" ;;
+			esac
+		done
 	done
-done
+fi
 
 # --- 3. thread creation: threads vs stress-ng --pthread ------------------------
-phase threads-peers
-for i in $(seq "$BENCH_THREADS_RUNS"); do
-	n=$(printf %02d "$i")
-	if [ $((i % 2)) = 1 ]; then order="ours sng"; else order="sng ours"; fi
-	for t in $order; do
-		case $t in
-		ours) ru --out "$W/threads/$n.ru.json" --stdout "$W/threads/$n.json" -- \
-			"$PROBES/threads" --seed "$i" || log "threads run $i failed" ;;
-		sng) ru --out "$W/sngpt/$n.ru.json" --stdout "$W/sngpt/$n.txt" --stderr "$W/sngpt/$n.txt" -- \
-			stress-ng --pthread 1 -t "$BENCH_PEER_S" --metrics || log "stress-ng --pthread run $i failed" ;;
-		esac
+if want threads; then
+	phase threads-peers
+	for i in $(seq "$BENCH_THREADS_RUNS"); do
+		n=$(printf %02d "$i")
+		if [ $((i % 2)) = 1 ]; then order="ours sng"; else order="sng ours"; fi
+		for t in $order; do
+			case $t in
+			ours) ru --out "$W/threads/$n.ru.json" --stdout "$W/threads/$n.json" -- \
+				"$PROBES/threads" --seed "$i" || log "threads run $i failed" ;;
+			sng) ru --out "$W/sngpt/$n.ru.json" --stdout "$W/sngpt/$n.txt" --stderr "$W/sngpt/$n.txt" -- \
+				stress-ng --pthread 1 -t "$BENCH_PEER_S" --metrics || log "stress-ng --pthread run $i failed" ;;
+			esac
+		done
 	done
-done
+fi
 
 # --- 4. cost to the host: map32, full cycles, the footprint of a cycle --------
-phase cycles
-for i in $(seq "$BENCH_MAP32_RUNS"); do
-	n=$(printf %02d "$i")
-	ru --out "$W/map32/$n.ru.json" --stdout "$W/map32/$n.json" -- \
-		"$PROBES/map32" --seed "$i" || log "map32 run $i failed"
-done
-for i in $(seq "$BENCH_CYCLES"); do
-	n=$(printf %02d "$i")
-	ru --out "$W/cycle/$n.ru.json" --stdout "$W/cycle/$n.json" -- \
-		"$B/threadwatch" run --json --probe-dir "$PROBES" || log "cycle $i failed"
-done
-# One more cycle with the process tree sampled every 50 ms (VmHWM, VMAs).
-ru --out "$W/cycle/footprint.ru.json" --stdout "$W/cycle/footprint.json" --sample 0.05 -- \
-	"$B/threadwatch" run --json --probe-dir "$PROBES" || log "footprint cycle failed"
+if want cycles; then
+	phase cycles
+	for i in $(seq "$BENCH_MAP32_RUNS"); do
+		n=$(printf %02d "$i")
+		ru --out "$W/map32/$n.ru.json" --stdout "$W/map32/$n.json" -- \
+			"$PROBES/map32" --seed "$i" || log "map32 run $i failed"
+	done
+	for i in $(seq "$BENCH_CYCLES"); do
+		n=$(printf %02d "$i")
+		ru --out "$W/cycle/$n.ru.json" --stdout "$W/cycle/$n.json" -- \
+			"$B/threadwatch" run --json --probe-dir "$PROBES" || log "cycle $i failed"
+	done
+	# One more cycle with the process tree sampled every 50 ms (VmHWM, VMAs).
+	ru --out "$W/cycle/footprint.ru.json" --stdout "$W/cycle/footprint.json" --sample 0.05 -- \
+		"$B/threadwatch" run --json --probe-dir "$PROBES" || log "footprint cycle failed"
+fi
 
 # --- 5. storage: a year of history -------------------------------------------
-phase seed
-SEED_ARGS=(--db "$W/year.db" --days "$BENCH_SEED_DAYS" --every "$BENCH_SEED_EVERY" --seed 1)
-# The daemon keeps documents and points for retention_raw_days (30): a seeder
-# that can write older cycles the way retention leaves them is told so.
-if "$TWSEED" --help 2>&1 | grep -q -- '--raw-days'; then
-	SEED_ARGS+=(--raw-days 30)
+if want seed; then
+	phase seed
+	SEED_ARGS=(--db "$W/year.db" --days "$BENCH_SEED_DAYS" --every "$BENCH_SEED_EVERY" --seed 1)
+	# The daemon keeps documents and points for retention_raw_days (30): a seeder
+	# that can write older cycles the way retention leaves them is told so.
+	if "$TWSEED" --help 2>&1 | grep -q -- '--raw-days'; then
+		SEED_ARGS+=(--raw-days 30)
+	fi
+	printf '%s\n' "${SEED_ARGS[@]}" >"$W/seed.args"
+	ru --out "$W/seed.ru.json" --stdout "$W/seed.log" --stderr "$W/seed.log" -- "$TWSEED" "${SEED_ARGS[@]}" ||
+		die "twseed failed: $(tail -3 "$W/seed.log")"
+	{
+		stat -c '%n %s' "$W/year.db"*
+	} >"$W/db-files.txt"
+	# Rows of every table (whatever the schema version), read-only.
+	q="SELECT json_object('runs_pruned', (SELECT count(*) FROM runs WHERE pruned_ms IS NOT NULL),"
+	q+=" 'page_size', (SELECT page_size FROM pragma_page_size),"
+	q+=" 'page_count', (SELECT page_count FROM pragma_page_count),"
+	q+=" 'freelist', (SELECT freelist_count FROM pragma_freelist_count)"
+	for t in $(sqlite3 -readonly "$W/year.db" \
+		"SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"); do
+		q+=", '$t', (SELECT count(*) FROM \"$t\")"
+	done
+	sqlite3 -readonly "$W/year.db" "$q)" >"$W/db-counts.json" || log "counting rows failed"
+	sqlite3 -readonly -json "$W/year.db" \
+		"SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC" \
+		>"$W/db-tables.json" 2>/dev/null || echo '[]' >"$W/db-tables.json"
 fi
-printf '%s\n' "${SEED_ARGS[@]}" >"$W/seed.args"
-ru --out "$W/seed.ru.json" --stdout "$W/seed.log" --stderr "$W/seed.log" -- "$TWSEED" "${SEED_ARGS[@]}" ||
-	die "twseed failed: $(tail -3 "$W/seed.log")"
-{
-	stat -c '%n %s' "$W/year.db"*
-} >"$W/db-files.txt"
-# Rows of every table (whatever the schema version), read-only.
-q="SELECT json_object('runs_pruned', (SELECT count(*) FROM runs WHERE pruned_ms IS NOT NULL),"
-q+=" 'page_size', (SELECT page_size FROM pragma_page_size),"
-q+=" 'page_count', (SELECT page_count FROM pragma_page_count),"
-q+=" 'freelist', (SELECT freelist_count FROM pragma_freelist_count)"
-for t in $(sqlite3 -readonly "$W/year.db" \
-	"SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"); do
-	q+=", '$t', (SELECT count(*) FROM \"$t\")"
-done
-sqlite3 -readonly "$W/year.db" "$q)" >"$W/db-counts.json" || log "counting rows failed"
-sqlite3 -readonly -json "$W/year.db" \
-	"SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC" \
-	>"$W/db-tables.json" 2>/dev/null || echo '[]' >"$W/db-tables.json"
 
 # --- 6. the API against nginx, and the storage queries --------------------------
-phase api
-t_start=$(date +%s.%N)
-start_daemon d2 "$W/year.db"
-D2=$DPID
-D2PORT=$DPORT
-for i in $(seq 2400); do
-	curl -sf -o /dev/null "http://127.0.0.1:$D2PORT/healthz" && break
-	sleep 0.05
-done
-echo "$t_start $(date +%s.%N)" >"$W/d2-start.txt"
-TW="http://127.0.0.1:$D2PORT"
-curl -sf "$TW/api/v1/recommendation" -o "$W/www/api/v1/recommendation" || die "no recommendation"
-curl -sf "$TW/metrics" -o "$W/www/metrics" || die "no /metrics"
-# The dashboard page is served from memory: the ceiling of a cached answer.
-curl -sf "$TW/" -o "$W/www/index.html" || die "no dashboard page"
-curl -sf -D "$W/api/headers-recommendation.txt" -o /dev/null "$TW/api/v1/recommendation"
-curl -sf -D "$W/api/headers-metrics.txt" -o /dev/null "$TW/metrics"
+if want api; then
+	phase api
+	t_start=$(date +%s.%N)
+	start_daemon d2 "$W/year.db"
+	D2=$DPID
+	D2PORT=$DPORT
+	for i in $(seq 2400); do
+		curl -sf -o /dev/null "http://127.0.0.1:$D2PORT/healthz" && break
+		sleep 0.05
+	done
+	echo "$t_start $(date +%s.%N)" >"$W/d2-start.txt"
+	TW="http://127.0.0.1:$D2PORT"
+	curl -sf "$TW/api/v1/recommendation" -o "$W/www/api/v1/recommendation" || die "no recommendation"
+	curl -sf "$TW/metrics" -o "$W/www/metrics" || die "no /metrics"
+	# The dashboard page is served from memory: the ceiling of a cached answer.
+	curl -sf "$TW/" -o "$W/www/index.html" || die "no dashboard page"
+	curl -sf -D "$W/api/headers-recommendation.txt" -o /dev/null "$TW/api/v1/recommendation"
+	curl -sf -D "$W/api/headers-metrics.txt" -o /dev/null "$TW/metrics"
 
-NPORT=$(free_port)
-NGINX_CONF=$W/nginx/nginx.conf
-mkdir -p "$W/nginx/tmp"
-cat >"$NGINX_CONF" <<EOF
+	NPORT=$(free_port)
+	NGINX_CONF=$W/nginx/nginx.conf
+	mkdir -p "$W/nginx/tmp"
+	cat >"$NGINX_CONF" <<EOF
 # nginx for the benchmark: the daemon's bytes as static files on loopback.
 worker_processes 2;
 user root;
@@ -308,94 +327,108 @@ http {
 	}
 }
 EOF
-nginx -p "$W/nginx" -c "$NGINX_CONF" || die "nginx did not start"
-NG="http://127.0.0.1:$NPORT"
-for path in /api/v1/recommendation /metrics /; do
-	f=$W/www$path
-	[ "$path" = / ] && f=$W/www/index.html
-	cmp -s <(curl -sf "$NG$path") "$f" || die "nginx does not serve the bytes of $path"
-done
-wrk_run() { # OUTFILE URL
-	wrk -t"$BENCH_API_THREADS" -c"$BENCH_API_CONN" -d"${BENCH_API_S}s" --latency "$2" >"$1" 2>&1 ||
-		log "wrk failed on $2"
-}
-ep_path() {
-	case $1 in recommendation) echo /api/v1/recommendation ;; metrics) echo /metrics ;; static) echo / ;; esac
-}
-for r in $(seq "$BENCH_API_ROUNDS"); do
-	for ep in recommendation metrics static; do
-		path=$(ep_path "$ep")
-		if [ $((r % 2)) = 1 ]; then order="tw nginx"; else order="nginx tw"; fi
-		for srv in $order; do
-			case $srv in tw) base=$TW ;; nginx) base=$NG ;; esac
-			wrk_run "$W/api/$(printf %02d "$r")-$ep-$srv.txt" "$base$path"
+	nginx -p "$W/nginx" -c "$NGINX_CONF" || die "nginx did not start"
+	NG="http://127.0.0.1:$NPORT"
+	for path in /api/v1/recommendation /metrics /; do
+		f=$W/www$path
+		[ "$path" = / ] && f=$W/www/index.html
+		cmp -s <(curl -sf "$NG$path") "$f" || die "nginx does not serve the bytes of $path"
+	done
+	wrk_run() { # OUTFILE URL
+		wrk -t"$BENCH_API_THREADS" -c"$BENCH_API_CONN" -d"${BENCH_API_S}s" --latency "$2" >"$1" 2>&1 ||
+			log "wrk failed on $2"
+	}
+	ep_path() {
+		case $1 in recommendation) echo /api/v1/recommendation ;; metrics) echo /metrics ;; static) echo / ;; esac
+	}
+	for r in $(seq "$BENCH_API_ROUNDS"); do
+		for ep in recommendation metrics static; do
+			path=$(ep_path "$ep")
+			if [ $((r % 2)) = 1 ]; then order="tw nginx"; else order="nginx tw"; fi
+			for srv in $order; do
+				case $srv in tw) base=$TW ;; nginx) base=$NG ;; esac
+				wrk_run "$W/api/$(printf %02d "$r")-$ep-$srv.txt" "$base$path"
+			done
 		done
 	done
-done
-# The daemon's own profile under the same load (flat, by symbol).
-profile() { # NAME CMD... (runs CMD while recording the daemon)
-	local name=$1
-	shift
-	perf record -F 999 -p "$D2" -o "$W/prof/$name.data" -- sleep "$BENCH_PROFILE_S" \
-		>/dev/null 2>&1 &
-	local rec=$!
-	"$@" >/dev/null 2>&1 || true
-	wait "$rec" || true
-	perf report -i "$W/prof/$name.data" --stdio --no-children --sort dso,sym \
-		--percent-limit 1 2>/dev/null | grep -v '^$' >"$W/prof/$name.txt" || true
-	perf report -i "$W/prof/$name.data" --stdio --no-children --sort dso \
-		2>/dev/null | grep -v '^$' >"$W/prof/$name-dso.txt" || true
-	rm -f "$W/prof/$name.data"
-}
-for ep in recommendation metrics; do
-	path=$(ep_path "$ep")
-	profile "api-$ep" wrk -t"$BENCH_API_THREADS" -c"$BENCH_API_CONN" -d"${BENCH_PROFILE_S}s" "$TW$path"
-done
-
-# Storage queries, interleaved, each timed by curl.
-now=$(date +%s)
-since=$((now - BENCH_SEED_DAYS * 86400))
-SERIES="/api/v1/series?metric=ctxsw.high_ns&since=$since&until=$now&step=auto"
-RUNS="/api/v1/runs"
-REC="/api/v1/recommendation"
-curl -sf "$TW$SERIES" -o "$W/query/series.json" || log "the series query failed"
-curl -sf "$TW$RUNS" -o "$W/query/runs.json" || log "the runs query failed"
-printf '%s\n' "$SERIES" >"$W/query/series.url"
-for i in $(seq "$BENCH_QUERY_REPS"); do
-	for q in series runs rec; do
-		case $q in series) u=$SERIES ;; runs) u=$RUNS ;; rec) u=$REC ;; esac
-		curl -s -o /dev/null -w "$q %{http_code} %{time_total} %{size_download}\n" "$TW$u" \
-			>>"$W/query/times.txt"
+	# The daemon's own profile under the same load (flat, by symbol).
+	profile() { # NAME CMD... (runs CMD while recording the daemon)
+		local name=$1
+		shift
+		perf record -F 999 -p "$D2" -o "$W/prof/$name.data" -- sleep "$BENCH_PROFILE_S" \
+			>/dev/null 2>&1 &
+		local rec=$!
+		"$@" >/dev/null 2>&1 || true
+		wait "$rec" || true
+		perf report -i "$W/prof/$name.data" --stdio --no-children --sort dso,sym \
+			--percent-limit 1 2>/dev/null | grep -v '^$' >"$W/prof/$name.txt" || true
+		perf report -i "$W/prof/$name.data" --stdio --no-children --sort dso \
+			2>/dev/null | grep -v '^$' >"$W/prof/$name-dso.txt" || true
+		rm -f "$W/prof/$name.data"
+	}
+	for ep in recommendation metrics; do
+		path=$(ep_path "$ep")
+		profile "api-$ep" wrk -t"$BENCH_API_THREADS" -c"$BENCH_API_CONN" -d"${BENCH_PROFILE_S}s" "$TW$path"
 	done
-done
-series_loop() {
-	local end=$(($(date +%s) + BENCH_PROFILE_S))
-	while [ "$(date +%s)" -lt "$end" ]; do curl -s -o /dev/null "$TW$SERIES"; done
-}
-profile series series_loop
-nginx -p "$W/nginx" -c "$NGINX_CONF" -s stop || true
-NGINX_CONF=""
-grep -E 'VmRSS|VmHWM|Threads' "/proc/$D2/status" >"$W/d2-status.txt" || true
-stop_pid "$D2"
+
+	# Storage queries, interleaved, each timed by curl.
+	now=$(date +%s)
+	since=$((now - BENCH_SEED_DAYS * 86400))
+	SERIES="/api/v1/series?metric=ctxsw.high_ns&since=$since&until=$now&step=auto"
+	RUNS="/api/v1/runs"
+	REC="/api/v1/recommendation"
+	curl -sf "$TW$SERIES" -o "$W/query/series.json" || log "the series query failed"
+	curl -sf "$TW$RUNS" -o "$W/query/runs.json" || log "the runs query failed"
+	printf '%s\n' "$SERIES" >"$W/query/series.url"
+	# The daemon caches answers per data version: each repetition asks for a
+	# range ending one second earlier, so series and runs are computed
+	# afresh every time (the recommendation is served as a client sees it).
+	for i in $(seq "$BENCH_QUERY_REPS"); do
+		for q in series runs rec; do
+			case $q in
+			series) u="/api/v1/series?metric=ctxsw.high_ns&since=$since&until=$((now - i))&step=auto" ;;
+			runs) u="$RUNS?until=$((now - i))" ;;
+			rec) u=$REC ;;
+			esac
+			curl -s -o /dev/null -w "$q %{http_code} %{time_total} %{size_download}\n" "$TW$u" \
+				>>"$W/query/times.txt"
+		done
+	done
+	series_loop() {
+		local end=$(($(date +%s) + BENCH_PROFILE_S))
+		while [ "$(date +%s)" -lt "$end" ]; do curl -s -o /dev/null "$TW$SERIES"; done
+	}
+	profile series series_loop
+	nginx -p "$W/nginx" -c "$NGINX_CONF" -s stop || true
+	NGINX_CONF=""
+	grep -E 'VmRSS|VmHWM|Threads' "/proc/$D2/status" >"$W/d2-status.txt" || true
+	stop_pid "$D2"
+fi
 
 # --- 7. the end of the idle window ---------------------------------------------
-phase idle-wait
-wait "$WATCH" || log "the idle watcher failed"
-if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("cpu_pct", 0) > 0.1 else 1)' \
-	"$W/idle.json"; then
-	log "idle CPU above 0.1%: profiling the idle daemon for 30 s"
-	perf record -F 999 -g -p "$D1" -o "$W/prof/idle.data" -- sleep 30 >/dev/null 2>&1 || true
-	perf report -i "$W/prof/idle.data" --stdio --no-children --sort comm,dso,sym \
-		--percent-limit 2 2>/dev/null | grep -v '^$' >"$W/prof/idle.txt" || true
-	rm -f "$W/prof/idle.data"
+if want idle; then
+	phase idle-wait
+	wait "$WATCH" || log "the idle watcher failed"
+	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("cpu_pct", 0) > 0.1 else 1)' \
+		"$W/idle.json"; then
+		log "idle CPU above 0.1%: profiling the idle daemon for 30 s"
+		perf record -F 999 -g -p "$D1" -o "$W/prof/idle.data" -- sleep 30 >/dev/null 2>&1 || true
+		perf report -i "$W/prof/idle.data" --stdio --no-children --sort comm,dso,sym \
+			--percent-limit 2 2>/dev/null | grep -v '^$' >"$W/prof/idle.txt" || true
+		rm -f "$W/prof/idle.data"
+	fi
+	grep -E 'VmRSS|VmHWM|Threads' "/proc/$D1/status" >"$W/d1-status.txt" || true
+	stop_pid "$D1"
 fi
-grep -E 'VmRSS|VmHWM|Threads' "/proc/$D1/status" >"$W/d1-status.txt" || true
-stop_pid "$D1"
 
 phase report
 # The databases are large (about 1 GiB for a year); their figures are taken.
 [ "${BENCH_KEEP_DB:-0}" = 1 ] || rm -f "$W"/year.db* "$W"/d1.db*
 echo "load_end=$(load_now)" >>"$W/meta.env"
 echo "elapsed_s=$(($(date +%s) - T0))" >>"$W/meta.env"
+if [ "$BENCH_PHASES" != all ]; then
+	log "partial run (BENCH_PHASES=$BENCH_PHASES): raw outputs in \"$W\", \"$OUT\" left as it is"
+	exit 0
+fi
 python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC"
 log "wrote $OUT"
