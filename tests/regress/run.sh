@@ -3,6 +3,8 @@
 # Each script gets B (build dir), SRC (source dir) and TW_TMP (a fresh
 # temporary directory, removed afterwards) and exits 0 (pass), 77 (skip)
 # or anything else (fail). Prints one "N passed, N failed" line at the end.
+# REGRESS_ONLY=TEXT runs only the scripts whose name holds TEXT;
+# REGRESS_SKIP="NAME..." skips the scripts with those names (NN-name).
 set -u
 : "${B:?B must name the build directory}" "${SRC:?SRC must name the source directory}"
 export B SRC
@@ -11,6 +13,11 @@ only=${REGRESS_ONLY:-}
 for t in "$SRC"/tests/regress/[0-9]*.sh; do
 	name=$(basename "$t" .sh)
 	if [ -n "$only" ] && [[ "$name" != *"$only"* ]]; then continue; fi
+	if [[ " ${REGRESS_SKIP:-} " == *" $name "* ]]; then
+		skip=$((skip + 1))
+		echo "-- SKIP $name (REGRESS_SKIP)"
+		continue
+	fi
 	TW_TMP=$(mktemp -d /tmp/tw-regress.XXXXXX)
 	export TW_TMP
 	start=$(date +%s.%N)

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# 95-security: who may talk to threadwatchd and what reaches SQLite.
+#  - The default address is 127.0.0.1: the configuration says so and a
+#    daemon started without one listens on loopback only (ss), refusing a
+#    connection to the host's other addresses.
+#  - POST /api/v1/runs is off (403) without a token; with one, a missing,
+#    wrong, shorter or longer token is 401 and the right one 202, also when
+#    the token comes from a systemd credential ($CREDENTIALS_DIRECTORY).
+#    The token is never compared with strcmp/memcmp (daemon/http.c).
+#  - HTTPS through libmicrohttpd and GnuTLS with a self-signed certificate
+#    (openssl), the key given as a file and as a systemd credential: curl
+#    --cacert works, plain HTTP on that port gets no answer, a key that does
+#    not match the certificate is refused at start.
+#  - No SQL is built by pasting strings: only daemon/store.c calls SQLite,
+#    every statement it prepares comes from its constant table, none of
+#    them has a positional parameter, no printf-style call formats SQL, and
+#    hostile text from a probe is stored and read back verbatim.
+set -u
+. "$SRC/tests/regress/lib.sh"
+. "$SRC/tests/regress/lib-daemon.sh"
+. "$SRC/tests/regress/lib-store-check.sh"
+for p in ctxsw threads map32; do rich_probe "$TW_TMP/probes" "$p"; done
+
+# --- default address -----------------------------------------------------
+def=$("$TWD" --check-config --config "$TW_TMP/empty.conf" 2>&1 | grep -E '^listen_address *=')
+grep -q '127\.0\.0\.1' <<<"$def" || fail "the default listen_address is not 127.0.0.1: $def"
+start_daemon addr --interval 1h
+listen=$(ss -Hltnp | grep "pid=$DPID," | awk '{print $4}')
+[ "$listen" = "127.0.0.1:$PORT" ] || fail "the daemon listens on: $listen"
+refused_on=""
+for ip in $(hostname -I 2>/dev/null); do
+	case $ip in 127.* | ::1) continue ;; *:*) url="http://[$ip]:$PORT/healthz" ;;
+	*) url="http://$ip:$PORT/healthz" ;; esac
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$url")
+	[ "$code" = 000 ] || fail "$url answered $code"
+	refused_on="$refused_on $ip"
+done
+ok "default address: $def; listening on $listen only; refused on${refused_on:- (no other address)}"
+
+# --- the POST token ------------------------------------------------------
+code=$(curl -s -o "$TW_TMP/body" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
+	"http://127.0.0.1:$PORT/api/v1/runs")
+[ "$code" = 403 ] && jq -e '.error.message' "$TW_TMP/body" >/dev/null ||
+	fail "POST without a configured token: $code $(cat "$TW_TMP/body")"
+stop_daemon
+post_code() { http_code /api/v1/runs -X POST "$@"; }
+check_tokens() {
+	local t
+	wait_cycle 1 # the start cycle: a POST during it would be 409
+	[ "$(post_code)" = 401 ] || fail "POST without Authorization was not 401"
+	for t in "wrong-token-wrong-token" "${TOKEN%?}" "${TOKEN}x" "x$TOKEN" "${TOKEN^^}" ""; do
+		[ "$(post_code -H "Authorization: Bearer $t")" = 401 ] || fail "token \"$t\" was not 401"
+	done
+	[ "$(post_code -H "Authorization: Basic $TOKEN")" = 401 ] || fail "Basic was not 401"
+	[ "$(post_code -H "Authorization: Bearer $TOKEN")" = 202 ] || fail "the right token was not 202"
+}
+start_daemon tok --interval 1h --token "$TOKEN"
+check_tokens
+stop_daemon
+mkdir -p "$TW_TMP/creds"
+printf '%s\n' "$TOKEN" >"$TW_TMP/creds/tw-token"
+DAEMON_ENV=(CREDENTIALS_DIRECTORY="$TW_TMP/creds")
+start_daemon cred --interval 1h --token-file tw-token
+check_tokens
+stop_daemon
+DAEMON_ENV=()
+cmp=$(grep -nE '(strn?(case)?cmp|memcmp|bcmp|strcoll)[[:space:]]*\([^)]*token' "$SRC/daemon/http.c")
+[ -z "$cmp" ] || fail "daemon/http.c compares the token with a short-circuiting call: $cmp"
+ok "POST: 403 with no token configured; 401 for 8 bad tokens and 202 for the right one," \
+	"from --token and from the credential \$CREDENTIALS_DIRECTORY/tw-token"
+
+# --- TLS -----------------------------------------------------------------
+if ! command -v openssl >/dev/null; then
+	echo "openssl is not installed: TLS not tested"
+else
+	cd "$TW_TMP/creds" || fail "cd"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout tls.key \
+		-out tls.crt 2>/dev/null || fail "openssl could not make a certificate"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=other -keyout other.key -out other.crt 2>/dev/null || fail "openssl"
+	cd - >/dev/null || fail "cd"
+	tls_check() {
+		local body i
+		# Over HTTPS, until the start cycle is over.
+		for i in $(seq 1 300); do
+			body=$(curl -sS --max-time 10 --cacert "$TW_TMP/creds/tls.crt" \
+				"https://127.0.0.1:$PORT/api/v1/status") || fail "HTTPS failed"
+			jq -e '.last_cycle.id and .cycle_running == false' <<<"$body" >/dev/null && break
+			sleep 0.1
+		done
+		jq -e .version <<<"$body" >/dev/null || fail "HTTPS status: $body"
+		[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --cacert \
+			"$TW_TMP/creds/tls.crt" -X POST -H "Authorization: Bearer $TOKEN" \
+			"https://127.0.0.1:$PORT/api/v1/runs")" = 202 ] || fail "POST over HTTPS"
+		curl -s --max-time 10 "https://127.0.0.1:$PORT/healthz" >/dev/null &&
+			fail "HTTPS with an unknown CA was accepted by curl"
+		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$PORT/healthz")
+		[ "$code" = 000 ] || fail "plain HTTP on the HTTPS port answered $code"
+	}
+	start_daemon tls --interval 1h --token "$TOKEN" --tls-cert "$TW_TMP/creds/tls.crt" \
+		--tls-key "$TW_TMP/creds/tls.key"
+	tls_check
+	stop_daemon
+	DAEMON_ENV=(CREDENTIALS_DIRECTORY="$TW_TMP/creds")
+	start_daemon tlscred --interval 1h --token "$TOKEN" --tls-cert tls.crt --tls-key tls.key
+	tls_check
+	stop_daemon
+	DAEMON_ENV=()
+	out=$(timeout 20 "$TWD" --foreground --config "$TW_TMP/empty.conf" --state-dir "$TW_TMP/bad" \
+		--port 0 --probe-dir "$TW_TMP/probes" --tls-cert "$TW_TMP/creds/tls.crt" \
+		--tls-key "$TW_TMP/creds/other.key" 2>&1)
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a mismatched key: exit $rc: $out"
+	ok "HTTPS: curl --cacert works (GET, POST 202), an unknown CA fails, plain HTTP gets" \
+		"no answer; key as a file and as a credential; a mismatched key: exit $rc: $out"
+fi
+
+# --- SQL only through bound parameters -------------------------------------
+others=$(grep -lE 'sqlite3_|<sqlite3\.h>' "$SRC"/daemon/*.c "$SRC"/daemon/*.h "$SRC"/probes/*.c \
+	"$SRC"/probes/lib/*.[ch] "$SRC"/tests/tools/*.c 2>/dev/null | grep -v '/daemon/store\.c$')
+[ -z "$others" ] || fail "SQLite is called outside daemon/store.c: $others"
+python3 - "$SRC/daemon/store.c" <<'PY' || fail "daemon/store.c builds SQL from strings (above)"
+import re, sys
+src = open(sys.argv[1]).read()
+code = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
+bad = []
+sql = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|ATTACH|VALUES|WHERE)\b")
+for fn in ("sqlite3_mprintf", "sqlite3_vmprintf", "sqlite3_snprintf", "sqlite3_vsnprintf",
+           "sqlite3_str_appendf", "sqlite3_str_new"):
+    if fn in code:
+        bad.append("uses " + fn)
+# Every prepared statement comes from the constant table.
+for m in re.finditer(r"sqlite3_prepare\w*\s*\(\s*[^,]+,\s*([^,]+),", code):
+    if not re.fullmatch(r"queries\[\w+\]", m.group(1).strip()):
+        bad.append("prepares %s" % m.group(1).strip())
+# printf-style calls whose format holds SQL.
+for m in re.finditer(r"\b\w*printf\w*\s*\(([^;]*)\);", code, flags=re.S):
+    lits = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+    if sql.search(lits):
+        bad.append("formats SQL: %s" % " ".join(m.group(0).split())[:120])
+# The table: no positional parameters, values only as :name binds.
+table = re.search(r"queries\[Q__COUNT\]\s*=\s*\{(.*?)\n\};", code, flags=re.S)
+if not table:
+    bad.append("no queries[Q__COUNT] table")
+else:
+    text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', table.group(1)))
+    if re.search(r"\?\d*", text):
+        bad.append("a positional ? parameter in the queries")
+    names = set(re.findall(r"(?<![:\w]):([a-z_][a-z0-9_]*)", text))
+    print("store.c: %d statements in the table, %d named parameters (%s)" % (
+        len(re.findall(r"\[Q_\w+\]\s*=", table.group(1))), len(names),
+        " ".join(":" + n for n in sorted(names))))
+if "sqlite3_bind_parameter_index" not in code:
+    bad.append("binds are not looked up by name")
+for b in bad:
+    print("store.c:", b)
+sys.exit(1 if bad else 0)
+PY
+# Hostile text from a probe goes in and comes back verbatim.
+mkdir -p "$TW_TMP/probes.d"
+cat >"$TW_TMP/probes.d/hostile" <<'EOF'
+#!/bin/sh
+# fake probe for 95-security: quotes and SQL in its reason and params
+cat <<'DOC'
+{"probe": "hostile", "protocol": 1, "status": "error",
+ "reason": "x'); DROP TABLE runs; -- \" ' ; SELECT * FROM state; /* :id ?1 %s %n",
+ "started_at": "2026-12-03T07:51:56.123Z", "started_unix": 1796284316.123,
+ "duration_s": 0.01, "params": {"quick": true, "note": "a' OR '1'='1"},
+ "scalars": {}, "series": {}, "info": {}}
+DOC
+exit 1
+EOF
+chmod 755 "$TW_TMP/probes.d/hostile"
+start_daemon sql --interval 1h
+wait_cycle 1
+want="x'); DROP TABLE runs; -- \" ' ; SELECT * FROM state; /* :id ?1 %s %n"
+got=$(runs_json | jq -r '.[] | select(.probe == "hostile") | .reason')
+[ "$got" = "$want" ] || fail "the hostile reason came back as: $got"
+[ "$(api "/api/v1/runs?probe=x%27%20OR%20%271%27%3D%271" -o /dev/null -w '%{http_code}')" = 400 ] ||
+	fail "a quoted probe filter was not refused"
+stop_daemon
+store_check "$TW_TMP/sql/threadwatch.db"
+ok "SQL: only daemon/store.c calls SQLite, from its constant table with named binds;" \
+	"a hostile reason is stored verbatim ($CHECK_RUNS runs intact)"
