@@ -679,7 +679,8 @@ static int start_mhd(struct http_server *srv, const struct http_config *cfg, int
 #define OPT(opt, val, ptr) (o[n++] = (struct MHD_OptionItem){opt, (intptr_t)(val), ptr})
 	OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
 	OPT(MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections ? cfg->max_connections : 256, NULL);
-	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit ? cfg->per_ip_limit : 128, NULL);
+	/* 0 is libmicrohttpd's "no limit", as per_ip_limit documents. */
+	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit, NULL);
 	OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30, NULL);
 	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->memory_limit ? cfg->memory_limit : 65536,
 	    NULL);

@@ -72,6 +72,7 @@ enum query {
 	Q_STATE_SET,
 	Q_STATE_GET,
 	Q_DATA_VERSION,
+	Q_TABLES_V1,
 	Q_LATEST_OK,
 	Q_RUNS_PAGE,
 	Q_RUNS_PAGE_PROBE,
@@ -142,6 +143,12 @@ static const char *const queries[Q__COUNT] = {
     [Q_USER_VERSION] = "PRAGMA user_version",
     [Q_APP_ID] = "PRAGMA application_id",
     [Q_OBJECTS] = "SELECT count(*) FROM sqlite_schema",
+    /* The tables every schema version since 1 has: a file that claims a
+     * version but lacks them (a bad salvage, say) is refused. */
+    [Q_TABLES_V1] = "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN"
+                    " ('fingerprints', 'cycles', 'runs', 'run_docs', 'run_totals', 'metrics',"
+                    " 'samples', 'series', 'points', 'recommendations', 'recommendation_runs',"
+                    " 'headroom', 'state')",
     [Q_QUICK_CHECK] = "PRAGMA quick_check",
     [Q_INTEGRITY] = "PRAGMA integrity_check",
     [Q_FK_CHECK] = "PRAGMA foreign_key_check",
@@ -968,6 +975,16 @@ static int db_inspect(struct store *st, int64_t *version)
 		return seterr(-EBADMSG,
 		              "\"%s\" is not a threadwatch database (application_id %#" PRIx64 ")",
 		              st->path, (uint64_t)app);
+	if (*version > 0) {
+		r = stmt_int(st, Q_TABLES_V1, NULL, 0, "reading the schema", &objects);
+		if (r < 0)
+			return seterr(r, "\"%s\": %s", st->path, store_last_error());
+		if (objects != 13)
+			return seterr(-EBADMSG,
+			              "\"%s\" is damaged: schema version %" PRId64 " but %" PRId64
+			              " of its 13 tables",
+			              st->path, *version, objects);
+	}
 	return 0;
 }
 

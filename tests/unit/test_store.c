@@ -336,6 +336,29 @@ static void test_newer_version_refused(void **state)
 	assert_false(exists(f->path, "-wal"));
 }
 
+/* A file that claims a schema version but lacks the tables, such as a bad
+ * salvage, is refused untouched instead of failing later. */
+static void test_missing_tables_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct snapshot before;
+	struct store *st = NULL;
+	char cmd[1024], err[512];
+
+	snprintf(cmd, sizeof(cmd),
+	         "sqlite3 '%s' 'PRAGMA application_id = 1415013474; PRAGMA user_version = 1;"
+	         " CREATE TABLE state (key TEXT, value TEXT);'",
+	         f->path);
+	assert_int_equal(system(cmd), 0);
+	file_snap(f->path, &before);
+	usleep(20000);
+	assert_int_equal(store_open(f->path, 0, &st, err, sizeof(err)), -EBADMSG);
+	assert_null(st);
+	assert_non_null(strstr(err, "damaged"));
+	assert_non_null(strstr(err, "1 of its 13 tables"));
+	assert_unchanged(f->path, &before);
+}
+
 static void test_garbage_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -1068,6 +1091,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_second_writer_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_newer_version_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_tables_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_garbage_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_truncated_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_page_refused, setup, teardown),
