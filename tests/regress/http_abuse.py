@@ -397,7 +397,14 @@ def main():
     if r["failed_checks"]:
         failures.append("slowloris starved /healthz: %s" % r["failed_checks"])
         print("FAIL slowloris: /healthz failed or took over 2 s: %s" % r["failed_checks"])
-    ok, what = healthy(a.port)
+    # The server notices the storm's closed sockets on its own schedule
+    # (slower under ASan); until then their per-address slots are taken.
+    # Recovering within a few seconds is what counts.
+    for _ in range(20):
+        ok, what = healthy(a.port)
+        if ok:
+            break
+        time.sleep(0.5)
     if not ok:
         failures.append("after the storm /healthz: " + what)
         print("FAIL after the storm /healthz: " + what)
