@@ -1,11 +1,16 @@
 # threadwatch: build, install, run and test with plain GNU make and pkg-config.
 #
-# Layout of the build tree (everything lives under $(B), removed by `make clean`):
-#   build/threadwatchd, build/threadwatch   the daemon and the CLI
-#   build/probes/NAME                       one executable per probes/NAME.c
-#   build/libtw.a                           shared code of CLI and daemon (daemon/*.c)
-#   build/libprobe.a                        probe library (probes/lib/*.c)
-#   build/tests/                            unit tests and fuzz replayers
+# Each program's sources are listed below (as chrony lists OBJS and
+# CLI_OBJS). Everything is built under $(B), removed by `make clean`:
+#   build/threadwatchd      the daemon: DAEMON_SRCS + libtw.a
+#   build/threadwatch       the CLI: CLI_SRCS + libtw.a (no SQLite,
+#                           libmicrohttpd or libsystemd)
+#   build/probes/NAME       one executable per probe: probes/NAME.c +
+#                           libprobe.a + libtw.a
+#   build/libtw.a           lib/: the code every program shares
+#   build/libtwd.a          the daemon's sources but its main(), for the tests
+#   build/libprobe.a        probes/lib/: the probe protocol writer and analysis
+#   build/tests/            unit tests, test tools and fuzz replayers
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -43,7 +48,7 @@ WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
 	-Wsign-compare -Wformat=2 -Wno-format-nonliteral
 
 CFLAGS   ?= -O2 -g
-CPPFLAGS += -D_GNU_SOURCE -Idaemon -Iprobes/lib -I$(B) \
+CPPFLAGS += -D_GNU_SOURCE -Ilib -I$(B) \
 	-DTW_VERSION='"$(VERSION)"' -DTW_PROBEDIR='"$(PROBEDIR)"' \
 	-DTW_PROBESDDIR='"$(PROBESDDIR)"' -DTW_SYSCONFDIR='"$(SYSCONFDIR)"' \
 	-DTW_DYGRAPHS_DIR='"$(DYGRAPHS_DIR)"'
@@ -56,10 +61,17 @@ export ASAN_OPTIONS ?= verify_asan_link_order=0:detect_leaks=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 endif
 
-LIBS_DAEMON := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib
-PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(LIBS_DAEMON) 2>/dev/null)
-PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(LIBS_DAEMON) 2>/dev/null)
-PROBE_LIBS  = $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null) -lm -pthread
+# The libraries each program links (pkg-config names). LIBS_ALL is what
+# the tests link, since they exercise every module.
+LIBS_LIB    := jansson
+LIBS_DAEMON := libmicrohttpd sqlite3 libsystemd jansson zlib
+LIBS_CLI    := jansson libcurl
+LIBS_ALL    := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib
+pkg_cflags   = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pkg_libs     = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
+PKG_CFLAGS   = $(call pkg_cflags,$(LIBS_ALL))
+PKG_LIBS     = $(call pkg_libs,$(LIBS_ALL))
+PROBE_LIBS   = $(call pkg_libs,$(LIBS_LIB)) -lm -pthread
 
 # Debian packages each entry point needs; `make run` and `make test`
 # install them when run as root and otherwise name them.
@@ -74,12 +86,26 @@ PKGS_RUN   := $(PKGS_BUILD)
 # the command is missing.
 CMDS_TEST  := node=nodejs npm=npm
 
-LIB_SRCS   := $(filter-out daemon/threadwatchd.c daemon/threadwatch.c,$(wildcard daemon/*.c))
-LIB_OBJS   := $(patsubst daemon/%.c,$(B)/daemon/%.o,$(LIB_SRCS)) $(B)/daemon/builtin.o
-PLIB_SRCS  := $(wildcard probes/lib/*.c)
-PLIB_OBJS  := $(patsubst probes/lib/%.c,$(B)/probes/lib/%.o,$(PLIB_SRCS))
-PROBE_SRCS := $(wildcard probes/*.c)
-PROBES     := $(patsubst probes/%.c,$(B)/probes/%,$(PROBE_SRCS))
+# lib/: shared by every program; links jansson and libm only.
+LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c \
+	lib/runner.c lib/protocol.c lib/fingerprint.c lib/recommend.c lib/detect.c
+# probes/lib/: what only the probes use.
+PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c
+PROBE_NAMES := ctxsw threads map32
+# daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
+# into libtwd.a for the unit tests.
+DAEMON_MAIN := daemon/threadwatchd.c
+DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/events.c \
+	daemon/store.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
+	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c
+# cli/: threadwatch.
+CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c
+
+LIB_OBJS    := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
+PLIB_OBJS   := $(patsubst %.c,$(B)/%.o,$(PLIB_SRCS))
+DAEMON_OBJS := $(patsubst %.c,$(B)/%.o,$(DAEMON_SRCS)) $(B)/daemon/builtin.o
+CLI_OBJS    := $(patsubst %.c,$(B)/%.o,$(CLI_SRCS))
+PROBES      := $(addprefix $(B)/probes/,$(PROBE_NAMES))
 SHIM_SRCS  := $(wildcard tests/shim/*.c)
 SHIMS      := $(patsubst tests/shim/%.c,$(B)/tests/%.so,$(SHIM_SRCS))
 TOOL_SRCS  := $(wildcard tests/tools/*.c)
@@ -98,29 +124,38 @@ BINS := $(B)/threadwatchd $(B)/threadwatch
 
 all: $(BINS) $(PROBES) $(SHIMS) $(TOOLS)
 
+$(B)/lib/%.o: lib/%.c | $(B)/lib
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(call pkg_cflags,$(LIBS_LIB)) -MMD -MP -c -o $@ $<
+
 $(B)/daemon/%.o: daemon/%.c | $(B)/daemon
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(call pkg_cflags,$(LIBS_DAEMON)) -MMD -MP -c -o $@ $<
+
+$(B)/cli/%.o: cli/%.c | $(B)/cli
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(call pkg_cflags,$(LIBS_CLI)) -MMD -MP -c -o $@ $<
 
 $(B)/probes/lib/%.o: probes/lib/%.c | $(B)/probes/lib
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Iprobes/lib $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(B)/probes/%.o: probes/%.c | $(B)/probes/lib
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Iprobes/lib $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/probes/%: $(B)/probes/%.o $(B)/libprobe.a
+$(B)/probes/%: $(B)/probes/%.o $(B)/libprobe.a $(B)/libtw.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PROBE_LIBS)
 
 $(B)/libtw.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
+$(B)/libtwd.a: $(DAEMON_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
 $(B)/libprobe.a: $(PLIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/threadwatchd: $(B)/daemon/threadwatchd.o $(B)/libtw.a $(B)/libprobe.a
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+$(B)/threadwatchd: $(B)/daemon/threadwatchd.o $(DAEMON_OBJS) $(B)/libtw.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(LIBS_DAEMON)) -lm
 
-$(B)/threadwatch: $(B)/daemon/threadwatch.o $(B)/libtw.a $(B)/libprobe.a
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+$(B)/threadwatch: $(CLI_OBJS) $(B)/libtw.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(LIBS_CLI)) -lm
 
 # One generator embeds the schema and the web files (see daemon/tools/mkbuiltin.c).
 $(B)/mkbuiltin: daemon/tools/mkbuiltin.c | $(B)/daemon
@@ -130,26 +165,29 @@ $(B)/daemon/builtin.c: $(B)/mkbuiltin $(BUILTIN_IN) | $(B)/daemon
 	$(B)/mkbuiltin $(BUILTIN_IN) > $@.tmp && mv $@.tmp $@
 
 $(B)/daemon/builtin.o: $(B)/daemon/builtin.c
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Idaemon $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/tests/%.so: tests/shim/%.c | $(B)/tests
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
-$(B)/tests/test_%: tests/unit/test_%.c $(B)/libtw.a $(B)/libprobe.a | $(B)/tests
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ \
+# Unit tests and tools link every library: daemon, probe and shared code.
+TEST_LIBS := $(B)/libtwd.a $(B)/libprobe.a $(B)/libtw.a
+TEST_CPPFLAGS = $(CPPFLAGS) -Idaemon -Icli -Iprobes/lib
+$(B)/tests/test_%: tests/unit/test_%.c $(TEST_LIBS) | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
 
 # Test tools (seeders, receivers) link the shared code but not cmocka.
-$(B)/tests/%: tests/tools/%.c $(B)/libtw.a $(B)/libprobe.a | $(B)/tests
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+$(B)/tests/%: tests/tools/%.c $(TEST_LIBS) | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-$(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libtw.a $(B)/libprobe.a | $(B)/tests
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+$(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(TEST_LIBS) | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-$(B)/daemon $(B)/probes/lib $(B)/tests $(B)/fuzz:
+$(B)/lib $(B)/daemon $(B)/cli $(B)/probes/lib $(B)/tests $(B)/fuzz:
 	mkdir -p $@
 
--include $(wildcard $(B)/daemon/*.d $(B)/probes/*.d $(B)/probes/lib/*.d)
+-include $(wildcard $(B)/lib/*.d $(B)/daemon/*.d $(B)/cli/*.d $(B)/probes/*.d $(B)/probes/lib/*.d)
 
 # --- packages -------------------------------------------------------------
 # Installs what is missing when root, otherwise names the exact apt-get line.

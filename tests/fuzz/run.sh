@@ -8,20 +8,20 @@
 #     on a crash, a leak or a timeout.
 # Environment: B (build dir), SRC (source dir), FUZZ_SECONDS (default 20),
 # FUZZ_CC (default clang), FUZZ_PKGS (pkg-config names; default: the
-# Makefile's LIBS_DAEMON). Ends with "fuzz: N passed, N failed".
+# Makefile's LIBS_ALL). Ends with "fuzz: N passed, N failed".
 set -u
 : "${B:?B must name the build directory}" "${SRC:?SRC must name the source directory}"
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 FUZZ_CC=${FUZZ_CC:-clang}
 # The libraries the shared code links, as the Makefile names them.
-PKGS=${FUZZ_PKGS:-$(sed -n 's/^LIBS_DAEMON *:= *//p' "$SRC/Makefile")}
+PKGS=${FUZZ_PKGS:-$(sed -n 's/^LIBS_ALL *:= *//p' "$SRC/Makefile")}
 PKGS=${PKGS:-libmicrohttpd sqlite3 libsystemd jansson libcurl zlib}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # The compile-time paths the daemon sources expect; nothing is installed.
 DEFS="-D_GNU_SOURCE -DTW_VERSION=\"fuzz\" -DTW_PROBEDIR=\"/nonexistent\" \
 -DTW_PROBESDDIR=\"/nonexistent\" -DTW_SYSCONFDIR=\"/nonexistent\" \
 -DTW_DYGRAPHS_DIR=\"/nonexistent\""
-CFLAGS_FUZZ="-std=gnu11 -g -O1 -pthread $DEFS -I$SRC/daemon -I$SRC/probes/lib -I$B \
+CFLAGS_FUZZ="-std=gnu11 -g -O1 -pthread $DEFS -I$SRC/lib -I$SRC/daemon -I$SRC/probes/lib -I$B \
 $(pkg-config --cflags $PKGS 2>/dev/null)"
 LIBS_FUZZ="$(pkg-config --libs $PKGS 2>/dev/null) -lm"
 
@@ -65,8 +65,8 @@ build_objects() {
 		echo "fuzz: $B/daemon/builtin.c missing (run make first)"
 		return 1
 	fi
-	for src in "$SRC"/daemon/*.c "$SRC"/probes/lib/*.c "$B/daemon/builtin.c"; do
-		case "$src" in */daemon/threadwatchd.c | */daemon/threadwatch.c) continue ;; esac
+	for src in "$SRC"/lib/*.c "$SRC"/daemon/*.c "$SRC"/probes/lib/*.c "$B/daemon/builtin.c"; do
+		case "$src" in */daemon/threadwatchd.c) continue ;; esac
 		printf '%s\n' "$src"
 	done | xargs -P "$(nproc)" -I{} bash -c 'compile_one "$1"' _ {} || return 1
 	# An archive, so a harness pulls in only what it uses.

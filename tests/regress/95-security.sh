@@ -118,7 +118,7 @@ fi
 
 # --- SQL only through bound parameters -------------------------------------
 others=$(grep -lE 'sqlite3_|<sqlite3\.h>' "$SRC"/daemon/*.c "$SRC"/daemon/*.h "$SRC"/probes/*.c \
-	"$SRC"/probes/lib/*.[ch] "$SRC"/tests/tools/*.c 2>/dev/null | grep -v '/daemon/store\.c$')
+	"$SRC"/probes/lib/*.[ch] "$SRC"/lib/*.[ch] "$SRC"/cli/*.[ch] "$SRC"/tests/tools/*.c 2>/dev/null | grep -v '/daemon/store\.c$')
 [ -z "$others" ] || fail "SQLite is called outside daemon/store.c: $others"
 python3 - "$SRC/daemon/store.c" <<'PY' || fail "daemon/store.c builds SQL from strings (above)"
 import re, sys

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "log.h"
+
 
 struct cli_command {
 	const char *name;
@@ -36,7 +36,6 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	log_open("threadwatch", LOG_INFO);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
