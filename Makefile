@@ -276,6 +276,8 @@ install: all
 	install -m 0755 $(B)/threadwatchd $(DESTDIR)$(SBINDIR)/threadwatchd
 	install -m 0755 $(PROBES) $(DESTDIR)$(PROBEDIR)/
 	install -m 0644 sql/*.sql $(DESTDIR)$(DATADIR)/
+	install -m 0644 contrib/prometheus/threadwatch.rules.yml contrib/remote-scrape.conf \
+		contrib/grafana/threadwatch.json $(DESTDIR)$(DATADIR)/
 	install -m 0644 probes/PROTOCOL.md README.md $(DESTDIR)$(DOCDIR)/
 	for m in doc/man/*.[0-9]; do [ -f "$$m" ] || continue; sec=$${m##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$sec; \

@@ -148,8 +148,9 @@ static const struct cfg_key keys[] = {
      "Where the dashboard's charting library (Debian's libjs-dygraphs) is served from.",
      OFF(dygraphs_dir), F_RESTART | F_BUILD, NULL},
     {"textfile_path", T_PATH, 0, 0, "",
-     "After each cycle, write the /metrics text to this file for node_exporter's textfile "
-     "collector (a .prom file). Empty: off.",
+     "After each cycle, write the /metrics text to this file (mode 0644) for node_exporter's "
+     "textfile collector. Under the packaged unit use /run/threadwatch/threadwatch.prom and "
+     "link it into the collector's directory. Empty: off.",
      OFF(textfile_path), F_EMPTY_OK, NULL},
     {"workload_threads", T_INT, 1, 10000000, "10000",
      "Recommendation input: the threads the host's workload creates.", OFF(workload_threads), 0,
