@@ -79,7 +79,8 @@ PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libsystemd-de
 	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev
 PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev \
 	systemd prometheus chromium wrk valgrind procps psmisc \
-	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian
+	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian \
+	prometheus-node-exporter
 PKGS_RUN   := $(PKGS_BUILD)
 # Commands that may come from elsewhere than a Debian package (a machine
 # may ship Node.js with its own npm): COMMAND=PACKAGE, installed only when
