@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "catalog.h"
 #include "cli.h"
 #include "fingerprint.h"
 #include "protocol.h"
@@ -23,38 +24,6 @@
 
 #define DEFAULT_TIMEOUT_S 30.0
 #define MAX_PROBES 64
-
-/* The probes threadwatch ships, in the order a default run takes them. */
-static const struct builtin_probe {
-	const char *name;
-	double timeout_s;
-} builtin_probes[] = {
-    {"ctxsw", 20},
-    {"threads", 40},
-    {"map32", 30},
-};
-
-#define N_BUILTIN (sizeof(builtin_probes) / sizeof(builtin_probes[0]))
-
-/* The figures the table shows for each probe: a scalar (with its CI when
- * ci_lo/ci_hi name scalars) or an info entry. */
-static const struct key_figure {
-	const char *probe;
-	const char *label;
-	const char *scalar;
-	const char *ci_lo, *ci_hi;
-	const char *info;
-} key_figures[] = {
-    {"ctxsw", "low", "low_ns", "low_ci_lo", "low_ci_hi", NULL},
-    {"ctxsw", "high", "high_ns", "high_ci_lo", "high_ci_hi", NULL},
-    {"ctxsw", "ratio", "ratio", "ratio_ci_lo", "ratio_ci_hi", NULL},
-    {"threads", "default", "default_first_rate", NULL, NULL, NULL},
-    {"threads", "low", "low_first_rate", NULL, NULL, NULL},
-    {"threads", "max", "max_threads", NULL, NULL, NULL},
-    {"map32", "window", "window_bytes", NULL, NULL, NULL},
-    {"map32", "slope", "slope", "slope_ci_lo", "slope_ci_hi", NULL},
-    {"map32", "class", NULL, NULL, NULL, "class"},
-};
 
 struct run_args {
 	int quick, json, help;
@@ -125,8 +94,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: threadwatch run [OPTIONS] [PROBE...]\n\n"
 	           "Runs each probe in its own process under a time limit.\n"
 	           "Probes:");
-	for (size_t i = 0; i < N_BUILTIN; i++)
-		fprintf(f, " %s (%g s)", builtin_probes[i].name, builtin_probes[i].timeout_s);
+	for (size_t i = 0; i < catalog_n_probes; i++)
+		fprintf(f, " %s (%g s)", catalog_probes[i].name, catalog_probes[i].timeout_s);
 	fprintf(f, "; default: those installed.\n\nOptions:\n");
 	for (size_t i = 0; i < N_OPTS; i++) {
 		char left[40];
@@ -192,18 +161,10 @@ static int parse_args(int argc, char **argv, struct run_args *a, const char **na
 	return 0;
 }
 
-static const struct builtin_probe *builtin_get(const char *name)
-{
-	for (size_t i = 0; i < N_BUILTIN; i++)
-		if (!strcmp(builtin_probes[i].name, name))
-			return &builtin_probes[i];
-	return NULL;
-}
-
 static int dir_has_probes(const char *dir)
 {
-	for (size_t i = 0; i < N_BUILTIN; i++) {
-		char *p = runner_find_probe(dir, builtin_probes[i].name);
+	for (size_t i = 0; i < catalog_n_probes; i++) {
+		char *p = runner_find_probe(dir, catalog_probes[i].name);
 		if (p) {
 			free(p);
 			return 1;
@@ -304,44 +265,46 @@ static void append_figure(char *out, size_t len, const char *label, const char *
 	snprintf(out + used, len - used, "%s%s %s", used ? ", " : "", label, text);
 }
 
-/* The key figures of one document as "low 812 ns [800, 820], ...". */
-static void key_figures_text(const char *probe, const json_t *doc, char *out, size_t len)
+/* One scalar figure of the catalogue as "low 812 ns [800, 820]". */
+static void scalar_figure(const struct catalog_metric *k, const json_t *doc, char *out, size_t len)
 {
 	char v[64], lo[64], hi[64], text[200];
-	int any_builtin = 0;
+	double x = protocol_scalar(doc, k->scalar);
+
+	if (isnan(x))
+		return;
+	format_value(v, sizeof(v), x, scalar_unit(doc, k->scalar));
+	if (k->ci_lo && !isnan(protocol_scalar(doc, k->ci_lo)) &&
+	    !isnan(protocol_scalar(doc, k->ci_hi))) {
+		format_value(lo, sizeof(lo), protocol_scalar(doc, k->ci_lo),
+		             scalar_unit(doc, k->ci_lo));
+		format_value(hi, sizeof(hi), protocol_scalar(doc, k->ci_hi),
+		             scalar_unit(doc, k->ci_hi));
+		snprintf(text, sizeof(text), "%s [%s, %s]", v, lo, hi);
+	} else {
+		snprintf(text, sizeof(text), "%s", v);
+	}
+	append_figure(out, len, k->run_label, text);
+}
+
+/* The key figures of one document as "low 812 ns [800, 820], ...": the
+ * catalogue's metrics with a run label, then the probe's info entry. */
+static void key_figures_text(const char *probe, const json_t *doc, char *out, size_t len)
+{
+	const struct catalog_probe *p = catalog_probe_find(probe);
+	char v[64];
 
 	out[0] = '\0';
-	for (size_t i = 0; i < sizeof(key_figures) / sizeof(key_figures[0]); i++) {
-		const struct key_figure *k = &key_figures[i];
-		double x;
-
-		if (strcmp(k->probe, probe))
-			continue;
-		any_builtin = 1;
-		if (k->info) {
-			const char *s = json_string_value(
-			    json_object_get(json_object_get(doc, "info"), k->info));
-			if (s)
-				append_figure(out, len, k->label, s);
-			continue;
-		}
-		x = protocol_scalar(doc, k->scalar);
-		if (isnan(x))
-			continue;
-		format_value(v, sizeof(v), x, scalar_unit(doc, k->scalar));
-		if (k->ci_lo && !isnan(protocol_scalar(doc, k->ci_lo)) &&
-		    !isnan(protocol_scalar(doc, k->ci_hi))) {
-			format_value(lo, sizeof(lo), protocol_scalar(doc, k->ci_lo),
-			             scalar_unit(doc, k->ci_lo));
-			format_value(hi, sizeof(hi), protocol_scalar(doc, k->ci_hi),
-			             scalar_unit(doc, k->ci_hi));
-			snprintf(text, sizeof(text), "%s [%s, %s]", v, lo, hi);
-		} else {
-			snprintf(text, sizeof(text), "%s", v);
-		}
-		append_figure(out, len, k->label, text);
+	for (size_t i = 0; p && i < catalog_n_metrics; i++)
+		if (catalog_metrics[i].run_label && !strcmp(catalog_metrics[i].probe, probe))
+			scalar_figure(&catalog_metrics[i], doc, out, len);
+	if (p && p->info) {
+		const char *s =
+		    json_string_value(json_object_get(json_object_get(doc, "info"), p->info));
+		if (s)
+			append_figure(out, len, p->info, s);
 	}
-	if (!any_builtin) {
+	if (!p) {
 		/* A probe of the user's own: its first few scalars. */
 		const char *key;
 		json_t *sc;
@@ -458,7 +421,7 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 	if (!a->json)
 		print_host(fp);
 	for (size_t i = 0; i < n && !stop_flag; i++) {
-		const struct builtin_probe *b = builtin_get(names[i]);
+		const struct catalog_probe *b = catalog_probe_find(names[i]);
 		char *path = probe_path(dirs, names[i]);
 		char *argv[] = {(char *)(uintptr_t)names[i], a->quick ? "--quick" : NULL, NULL};
 		struct runner_result r;
@@ -518,10 +481,10 @@ static size_t builtin_present(const char *dirs, const char **names)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < N_BUILTIN; i++) {
-		char *p = runner_find_probe(dirs, builtin_probes[i].name);
+	for (size_t i = 0; i < catalog_n_probes; i++) {
+		char *p = runner_find_probe(dirs, catalog_probes[i].name);
 		if (p)
-			names[n++] = builtin_probes[i].name;
+			names[n++] = catalog_probes[i].name;
 		free(p);
 	}
 	return n;
@@ -573,7 +536,7 @@ int cli_run(int argc, char **argv)
 	dirs = probe_dirs(&a);
 	for (size_t i = 0; i < n; i++) {
 		char *p = probe_name_ok(names[i]) ? runner_find_probe(dirs, names[i]) : NULL;
-		if (!p && !builtin_get(names[i])) {
+		if (!p && !catalog_probe_find(names[i])) {
 			fprintf(stderr, "threadwatch run: unknown probe \"%s\" (not in \"%s\")\n",
 			        names[i], dirs);
 			usage(stderr);

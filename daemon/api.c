@@ -11,74 +11,9 @@
 #include <time.h>
 
 #include "api.h"
+#include "catalog.h"
+#include "headroom.h"
 #include "xmalloc.h"
-
-/* What each stored metric means; /api/v1/metrics joins this with the
- * names the store has seen. */
-static const struct api_metric_desc metric_descs[] = {
-    {"ctxsw.low_ns", "ns", "Median time per thread switch with low (MAP_32BIT) stacks"},
-    {"ctxsw.high_ns", "ns", "Median time per thread switch with high (MAP_STACK) stacks"},
-    {"ctxsw.low_cycles", "cycles", "Median TSC cycles per switch with low stacks"},
-    {"ctxsw.high_cycles", "cycles", "Median TSC cycles per switch with high stacks"},
-    {"ctxsw.low_mad_ns", "ns", "Median absolute deviation of the low-stack switch time"},
-    {"ctxsw.high_mad_ns", "ns", "Median absolute deviation of the high-stack switch time"},
-    {"ctxsw.low_ci_lo", "ns", "Lower bound of the 95% CI of the low-stack median"},
-    {"ctxsw.low_ci_hi", "ns", "Upper bound of the 95% CI of the low-stack median"},
-    {"ctxsw.high_ci_lo", "ns", "Lower bound of the 95% CI of the high-stack median"},
-    {"ctxsw.high_ci_hi", "ns", "Upper bound of the 95% CI of the high-stack median"},
-    {"ctxsw.ratio", "ratio", "Median of paired low/high switch-time ratios (< 1: low is faster)"},
-    {"ctxsw.ratio_ci_lo", "ratio", "Lower bound of the 95% CI of the switch-time ratio"},
-    {"ctxsw.ratio_ci_hi", "ratio", "Upper bound of the 95% CI of the switch-time ratio"},
-    {"ctxsw.pairs", "count", "Paired low/high measurements taken"},
-    {"ctxsw.switches_per_pair", "count", "Thread switches timed in each measurement"},
-    {"ctxsw.tsc_hz", "hz", "Calibrated TSC frequency"},
-    {"ctxsw.fsgsbase", "bool", "The CPU and kernel offer FSGSBASE (1) or not (0)"},
-    {"ctxsw.low_fs_base", "address", "FS base of a thread with a low stack"},
-    {"ctxsw.high_fs_base", "address", "FS base of a thread with a high stack"},
-    {"ctxsw.low_stack", "address", "Address of a low thread stack"},
-    {"ctxsw.high_stack", "address", "Address of a high thread stack"},
-    {"map32.window_lo", "address", "Start of the MAP_32BIT window"},
-    {"map32.window_hi", "address", "End of the MAP_32BIT window"},
-    {"map32.window_bytes", "bytes", "Size of the MAP_32BIT window"},
-    {"map32.stack_bytes", "bytes", "Stack size used to fill the window"},
-    {"map32.capacity_stacks", "count", "Thread stacks that fit in the MAP_32BIT window"},
-    {"map32.slope", "slope", "Log-log slope of failing MAP_32BIT mmap time against VMA count"},
-    {"map32.slope_ci_lo", "slope", "Lower bound of the 95% CI of the slope"},
-    {"map32.slope_ci_hi", "slope", "Upper bound of the 95% CI of the slope"},
-    {"map32.fail_ns_at_max", "ns", "Failing MAP_32BIT mmap time at the largest VMA count"},
-    {"map32.max_vmas", "vmas", "Largest VMA count reached"},
-    {"map32.start_vmas", "vmas", "VMA count when the measurement started"},
-    {"threads.max_threads", "threads", "Live threads reached (after clamping to host limits)"},
-    {"threads.stack_bytes", "bytes", "Stack size of each created thread"},
-    {"threads.default_stack_lo", "address", "Lowest address of a glibc-placed stack"},
-    {"threads.default_stack_hi", "address", "Highest address of a glibc-placed stack"},
-#define POLICY(p, what)                                                                            \
-	{"threads." p "_first_rate", "per_s",                                                      \
-	 "Thread creates per second in the first bucket, " what},                                  \
-	    {"threads." p "_last_rate", "per_s",                                                   \
-	     "Thread creates per second in the last bucket, " what},                               \
-	    {"threads." p "_min_rate", "per_s", "Lowest thread-create rate of any bucket, " what}, \
-	    {"threads." p "_knee", "threads",                                                      \
-	     "Live threads where the create rate first fell below a tenth of the first "           \
-	     "bucket, " what},                                                                     \
-	{                                                                                          \
-		"threads." p "_map32_failures", "count", "MAP_32BIT mmap calls that failed, " what \
-	}
-    POLICY("default", "glibc's own stacks"),
-    POLICY("low", "low (MAP_32BIT) stacks"),
-    POLICY("high", "high (MAP_STACK) stacks"),
-#undef POLICY
-};
-
-#define N_DESCS (sizeof(metric_descs) / sizeof(metric_descs[0]))
-
-const struct api_metric_desc *api_metric_find(const char *name)
-{
-	for (size_t i = 0; i < N_DESCS; i++)
-		if (!strcmp(metric_descs[i].name, name))
-			return &metric_descs[i];
-	return NULL;
-}
 
 json_t *api_error_body(const struct api_error *err)
 {
@@ -140,7 +75,7 @@ unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, con
 	status = simple(t, store_api_headroom, ctx, body, err, "no headroom recorded yet");
 	if (status != 200)
 		return status;
-	limits = api_headroom_limits(json_object_get(*body, "headroom"));
+	limits = headroom_limits(json_object_get(*body, "headroom"));
 	warnings = json_array();
 	json_array_foreach(limits, i, v)
 	{
@@ -269,7 +204,7 @@ unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const
 
 static json_t *metric_entry(const char *name, const char *unit, int stored)
 {
-	const struct api_metric_desc *d = api_metric_find(name);
+	const struct catalog_metric *d = catalog_metric_find(name);
 
 	return json_pack("{s:s,s:s,s:s?,s:b}", "name", name, "unit",
 	                 unit ? unit : (d ? d->unit : ""), "description", d ? d->description : NULL,
@@ -301,12 +236,26 @@ unsigned api_metrics(const struct api_ctx *ctx, const struct api_target *t, cons
 		json_array_append_new(
 		    list, metric_entry(name, json_string_value(json_object_get(v, "unit")), 1));
 	}
-	for (i = 0; i < N_DESCS; i++)
-		if (!json_object_get(seen, metric_descs[i].name))
-			json_array_append_new(list, metric_entry(metric_descs[i].name, NULL, 0));
+	/* Then the probe scalars no run has stored yet (series points are
+	 * not stored metrics: /series cannot read them). */
+	for (i = 0; i < catalog_n_metrics; i++)
+		if (catalog_metrics[i].scalar && !json_object_get(seen, catalog_metrics[i].name))
+			json_array_append_new(list, metric_entry(catalog_metrics[i].name, NULL, 0));
 	json_decref(seen);
 	json_decref(names);
 	*body = json_pack("{s:o}", "metrics", list);
+	return 200;
+}
+
+/* GET /api/v1/catalog: what the dashboard labels its figures with. */
+unsigned api_catalog(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
+                     json_t **body, struct api_error *err)
+{
+	(void)ctx;
+	(void)arg;
+	if (api_check_params(t, no_params, err) < 0)
+		return err->status;
+	*body = catalog_json();
 	return 200;
 }
 
@@ -384,45 +333,4 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
 		                    json_boolean(ctx->trigger_configured));
 	json_decref(snap);
 	return 200;
-}
-
-/* One limit entry with ratio and warning computed here, so that the API
- * and /metrics agree whatever the record carried. */
-static json_t *limit_entry(const char *name, const json_t *used, const json_t *limit)
-{
-	json_t *ratio = json_null();
-
-	if (json_is_number(limit) && json_number_value(limit) > 0)
-		ratio = json_real(json_number_value(used) / json_number_value(limit));
-	return json_pack("{s:s,s:O,s:O,s:o,s:b}", "name", name, "used", used, "limit",
-	                 limit ? limit : json_null(), "ratio", ratio, "warning",
-	                 json_is_real(ratio) && json_real_value(ratio) >= API_HEADROOM_WARN);
-}
-
-json_t *api_headroom_limits(const json_t *headroom)
-{
-	/* jansson's iterators take non-const values but do not modify them. */
-	json_t *obj = (json_t *)(uintptr_t)headroom, *list = json_object_get(headroom, "limits");
-	json_t *out = json_array(), *v;
-	const char *name;
-	size_t i;
-
-	if (json_is_array(list)) {
-		json_array_foreach(list, i, v)
-		{
-			name = json_string_value(json_object_get(v, "name"));
-			if (name && json_is_number(json_object_get(v, "used")))
-				json_array_append_new(out,
-				                      limit_entry(name, json_object_get(v, "used"),
-				                                  json_object_get(v, "limit")));
-		}
-		return out;
-	}
-	json_object_foreach(obj, name, v)
-	{
-		if (json_is_number(json_object_get(v, "used")))
-			json_array_append_new(out, limit_entry(name, json_object_get(v, "used"),
-			                                       json_object_get(v, "limit")));
-	}
-	return out;
 }

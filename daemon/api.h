@@ -106,6 +106,8 @@ api_handler_fn api_host, api_recommendation, api_runs, api_run, api_series, api_
     api_headroom, api_status;
 /* GET /api/v1/events: the regression events (store_api_events). */
 api_handler_fn api_events;
+/* GET /api/v1/catalog: the metric catalogue (catalog_json()). */
+api_handler_fn api_catalog;
 
 /* Copies src with every byte outside printable ASCII replaced by '?', so
  * that what a client sent is safe in JSON and in the log. */
@@ -116,21 +118,5 @@ unsigned api_fail(struct api_error *err, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* {"error": {"status": N, "message": "..."}}. New reference. */
 json_t *api_error_body(const struct api_error *err);
-
-/* The limits of a headroom record (as daemon/headroom.c writes it, with
- * "limits": [{"name", "used", "limit"}], or {name: {"used", "limit"}})
- * as [{"name", "used", "limit", "ratio", "warning"}], where ratio is
- * used/limit (null without a limit) and warning is true within
- * API_HEADROOM_WARN of the limit. Never NULL. */
-#define API_HEADROOM_WARN 0.9
-json_t *api_headroom_limits(const json_t *headroom);
-
-/* The metric catalogue entry for "probe.scalar", or NULL. */
-struct api_metric_desc {
-	const char *name;
-	const char *unit;
-	const char *description;
-};
-const struct api_metric_desc *api_metric_find(const char *name);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * events: runs regression detection (daemon/detect.h) over what the store
- * holds and records the events: per key figure, the history since its last
+ * events: runs regression detection (lib/detect.h) over what the store
+ * holds and records the events: per key figure (the catalogue's rows with
+ * key set), the history since its last
  * event (but no more than the recent runs the judgement can look back at),
  * judged from the first run not judged before (the store's state remembers
  * where each metric stopped), and the recommendations' verdicts.
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "catalog.h"
 #include "detect.h"
 #include "events.h"
 #include "log.h"
@@ -127,10 +129,10 @@ static size_t reach(const struct detect_config *c)
 }
 
 static int detect_figure(struct store *st, const struct detect_config *c,
-                         const struct detect_figure *f, const struct fp_table *fps, int64_t now_ms,
+                         const struct catalog_metric *f, const struct fp_table *fps, int64_t now_ms,
                          json_t *found)
 {
-	struct detect_series s = {.metric = f->metric,
+	struct detect_series s = {.metric = f->name,
 	                          .unit = f->unit,
 	                          .abs_floor = f->abs_floor,
 	                          .fps = fps->fp,
@@ -142,9 +144,9 @@ static int detect_figure(struct store *st, const struct detect_config *c,
 	size_t n = 0, n_ev = 0;
 	int r;
 
-	r = through_get(st, f->metric, &s.after_run_id);
+	r = through_get(st, f->name, &s.after_run_id);
 	if (r >= 0)
-		r = store_event_last_ref(st, f->metric, &from);
+		r = store_event_last_ref(st, f->name, &from);
 	/* Runs judged before matter only as baselines of the new ones: read
 	 * no further back than a judgement can look, twice over. */
 	if (r >= 0 && s.after_run_id > 0)
@@ -163,7 +165,7 @@ static int detect_figure(struct store *st, const struct detect_config *c,
 	if (r >= 0)
 		r = record(st, now_ms, ev, n_ev, found);
 	if (r >= 0)
-		r = through_set(st, f->metric, pts[s.n - 1].run_id);
+		r = through_set(st, f->name, pts[s.n - 1].run_id);
 out:
 	detect_events_free(ev, n_ev);
 	free(pts);
@@ -240,8 +242,9 @@ int events_detect(struct store *st, const struct detect_config *c, int64_t now_m
 	r = detect_config_check(c, NULL, 0);
 	if (r >= 0)
 		r = fp_table_load(st, &fps);
-	for (size_t i = 0; r >= 0 && i < detect_n_figures; i++)
-		r = detect_figure(st, c, &detect_figures[i], &fps, now_ms, all);
+	for (size_t i = 0; r >= 0 && i < catalog_n_metrics; i++)
+		if (catalog_metrics[i].key)
+			r = detect_figure(st, c, &catalog_metrics[i], &fps, now_ms, all);
 	if (r >= 0)
 		r = detect_verdicts(st, &fps, now_ms, all);
 	fp_table_free(&fps);

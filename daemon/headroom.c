@@ -1,12 +1,13 @@
 /*
  * headroom: reads the host's thread and mapping limits with what is in use,
  * scans /proc for the process with the most VMAs, and turns the figures
- * into limits with a warning when one is within 10%.
+ * into limits with a warning when one is within HEADROOM_WARN_PCT percent.
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +166,45 @@ json_t *headroom_json(const struct headroom_sample *s)
 	json_object_set_new(o, "limits", arr);
 	json_object_set_new(o, "warnings", warn);
 	return o;
+}
+
+/* One limit entry with ratio and warning computed here, so that the API
+ * and /metrics agree whatever the record carried. */
+static json_t *limit_entry(const char *name, const json_t *used, const json_t *limit)
+{
+	json_t *ratio = json_null();
+
+	if (json_is_number(limit) && json_number_value(limit) > 0)
+		ratio = json_real(json_number_value(used) / json_number_value(limit));
+	return json_pack("{s:s,s:O,s:O,s:o,s:b}", "name", name, "used", used, "limit",
+	                 limit ? limit : json_null(), "ratio", ratio, "warning",
+	                 json_is_real(ratio) && json_real_value(ratio) >= HEADROOM_WARN_RATIO);
+}
+
+json_t *headroom_limits(const json_t *headroom)
+{
+	/* jansson's iterators take non-const values but do not modify them. */
+	json_t *obj = (json_t *)(uintptr_t)headroom, *list = json_object_get(headroom, "limits");
+	json_t *out = json_array(), *v;
+	const char *name;
+	size_t i;
+
+	if (json_is_array(list)) {
+		json_array_foreach(list, i, v)
+		{
+			name = json_string_value(json_object_get(v, "name"));
+			if (name && json_is_number(json_object_get(v, "used")))
+				json_array_append_new(out,
+				                      limit_entry(name, json_object_get(v, "used"),
+				                                  json_object_get(v, "limit")));
+		}
+		return out;
+	}
+	json_object_foreach(obj, name, v)
+	{
+		if (json_is_number(json_object_get(v, "used")))
+			json_array_append_new(out, limit_entry(name, json_object_get(v, "used"),
+			                                       json_object_get(v, "limit")));
+	}
+	return out;
 }

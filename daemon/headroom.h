@@ -2,7 +2,8 @@
  * headroom: how close the host is to the limits that stop thread creation
  * and mapping: threads against threads-max and pid_max, the cgroup's tasks
  * against pids.max, and the largest process's VMA count against
- * vm.max_map_count. Read once per cycle; a limit within 10% is a warning.
+ * vm.max_map_count. Read once per cycle; a limit within HEADROOM_WARN_PCT
+ * percent is a warning (the one definition of that threshold).
  */
 #ifndef TW_HEADROOM_H
 #define TW_HEADROOM_H
@@ -11,7 +12,10 @@
 
 #include <jansson.h>
 
-#define HEADROOM_WARN_RATIO 0.9 /* used/limit at or above this warns */
+/* A limit this close (in percent) is a warning: used/limit at or above
+ * HEADROOM_WARN_RATIO. */
+#define HEADROOM_WARN_PCT 10
+#define HEADROOM_WARN_RATIO (1 - HEADROOM_WARN_PCT / 100.0)
 
 struct headroom_sample {
 	uint64_t threads;       /* threads on the host */
@@ -45,5 +49,13 @@ int headroom_read(struct headroom_sample *s);
  * Unknown values are null; a limit whose value is unknown or unlimited is
  * left out of "limits". */
 json_t *headroom_json(const struct headroom_sample *s);
+
+/* The limits of a headroom record (as headroom_json() writes it, with
+ * "limits": [{"name", "used", "limit"}], or an older {name: {"used",
+ * "limit"}}) as [{"name", "used", "limit", "ratio", "warning"}], where
+ * ratio is used/limit (null without a limit) and warning is true at or
+ * above HEADROOM_WARN_RATIO, computed here whatever the record carried, so
+ * that the API and /metrics agree. Never NULL. New reference. */
+json_t *headroom_limits(const json_t *headroom);
 
 #endif

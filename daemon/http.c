@@ -426,6 +426,7 @@ static const struct route routes[] = {
     {"GET", "/api/v1/runs/{id}", h_api, api_run, NULL, NULL, CACHE_DATA},
     {"GET", "/api/v1/series", h_api, api_series, NULL, NULL, CACHE_UNTIL},
     {"GET", "/api/v1/metrics", h_api, api_metrics, NULL, NULL, CACHE_DATA},
+    {"GET", "/api/v1/catalog", h_api, api_catalog, NULL, NULL, CACHE_NO},
     {"GET", "/api/v1/headroom", h_api, api_headroom, NULL, NULL, CACHE_DATA},
     {"GET", "/api/v1/status", h_api, api_status, NULL, NULL, CACHE_NO},
     {"GET", "/api/v1/events", h_api, api_events, NULL, NULL, CACHE_DATA},

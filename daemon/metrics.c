@@ -1,7 +1,8 @@
 /*
  * metrics: the Prometheus text format (version 0.0.4) from one store
  * snapshot (see metrics.h). Every exported metric is a row of metric_defs:
- * its name, type, help, unit and where its value comes from.
+ * its name, type, help, unit and where its value comes from; the probe
+ * metrics are the catalogue's rows with a Prometheus name (lib/catalog.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api.h"
+#include "catalog.h"
 #include "detect.h"
+#include "headroom.h"
 #include "metrics.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -30,6 +32,7 @@ enum source {
 	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
 	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
 	SRC_EVENTS,     /* for each key figure (and any other metric): events/total/METRIC */
+	SRC_CATALOG,    /* here come the probe metrics of the catalogue */
 };
 
 struct metric_def {
@@ -43,28 +46,8 @@ struct metric_def {
 	const char *labels; /* fixed labels, such as stack="low" */
 };
 
-#define SCALAR(probe, name) "probes/" probe "/scalars/" name "/value"
-#define POLICY_ROWS(p)                                                                             \
-	{"threadwatch_threads_create_rate_per_second",                                             \
-	 "gauge",                                                                                  \
-	 "Thread creates per second in a bucket of the last threads run.",                         \
-	 "1/s",                                                                                    \
-	 SRC_VALUE,                                                                                \
-	 SCALAR("threads", p "_first_rate"),                                                       \
-	 1,                                                                                        \
-	 "policy=\"" p "\",bucket=\"first\""},                                                     \
-	    {"threadwatch_threads_create_rate_per_second",                                         \
-	     "gauge",                                                                              \
-	     NULL,                                                                                 \
-	     "1/s",                                                                                \
-	     SRC_VALUE,                                                                            \
-	     SCALAR("threads", p "_last_rate"),                                                    \
-	     1,                                                                                    \
-	     "policy=\"" p "\",bucket=\"last\""},                                                  \
-	{                                                                                          \
-		"threadwatch_threads_create_rate_per_second", "gauge", NULL, "1/s", SRC_VALUE,     \
-		    SCALAR("threads", p "_min_rate"), 1, "policy=\"" p "\",bucket=\"min\""         \
-	}
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* Rows with the same name are adjacent; the first carries the help. */
 static const struct metric_def metric_defs[] = {
@@ -91,51 +74,7 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_host_change_timestamp_seconds", "gauge",
      "When the host's identity (kernel, glibc, CPU, microcode) last changed, as a Unix time.", "s",
      SRC_VALUE, "fingerprint/first_seen_ms", 1e3, NULL},
-    {"threadwatch_ctxsw_switch_seconds", "gauge",
-     "Median time of one thread switch, by stack placement.", "s", SRC_VALUE,
-     SCALAR("ctxsw", "low_ns"), 1e9, "stack=\"low\""},
-    {"threadwatch_ctxsw_switch_seconds", "gauge", NULL, "s", SRC_VALUE, SCALAR("ctxsw", "high_ns"),
-     1e9, "stack=\"high\""},
-    {"threadwatch_ctxsw_ratio", "gauge",
-     "Median of paired low/high switch-time ratios; below 1 low stacks switch faster.", "ratio",
-     SRC_VALUE, SCALAR("ctxsw", "ratio"), 1, NULL},
-    {"threadwatch_ctxsw_ratio_ci", "gauge", "Bounds of the 95% CI of the switch-time ratio.",
-     "ratio", SRC_VALUE, SCALAR("ctxsw", "ratio_ci_lo"), 1, "bound=\"lower\""},
-    {"threadwatch_ctxsw_ratio_ci", "gauge", NULL, "ratio", SRC_VALUE,
-     SCALAR("ctxsw", "ratio_ci_hi"), 1, "bound=\"upper\""},
-    {"threadwatch_ctxsw_fsgsbase", "gauge", "1 when user space may use FSGSBASE.", "", SRC_VALUE,
-     SCALAR("ctxsw", "fsgsbase"), 1, NULL},
-    {"threadwatch_map32_fail_seconds", "gauge",
-     "Time of one failing MAP_32BIT mmap at the largest VMA count reached.", "s", SRC_VALUE,
-     SCALAR("map32", "fail_ns_at_max"), 1e9, NULL},
-    {"threadwatch_map32_window_bytes", "gauge", "Size of the MAP_32BIT window.", "bytes", SRC_VALUE,
-     SCALAR("map32", "window_bytes"), 1, NULL},
-    {"threadwatch_map32_capacity_stacks", "gauge",
-     "Thread stacks of the default size that fit in the MAP_32BIT window.", "", SRC_VALUE,
-     SCALAR("map32", "capacity_stacks"), 1, NULL},
-    {"threadwatch_map32_slope", "gauge",
-     "Log-log slope of failing MAP_32BIT mmap time against VMA count (1: linear search).", "",
-     SRC_VALUE, SCALAR("map32", "slope"), 1, NULL},
-    {"threadwatch_threads_knee", "gauge",
-     "Live threads at which the create rate fell below a tenth of its start, by stack "
-     "policy; absent when there is no knee.",
-     "", SRC_VALUE, SCALAR("threads", "default_knee"), 1, "policy=\"default\""},
-    {"threadwatch_threads_knee", "gauge", NULL, "", SRC_VALUE, SCALAR("threads", "low_knee"), 1,
-     "policy=\"low\""},
-    {"threadwatch_threads_knee", "gauge", NULL, "", SRC_VALUE, SCALAR("threads", "high_knee"), 1,
-     "policy=\"high\""},
-    POLICY_ROWS("default"),
-    POLICY_ROWS("low"),
-    POLICY_ROWS("high"),
-    {"threadwatch_threads_map32_failures", "gauge",
-     "MAP_32BIT mmap calls that failed in the last threads run, by stack policy.", "", SRC_VALUE,
-     SCALAR("threads", "default_map32_failures"), 1, "policy=\"default\""},
-    {"threadwatch_threads_map32_failures", "gauge", NULL, "", SRC_VALUE,
-     SCALAR("threads", "low_map32_failures"), 1, "policy=\"low\""},
-    {"threadwatch_threads_map32_failures", "gauge", NULL, "", SRC_VALUE,
-     SCALAR("threads", "high_map32_failures"), 1, "policy=\"high\""},
-    {"threadwatch_threads_max", "gauge", "Live threads the last threads run reached.", "",
-     SRC_VALUE, SCALAR("threads", "max_threads"), 1, NULL},
+    {NULL, NULL, NULL, NULL, SRC_CATALOG, NULL, 1, NULL},
     {"threadwatch_recommendation_low_stacks", "gauge",
      "1 when low (MAP_32BIT) thread stacks pay on this host, 0 when high stacks are better.", "",
      SRC_REC_LOW, NULL, 1, NULL},
@@ -154,8 +93,9 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_headroom_ratio", "gauge",
      "How much of a thread or map limit is in use (1: the limit is reached).", "ratio",
      SRC_HEADROOM, "ratio", 1, NULL},
-    {"threadwatch_headroom_warning", "gauge", "1 when a limit is within 10% of being reached.", "",
-     SRC_HEADROOM, "warning", 1, NULL},
+    {"threadwatch_headroom_warning", "gauge",
+     "1 when a limit is within " STR(HEADROOM_WARN_PCT) "% of being reached.", "", SRC_HEADROOM,
+     "warning", 1, NULL},
     {"threadwatch_headroom_timestamp_seconds", "gauge",
      "When headroom was last recorded, as a Unix time.", "s", SRC_VALUE, "headroom/computed_ms",
      1e3, NULL},
@@ -284,18 +224,19 @@ static void emit_events(struct out *o, const struct metric_def *d, json_t *total
 	json_t *v;
 	double x;
 
-	for (size_t i = 0; i <= detect_n_figures; i++) {
-		name = i < detect_n_figures ? detect_figures[i].metric : DETECT_VERDICT_METRIC;
+	for (size_t i = 0; i <= catalog_n_metrics; i++) {
+		if (i < catalog_n_metrics && !catalog_metrics[i].key)
+			continue;
+		name = i < catalog_n_metrics ? catalog_metrics[i].name : DETECT_VERDICT_METRIC;
 		if (!number(json_object_get(total, name), &x))
 			x = 0;
 		sample(o, d, x, (const char *const[]){"metric", name, NULL});
 	}
 	json_object_foreach(total, name, v)
 	{
-		int known = !strcmp(name, DETECT_VERDICT_METRIC);
+		const struct catalog_metric *m = catalog_metric_find(name);
+		int known = !strcmp(name, DETECT_VERDICT_METRIC) || (m && m->key);
 
-		for (size_t i = 0; i < detect_n_figures && !known; i++)
-			known = !strcmp(name, detect_figures[i].metric);
 		if (!known && number(v, &x))
 			sample(o, d, x, (const char *const[]){"metric", name, NULL});
 	}
@@ -352,7 +293,7 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 			                             status ? status : "none", NULL});
 		break;
 	case SRC_HEADROOM: {
-		json_t *limits = api_headroom_limits(at(snap, "headroom/headroom"));
+		json_t *limits = headroom_limits(at(snap, "headroom/headroom"));
 		size_t i;
 
 		json_array_foreach(limits, i, v)
@@ -367,6 +308,48 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 	case SRC_EVENTS:
 		emit_events(o, d, json_object_get(json_object_get(snap, "events"), "total"));
 		break;
+	case SRC_CATALOG:
+		break; /* metrics_format() emits them */
+	}
+}
+
+/* The rows of one Prometheus family of the catalogue, from its first row
+ * (which carries the help) on: probes/PROBE/scalars/SCALAR/value of the
+ * snapshot, divided by the row's scale. */
+static void emit_family(struct out *o, size_t first, const json_t *snap)
+{
+	const struct catalog_metric *f = &catalog_metrics[first];
+	char path[256];
+	double x;
+
+	out_printf(o, "# HELP %s %s\n# TYPE %s %s\n", f->prom.name, f->prom.help, f->prom.name,
+	           f->prom.type);
+	for (size_t i = first; i < catalog_n_metrics; i++) {
+		const struct catalog_metric *m = &catalog_metrics[i];
+		struct metric_def d = {
+		    .name = m->prom.name, .div = m->prom.scale, .labels = m->prom.labels};
+
+		if (!m->prom.name || strcmp(m->prom.name, f->prom.name))
+			continue;
+		snprintf(path, sizeof(path), "probes/%s/scalars/%s/value", m->probe, m->scalar);
+		if (number(at(snap, path), &x))
+			sample(o, &d, x, NULL);
+	}
+}
+
+/* Every Prometheus family of the catalogue once, in the order of its
+ * first row; a family's rows need not be adjacent in the catalogue. */
+static void emit_catalog(struct out *o, const json_t *snap)
+{
+	for (size_t i = 0; i < catalog_n_metrics; i++) {
+		const char *name = catalog_metrics[i].prom.name;
+		int seen = 0;
+
+		for (size_t j = 0; name && j < i && !seen; j++)
+			seen = catalog_metrics[j].prom.name &&
+			       !strcmp(catalog_metrics[j].prom.name, name);
+		if (name && !seen)
+			emit_family(o, i, snap);
 	}
 }
 
@@ -378,7 +361,11 @@ void metrics_format(const json_t *snap, char **text, size_t *len)
 	for (size_t i = 0; i < N_DEFS; i++) {
 		const struct metric_def *d = &metric_defs[i];
 
-		if (i == 0 || strcmp(d->name, metric_defs[i - 1].name))
+		if (d->src == SRC_CATALOG) {
+			emit_catalog(&o, snap);
+			continue;
+		}
+		if (i == 0 || !metric_defs[i - 1].name || strcmp(d->name, metric_defs[i - 1].name))
 			out_printf(&o, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
 			           d->type);
 		emit_row(&o, d, snap);

@@ -1,7 +1,8 @@
 /*
  * metrics: the Prometheus text exposition of what the store knows
  * (GET /metrics and node_exporter's textfile collector), driven by one
- * table of metric definitions: threadwatch_ names in base units.
+ * table of metric definitions (its own rows and the probe metrics of the
+ * catalogue, lib/catalog.h): threadwatch_ names in base units.
  */
 #ifndef TW_METRICS_H
 #define TW_METRICS_H

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "clock.h"
 #include "config.h"
 #include "detect.h"
@@ -41,8 +42,6 @@
 #define PROBE_GRACE_S 30.0  /* beyond a probe's own time limit */
 #define RETENTION_BATCH 1000
 #define MAX_OUTPUT ((size_t)4 << 20)
-
-static const char *const builtin_probes[] = {"ctxsw", "threads", "map32"};
 
 struct sched {
 	pthread_mutex_t lock;
@@ -182,10 +181,7 @@ static void add_probe(struct sched_probe **list, size_t *n, const char *name, ch
 
 static int is_builtin(const char *name)
 {
-	for (size_t i = 0; i < sizeof(builtin_probes) / sizeof(builtin_probes[0]); i++)
-		if (!strcmp(name, builtin_probes[i]))
-			return 1;
-	return 0;
+	return catalog_probe_find(name) != NULL;
 }
 
 int sched_discover(const char *probe_dir, const char *probes_d, struct sched_probe **list,
@@ -196,14 +192,14 @@ int sched_discover(const char *probe_dir, const char *probes_d, struct sched_pro
 
 	*list = NULL;
 	*n = 0;
-	for (size_t i = 0; i < sizeof(builtin_probes) / sizeof(builtin_probes[0]); i++) {
-		char *path = runner_find_probe(probe_dir, builtin_probes[i]);
+	for (size_t i = 0; i < catalog_n_probes; i++) {
+		const char *name = catalog_probes[i].name;
+		char *path = runner_find_probe(probe_dir, name);
 
 		/* a missing built-in still runs, so that its error is recorded */
 		if (!path)
-			xasprintf(&path, "%.*s/%s", (int)strcspn(probe_dir, ":"), probe_dir,
-			          builtin_probes[i]);
-		add_probe(list, n, builtin_probes[i], path, NULL);
+			xasprintf(&path, "%.*s/%s", (int)strcspn(probe_dir, ":"), probe_dir, name);
+		add_probe(list, n, name, path, NULL);
 	}
 	if (!probes_d || !*probes_d)
 		return 0;

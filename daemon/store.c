@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "builtin.h"
+#include "catalog.h"
 #include "fingerprint.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -291,16 +292,6 @@ static const char *const settings_rw[] = {
 };
 static const char *const settings_ro[] = {
     "PRAGMA query_only = ON",
-};
-
-/* The scalar shown next to each run in listings. */
-static const struct {
-	const char *probe;
-	const char *scalar;
-} key_figures[] = {
-    {"ctxsw", "ratio"},
-    {"map32", "fail_ns_at_max"},
-    {"threads", "low_min_rate"},
 };
 
 struct store {
@@ -1829,12 +1820,12 @@ int store_api_recommendation(struct store *st, json_t **out)
 	return read_call(st, rec_tx, &c, out, NULL);
 }
 
+/* The scalar shown next to each run in listings (the catalogue's). */
 static const char *key_figure(const char *probe)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(key_figures); i++)
-		if (!strcmp(key_figures[i].probe, probe))
-			return key_figures[i].scalar;
-	return NULL;
+	const struct catalog_probe *p = catalog_probe_find(probe);
+
+	return p ? p->key_scalar : NULL;
 }
 
 /* One run from a row of RUN_COLS, with its key figure. */

@@ -22,38 +22,7 @@
 #define QN_MAX 120      /* the noise is estimated from the last 120 baseline runs */
 #define MAX_K 64
 #define MAX_BASELINE 1000
-#define SLOPE_FLOOR 0.1 /* log-log slopes: 0.03 (flat) to 1 (linear) */
 #define NO_FP_CHANGE "no fingerprint change"
-
-#define CREATE_AT(p, n)                                                                            \
-	{                                                                                          \
-		"threads." p "_median_ns_at_" #n, "threads", NULL, p "_median_ns", n, "ns", 0      \
-	}
-#define CREATE_POLICY(p) CREATE_AT(p, 64), CREATE_AT(p, 512), CREATE_AT(p, 2048)
-#define KNEE(p)                                                                                    \
-	{                                                                                          \
-		"threads." p "_knee", "threads", p "_knee", NULL, 0, "threads", 0                  \
-	}
-
-/* The key figures of issue 10: switch costs and their ratio, the create
- * cost at 64, 512 and 2048 live threads for each policy (points of the
- * P_median_ns series), the knees, and the map32 fail latency, slope and
- * window capacity. */
-const struct detect_figure detect_figures[] = {
-    {"ctxsw.low_ns", "ctxsw", "low_ns", NULL, 0, "ns", 0},
-    {"ctxsw.high_ns", "ctxsw", "high_ns", NULL, 0, "ns", 0},
-    {"ctxsw.ratio", "ctxsw", "ratio", NULL, 0, "ratio", 0},
-    CREATE_POLICY("default"),
-    CREATE_POLICY("low"),
-    CREATE_POLICY("high"),
-    KNEE("default"),
-    KNEE("low"),
-    KNEE("high"),
-    {"map32.fail_ns_at_max", "map32", "fail_ns_at_max", NULL, 0, "ns", 0},
-    {"map32.slope", "map32", "slope", NULL, 0, "slope", SLOPE_FLOOR},
-    {"map32.capacity_stacks", "map32", "capacity_stacks", NULL, 0, "count", 0},
-};
-const size_t detect_n_figures = sizeof(detect_figures) / sizeof(detect_figures[0]);
 
 void detect_config_default(struct detect_config *c)
 {

@@ -60,20 +60,6 @@ double detect_p_min(unsigned k, size_t n);
  * can be reached with k runs; 0 when no baseline up to baseline_runs does. */
 size_t detect_min_baseline(const struct detect_config *c);
 
-/* A key figure: a scalar of a probe, or the median y of the series points
- * within DETECT_X_TOLERANCE of x. */
-struct detect_figure {
-	const char *metric; /* the event's metric name */
-	const char *probe;
-	const char *scalar; /* NULL for a series point */
-	const char *series;
-	double x;
-	const char *unit;
-	double abs_floor; /* a change must also be at least this large (0: none) */
-};
-extern const struct detect_figure detect_figures[];
-extern const size_t detect_n_figures;
-
 /* One run's value of a metric, in measurement (run id) order. */
 struct detect_point {
 	int64_t run_id;

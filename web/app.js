@@ -10,21 +10,6 @@ const API = '/api/v1';
 const DAY = 86400e3;
 const RANGES = { '1d': DAY, '7d': 7 * DAY, '30d': 30 * DAY, all: 0 };
 const POLICIES = ['default', 'low', 'high'];
-/* The key figures whose history is drawn: metric, title, unit. */
-const KEY_METRICS = [
-  ['ctxsw.low_ns', 'Switch with low stacks', 'ns'],
-  ['ctxsw.high_ns', 'Switch with high stacks', 'ns'],
-  ['ctxsw.ratio', 'Low/high switch ratio', 'ratio'],
-  ['threads.default_first_rate', 'Creates/s, default stacks, first bucket', 'per_s'],
-  ['threads.low_min_rate', 'Lowest creates/s with low stacks', 'per_s'],
-  ['map32.fail_ns_at_max', 'Failing MAP_32BIT mmap at most VMAs', 'ns'],
-];
-/* What the runs table calls each probe's key figure. */
-const KEY_NAMES = {
-  'ctxsw.ratio': 'low/high ratio',
-  'map32.fail_ns_at_max': 'failing mmap at max VMAs',
-  'threads.low_min_rate': 'lowest low-stack rate',
-};
 /* The break-even when the recommendation has no number for it, by rule. */
 const NO_BREAK_EVEN = {
   no_ctxsw: 'unknown: no context-switch figures yet',
@@ -47,7 +32,8 @@ const POLL_MS = 60e3;
 const $ = (sel) => document.querySelector(sel);
 const charts = {};
 window.twCharts = charts;
-const state = { range: '30d', cursor: null, skew: 0, oldest: null, stored: new Set(), status: null, failed: false, loadedOnce: false, events: [] };
+/* The metric catalogue (/api/v1/catalog): each figure's label and unit. */
+const state = { catalog: null, range: '30d', cursor: null, skew: 0, oldest: null, stored: new Set(), status: null, failed: false, loadedOnce: false, events: [] };
 
 class ApiError extends Error {
   constructor(status, message) {
@@ -507,14 +493,26 @@ async function drawCtxsw() {
   $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: low ${fmtNum(last[1] && last[1][1], 0)}, high ${fmtNum(last[2] && last[2][1], 0)}). Low stacks pay only where the bands part.`;
 }
 
+/* The figures whose history is drawn: the catalogue's labelled metrics,
+ * as [metric, title, unit]. */
+function keyMetrics() {
+  return state.catalog.metrics.filter((m) => m.label).map((m) => [m.name, m.label, m.unit]);
+}
+
+/* The catalogue's label of a metric, or its name. */
+function metricLabel(name) {
+  const m = state.catalog.metrics.find((x) => x.name === name);
+  return (m && m.label) || name;
+}
+
 async function drawHistory() {
-  const box = $('#chart-history');
+  const box = $('#chart-history'), figures = keyMetrics();
   if (!box.children.length)
-    for (const [m, title, unit] of KEY_METRICS)
+    for (const [m, title, unit] of figures)
       box.append(el('div', { class: 'small' }, el('h3', { text: `${title} (${unit === 'per_s' ? 'per s' : unit})` }),
         el('div', { class: 'plot', id: `chart-history-${m}` })));
-  const all = await Promise.all(KEY_METRICS.map(([m]) => fetchSeries(m, 250)));
-  KEY_METRICS.forEach(([m, title, unit], i) => {
+  const all = await Promise.all(figures.map(([m]) => fetchSeries(m, 250)));
+  figures.forEach(([m, title, unit], i) => {
     const id = `history-${m}`, pts = all[i].points;
     if (!pts.length) return emptyChart(id, 'no data in this range');
     const marks = fpMarks(all[i]), events = eventMarks([m]);
@@ -562,7 +560,7 @@ async function loadEvents() {
 function keyFigure(run) {
   if (run.status !== 'ok') return run.reason || '';
   const k = run.key_figure;
-  return k ? `${KEY_NAMES[k.metric] || k.metric}: ${fmtUnit(k.value, k.unit)}` : '';
+  return k ? `${metricLabel(k.metric)}: ${fmtUnit(k.value, k.unit)}` : '';
 }
 
 function runRow(run) {
@@ -631,6 +629,7 @@ async function loadAll() {
     state.skew = status.now_ms - Date.now();
     state.status = status;
     const cycled = !!(status.last_cycle || status.last_cycle_ms);
+    if (!state.catalog) state.catalog = await api('/catalog');
     const [host, catalogue, any, rec, headroom] = await Promise.all([
       apiMaybe('/host'), api('/metrics'), api('/runs?limit=1'),
       cycled ? apiMaybe('/recommendation') : null, cycled ? apiMaybe('/headroom') : null]);

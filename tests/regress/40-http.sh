@@ -101,6 +101,12 @@ req series-step GET /api/v1/series "/api/v1/series?metric=ctxsw.low_ns&since=$((
 expect series-step 200 '"step_ms":60000'
 req metrics-cat GET /api/v1/metrics /api/v1/metrics
 expect metrics-cat 200 '"ctxsw.ratio"'
+req catalog GET /api/v1/catalog /api/v1/catalog
+expect catalog 200 '"threadwatch_ctxsw_ratio"'
+# The metric list's descriptions are the catalogue's.
+[ "$(jq -c '[.metrics[] | select(.description) | [.name, .description]] | sort' "$OUT/metrics-cat")" = \
+	"$(jq -c '[.metrics[] | select(.name | test("_at_[0-9]+$") | not) | [.name, .description]] | sort' \
+		"$OUT/catalog")" ] || fail "/api/v1/metrics and /api/v1/catalog describe different metrics"
 req headroom GET /api/v1/headroom /api/v1/headroom
 expect headroom 200 '"limits"'
 req status GET /api/v1/status /api/v1/status

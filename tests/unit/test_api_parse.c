@@ -372,39 +372,6 @@ static void test_error_body(void **state)
 	json_decref(body);
 }
 
-static void test_headroom_limits(void **state)
-{
-	json_t *rec = json_pack("{s:{s:i,s:i},s:{s:i,s:n},s:{s:f,s:f},s:s}", "threads_max", "used",
-	                        950, "limit", 1000, "pids_max", "used", 10, "limit",
-	                        "max_map_count", "used", 100.0, "limit", 65530.0, "junk", "x");
-	json_t *limits = api_headroom_limits(rec), *v;
-	size_t i;
-	int seen = 0;
-
-	(void)state;
-	assert_int_equal(json_array_size(limits), 3);
-	json_array_foreach(limits, i, v)
-	{
-		const char *name = json_string_value(json_object_get(v, "name"));
-
-		if (!strcmp(name, "threads_max")) {
-			assert_true(json_real_value(json_object_get(v, "ratio")) > 0.949);
-			assert_true(json_is_true(json_object_get(v, "warning")));
-			seen++;
-		} else if (!strcmp(name, "pids_max")) {
-			assert_true(json_is_null(json_object_get(v, "ratio")));
-			assert_true(json_is_false(json_object_get(v, "warning")));
-			seen++;
-		} else {
-			assert_true(json_is_false(json_object_get(v, "warning")));
-			seen++;
-		}
-	}
-	assert_int_equal(seen, 3);
-	json_decref(limits);
-	json_decref(rec);
-}
-
 static void test_asset_headers(void **state)
 {
 	(void)state;
@@ -444,8 +411,7 @@ int main(void)
 	    cmocka_unit_test(test_path_patterns),  cmocka_unit_test(test_int_and_id),
 	    cmocka_unit_test(test_time),           cmocka_unit_test(test_runs_query),
 	    cmocka_unit_test(test_series_query),   cmocka_unit_test(test_check_params),
-	    cmocka_unit_test(test_error_body),     cmocka_unit_test(test_headroom_limits),
-	    cmocka_unit_test(test_asset_headers),
+	    cmocka_unit_test(test_error_body),     cmocka_unit_test(test_asset_headers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

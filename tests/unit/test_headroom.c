@@ -163,10 +163,46 @@ static int teardown(void **state)
 	return tmpdir_remove();
 }
 
+/* A record's limits get their ratio and warning recomputed, whatever the
+ * record carried: both shapes of record, a limit without a value. */
+static void test_headroom_limits(void **state)
+{
+	json_t *rec = json_pack("{s:{s:i,s:i},s:{s:i,s:n},s:{s:f,s:f},s:s}", "threads_max", "used",
+	                        950, "limit", 1000, "pids_max", "used", 10, "limit",
+	                        "max_map_count", "used", 100.0, "limit", 65530.0, "junk", "x");
+	json_t *limits = headroom_limits(rec), *v;
+	size_t i;
+	int seen = 0;
+
+	(void)state;
+	assert_int_equal(json_array_size(limits), 3);
+	json_array_foreach(limits, i, v)
+	{
+		const char *name = json_string_value(json_object_get(v, "name"));
+
+		if (!strcmp(name, "threads_max")) {
+			assert_true(json_real_value(json_object_get(v, "ratio")) > 0.949);
+			assert_true(json_is_true(json_object_get(v, "warning")));
+			seen++;
+		} else if (!strcmp(name, "pids_max")) {
+			assert_true(json_is_null(json_object_get(v, "ratio")));
+			assert_true(json_is_false(json_object_get(v, "warning")));
+			seen++;
+		} else {
+			assert_true(json_is_false(json_object_get(v, "warning")));
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 3);
+	json_decref(limits);
+	json_decref(rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_limits_and_warnings),
+	    cmocka_unit_test(test_headroom_limits),
 	    cmocka_unit_test(test_scan),
 	    cmocka_unit_test(test_this_host),
 	};

@@ -1,0 +1,238 @@
+/*
+ * catalog: the metric and built-in probe tables (see catalog.h). Every
+ * consumer reads its rows from here: adding a metric is adding a row.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog.h"
+
+const char *const catalog_units[] = {
+    "ns",    "cycles", "ratio", "count",   "hz",    "bool", "address",
+    "bytes", "slope",  "vmas",  "threads", "per_s", NULL,
+};
+
+/* A row for a probe's scalar. */
+#define SCALAR(p, s) .name = p "." s, .probe = p, .scalar = s
+/* A row for the median of a series' points near x (detection only). */
+#define POINT(p, s, n) .name = p "." s "_at_" #n, .probe = p, .series = s, .x = n
+#define PROM(n, h, l, sc) .prom = {.name = n, .type = "gauge", .help = h, .labels = l, .scale = sc}
+#define RUN(l, lo, hi) .run_label = l, .ci_lo = lo, .ci_hi = hi
+
+#define HELP_RATE "Thread creates per second in a bucket of the last threads run."
+#define HELP_KNEE                                                                                  \
+	"Live threads at which the create rate fell below a tenth of its start, by stack "         \
+	"policy; absent when there is no knee."
+#define HELP_FAILURES "MAP_32BIT mmap calls that failed in the last threads run, by stack policy."
+/* The log-log slopes of map32 run from 0.03 (flat) to 1 (linear): a
+ * relative change alone means little near 0. */
+#define SLOPE_FLOOR 0.1
+
+/* The figures of one stack policy of the threads probe; the help texts
+ * go on the first policy's rows, `run` is its label in `threadwatch run`. */
+#define POLICY(p, what, h_rate, h_knee, h_fail, run, l_first, l_min)                               \
+	{SCALAR("threads", p "_first_rate"),                                                       \
+	 .unit = "per_s",                                                                          \
+	 .label = l_first,                                                                         \
+	 .description = "Thread creates per second in the first bucket, " what,                    \
+	 PROM("threadwatch_threads_create_rate_per_second", h_rate,                                \
+	      "policy=\"" p "\",bucket=\"first\"", 1),                                             \
+	 RUN(run, NULL, NULL)},                                                                    \
+	    {SCALAR("threads", p "_last_rate"), .unit = "per_s",                                   \
+	     .description = "Thread creates per second in the last bucket, " what,                 \
+	     PROM("threadwatch_threads_create_rate_per_second", NULL,                              \
+	          "policy=\"" p "\",bucket=\"last\"", 1)},                                         \
+	    {SCALAR("threads", p "_min_rate"), .unit = "per_s", .label = l_min,                    \
+	     .description = "Lowest thread-create rate of any bucket, " what,                      \
+	     PROM("threadwatch_threads_create_rate_per_second", NULL,                              \
+	          "policy=\"" p "\",bucket=\"min\"", 1)},                                          \
+	    {SCALAR("threads", p "_knee"), .unit = "threads", .key = 1,                            \
+	     .description = "Live threads where the create rate first fell below a tenth of the "  \
+	                    "first bucket, " what,                                                 \
+	     PROM("threadwatch_threads_knee", h_knee, "policy=\"" p "\"", 1)},                     \
+	    {SCALAR("threads", p "_map32_failures"), .unit = "count",                              \
+	     .description = "MAP_32BIT mmap calls that failed, " what,                             \
+	     PROM("threadwatch_threads_map32_failures", h_fail, "policy=\"" p "\"", 1)},           \
+	    {POINT("threads", p "_median_ns", 64), .unit = "ns", .key = 1,                         \
+	     .description = "Median thread-create time near 64 live threads, " what},              \
+	    {POINT("threads", p "_median_ns", 512), .unit = "ns", .key = 1,                        \
+	     .description = "Median thread-create time near 512 live threads, " what},             \
+	{                                                                                          \
+		POINT("threads", p "_median_ns", 2048),                                            \
+		    .unit = "ns", .key = 1,                                                        \
+		    .description = "Median thread-create time near 2048 live threads, " what       \
+	}
+
+/* In the order /api/v1/metrics lists the metrics no run has stored yet
+ * (threads.max_threads after the policies, so that `threadwatch run`
+ * shows "default, low, max").
+ * The key figures (issue 10) are the switch costs and their ratio, the
+ * create cost at 64, 512 and 2048 live threads and the knee of each
+ * policy, and the map32 fail latency, slope and window capacity. */
+const struct catalog_metric catalog_metrics[] = {
+    {SCALAR("ctxsw", "low_ns"), .unit = "ns", .key = 1, .label = "Switch with low stacks",
+     .description = "Median time per thread switch with low (MAP_32BIT) stacks",
+     PROM("threadwatch_ctxsw_switch_seconds",
+          "Median time of one thread switch, by stack placement.", "stack=\"low\"", 1e9),
+     RUN("low", "low_ci_lo", "low_ci_hi")},
+    {SCALAR("ctxsw", "high_ns"), .unit = "ns", .key = 1, .label = "Switch with high stacks",
+     .description = "Median time per thread switch with high (MAP_STACK) stacks",
+     PROM("threadwatch_ctxsw_switch_seconds", NULL, "stack=\"high\"", 1e9),
+     RUN("high", "high_ci_lo", "high_ci_hi")},
+    {SCALAR("ctxsw", "low_cycles"), .unit = "cycles",
+     .description = "Median TSC cycles per switch with low stacks"},
+    {SCALAR("ctxsw", "high_cycles"), .unit = "cycles",
+     .description = "Median TSC cycles per switch with high stacks"},
+    {SCALAR("ctxsw", "low_mad_ns"), .unit = "ns",
+     .description = "Median absolute deviation of the low-stack switch time"},
+    {SCALAR("ctxsw", "high_mad_ns"), .unit = "ns",
+     .description = "Median absolute deviation of the high-stack switch time"},
+    {SCALAR("ctxsw", "low_ci_lo"), .unit = "ns",
+     .description = "Lower bound of the 95% CI of the low-stack median"},
+    {SCALAR("ctxsw", "low_ci_hi"), .unit = "ns",
+     .description = "Upper bound of the 95% CI of the low-stack median"},
+    {SCALAR("ctxsw", "high_ci_lo"), .unit = "ns",
+     .description = "Lower bound of the 95% CI of the high-stack median"},
+    {SCALAR("ctxsw", "high_ci_hi"), .unit = "ns",
+     .description = "Upper bound of the 95% CI of the high-stack median"},
+    {SCALAR("ctxsw", "ratio"), .unit = "ratio", .key = 1, .label = "Low/high switch ratio",
+     .description = "Median of paired low/high switch-time ratios (< 1: low is faster)",
+     PROM("threadwatch_ctxsw_ratio",
+          "Median of paired low/high switch-time ratios; below 1 low stacks switch faster.", NULL,
+          1),
+     RUN("ratio", "ratio_ci_lo", "ratio_ci_hi")},
+    {SCALAR("ctxsw", "ratio_ci_lo"), .unit = "ratio",
+     .description = "Lower bound of the 95% CI of the switch-time ratio",
+     PROM("threadwatch_ctxsw_ratio_ci", "Bounds of the 95% CI of the switch-time ratio.",
+          "bound=\"lower\"", 1)},
+    {SCALAR("ctxsw", "ratio_ci_hi"), .unit = "ratio",
+     .description = "Upper bound of the 95% CI of the switch-time ratio",
+     PROM("threadwatch_ctxsw_ratio_ci", NULL, "bound=\"upper\"", 1)},
+    {SCALAR("ctxsw", "pairs"), .unit = "count",
+     .description = "Paired low/high measurements taken"},
+    {SCALAR("ctxsw", "switches_per_pair"), .unit = "count",
+     .description = "Thread switches timed in each measurement"},
+    {SCALAR("ctxsw", "tsc_hz"), .unit = "hz", .description = "Calibrated TSC frequency"},
+    {SCALAR("ctxsw", "fsgsbase"), .unit = "bool",
+     .description = "The CPU and kernel offer FSGSBASE (1) or not (0)",
+     PROM("threadwatch_ctxsw_fsgsbase", "1 when user space may use FSGSBASE.", NULL, 1)},
+    {SCALAR("ctxsw", "low_fs_base"), .unit = "address",
+     .description = "FS base of a thread with a low stack"},
+    {SCALAR("ctxsw", "high_fs_base"), .unit = "address",
+     .description = "FS base of a thread with a high stack"},
+    {SCALAR("ctxsw", "low_stack"), .unit = "address",
+     .description = "Address of a low thread stack"},
+    {SCALAR("ctxsw", "high_stack"), .unit = "address",
+     .description = "Address of a high thread stack"},
+    {SCALAR("map32", "window_lo"), .unit = "address",
+     .description = "Start of the MAP_32BIT window"},
+    {SCALAR("map32", "window_hi"), .unit = "address", .description = "End of the MAP_32BIT window"},
+    {SCALAR("map32", "window_bytes"), .unit = "bytes",
+     .description = "Size of the MAP_32BIT window",
+     PROM("threadwatch_map32_window_bytes", "Size of the MAP_32BIT window.", NULL, 1),
+     RUN("window", NULL, NULL)},
+    {SCALAR("map32", "stack_bytes"), .unit = "bytes",
+     .description = "Stack size used to fill the window"},
+    {SCALAR("map32", "capacity_stacks"), .unit = "count", .key = 1,
+     .description = "Thread stacks that fit in the MAP_32BIT window",
+     PROM("threadwatch_map32_capacity_stacks",
+          "Thread stacks of the default size that fit in the MAP_32BIT window.", NULL, 1)},
+    {SCALAR("map32", "slope"), .unit = "slope", .key = 1, .abs_floor = SLOPE_FLOOR,
+     .description = "Log-log slope of failing MAP_32BIT mmap time against VMA count",
+     PROM("threadwatch_map32_slope",
+          "Log-log slope of failing MAP_32BIT mmap time against VMA count (1: linear search).",
+          NULL, 1),
+     RUN("slope", "slope_ci_lo", "slope_ci_hi")},
+    {SCALAR("map32", "slope_ci_lo"), .unit = "slope",
+     .description = "Lower bound of the 95% CI of the slope"},
+    {SCALAR("map32", "slope_ci_hi"), .unit = "slope",
+     .description = "Upper bound of the 95% CI of the slope"},
+    {SCALAR("map32", "fail_ns_at_max"), .unit = "ns", .key = 1,
+     .label = "Failing MAP_32BIT mmap at most VMAs",
+     .description = "Failing MAP_32BIT mmap time at the largest VMA count",
+     PROM("threadwatch_map32_fail_seconds",
+          "Time of one failing MAP_32BIT mmap at the largest VMA count reached.", NULL, 1e9)},
+    {SCALAR("map32", "max_vmas"), .unit = "vmas", .description = "Largest VMA count reached"},
+    {SCALAR("map32", "start_vmas"), .unit = "vmas",
+     .description = "VMA count when the measurement started"},
+    {SCALAR("threads", "stack_bytes"), .unit = "bytes",
+     .description = "Stack size of each created thread"},
+    {SCALAR("threads", "default_stack_lo"), .unit = "address",
+     .description = "Lowest address of a glibc-placed stack"},
+    {SCALAR("threads", "default_stack_hi"), .unit = "address",
+     .description = "Highest address of a glibc-placed stack"},
+    POLICY("default", "glibc's own stacks", HELP_RATE, HELP_KNEE, HELP_FAILURES, "default",
+           "Creates/s, default stacks, first bucket", NULL),
+    POLICY("low", "low (MAP_32BIT) stacks", NULL, NULL, NULL, "low", NULL,
+           "Lowest creates/s with low stacks"),
+    POLICY("high", "high (MAP_STACK) stacks", NULL, NULL, NULL, NULL, NULL, NULL),
+    {SCALAR("threads", "max_threads"), .unit = "threads",
+     .description = "Live threads reached (after clamping to host limits)",
+     PROM("threadwatch_threads_max", "Live threads the last threads run reached.", NULL, 1),
+     RUN("max", NULL, NULL)},
+};
+const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
+
+const struct catalog_probe catalog_probes[] = {
+    {"ctxsw", 20, "ratio", NULL},
+    {"threads", 40, "low_min_rate", NULL},
+    {"map32", 30, "fail_ns_at_max", "class"},
+};
+const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
+
+const struct catalog_metric *catalog_metric_find(const char *name)
+{
+	for (size_t i = 0; i < catalog_n_metrics; i++)
+		if (!strcmp(catalog_metrics[i].name, name))
+			return &catalog_metrics[i];
+	return NULL;
+}
+
+const struct catalog_probe *catalog_probe_find(const char *name)
+{
+	for (size_t i = 0; i < catalog_n_probes; i++)
+		if (!strcmp(catalog_probes[i].name, name))
+			return &catalog_probes[i];
+	return NULL;
+}
+
+const struct catalog_metric *catalog_scalar_find(const char *probe, const char *scalar)
+{
+	for (size_t i = 0; i < catalog_n_metrics; i++) {
+		const struct catalog_metric *m = &catalog_metrics[i];
+
+		if (m->scalar && !strcmp(m->probe, probe) && !strcmp(m->scalar, scalar))
+			return m;
+	}
+	return NULL;
+}
+
+static json_t *metric_json(const struct catalog_metric *m)
+{
+	json_t *prom = json_null();
+
+	if (m->prom.name)
+		prom = json_pack("{s:s,s:s,s:s?}", "name", m->prom.name, "type", m->prom.type,
+		                 "labels", m->prom.labels);
+	return json_pack("{s:s,s:s,s:s,s:s,s:b,s:s?,s:o}", "name", m->name, "probe", m->probe,
+	                 "unit", m->unit, "description", m->description, "key_figure", m->key,
+	                 "label", m->label, "prometheus", prom);
+}
+
+json_t *catalog_json(void)
+{
+	json_t *metrics = json_array(), *probes = json_array();
+
+	for (size_t i = 0; i < catalog_n_metrics; i++)
+		json_array_append_new(metrics, metric_json(&catalog_metrics[i]));
+	for (size_t i = 0; i < catalog_n_probes; i++) {
+		const struct catalog_probe *p = &catalog_probes[i];
+		char key[128];
+
+		snprintf(key, sizeof(key), "%s.%s", p->name, p->key_scalar);
+		json_array_append_new(probes,
+		                      json_pack("{s:s,s:f,s:s}", "name", p->name, "timeout_s",
+		                                p->timeout_s, "key_figure", key));
+	}
+	return json_pack("{s:o,s:o}", "metrics", metrics, "probes", probes);
+}

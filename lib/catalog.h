@@ -1,0 +1,70 @@
+/*
+ * catalog: the master copy of what threadwatch measures (as tmux's
+ * options-table.c is for its options). One table of metrics, each with its
+ * unit, description, key-figure flag and detection settings, Prometheus
+ * name and labels, and dashboard label; one table of the built-in probes.
+ * The API, /metrics, regression detection, the store's run listing, the
+ * CLI, the scheduler and the dashboard (GET /api/v1/catalog) all read it.
+ */
+#ifndef TW_CATALOG_H
+#define TW_CATALOG_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* How /metrics exports a metric (a gauge of the probe's last ok run). */
+struct catalog_prom {
+	const char *name;   /* threadwatch_...; NULL: not exported */
+	const char *type;   /* "gauge" */
+	const char *help;   /* on the family's first row only, else NULL */
+	const char *labels; /* fixed labels such as stack="low", or NULL */
+	double scale;       /* divides the stored value into the base unit (1e9: ns to s) */
+};
+
+struct catalog_metric {
+	const char *name; /* "probe.scalar", or "probe.series_at_x" for a series point */
+	const char *probe;
+	const char *scalar; /* NULL for a series point: */
+	const char *series; /* the median y of the series' points within */
+	double x;           /* DETECT_X_TOLERANCE of x */
+	const char *unit;   /* one of catalog_units */
+	const char *description;
+	int key;          /* a key figure: regression detection watches it */
+	double abs_floor; /* detection: a change must also be this large (0: none) */
+	/* The dashboard's title for it; the dashboard draws the history of
+	 * each metric with a label. NULL: none. */
+	const char *label;
+	struct catalog_prom prom;
+	/* `threadwatch run` shows it as "run_label VALUE [ci_lo, ci_hi]". */
+	const char *run_label, *ci_lo, *ci_hi;
+};
+
+struct catalog_probe {
+	const char *name;
+	double timeout_s;       /* default time limit of a run */
+	const char *key_scalar; /* the run's key figure in run listings */
+	const char *info;       /* an info entry `threadwatch run` also shows, or NULL */
+};
+
+extern const struct catalog_metric catalog_metrics[];
+extern const size_t catalog_n_metrics;
+/* The built-in probes, in the order a default run takes them. */
+extern const struct catalog_probe catalog_probes[];
+extern const size_t catalog_n_probes;
+/* The units a metric may have (NULL-terminated). */
+extern const char *const catalog_units[];
+
+/* The metric of that name, or NULL. */
+const struct catalog_metric *catalog_metric_find(const char *name);
+/* The built-in probe of that name, or NULL. */
+const struct catalog_probe *catalog_probe_find(const char *name);
+/* The metric of a probe's scalar, or NULL. */
+const struct catalog_metric *catalog_scalar_find(const char *probe, const char *scalar);
+
+/* {"metrics": [{"name", "probe", "unit", "description", "key_figure",
+ * "label" | null, "prometheus": {"name", "type", "labels"} | null}],
+ * "probes": [{"name", "timeout_s", "key_figure"}]}. New reference. */
+json_t *catalog_json(void);
+
+#endif
