@@ -17,12 +17,15 @@ const char *const catalog_units[] = {
 /* A row for the median of a series' points near x (detection only). */
 #define POINT(p, s, n) .name = p "." s "_at_" #n, .probe = p, .series = s, .x = n
 #define PROM(n, h, l, sc) .prom = {.name = n, .type = "gauge", .help = h, .labels = l, .scale = sc}
+#define PROM_NAN(n, h, l)                                                                          \
+	.prom = {.name = n, .type = "gauge", .help = h, .labels = l, .scale = 1, .nan_if_absent = 1}
 #define RUN(l, lo, hi) .run_label = l, .ci_lo = lo, .ci_hi = hi
 
-#define HELP_RATE "Thread creates per second in a bucket of the last threads run."
+#define HELP_RATE(b)                                                                               \
+	"Thread creates per second in the " b " of the last threads run, by stack policy."
 #define HELP_KNEE                                                                                  \
 	"Live threads at which the create rate fell below a tenth of its start, by stack "         \
-	"policy; absent when there is no knee."
+	"policy; NaN when there is no knee."
 #define HELP_FAILURES "MAP_32BIT mmap calls that failed in the last threads run, by stack policy."
 /* The log-log slopes of map32 run from 0.03 (flat) to 1 (linear): a
  * relative change alone means little near 0. */
@@ -30,29 +33,33 @@ const char *const catalog_units[] = {
 
 /* The figures of one stack policy of the threads probe; the help texts
  * go on the first policy's rows, `run` is its label in `threadwatch run`. */
-#define POLICY(p, what, h_rate, h_knee, h_fail, run, l_first, l_min)                               \
+/* The first, last and lowest bucket rates are three metrics rather than
+ * one with a bucket label, since a sum or average over buckets means
+ * nothing (Prometheus's "writing exporters" guide). */
+#define POLICY(p, what, h, run, l_first, l_min)                                                    \
 	{SCALAR("threads", p "_first_rate"),                                                       \
 	 .unit = "per_s",                                                                          \
 	 .label = l_first,                                                                         \
 	 .description = "Thread creates per second in the first bucket, " what,                    \
-	 PROM("threadwatch_threads_create_rate_per_second", h_rate,                                \
-	      "policy=\"" p "\",bucket=\"first\"", 1),                                             \
+	 PROM("threadwatch_threads_first_create_rate_per_second",                                  \
+	      h ? HELP_RATE("first bucket") : NULL, "policy=\"" p "\"", 1),                        \
 	 RUN(run, NULL, NULL)},                                                                    \
 	    {SCALAR("threads", p "_last_rate"), .unit = "per_s",                                   \
 	     .description = "Thread creates per second in the last bucket, " what,                 \
-	     PROM("threadwatch_threads_create_rate_per_second", NULL,                              \
-	          "policy=\"" p "\",bucket=\"last\"", 1)},                                         \
+	     PROM("threadwatch_threads_last_create_rate_per_second",                               \
+	          h ? HELP_RATE("last bucket") : NULL, "policy=\"" p "\"", 1)},                    \
 	    {SCALAR("threads", p "_min_rate"), .unit = "per_s", .label = l_min,                    \
 	     .description = "Lowest thread-create rate of any bucket, " what,                      \
-	     PROM("threadwatch_threads_create_rate_per_second", NULL,                              \
-	          "policy=\"" p "\",bucket=\"min\"", 1)},                                          \
+	     PROM("threadwatch_threads_min_create_rate_per_second",                                \
+	          h ? HELP_RATE("slowest bucket") : NULL, "policy=\"" p "\"", 1)},                 \
 	    {SCALAR("threads", p "_knee"), .unit = "threads", .key = 1,                            \
 	     .description = "Live threads where the create rate first fell below a tenth of the "  \
 	                    "first bucket, " what,                                                 \
-	     PROM("threadwatch_threads_knee", h_knee, "policy=\"" p "\"", 1)},                     \
+	     PROM_NAN("threadwatch_threads_knee", h ? HELP_KNEE : NULL, "policy=\"" p "\"")},      \
 	    {SCALAR("threads", p "_map32_failures"), .unit = "count",                              \
 	     .description = "MAP_32BIT mmap calls that failed, " what,                             \
-	     PROM("threadwatch_threads_map32_failures", h_fail, "policy=\"" p "\"", 1)},           \
+	     PROM("threadwatch_threads_map32_failures", h ? HELP_FAILURES : NULL,                  \
+	          "policy=\"" p "\"", 1)},                                                         \
 	    {POINT("threads", p "_median_ns", 64), .unit = "ns", .key = 1,                         \
 	     .description = "Median thread-create time near 64 live threads, " what},              \
 	    {POINT("threads", p "_median_ns", 512), .unit = "ns", .key = 1,                        \
@@ -103,11 +110,12 @@ const struct catalog_metric catalog_metrics[] = {
      RUN("ratio", "ratio_ci_lo", "ratio_ci_hi")},
     {SCALAR("ctxsw", "ratio_ci_lo"), .unit = "ratio",
      .description = "Lower bound of the 95% CI of the switch-time ratio",
-     PROM("threadwatch_ctxsw_ratio_ci", "Bounds of the 95% CI of the switch-time ratio.",
-          "bound=\"lower\"", 1)},
+     PROM("threadwatch_ctxsw_ratio_ci_lower", "Lower bound of the 95% CI of the switch-time ratio.",
+          NULL, 1)},
     {SCALAR("ctxsw", "ratio_ci_hi"), .unit = "ratio",
      .description = "Upper bound of the 95% CI of the switch-time ratio",
-     PROM("threadwatch_ctxsw_ratio_ci", NULL, "bound=\"upper\"", 1)},
+     PROM("threadwatch_ctxsw_ratio_ci_upper", "Upper bound of the 95% CI of the switch-time ratio.",
+          NULL, 1)},
     {SCALAR("ctxsw", "pairs"), .unit = "count",
      .description = "Paired low/high measurements taken"},
     {SCALAR("ctxsw", "switches_per_pair"), .unit = "count",
@@ -161,11 +169,10 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Lowest address of a glibc-placed stack"},
     {SCALAR("threads", "default_stack_hi"), .unit = "address",
      .description = "Highest address of a glibc-placed stack"},
-    POLICY("default", "glibc's own stacks", HELP_RATE, HELP_KNEE, HELP_FAILURES, "default",
-           "Creates/s, default stacks, first bucket", NULL),
-    POLICY("low", "low (MAP_32BIT) stacks", NULL, NULL, NULL, "low", NULL,
-           "Lowest creates/s with low stacks"),
-    POLICY("high", "high (MAP_STACK) stacks", NULL, NULL, NULL, NULL, NULL, NULL),
+    POLICY("default", "glibc's own stacks", 1, "default", "Creates/s, default stacks, first bucket",
+           NULL),
+    POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL, "Lowest creates/s with low stacks"),
+    POLICY("high", "high (MAP_STACK) stacks", 0, NULL, NULL, NULL),
     {SCALAR("threads", "max_threads"), .unit = "threads",
      .description = "Live threads reached (after clamping to host limits)",
      PROM("threadwatch_threads_max", "Live threads the last threads run reached.", NULL, 1),

@@ -20,6 +20,8 @@ struct catalog_prom {
 	const char *help;   /* on the family's first row only, else NULL */
 	const char *labels; /* fixed labels such as stack="low", or NULL */
 	double scale;       /* divides the stored value into the base unit (1e9: ns to s) */
+	int nan_if_absent;  /* exported as NaN when the probe's last run has no value, so
+	                       that the series always exists (a knee that did not occur) */
 };
 
 struct catalog_metric {

@@ -189,8 +189,8 @@ wait_promql 'threadwatch_ctxsw_ratio{instance="h2"}' '.[0].value[1] == "0.85"'
 
 # dash_expr JQ-PATH WINDOW: a dashboard query with Grafana's variables filled in.
 dash_expr() {
-	jq -r "$1" "$DASH" | sed -e 's/\$instance/.*/g' -e "s/\\\$window/$2/g" \
-		-e 's/\$min_change/5/g'
+	jq -r "$1" "$DASH" | sed -e 's/\$instance/.*/g' -e 's/\$job/.*/g' -e "s/\\\$window/$2/g" \
+		-e 's/\$min_change/5/g' -e 's/\$__range/1h/g'
 }
 # The window reaches back to the middle of the scrapes before the upgrade.
 w=$(echo "($(date +%s.%N) - ($t0 + $t1) / 2 + 0.999) / 1" | bc)s
@@ -221,7 +221,8 @@ ok "the kernel-upgrade panels list h2 only (ratio $(printf '%.1f' "$want") %), n
 # Every query of the dashboard is valid PromQL and every variable is known.
 n=0
 while IFS= read -r q; do
-	q=$(sed -e 's/\$instance/.*/g' -e "s/\\\$window/$w/g" -e 's/\$min_change/5/g' <<<"$q")
+	q=$(sed -e 's/\$instance/.*/g' -e 's/\$job/.*/g' -e "s/\\\$window/$w/g" -e 's/\$min_change/5/g' \
+		-e 's/\$__range/1h/g' <<<"$q")
 	[[ "$q" == *'$'[a-z_]* ]] && fail "unknown variable in: $q"
 	promql "$q"
 	n=$((n + 1))

@@ -41,6 +41,7 @@ static const char *const own_families[] = {
     "threadwatch_probe_last_run_success",
     "threadwatch_probe_last_ok_timestamp_seconds",
     "threadwatch_probe_runs_total",
+    "threadwatch_probe_failures_total",
     "threadwatch_last_cycle_timestamp_seconds",
     "threadwatch_last_cycle_duration_seconds",
     "threadwatch_host_change_timestamp_seconds",
