@@ -104,7 +104,7 @@ typedef unsigned api_handler_fn(const struct api_ctx *ctx, const struct api_targ
 
 api_handler_fn api_host, api_recommendation, api_runs, api_run, api_series, api_metrics,
     api_headroom, api_status;
-/* GET /api/v1/events: the regression events (store_api_events). */
+/* GET /api/v1/events: the regression events (store_read_events). */
 api_handler_fn api_events;
 
 /* Copies src with every byte outside printable ASCII replaced by '?', so
