@@ -185,6 +185,12 @@ $(B)/tests/%: tests/tools/%.c $(TEST_LIBS) | $(B)/tests
 $(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(TEST_LIBS) | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
+# The API harness links the request parser alone (and the pure asset path
+# check): no store, SQLite, jansson or HTTP library.
+$(B)/tests/replay_fuzz_api: tests/fuzz/fuzz_api.c tests/fuzz/replay.c $(B)/daemon/api_parse.o \
+		$(B)/daemon/asset.o $(B)/libtw.a | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lz -lm
+
 $(B)/lib $(B)/daemon $(B)/cli $(B)/probes/lib $(B)/tests $(B)/fuzz:
 	mkdir -p $@
 

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "store_query.h"
+
 struct store;
 
 enum store_flags {
@@ -102,13 +104,6 @@ int store_read_host(struct store *st, json_t **out);
  * reasons, figures}) plus "id", "computed_ms", "computed_at", "inputs" and
  * "run_ids": [..]. */
 int store_read_recommendation(struct store *st, json_t **out);
-struct store_runs_query {
-	const char *probe;          /* NULL: any */
-	const char *status;         /* NULL: any */
-	int64_t since_ms, until_ms; /* 0: open */
-	int64_t cursor;             /* return runs with id < cursor; 0: from the newest */
-	int limit;                  /* 1..500 */
-};
 /* runs: {"runs": [run, ...] newest first, "next_cursor": id | null}; each
  * run is {"id", "probe", "status", "reason", "cycle_id" (or null),
  * "started_ms", "started_at", "ended_ms", "duration_s", "key_figure":
@@ -175,12 +170,6 @@ int store_event_insert(struct store *st, int64_t now_ms, const json_t *event, in
  * of its last event, or 0 when it has none. */
 int store_event_last_ref(struct store *st, const char *metric, int64_t *ref_id);
 
-struct store_events_query {
-	const char *metric; /* NULL: any */
-	int64_t since_ms,
-	    until_ms; /* filter t_ms (when the change began), both inclusive; 0: open */
-	int limit;    /* 1..1000 */
-};
 /* events: {"events": [event plus "id" and "recorded_ms", ...] newest change
  * first, "more": bool (the limit cut the list), "total": the number of
  * events that match without the limit}. An empty list is not an error. */
