@@ -123,7 +123,7 @@ int store_read_run(struct store *st, int64_t id, json_t **out);
  *  "markers": [{"t", "diff"}] (host fingerprint changes in the range)}.
  * -EINVAL for a bad range or step, -ENOENT for an unknown metric. */
 int store_read_series(struct store *st, const char *metric, int64_t since_ms, int64_t until_ms,
-                     int64_t step_ms, json_t **out);
+                      int64_t step_ms, json_t **out);
 int store_read_metric_names(struct store *st, json_t **out); /* [{name, unit}] */
 /* headroom: {"computed_ms", "computed_at", "headroom": what was recorded}. */
 int store_read_headroom(struct store *st, json_t **out);
