@@ -19,13 +19,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "builtin.h"
-#include "fingerprint.h"
 #include "storep.h"
 #include "xmalloc.h"
 

@@ -156,7 +156,7 @@ int store_data_version(struct store *st, int64_t *version);
 /* Runs PRAGMA integrity_check; 0 when "ok", -EBADMSG otherwise. */
 int store_check(struct store *st, char *err, size_t errlen);
 
-/* ---- regression events (daemon/detect.h, doc/regression.md) ----------- */
+/* ---- regression events (lib/detect.h, doc/regression.md) ----------- */
 
 /* Records one event, an object as detect_event_json() builds it ("kind",
  * "metric", "t_ms", "detected_ms" and "run_id" or "recommendation_id" are

@@ -1,10 +1,9 @@
 /*
- * store_events: regression events (daemon/detect.h, doc/regression.md):
+ * store_events: regression events (lib/detect.h, doc/regression.md):
  * recording them, where detection resumes, and the histories of key
  * figures and verdicts that detection reads.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

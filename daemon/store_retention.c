@@ -3,14 +3,7 @@
  * batches of short transactions, keeping the latest of everything
  * (daemon/store.h, store_retention()).
  */
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "storep.h"
-#include "xmalloc.h"
 
 #define STORE_BATCH 1000
 #define MS_PER_DAY INT64_C(86400000)

@@ -2,7 +2,8 @@
  * store_write: writes what the daemon measured (daemon/store.h): each probe
  * run with its document, samples and series points in one transaction,
  * cycles, fingerprints, recommendations, headroom and the small state the
- * scheduler publishes.
+ * scheduler publishes, with the few reads of them the scheduler and the
+ * response cache need (the last cycle, a state value, the data version).
  */
 #include <errno.h>
 #include <inttypes.h>

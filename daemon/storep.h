@@ -2,8 +2,8 @@
  * storep: what the parts of the store share (daemon/store.c, store_write.c,
  * store_read.c, store_events.c, store_retention.c) and nobody else may
  * include: the handle, the statement ids of the table in store.c, named
- * binds, the transaction wrapper and the column and JSON helpers. Every
- * helper returns 0 or -errno with a message for store_last_error().
+ * binds, the transaction wrapper and the column and JSON helpers. Helpers
+ * that can fail return -errno with a message for store_last_error().
  */
 #ifndef TW_STOREP_H
 #define TW_STOREP_H
