@@ -98,7 +98,8 @@ PROBE_NAMES := ctxsw threads map32
 # into libtwd.a for the unit tests.
 DAEMON_MAIN := daemon/threadwatchd.c
 DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/events.c \
-	daemon/store.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
+	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
+	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
 	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c
@@ -185,6 +186,12 @@ $(B)/tests/%: tests/tools/%.c $(TEST_LIBS) | $(B)/tests
 
 $(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(TEST_LIBS) | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+# The API harness links the request parser alone (and the pure asset path
+# check): no store, SQLite, jansson or HTTP library.
+$(B)/tests/replay_fuzz_api: tests/fuzz/fuzz_api.c tests/fuzz/replay.c $(B)/daemon/api_parse.o \
+		$(B)/daemon/asset.o $(B)/libtw.a | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lz -lm
 
 $(B)/lib $(B)/daemon $(B)/cli $(B)/probes/lib $(B)/tests $(B)/fuzz:
 	mkdir -p $@

@@ -741,7 +741,8 @@ class Bench:
                     "The daemon's profile while answering it in a loop shows the time in SQLite's "
                     "virtual machine decoding those rows, not in JSON or HTTP:\n\n"
                     + (f"```\n{dso}\n\n{ex}\n```\n\n" if ex else "")
-                    + "The fix belongs in daemon/store.c: keep an hourly rollup (metric_id, hour, min, "
+                    + "The fix belongs in the store (daemon/store_write.c, store_read.c): keep an hourly "
+                    "rollup (metric_id, hour, min, "
                     "max, sum, n), updated in the same transaction as the run's samples and trimmed by "
                     "retention, and answer any step of an hour or more from it; a one-year query then "
                     "reads about 8,760 rows instead of about 105,000. Giving the read-only handle "

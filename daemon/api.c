@@ -52,14 +52,14 @@ unsigned api_host(const struct api_ctx *ctx, const struct api_target *t, const c
                   json_t **body, struct api_error *err)
 {
 	(void)arg;
-	return simple(t, store_api_host, ctx, body, err, "no host fingerprint recorded yet");
+	return simple(t, store_read_host, ctx, body, err, "no host fingerprint recorded yet");
 }
 
 unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                             json_t **body, struct api_error *err)
 {
 	(void)arg;
-	return simple(t, store_api_recommendation, ctx, body, err,
+	return simple(t, store_read_recommendation, ctx, body, err,
 	              "no recommendation yet: it is computed after the first cycle");
 }
 
@@ -72,7 +72,7 @@ unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, con
 	size_t i;
 
 	(void)arg;
-	status = simple(t, store_api_headroom, ctx, body, err, "no headroom recorded yet");
+	status = simple(t, store_read_headroom, ctx, body, err, "no headroom recorded yet");
 	if (status != 200)
 		return status;
 	limits = headroom_limits(json_object_get(*body, "headroom"));
@@ -106,7 +106,7 @@ unsigned api_runs(const struct api_ctx *ctx, const struct api_target *t, const c
 	(void)arg;
 	if (api_parse_runs_query(t, &q, err) < 0)
 		return err->status;
-	rc = store_api_runs(ctx->st, &q, body);
+	rc = store_read_runs(ctx->st, &q, body);
 	if (rc < 0)
 		return store_fail(err, rc, "no runs");
 	return 200;
@@ -121,7 +121,7 @@ unsigned api_events(const struct api_ctx *ctx, const struct api_target *t, const
 	(void)arg;
 	if (api_parse_events_query(t, &q, err) < 0)
 		return err->status;
-	rc = store_api_events(ctx->st, &q, body);
+	rc = store_read_events(ctx->st, &q, body);
 	if (rc < 0)
 		return store_fail(err, rc, "no events");
 	return 200;
@@ -138,7 +138,7 @@ unsigned api_run(const struct api_ctx *ctx, const struct api_target *t, const ch
 		    err, 400, "path parameter 'id' must be a positive run id, not \"%.32s\"", arg);
 	if (api_check_params(t, no_params, err) < 0)
 		return err->status;
-	rc = store_api_run(ctx->st, id, body);
+	rc = store_read_run(ctx->st, id, body);
 	if (rc == -ENOENT)
 		return api_fail(err, 404, "no run %lld", (long long)id);
 	return rc < 0 ? store_fail(err, rc, "") : 200;
@@ -163,7 +163,7 @@ static int series_narrowed(struct store *st, struct api_series_query *q, json_t 
 	int rc;
 
 	for (int pass = 0;; pass++) {
-		rc = store_api_series(st, q->metric, q->since_ms, q->until_ms, q->step_ms, out);
+		rc = store_read_series(st, q->metric, q->since_ms, q->until_ms, q->step_ms, out);
 		if (rc < 0 || pass == 3)
 			return rc;
 		first = json_array_get(json_object_get(*out, "points"), 0);
@@ -194,7 +194,7 @@ unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const
 	if (!q.since_given && q.step_auto)
 		rc = series_narrowed(ctx->st, &q, body);
 	else
-		rc = store_api_series(ctx->st, q.metric, q.since_ms, q.until_ms, q.step_ms, body);
+		rc = store_read_series(ctx->st, q.metric, q.since_ms, q.until_ms, q.step_ms, body);
 	if (rc == -ENOENT)
 		return api_fail(err, 404, "no metric \"%s\" (see /api/v1/metrics)", q.metric);
 	if (rc == -EINVAL)
@@ -221,7 +221,7 @@ unsigned api_metrics(const struct api_ctx *ctx, const struct api_target *t, cons
 	(void)arg;
 	if (api_check_params(t, no_params, err) < 0)
 		return err->status;
-	rc = store_api_metric_names(ctx->st, &names);
+	rc = store_read_metric_names(ctx->st, &names);
 	if (rc < 0 && rc != -ENOENT)
 		return store_fail(err, rc, "");
 	list = json_array();
@@ -311,7 +311,7 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
 		    *body, status_keys[i].key,
 		    state_value(ctx->st, status_keys[i].key, status_keys[i].kind, &rc));
 	if (rc == 0)
-		rc = store_api_snapshot(ctx->st, &snap);
+		rc = store_read_snapshot(ctx->st, &snap);
 	if (rc < 0) {
 		json_decref(*body);
 		*body = NULL;

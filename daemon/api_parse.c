@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
+#include "api_parse.h"
 #include "xmalloc.h"
 
 /* The latest instant accepted anywhere: 9999-12-31T23:59:59Z. */

@@ -33,7 +33,7 @@ static int fp_table_load(struct store *st, struct fp_table *t)
 {
 	const json_t *h;
 	size_t i;
-	int r = store_api_host(st, &t->host);
+	int r = store_read_host(st, &t->host);
 
 	if (r == -ENOENT)
 		return 0;

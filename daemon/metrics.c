@@ -403,7 +403,7 @@ void metrics_format(const json_t *snap, char **text, size_t *len)
 int metrics_render(struct store *st, char **text, size_t *len)
 {
 	json_t *snap = NULL;
-	int rc = store_api_snapshot(st, &snap);
+	int rc = store_read_snapshot(st, &snap);
 
 	if (rc < 0)
 		return rc;

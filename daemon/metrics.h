@@ -13,7 +13,7 @@
 
 struct store;
 
-/* Formats a store_api_snapshot() object. Never fails; *text is malloc'd
+/* Formats a store_read_snapshot() object. Never fails; *text is malloc'd
  * and NUL-terminated, *len its length. */
 void metrics_format(const json_t *snapshot, char **text, size_t *len);
 

@@ -1,9 +1,11 @@
 /*
- * store: the SQLite database of probe runs, samples, points, fingerprints,
- * cycles, recommendations and headroom (see daemon/store.h). The only file
- * that calls SQLite: every statement is in the table below, every value is
- * bound by name, every write is one explicit transaction, and every SQLite
- * error goes through store_fail() to a -errno and a message.
+ * store: opens, locks and migrates the SQLite database (see daemon/store.h),
+ * runs transactions, turns SQLite errors into -errno and a message, and
+ * holds the table of every statement the store runs. The other parts
+ * (store_write.c, store_read.c, store_events.c, store_retention.c) share
+ * daemon/storep.h; only these files call SQLite: every statement is in the
+ * table below, every value is bound by name, every write is one explicit
+ * transaction, and every SQLite error goes through store_fail().
  */
 #include <assert.h>
 #include <errno.h>
@@ -17,96 +19,16 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "builtin.h"
-#include "catalog.h"
-#include "fingerprint.h"
-#include "store.h"
+#include "storep.h"
 #include "xmalloc.h"
 
 #define STORE_APP_ID 0x54576462u /* "TWdb", set by sql/schema.sql */
 #define STORE_BUSY_MS 5000
-#define STORE_RAW_MAX 65536
-#define STORE_BATCH 1000
-#define MS_PER_DAY INT64_C(86400000)
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-/* Every statement the store runs. */
-enum query {
-	Q_BEGIN,
-	Q_BEGIN_WRITE,
-	Q_COMMIT,
-	Q_ROLLBACK,
-	Q_USER_VERSION,
-	Q_APP_ID,
-	Q_OBJECTS,
-	Q_QUICK_CHECK,
-	Q_INTEGRITY,
-	Q_FK_CHECK,
-	Q_WAL,
-	Q_RUN_ADD,
-	Q_DOC_ADD,
-	Q_TOTAL_BUMP,
-	Q_METRIC_GET,
-	Q_METRIC_ADD,
-	Q_METRIC_UNIT,
-	Q_SAMPLE_ADD,
-	Q_SERIES_ADD,
-	Q_POINT_ADD,
-	Q_CYCLE_ADD,
-	Q_CYCLE_END,
-	Q_CYCLE_LAST,
-	Q_FP_LATEST,
-	Q_FP_SEEN,
-	Q_FP_ADD,
-	Q_FP_ALL,
-	Q_REC_ADD,
-	Q_REC_RUN_ADD,
-	Q_REC_LATEST,
-	Q_REC_RUNS,
-	Q_HEADROOM_ADD,
-	Q_HEADROOM_LATEST,
-	Q_STATE_SET,
-	Q_STATE_GET,
-	Q_DATA_VERSION,
-	Q_TABLES_V1,
-	Q_LATEST_OK,
-	Q_RUNS_PAGE,
-	Q_RUNS_PAGE_PROBE,
-	Q_RUNS_PAGE_STATUS,
-	Q_RUN_KEY,
-	Q_RUN_GET,
-	Q_RUN_SAMPLES,
-	Q_RUN_POINTS,
-	Q_SERIES_SEEK,
-	Q_SERIES_GROUP,
-	Q_MARKERS,
-	Q_METRIC_NAMES,
-	Q_SNAP_PROBES,
-	Q_RUN_TIMES,
-	Q_TOTALS,
-	Q_RET_RUNS,
-	Q_RET_DOCS,
-	Q_RET_SERIES,
-	Q_RET_PRUNE,
-	Q_RET_RECS,
-	Q_RET_HEADROOM,
-	Q_RET_CYCLES,
-	Q_EVENT_ADD,
-	Q_EVENT_LAST_REF,
-	Q_EVENTS_PAGE,
-	Q_EVENTS_COUNT,
-	Q_EVENT_TOTALS,
-	Q_HIST_SCALAR,
-	Q_HIST_POINT,
-	Q_VERDICTS,
-	Q_RUN_BACK,
-	Q__COUNT
-};
 
 /* The columns every run listing reads, in this order. */
 #define RUN_COLS "id, probe, status, reason, cycle_id, started_ms, ended_ms"
@@ -294,18 +216,9 @@ static const char *const settings_ro[] = {
     "PRAGMA query_only = ON",
 };
 
-struct store {
-	pthread_mutex_t lock; /* serialises every call on the handle */
-	sqlite3 *db;
-	sqlite3_stmt *stmt[Q__COUNT];
-	int flags;
-	int lock_fd; /* flock'ed "<path>.lock" of a writer, or -1 */
-	char *path;
-};
-
 /* ---- errors ------------------------------------------------------------ */
 
-static _Thread_local char store_msg[512];
+_Thread_local char store_msg[512];
 
 const char *store_last_error(void)
 {
@@ -313,7 +226,7 @@ const char *store_last_error(void)
 }
 
 /* Sets the message (which may quote the previous one) and returns err. */
-static int __attribute__((format(printf, 2, 3))) seterr(int err, const char *fmt, ...)
+int __attribute__((format(printf, 2, 3))) seterr(int err, const char *fmt, ...)
 {
 	char buf[sizeof(store_msg)];
 	va_list ap;
@@ -384,28 +297,6 @@ static int store_fail(struct store *st, int rc, const char *what)
 
 /* ---- statements ------------------------------------------------------- */
 
-enum bind_type { BT_NULL, BT_INT, BT_REAL, BT_TEXT, BT_BLOB };
-
-struct bind {
-	const char *name;
-	enum bind_type type;
-	int optional; /* the statement need not use the name */
-	int64_t i;
-	double d;
-	const void *p;
-	size_t n;
-};
-
-/* clang-format off */
-#define B_INT(nm, v) {.name = (nm), .type = BT_INT, .i = (v)}
-#define B_REAL(nm, v) {.name = (nm), .type = BT_REAL, .d = (v)}
-/* A text, or NULL. */
-#define B_TEXT(nm, v) {.name = (nm), .type = BT_TEXT, .p = (v)}
-#define B_BLOB(nm, v, len) {.name = (nm), .type = BT_BLOB, .p = (v), .n = (len)}
-/* An id, or NULL when it is not positive. */
-#define B_ID(nm, v) {.name = (nm), .type = (v) > 0 ? BT_INT : BT_NULL, .i = (v)}
-/* clang-format on */
-
 static int bind_one(sqlite3_stmt *s, const struct bind *b)
 {
 	int idx = sqlite3_bind_parameter_index(s, b->name);
@@ -436,8 +327,7 @@ static int bind_one(sqlite3_stmt *s, const struct bind *b)
 }
 
 /* The prepared statement q with the values bound, ready to step. */
-static int stmt_get(struct store *st, enum query q, const struct bind *b, size_t n,
-                    sqlite3_stmt **out)
+int stmt_get(struct store *st, enum query q, const struct bind *b, size_t n, sqlite3_stmt **out)
 {
 	sqlite3_stmt *s = st->stmt[q];
 	int rc;
@@ -461,7 +351,7 @@ static int stmt_get(struct store *st, enum query q, const struct bind *b, size_t
 }
 
 /* Steps s: 1 with a row, 0 when done, or -errno. */
-static int stmt_step(struct store *st, sqlite3_stmt *s, const char *what)
+int stmt_step(struct store *st, sqlite3_stmt *s, const char *what)
 {
 	int rc = sqlite3_step(s);
 
@@ -474,8 +364,8 @@ static int stmt_step(struct store *st, sqlite3_stmt *s, const char *what)
 
 /* Runs a statement to completion; *changes (may be NULL) gets the count of
  * rows it changed. */
-static int stmt_exec(struct store *st, enum query q, const struct bind *b, size_t n,
-                     const char *what, int64_t *changes)
+int stmt_exec(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
+              int64_t *changes)
 {
 	sqlite3_stmt *s = NULL;
 	int r = stmt_get(st, q, b, n, &s);
@@ -489,8 +379,8 @@ static int stmt_exec(struct store *st, enum query q, const struct bind *b, size_
 }
 
 /* Runs a statement that yields one integer: 1 with *v set, 0 without a row. */
-static int stmt_int(struct store *st, enum query q, const struct bind *b, size_t n,
-                    const char *what, int64_t *v)
+int stmt_int(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
+             int64_t *v)
 {
 	sqlite3_stmt *s = NULL;
 	int r = stmt_get(st, q, b, n, &s);
@@ -501,19 +391,19 @@ static int stmt_int(struct store *st, enum query q, const struct bind *b, size_t
 	return r;
 }
 
-static const char *col_text(sqlite3_stmt *s, int i)
+const char *col_text(sqlite3_stmt *s, int i)
 {
 	return (const char *)sqlite3_column_text(s, i);
 }
 
-static int col_null(sqlite3_stmt *s, int i)
+int col_null(sqlite3_stmt *s, int i)
 {
 	return sqlite3_column_type(s, i) == SQLITE_NULL;
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static json_t *jcheck(json_t *j)
+json_t *jcheck(json_t *j)
 {
 	if (!j) {
 		fprintf(stderr, "threadwatch: out of memory building JSON\n");
@@ -552,7 +442,7 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 
 /* Text from the database as a JSON string; bytes that are not UTF-8
  * become U+FFFD, so nothing a probe printed can break the response. */
-static json_t *jtextn(const void *data, size_t n)
+json_t *jtextn(const void *data, size_t n)
 {
 	const unsigned char *p = data;
 	char *buf;
@@ -578,54 +468,18 @@ static json_t *jtextn(const void *data, size_t n)
 	return j;
 }
 
-static json_t *jtext(const char *s)
+json_t *jtext(const char *s)
 {
 	return s ? jtextn(s, strlen(s)) : json_null();
 }
 
-static json_t *jnum(double d)
-{
-	return isfinite(d) ? jcheck(json_real(d)) : json_null();
-}
-
-static json_t *jint(int64_t v)
+json_t *jint(int64_t v)
 {
 	return jcheck(json_integer(v));
 }
 
-/* Sets o[key] = v, stealing v; a key that is not UTF-8 is cleaned first. */
-static void jset(json_t *o, const char *key, json_t *v)
-{
-	json_t *k;
-
-	if (json_object_set(o, key, v) < 0) {
-		k = jtext(key);
-		if (json_object_set(o, json_string_value(k), v) < 0)
-			jcheck(NULL);
-		json_decref(k);
-	}
-	json_decref(v);
-}
-
-static json_t *col_int_json(sqlite3_stmt *s, int i)
-{
-	return col_null(s, i) ? json_null() : jint(sqlite3_column_int64(s, i));
-}
-
-static json_t *col_real_json(sqlite3_stmt *s, int i)
-{
-	return col_null(s, i) ? json_null() : jnum(sqlite3_column_double(s, i));
-}
-
-static json_t *col_text_json(sqlite3_stmt *s, int i)
-{
-	const void *p = sqlite3_column_blob(s, i);
-
-	return p ? jtextn(p, (size_t)sqlite3_column_bytes(s, i)) : json_null();
-}
-
 /* A JSON column parsed (NULL column: json null). -EBADMSG when damaged. */
-static int col_json(sqlite3_stmt *s, int i, const char *what, json_t **out)
+int col_json(sqlite3_stmt *s, int i, const char *what, json_t **out)
 {
 	json_error_t jerr;
 	const char *t = col_text(s, i);
@@ -640,25 +494,9 @@ static int col_json(sqlite3_stmt *s, int i, const char *what, json_t **out)
 	return 0;
 }
 
-/* Unix ms as RFC 3339 UTC with milliseconds. */
-static json_t *jtime(int64_t ms)
-{
-	int64_t secs = ms / 1000 - (ms % 1000 < 0);
-	time_t t = (time_t)secs;
-	struct tm tm;
-	char buf[48];
-
-	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999)
-		return json_null();
-	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-	         (int)(ms - secs * 1000));
-	return jcheck(json_string(buf));
-}
-
 /* Compact text of a JSON value for a JSON column; flags may add
  * JSON_SORT_KEYS for a canonical form. */
-static int json_text(const json_t *j, size_t flags, const char *what, char **out)
+int json_text(const json_t *j, size_t flags, const char *what, char **out)
 {
 	*out = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | flags);
 	if (!*out)
@@ -667,8 +505,6 @@ static int json_text(const json_t *j, size_t flags, const char *what, char **out
 }
 
 /* ---- transactions and locking ---------------------------------------------- */
-
-typedef int store_fn(struct store *st, void *ctx);
 
 static void stmts_reset(struct store *st)
 {
@@ -709,7 +545,7 @@ static int tx_run(struct store *st, int write, store_fn *fn, void *ctx)
 }
 
 /* Every public call that touches the database goes through here. */
-static int store_call(struct store *st, int write, store_fn *fn, void *ctx)
+int store_call(struct store *st, int write, store_fn *fn, void *ctx)
 {
 	int r;
 
@@ -721,6 +557,24 @@ static int store_call(struct store *st, int write, store_fn *fn, void *ctx)
 	else
 		r = tx_run(st, write, fn, ctx);
 	pthread_mutex_unlock(&st->lock);
+	return r;
+}
+
+/* Runs a read and hands over its result, or frees it on failure. */
+int read_call(struct store *st, store_fn *fn, struct read_args *c, json_t **out, json_t **out2)
+{
+	int r = store_call(st, 0, fn, c);
+
+	if (r < 0) {
+		json_decref(c->out);
+		json_decref(c->out2);
+		c->out = c->out2 = NULL;
+	}
+	*out = c->out;
+	if (out2)
+		*out2 = c->out2;
+	else
+		json_decref(c->out2);
 	return r;
 }
 
@@ -1136,1524 +990,6 @@ void store_close(struct store *st)
 	pthread_mutex_destroy(&st->lock);
 	free(st->path);
 	free(st);
-}
-
-/* ---- writing runs ---------------------------------------------------------- */
-
-/* The id of metric `name`, added (or its unit updated) as needed. */
-static int metric_id(struct store *st, const char *name, const char *unit, int64_t *id)
-{
-	sqlite3_stmt *s = NULL;
-	const struct bind b[] = {B_TEXT(":name", name)};
-	int r = stmt_get(st, Q_METRIC_GET, b, 1, &s), unit_same = 0;
-
-	if (r >= 0 && (r = stmt_step(st, s, name)) > 0) {
-		*id = sqlite3_column_int64(s, 0);
-		unit_same = !strcmp(col_text(s, 1), unit);
-	}
-	sqlite3_reset(s);
-	if (r > 0 && !unit_same) {
-		const struct bind u[] = {B_INT(":id", *id), B_TEXT(":unit", unit)};
-
-		r = stmt_exec(st, Q_METRIC_UNIT, u, ARRAY_SIZE(u), name, NULL);
-	} else if (r == 0) {
-		const struct bind a[] = {B_TEXT(":name", name), B_TEXT(":unit", unit)};
-
-		r = stmt_exec(st, Q_METRIC_ADD, a, ARRAY_SIZE(a), name, NULL);
-		*id = sqlite3_last_insert_rowid(st->db);
-	}
-	return r < 0 ? r : 0;
-}
-
-static int finite_number(const json_t *j, double *v)
-{
-	if (!json_is_number(j))
-		return 0;
-	*v = json_number_value(j);
-	return isfinite(*v);
-}
-
-static int samples_insert(struct store *st, const struct store_run *run, int64_t run_id,
-                          const json_t *scalars)
-{
-	const char *name;
-	json_t *sc;
-	int r = 0;
-
-	if (scalars && !json_is_object(scalars))
-		return seterr(-EINVAL, "scalars: not an object");
-	json_object_foreach((json_t *)(uintptr_t)scalars, name, sc)
-	{
-		const char *unit = json_string_value(json_object_get(sc, "unit"));
-		char *metric;
-		int64_t mid = 0;
-		double v;
-
-		if (!finite_number(json_object_get(sc, "value"), &v))
-			return seterr(-EINVAL, "scalars.%s.value: not a finite number", name);
-		if (!unit)
-			return seterr(-EINVAL, "scalars.%s.unit: not a string", name);
-		xasprintf(&metric, "%s.%s", run->probe, name);
-		r = metric_id(st, metric, unit, &mid);
-		if (r >= 0) {
-			const struct bind b[] = {B_INT(":metric_id", mid),
-			                         B_INT(":t", run->started_ms),
-			                         B_INT(":run_id", run_id), B_REAL(":value", v)};
-
-			r = stmt_exec(st, Q_SAMPLE_ADD, b, ARRAY_SIZE(b), metric, NULL);
-		}
-		free(metric);
-		if (r < 0)
-			return seterr(r, "scalars.%s: %s", name, store_last_error());
-	}
-	return 0;
-}
-
-static int points_insert(struct store *st, int64_t series_id, const char *name,
-                         const json_t *points)
-{
-	size_t i;
-	json_t *p;
-	int r;
-
-	if (!json_is_array(points))
-		return seterr(-EINVAL, "series.%s.points: not an array", name);
-	json_array_foreach(points, i, p)
-	{
-		double x, y;
-
-		if (json_array_size(p) != 2 || !finite_number(json_array_get(p, 0), &x) ||
-		    !finite_number(json_array_get(p, 1), &y))
-			return seterr(-EINVAL,
-			              "series.%s.points[%zu]: not a pair of finite numbers", name,
-			              i);
-		const struct bind b[] = {B_INT(":series_id", series_id), B_INT(":i", (int64_t)i),
-		                         B_REAL(":x", x), B_REAL(":y", y)};
-		r = stmt_exec(st, Q_POINT_ADD, b, ARRAY_SIZE(b), name, NULL);
-		if (r < 0)
-			return seterr(r, "series.%s.points[%zu]: %s", name, i, store_last_error());
-	}
-	return 0;
-}
-
-static int series_insert(struct store *st, int64_t run_id, const json_t *series)
-{
-	const char *name;
-	json_t *se;
-	int r;
-
-	if (series && !json_is_object(series))
-		return seterr(-EINVAL, "series: not an object");
-	json_object_foreach((json_t *)(uintptr_t)series, name, se)
-	{
-		const char *xu = json_string_value(json_object_get(se, "x_unit"));
-		const char *yu = json_string_value(json_object_get(se, "y_unit"));
-		const struct bind b[] = {B_INT(":run_id", run_id), B_TEXT(":name", name),
-		                         B_TEXT(":x_unit", xu), B_TEXT(":y_unit", yu)};
-
-		if (!xu || !yu)
-			return seterr(-EINVAL, "series.%s: x_unit or y_unit is not a string", name);
-		r = stmt_exec(st, Q_SERIES_ADD, b, ARRAY_SIZE(b), name, NULL);
-		if (r < 0)
-			return seterr(r, "series.%s: %s", name, store_last_error());
-		r = points_insert(st, sqlite3_last_insert_rowid(st->db), name,
-		                  json_object_get(se, "points"));
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-struct run_insert {
-	const struct store_run *run;
-	int64_t id;
-};
-
-static int run_insert_tx(struct store *st, void *ctx)
-{
-	struct run_insert *c = ctx;
-	const struct store_run *run = c->run;
-	const int error = !strcmp(run->status, "error");
-	const json_t *doc = error ? NULL : run->doc;
-	char *doc_text = NULL, *params = NULL, *raw_doc = NULL;
-	const char *raw = NULL;
-	int r = 0;
-
-	if (doc && !json_is_object(doc))
-		return seterr(-EINVAL, "the document is not an object");
-	if (doc)
-		r = json_text(doc, 0, "the document", &doc_text);
-	if (r >= 0 && doc && json_object_get(doc, "params"))
-		r = json_text(json_object_get(doc, "params"), 0, "params", &params);
-	if (r >= 0 && error) {
-		raw = run->raw;
-		if (!raw && run->doc && json_text(run->doc, 0, "the document", &raw_doc) >= 0)
-			raw = raw_doc;
-	}
-	if (r >= 0) {
-		const struct bind b[] = {
-		    B_ID(":cycle_id", run->cycle_id),
-		    B_TEXT(":probe", run->probe),
-		    B_INT(":started_ms", run->started_ms),
-		    B_INT(":ended_ms", run->ended_ms),
-		    B_TEXT(":status", run->status),
-		    B_TEXT(":reason", run->reason),
-		    B_TEXT(":params", params),
-		    B_REAL(":loadavg1", run->loadavg1),
-		    B_REAL(":steal_pct", run->steal_pct),
-		    B_REAL(":cpu_s", run->cpu_s),
-		};
-		r = stmt_exec(st, Q_RUN_ADD, b, ARRAY_SIZE(b), "the run", NULL);
-	}
-	c->id = sqlite3_last_insert_rowid(st->db);
-	if (r >= 0 && (doc_text || raw)) {
-		size_t raw_len = raw == run->raw && run->raw_len ? run->raw_len
-		                 : raw                           ? strlen(raw)
-		                                                 : 0;
-		const struct bind b[] = {
-		    B_INT(":run_id", c->id),
-		    B_TEXT(":doc", doc_text),
-		    B_BLOB(":raw", raw, raw_len < STORE_RAW_MAX ? raw_len : STORE_RAW_MAX),
-		};
-		r = stmt_exec(st, Q_DOC_ADD, b, ARRAY_SIZE(b), "the run's document", NULL);
-	}
-	if (r >= 0) {
-		const struct bind b[] = {B_TEXT(":probe", run->probe),
-		                         B_TEXT(":status", run->status)};
-
-		r = stmt_exec(st, Q_TOTAL_BUMP, b, ARRAY_SIZE(b), "the run counters", NULL);
-	}
-	if (r >= 0 && doc)
-		r = samples_insert(st, run, c->id, json_object_get(doc, "scalars"));
-	if (r >= 0 && doc)
-		r = series_insert(st, c->id, json_object_get(doc, "series"));
-	free(doc_text);
-	free(params);
-	free(raw_doc);
-	return r;
-}
-
-int store_run_insert(struct store *st, const struct store_run *run, int64_t *run_id)
-{
-	struct run_insert c = {.run = run};
-	int r;
-
-	if (!run->probe || !run->status) {
-		store_msg[0] = '\0';
-		return seterr(-EINVAL, "a run needs a probe name and a status");
-	}
-	r = store_call(st, 1, run_insert_tx, &c);
-	if (r < 0)
-		return seterr(r, "storing a run of \"%s\": %s", run->probe, store_last_error());
-	if (run_id)
-		*run_id = c.id;
-	return 0;
-}
-
-/* ---- cycles, fingerprints, recommendations, headroom, state ---------------- */
-
-struct cycle_args {
-	int64_t id, ms;
-	const char *text;
-	double waited_s;
-};
-
-static int cycle_begin_tx(struct store *st, void *ctx)
-{
-	struct cycle_args *c = ctx;
-	const struct bind b[] = {B_INT(":started_ms", c->ms), B_TEXT(":trigger", c->text),
-	                         B_REAL(":waited_s", c->waited_s)};
-	int r = stmt_exec(st, Q_CYCLE_ADD, b, ARRAY_SIZE(b), "starting a cycle", NULL);
-
-	c->id = sqlite3_last_insert_rowid(st->db);
-	return r;
-}
-
-int store_cycle_begin(struct store *st, int64_t now_ms, const char *trigger, double waited_s,
-                      int64_t *cycle_id)
-{
-	struct cycle_args c = {.ms = now_ms, .text = trigger, .waited_s = waited_s};
-	int r = store_call(st, 1, cycle_begin_tx, &c);
-
-	if (r >= 0 && cycle_id)
-		*cycle_id = c.id;
-	return r;
-}
-
-static int cycle_end_tx(struct store *st, void *ctx)
-{
-	struct cycle_args *c = ctx;
-	const struct bind b[] = {B_INT(":ended_ms", c->ms), B_TEXT(":status", c->text),
-	                         B_INT(":id", c->id)};
-	int64_t n = 0;
-	int r = stmt_exec(st, Q_CYCLE_END, b, ARRAY_SIZE(b), "ending a cycle", &n);
-
-	if (r >= 0 && n == 0)
-		r = seterr(-ENOENT, "there is no cycle %" PRId64, c->id);
-	return r;
-}
-
-int store_cycle_end(struct store *st, int64_t cycle_id, int64_t now_ms, const char *status)
-{
-	struct cycle_args c = {.id = cycle_id, .ms = now_ms, .text = status};
-
-	return store_call(st, 1, cycle_end_tx, &c);
-}
-
-static int last_cycle_tx(struct store *st, void *ctx)
-{
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_CYCLE_LAST, NULL, 0, &s);
-
-	if (r >= 0 && (r = stmt_step(st, s, "reading the last cycle")) > 0)
-		*(int64_t *)ctx = sqlite3_column_int64(s, 4);
-	else if (r == 0)
-		r = seterr(-ENOENT, "no cycle has finished yet");
-	return r < 0 ? r : 0;
-}
-
-int store_last_cycle(struct store *st, int64_t *ended_ms)
-{
-	return store_call(st, 0, last_cycle_tx, ended_ms);
-}
-
-struct fp_args {
-	const json_t *fp;
-	int64_t now;
-	int changed;
-};
-
-static int fp_record_tx(struct store *st, void *ctx)
-{
-	struct fp_args *c = ctx;
-	json_t *ident = fingerprint_identity(c->fp), *prev = NULL;
-	char *ident_text = NULL, *full = NULL, *diff = NULL;
-	int64_t prev_id = 0;
-	sqlite3_stmt *s = NULL;
-	int r;
-
-	r = json_text(ident, JSON_SORT_KEYS, "the fingerprint", &ident_text);
-	if (r >= 0)
-		r = json_text(c->fp, JSON_SORT_KEYS, "the fingerprint", &full);
-	if (r >= 0)
-		r = stmt_get(st, Q_FP_LATEST, NULL, 0, &s);
-	if (r >= 0 && (r = stmt_step(st, s, "reading the fingerprint")) > 0) {
-		prev_id = sqlite3_column_int64(s, 0);
-		if (strcmp(col_text(s, 3), ident_text) != 0)
-			r = col_json(s, 3, "the last fingerprint", &prev);
-	}
-	if (r >= 0)
-		sqlite3_reset(s);
-	if (r >= 0 && prev_id && !prev) {
-		const struct bind b[] = {B_INT(":now", c->now), B_TEXT(":full", full),
-		                         B_INT(":id", prev_id)};
-
-		r = stmt_exec(st, Q_FP_SEEN, b, ARRAY_SIZE(b), "updating the fingerprint", NULL);
-	} else if (r >= 0) {
-		if (prev) {
-			diff = fingerprint_diff(prev, ident);
-			if (!diff)
-				diff = xstrdup("identity changed");
-		}
-		const struct bind b[] = {B_INT(":now", c->now), B_TEXT(":identity", ident_text),
-		                         B_TEXT(":full", full), B_TEXT(":diff", diff)};
-		r = stmt_exec(st, Q_FP_ADD, b, ARRAY_SIZE(b), "storing the fingerprint", NULL);
-		c->changed = r >= 0;
-	}
-	json_decref(ident);
-	json_decref(prev);
-	free(ident_text);
-	free(full);
-	free(diff);
-	return r;
-}
-
-int store_fingerprint_record(struct store *st, const json_t *fp, int64_t now_ms, int *changed)
-{
-	struct fp_args c = {.fp = fp, .now = now_ms};
-	int r = store_call(st, 1, fp_record_tx, &c);
-
-	if (changed)
-		*changed = r >= 0 && c.changed;
-	return r;
-}
-
-struct rec_args {
-	int64_t now;
-	const json_t *inputs, *result;
-	const int64_t *run_ids;
-	size_t n_runs;
-};
-
-static int rec_insert_tx(struct store *st, void *ctx)
-{
-	struct rec_args *c = ctx;
-	char *result = NULL, *inputs = NULL;
-	int64_t id;
-	int r;
-
-	r = json_text(c->result, 0, "the result", &result);
-	if (r >= 0)
-		r = json_text(c->inputs, 0, "the inputs", &inputs);
-	if (r >= 0) {
-		const struct bind b[] = {
-		    B_INT(":computed_ms", c->now),
-		    B_TEXT(":verdict", json_string_value(json_object_get(c->result, "verdict"))),
-		    B_TEXT(":confidence",
-		           json_string_value(json_object_get(c->result, "confidence"))),
-		    B_TEXT(":result", result),
-		    B_TEXT(":inputs", inputs),
-		};
-		r = stmt_exec(st, Q_REC_ADD, b, ARRAY_SIZE(b), "the recommendation", NULL);
-	}
-	id = sqlite3_last_insert_rowid(st->db);
-	for (size_t i = 0; r >= 0 && i < c->n_runs; i++) {
-		const struct bind b[] = {B_INT(":rec_id", id), B_INT(":run_id", c->run_ids[i])};
-
-		r = stmt_exec(st, Q_REC_RUN_ADD, b, ARRAY_SIZE(b), "the recommendation's runs",
-		              NULL);
-	}
-	free(result);
-	free(inputs);
-	return r;
-}
-
-int store_recommendation_insert(struct store *st, int64_t now_ms, const json_t *inputs,
-                                const json_t *result, const int64_t *run_ids, size_t n_runs)
-{
-	struct rec_args c = {.now = now_ms,
-	                     .inputs = inputs,
-	                     .result = result,
-	                     .run_ids = run_ids,
-	                     .n_runs = n_runs};
-
-	return store_call(st, 1, rec_insert_tx, &c);
-}
-
-struct headroom_args {
-	int64_t now;
-	const json_t *data;
-};
-
-static int headroom_tx(struct store *st, void *ctx)
-{
-	struct headroom_args *c = ctx;
-	char *data = NULL;
-	int r = json_text(c->data, 0, "the headroom", &data);
-
-	if (r >= 0) {
-		const struct bind b[] = {B_INT(":computed_ms", c->now), B_TEXT(":data", data)};
-
-		r = stmt_exec(st, Q_HEADROOM_ADD, b, ARRAY_SIZE(b), "the headroom", NULL);
-	}
-	free(data);
-	return r;
-}
-
-int store_headroom_record(struct store *st, int64_t now_ms, const json_t *headroom)
-{
-	struct headroom_args c = {.now = now_ms, .data = headroom};
-
-	return store_call(st, 1, headroom_tx, &c);
-}
-
-struct state_args {
-	const char *key, *value;
-	char *out;
-};
-
-static int state_set_tx(struct store *st, void *ctx)
-{
-	struct state_args *c = ctx;
-	const struct bind b[] = {B_TEXT(":key", c->key), B_TEXT(":value", c->value)};
-
-	return stmt_exec(st, Q_STATE_SET, b, ARRAY_SIZE(b), c->key, NULL);
-}
-
-int store_state_set(struct store *st, const char *key, const char *value)
-{
-	struct state_args c = {.key = key, .value = value};
-
-	return store_call(st, 1, state_set_tx, &c);
-}
-
-static int state_get_tx(struct store *st, void *ctx)
-{
-	struct state_args *c = ctx;
-	const struct bind b[] = {B_TEXT(":key", c->key)};
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_STATE_GET, b, ARRAY_SIZE(b), &s);
-
-	if (r >= 0 && (r = stmt_step(st, s, c->key)) > 0)
-		c->out = xstrdup(col_text(s, 0));
-	else if (r == 0)
-		r = seterr(-ENOENT, "no state \"%s\"", c->key);
-	return r < 0 ? r : 0;
-}
-
-int store_state_get(struct store *st, const char *key, char **value)
-{
-	struct state_args c = {.key = key};
-	int r = store_call(st, 0, state_get_tx, &c);
-
-	*value = c.out;
-	return r;
-}
-
-/* data_version moves when another connection commits; the handle's own
- * total_changes counts what it committed itself. Together they change
- * whenever anything a reader could see changed. */
-static int data_version_tx(struct store *st, void *ctx)
-{
-	int64_t *v = ctx;
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_DATA_VERSION, NULL, 0, &s);
-
-	if (r >= 0 && (r = stmt_step(st, s, "data_version")) > 0)
-		*v = (sqlite3_column_int64(s, 0) << 32) ^ sqlite3_total_changes64(st->db);
-	return r < 0 ? r : 0;
-}
-
-int store_data_version(struct store *st, int64_t *version)
-{
-	*version = 0;
-	return store_call(st, 0, data_version_tx, version);
-}
-
-/* ---- retention ---------------------------------------------------------------- */
-
-/* Each step repeats its statements, one batch per transaction, until a
- * batch comes back short. The last statement's count decides. */
-static const struct retention_step {
-	enum query q[3];
-	size_t n;
-	int raw; /* uses the raw_days cut, else the samples_days one */
-	const char *what;
-} retention_steps[] = {
-    {{Q_RET_RUNS}, 1, 0, "deleting old runs and their samples"},
-    {{Q_RET_DOCS, Q_RET_SERIES, Q_RET_PRUNE}, 3, 1, "dropping old documents and points"},
-    {{Q_RET_RECS}, 1, 1, "deleting old recommendations"},
-    {{Q_RET_HEADROOM}, 1, 1, "deleting old headroom records"},
-    {{Q_RET_CYCLES}, 1, 0, "deleting old cycles"},
-};
-
-struct retention_args {
-	const struct retention_step *step;
-	int64_t cut, now, batch, changed;
-};
-
-static int retention_tx(struct store *st, void *ctx)
-{
-	struct retention_args *c = ctx;
-	int r = 0;
-
-	for (size_t i = 0; r >= 0 && i < c->step->n; i++) {
-		const struct bind b[] = {
-		    B_INT(":cut", c->cut),
-		    B_INT(":batch", c->batch),
-		    {.name = ":now", .type = BT_INT, .i = c->now, .optional = 1},
-		};
-		r = stmt_exec(st, c->step->q[i], b, ARRAY_SIZE(b), c->step->what, &c->changed);
-	}
-	return r;
-}
-
-int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_days, int batch)
-{
-	struct retention_args c = {.now = now_ms, .batch = batch > 0 ? batch : STORE_BATCH};
-	int r;
-
-	for (size_t i = 0; i < ARRAY_SIZE(retention_steps); i++) {
-		int days = retention_steps[i].raw ? raw_days : samples_days;
-
-		if (days <= 0)
-			continue;
-		c.step = &retention_steps[i];
-		c.cut = now_ms - days * MS_PER_DAY;
-		/* Separate transactions let the scheduler and readers in between. */
-		do {
-			r = store_call(st, 1, retention_tx, &c);
-			if (r < 0)
-				return r;
-		} while (c.changed >= c.batch);
-	}
-	return 0;
-}
-
-/* ---- reads ---------------------------------------------------------------------- */
-
-struct read_args {
-	const void *in;
-	json_t *out, *out2;
-};
-
-static int latest_docs_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	sqlite3_stmt *s = NULL;
-	json_t *doc;
-	int r = stmt_get(st, Q_LATEST_OK, NULL, 0, &s);
-
-	c->out = jcheck(json_object());
-	c->out2 = jcheck(json_object());
-	while (r >= 0 && (r = stmt_step(st, s, "reading the latest documents")) > 0) {
-		r = col_json(s, 2, "a run's document", &doc);
-		if (r < 0)
-			break;
-		jset(c->out, col_text(s, 0), doc);
-		jset(c->out2, col_text(s, 0), jint(sqlite3_column_int64(s, 1)));
-	}
-	return r;
-}
-
-/* Runs a read and hands over its result, or frees it on failure. */
-static int read_call(struct store *st, store_fn *fn, struct read_args *c, json_t **out,
-                     json_t **out2)
-{
-	int r = store_call(st, 0, fn, c);
-
-	if (r < 0) {
-		json_decref(c->out);
-		json_decref(c->out2);
-		c->out = c->out2 = NULL;
-	}
-	*out = c->out;
-	if (out2)
-		*out2 = c->out2;
-	else
-		json_decref(c->out2);
-	return r;
-}
-
-int store_latest_docs(struct store *st, json_t **docs, json_t **run_ids)
-{
-	struct read_args c = {0};
-
-	return read_call(st, latest_docs_tx, &c, docs, run_ids);
-}
-
-static int host_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	json_t *history = jcheck(json_array()), *o, *j;
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_FP_ALL, NULL, 0, &s);
-
-	c->out = jcheck(json_object());
-	jset(c->out, "history", history);
-	while (r >= 0 && (r = stmt_step(st, s, "reading the fingerprints")) > 0) {
-		o = jcheck(json_object());
-		jset(o, "id", jint(sqlite3_column_int64(s, 0)));
-		jset(o, "first_seen_ms", jint(sqlite3_column_int64(s, 1)));
-		jset(o, "first_seen_at", jtime(sqlite3_column_int64(s, 1)));
-		jset(o, "last_seen_ms", jint(sqlite3_column_int64(s, 2)));
-		jset(o, "last_seen_at", jtime(sqlite3_column_int64(s, 2)));
-		if (!json_object_get(c->out, "current")) {
-			r = col_json(s, 4, "the fingerprint", &j);
-			if (r < 0) {
-				json_decref(o);
-				break;
-			}
-			json_t *cur = jcheck(json_deep_copy(o));
-			jset(cur, "fingerprint", j);
-			jset(c->out, "current", cur);
-		}
-		jset(o, "diff", col_text_json(s, 5));
-		r = col_json(s, 3, "a fingerprint identity", &j);
-		if (r < 0) {
-			json_decref(o);
-			break;
-		}
-		jset(o, "identity", j);
-		json_array_append_new(history, o);
-	}
-	if (r >= 0 && json_array_size(history) == 0)
-		r = seterr(-ENOENT, "no host fingerprint has been recorded yet");
-	return r;
-}
-
-int store_api_host(struct store *st, json_t **out)
-{
-	struct read_args c = {0};
-
-	return read_call(st, host_tx, &c, out, NULL);
-}
-
-static int rec_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	json_t *runs, *inputs;
-	sqlite3_stmt *s = NULL;
-	int64_t id;
-	int r = stmt_get(st, Q_REC_LATEST, NULL, 0, &s);
-
-	if (r >= 0 && (r = stmt_step(st, s, "reading the recommendation")) == 0)
-		r = seterr(-ENOENT, "no recommendation has been computed yet");
-	if (r < 0)
-		return r;
-	id = sqlite3_column_int64(s, 0);
-	r = col_json(s, 2, "the recommendation", &c->out);
-	if (r < 0)
-		return r;
-	if (!json_is_object(c->out))
-		return seterr(-EBADMSG, "the stored recommendation is not an object");
-	r = col_json(s, 3, "the recommendation's inputs", &inputs);
-	if (r < 0)
-		return r;
-	jset(c->out, "inputs", inputs);
-	jset(c->out, "id", jint(id));
-	jset(c->out, "computed_ms", jint(sqlite3_column_int64(s, 1)));
-	jset(c->out, "computed_at", jtime(sqlite3_column_int64(s, 1)));
-	runs = jcheck(json_array());
-	jset(c->out, "run_ids", runs);
-	const struct bind b[] = {B_INT(":id", id)};
-	r = stmt_get(st, Q_REC_RUNS, b, ARRAY_SIZE(b), &s);
-	while (r >= 0 && (r = stmt_step(st, s, "reading the recommendation's runs")) > 0)
-		json_array_append_new(runs, jint(sqlite3_column_int64(s, 0)));
-	return r;
-}
-
-int store_api_recommendation(struct store *st, json_t **out)
-{
-	struct read_args c = {0};
-
-	return read_call(st, rec_tx, &c, out, NULL);
-}
-
-/* The scalar shown next to each run in listings (the catalogue's). */
-static const char *key_figure(const char *probe)
-{
-	const struct catalog_probe *p = catalog_probe_find(probe);
-
-	return p ? p->key_scalar : NULL;
-}
-
-/* One run from a row of RUN_COLS, with its key figure. */
-static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
-{
-	const char *probe = col_text(row, 1), *key = key_figure(probe);
-	const int64_t id = sqlite3_column_int64(row, 0), t0 = sqlite3_column_int64(row, 5),
-	              t1 = sqlite3_column_int64(row, 6);
-	json_t *o = jcheck(json_object()), *fig = json_null();
-	int r = 0;
-
-	jset(o, "id", jint(id));
-	jset(o, "probe", jtext(probe));
-	jset(o, "status", jtext(col_text(row, 2)));
-	jset(o, "reason", col_text_json(row, 3));
-	jset(o, "cycle_id", col_int_json(row, 4));
-	jset(o, "started_ms", jint(t0));
-	jset(o, "started_at", jtime(t0));
-	jset(o, "ended_ms", jint(t1));
-	jset(o, "duration_s", jnum(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
-	if (key) {
-		char *metric;
-		sqlite3_stmt *s = NULL;
-
-		xasprintf(&metric, "%s.%s", probe, key);
-		const struct bind b[] = {B_INT(":t", t0), B_INT(":run_id", id),
-		                         B_TEXT(":metric", metric)};
-		r = stmt_get(st, Q_RUN_KEY, b, ARRAY_SIZE(b), &s);
-		if (r >= 0 && (r = stmt_step(st, s, "reading a key figure")) > 0) {
-			json_decref(fig);
-			fig = jcheck(json_object());
-			jset(fig, "metric", jtext(metric));
-			jset(fig, "value", col_real_json(s, 0));
-			jset(fig, "unit", jtext(col_text(s, 1)));
-		}
-		sqlite3_reset(s);
-		free(metric);
-	}
-	jset(o, "key_figure", fig);
-	*out = o;
-	return r < 0 ? r : 0;
-}
-
-/* The listing whose index fits the filters best. */
-static enum query runs_page_query(const struct store_runs_query *q)
-{
-	if (q->probe)
-		return Q_RUNS_PAGE_PROBE;
-	return q->status ? Q_RUNS_PAGE_STATUS : Q_RUNS_PAGE;
-}
-
-static int runs_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	const struct store_runs_query *q = c->in;
-	json_t *runs = jcheck(json_array()), *run;
-	sqlite3_stmt *s = NULL;
-	int64_t last = 0, n = 0;
-	const struct bind b[] = {
-	    B_TEXT(":probe", q->probe),
-	    B_TEXT(":status", q->status),
-	    B_INT(":cursor", q->cursor > 0 ? q->cursor : INT64_MAX),
-	    B_INT(":since", q->since_ms ? q->since_ms : INT64_MIN),
-	    B_INT(":until", q->until_ms ? q->until_ms : INT64_MAX),
-	    B_INT(":limit", q->limit + 1), /* one more tells whether a next page exists */
-	};
-	int r = stmt_get(st, runs_page_query(q), b, ARRAY_SIZE(b), &s);
-
-	c->out = jcheck(json_object());
-	jset(c->out, "runs", runs);
-	while (r >= 0 && (r = stmt_step(st, s, "listing runs")) > 0) {
-		if (++n > q->limit)
-			break;
-		r = run_brief(st, s, &run);
-		json_array_append_new(runs, run);
-		last = sqlite3_column_int64(s, 0);
-	}
-	jset(c->out, "next_cursor", n > q->limit ? jint(last) : json_null());
-	return r < 0 ? r : 0;
-}
-
-int store_api_runs(struct store *st, const struct store_runs_query *q, json_t **out)
-{
-	struct read_args c = {.in = q};
-
-	if (q->limit < 1 || q->limit > 500) {
-		store_msg[0] = '\0';
-		*out = NULL;
-		return seterr(-EINVAL, "limit %d is not within 1..500", q->limit);
-	}
-	return read_call(st, runs_tx, &c, out, NULL);
-}
-
-/* The series of one run: {name: {x_unit, y_unit, points}}. */
-static int run_points(struct store *st, int64_t id, json_t *series)
-{
-	const struct bind b[] = {B_INT(":id", id)};
-	json_t *cur = NULL, *points = NULL;
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_POINTS, b, ARRAY_SIZE(b), &s);
-
-	while (r >= 0 && (r = stmt_step(st, s, "reading a run's points")) > 0) {
-		const char *name = col_text(s, 0);
-
-		if (!cur || strcmp(name, json_string_value(json_object_get(cur, "name")))) {
-			if (cur)
-				json_object_del(cur, "name");
-			cur = jcheck(json_object());
-			points = jcheck(json_array());
-			jset(cur, "name", jtext(name));
-			jset(cur, "x_unit", jtext(col_text(s, 1)));
-			jset(cur, "y_unit", jtext(col_text(s, 2)));
-			jset(cur, "points", points);
-			jset(series, name, cur);
-		}
-		if (!col_null(s, 3))
-			json_array_append_new(points, jcheck(json_pack("[oo]", col_real_json(s, 3),
-			                                               col_real_json(s, 4))));
-	}
-	if (cur)
-		json_object_del(cur, "name");
-	return r;
-}
-
-static int run_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	const int64_t id = *(const int64_t *)c->in;
-	const struct bind b[] = {B_INT(":id", id)};
-	json_t *samples, *series, *j;
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_GET, b, ARRAY_SIZE(b), &s);
-
-	if (r >= 0 && (r = stmt_step(st, s, "reading a run")) == 0)
-		r = seterr(-ENOENT, "there is no run %" PRId64, id);
-	if (r >= 0)
-		r = run_brief(st, s, &c->out);
-	if (r >= 0)
-		r = col_json(s, 7, "the run's params", &j);
-	if (r < 0)
-		return r;
-	jset(c->out, "params", j);
-	r = col_json(s, 8, "the run's document", &j);
-	if (r < 0)
-		return r;
-	jset(c->out, "doc", j);
-	jset(c->out, "raw", col_text_json(s, 9));
-	jset(c->out, "loadavg1", col_real_json(s, 10));
-	jset(c->out, "steal_pct", col_real_json(s, 11));
-	jset(c->out, "cpu_s", col_real_json(s, 12));
-	jset(c->out, "pruned_ms", col_int_json(s, 13));
-	sqlite3_reset(s);
-	samples = jcheck(json_array());
-	jset(c->out, "samples", samples);
-	r = stmt_get(st, Q_RUN_SAMPLES, b, ARRAY_SIZE(b), &s);
-	while (r >= 0 && (r = stmt_step(st, s, "reading a run's samples")) > 0)
-		json_array_append_new(
-		    samples,
-		    jcheck(json_pack("{s:o, s:o, s:o}", "metric", jtext(col_text(s, 0)), "value",
-		                     col_real_json(s, 1), "unit", jtext(col_text(s, 2)))));
-	if (r < 0)
-		return r;
-	series = jcheck(json_object());
-	jset(c->out, "series", series);
-	return run_points(st, id, series);
-}
-
-int store_api_run(struct store *st, int64_t id, json_t **out)
-{
-	struct read_args c = {.in = &id};
-
-	return read_call(st, run_tx, &c, out, NULL);
-}
-
-struct series_query {
-	const char *metric;
-	int64_t since, until, step;
-};
-
-/* The most buckets read with one range aggregate each; beyond that (most
- * buckets empty) grouping is cheaper. */
-#define SERIES_SEEK_MAX 20000
-
-static json_t *series_point(int64_t t, json_t *min, json_t *avg, json_t *max, int64_t n)
-{
-	return jcheck(json_pack("{s:o, s:o, s:o, s:o, s:o}", "t", jint(t), "min", min, "avg", avg,
-	                        "max", max, "n", jint(n)));
-}
-
-static double jarray_num(const json_t *a, size_t i)
-{
-	return json_number_value(json_array_get(a, i));
-}
-
-/* Buckets by one range aggregate each (rows: i, [min, avg, max, n]). */
-static int series_seek(struct store *st, const struct series_query *q, int64_t metric_id,
-                       int64_t buckets, json_t *points)
-{
-	const int64_t range = q->until - q->since;
-	const struct bind b[] = {
-	    B_INT(":metric_id", metric_id), B_INT(":since", q->since),
-	    B_INT(":until", q->until),      B_INT(":step", q->step < range ? q->step : range),
-	    B_INT(":buckets", buckets),
-	};
-	sqlite3_stmt *s = NULL;
-	json_error_t jerr;
-	int r = stmt_get(st, Q_SERIES_SEEK, b, ARRAY_SIZE(b), &s);
-
-	while (r >= 0 && (r = stmt_step(st, s, "reading the series")) > 0) {
-		json_t *a = json_loads(col_text(s, 1), 0, &jerr);
-		int64_t n = json_integer_value(json_array_get(a, 3));
-
-		if (!json_is_array(a) || json_array_size(a) != 4) {
-			json_decref(a);
-			return seterr(-EIO, "a series bucket came back as \"%s\"", col_text(s, 1));
-		}
-		if (n > 0)
-			json_array_append_new(
-			    points, series_point(q->since + sqlite3_column_int64(s, 0) * q->step,
-			                         jnum(jarray_num(a, 0)), jnum(jarray_num(a, 1)),
-			                         jnum(jarray_num(a, 2)), n));
-		json_decref(a);
-	}
-	return r;
-}
-
-/* Buckets by grouping on (t - since) / step. */
-static int series_group(struct store *st, const struct series_query *q, int64_t metric_id,
-                        json_t *points)
-{
-	const struct bind b[] = {B_INT(":metric_id", metric_id), B_INT(":since", q->since),
-	                         B_INT(":until", q->until), B_INT(":step", q->step)};
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_SERIES_GROUP, b, ARRAY_SIZE(b), &s);
-
-	while (r >= 0 && (r = stmt_step(st, s, "reading the series")) > 0)
-		json_array_append_new(
-		    points, series_point(q->since + sqlite3_column_int64(s, 0) * q->step,
-		                         col_real_json(s, 1), col_real_json(s, 2),
-		                         col_real_json(s, 3), sqlite3_column_int64(s, 4)));
-	return r;
-}
-
-static int series_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	const struct series_query *q = c->in;
-	const int64_t range = q->until - q->since;
-	const int64_t buckets = range / q->step + (range % q->step != 0);
-	const struct bind m[] = {B_TEXT(":name", q->metric)};
-	const struct bind b[] = {B_INT(":since", q->since), B_INT(":until", q->until)};
-	json_t *points, *markers;
-	sqlite3_stmt *s = NULL;
-	int64_t mid = 0;
-	int r = stmt_get(st, Q_METRIC_GET, m, ARRAY_SIZE(m), &s);
-
-	if (r >= 0 && (r = stmt_step(st, s, "finding the metric")) == 0)
-		r = seterr(-ENOENT, "no metric named \"%s\" has been recorded", q->metric);
-	if (r < 0)
-		return r;
-	mid = sqlite3_column_int64(s, 0);
-	c->out = jcheck(json_object());
-	jset(c->out, "metric", jtext(q->metric));
-	jset(c->out, "unit", jtext(col_text(s, 1)));
-	jset(c->out, "since_ms", jint(q->since));
-	jset(c->out, "until_ms", jint(q->until));
-	jset(c->out, "step_ms", jint(q->step));
-	points = jcheck(json_array());
-	markers = jcheck(json_array());
-	jset(c->out, "points", points);
-	jset(c->out, "markers", markers);
-	if (buckets <= SERIES_SEEK_MAX)
-		r = series_seek(st, q, mid, buckets, points);
-	else
-		r = series_group(st, q, mid, points);
-	if (r < 0)
-		return r;
-	r = stmt_get(st, Q_MARKERS, b, ARRAY_SIZE(b), &s);
-	while (r >= 0 && (r = stmt_step(st, s, "reading the host changes")) > 0)
-		json_array_append_new(
-		    markers, jcheck(json_pack("{s:o, s:o}", "t", jint(sqlite3_column_int64(s, 0)),
-		                              "diff", col_text_json(s, 1))));
-	return r;
-}
-
-int store_api_series(struct store *st, const char *metric, int64_t since_ms, int64_t until_ms,
-                     int64_t step_ms, json_t **out)
-{
-	struct series_query q = {metric, since_ms, until_ms, step_ms};
-	struct read_args c = {.in = &q};
-
-	*out = NULL;
-	store_msg[0] = '\0';
-	if (!metric)
-		return seterr(-EINVAL, "no metric given");
-	/* Non-negative times keep (t - since) / step an exact integer. */
-	if (since_ms < 0 || until_ms <= since_ms)
-		return seterr(-EINVAL, "the range %" PRId64 "..%" PRId64 " ms is empty or negative",
-		              since_ms, until_ms);
-	if (step_ms <= 0)
-		return seterr(-EINVAL, "the step %" PRId64 " ms is not positive", step_ms);
-	return read_call(st, series_tx, &c, out, NULL);
-}
-
-static int metric_names_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_METRIC_NAMES, NULL, 0, &s);
-
-	c->out = jcheck(json_array());
-	while (r >= 0 && (r = stmt_step(st, s, "reading the metric names")) > 0)
-		json_array_append_new(c->out,
-		                      jcheck(json_pack("{s:o, s:o}", "name", jtext(col_text(s, 0)),
-		                                       "unit", jtext(col_text(s, 1)))));
-	return r;
-}
-
-int store_api_metric_names(struct store *st, json_t **out)
-{
-	struct read_args c = {0};
-
-	return read_call(st, metric_names_tx, &c, out, NULL);
-}
-
-/* {"computed_ms", "headroom"} of the latest record, or NULL (-ENOENT). */
-static int headroom_latest(struct store *st, json_t **out)
-{
-	sqlite3_stmt *s = NULL;
-	json_t *data;
-	int r = stmt_get(st, Q_HEADROOM_LATEST, NULL, 0, &s);
-
-	*out = NULL;
-	if (r >= 0 && (r = stmt_step(st, s, "reading the headroom")) == 0)
-		return seterr(-ENOENT, "no headroom has been recorded yet");
-	if (r >= 0)
-		r = col_json(s, 1, "the headroom", &data);
-	if (r < 0)
-		return r;
-	*out = jcheck(json_object());
-	jset(*out, "computed_ms", jint(sqlite3_column_int64(s, 0)));
-	jset(*out, "headroom", data);
-	return 0;
-}
-
-static int headroom_read_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	int r = headroom_latest(st, &c->out);
-
-	if (r >= 0)
-		jset(c->out, "computed_at",
-		     jtime(json_integer_value(json_object_get(c->out, "computed_ms"))));
-	return r;
-}
-
-int store_api_headroom(struct store *st, json_t **out)
-{
-	struct read_args c = {0};
-
-	return read_call(st, headroom_read_tx, &c, out, NULL);
-}
-
-/* ---- the /metrics snapshot ---------------------------------------------------- */
-
-/* status, started_ms and duration of run `id` into o under prefix_*. */
-static int snap_run(struct store *st, int64_t id, json_t *o, int ok)
-{
-	const struct bind b[] = {B_INT(":id", id)};
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_TIMES, b, ARRAY_SIZE(b), &s);
-
-	if (r >= 0 && (r = stmt_step(st, s, "reading a run")) > 0) {
-		int64_t t0 = sqlite3_column_int64(s, 1), t1 = sqlite3_column_int64(s, 2);
-
-		if (ok) {
-			jset(o, "last_ok_run_id", jint(id));
-			jset(o, "last_ok_ms", jint(t0));
-		} else {
-			jset(o, "last_run_id", jint(id));
-			jset(o, "last_run_ms", jint(t0));
-			jset(o, "last_status", jtext(col_text(s, 0)));
-			jset(o, "last_duration_s", jnum(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
-		}
-	}
-	sqlite3_reset(s);
-	return r < 0 ? r : 0;
-}
-
-/* The scalars of run `id` as {scalar: {value, unit}} (names without the
- * "probe." prefix). */
-static int snap_scalars(struct store *st, const char *probe, int64_t id, json_t *scalars)
-{
-	const struct bind b[] = {B_INT(":id", id)};
-	const size_t plen = strlen(probe);
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_SAMPLES, b, ARRAY_SIZE(b), &s);
-
-	while (r >= 0 && (r = stmt_step(st, s, "reading a run's samples")) > 0) {
-		const char *name = col_text(s, 0);
-
-		if (strlen(name) > plen + 1 && !strncmp(name, probe, plen) && name[plen] == '.')
-			name += plen + 1;
-		jset(scalars, name,
-		     jcheck(json_pack("{s:o, s:o}", "value", col_real_json(s, 1), "unit",
-		                      jtext(col_text(s, 2)))));
-	}
-	sqlite3_reset(s);
-	return r;
-}
-
-static int snap_probes(struct store *st, json_t *probes)
-{
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_SNAP_PROBES, NULL, 0, &s);
-
-	while (r >= 0 && (r = stmt_step(st, s, "reading the probes")) > 0) {
-		const char *probe = col_text(s, 0);
-		json_t *o = jcheck(json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}", "last_run_id",
-		                             "last_run_ms", "last_status", "last_duration_s",
-		                             "last_ok_run_id", "last_ok_ms"));
-		json_t *scalars = jcheck(json_object());
-
-		jset(o, "scalars", scalars);
-		jset(probes, probe, o);
-		if (!col_null(s, 1))
-			r = snap_run(st, sqlite3_column_int64(s, 1), o, 0);
-		if (r >= 0 && !col_null(s, 2))
-			r = snap_run(st, sqlite3_column_int64(s, 2), o, 1);
-		if (r >= 0 && !col_null(s, 2))
-			r = snap_scalars(st, probe, sqlite3_column_int64(s, 2), scalars);
-	}
-	return r;
-}
-
-static int snap_totals(struct store *st, json_t *totals)
-{
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_TOTALS, NULL, 0, &s);
-
-	while (r >= 0 && (r = stmt_step(st, s, "reading the run counters")) > 0) {
-		const char *probe = col_text(s, 0);
-		json_t *o = json_object_get(totals, probe);
-
-		if (!o) {
-			o = jcheck(json_object());
-			jset(totals, probe, json_incref(o));
-			json_decref(o);
-		}
-		jset(o, col_text(s, 1), jint(sqlite3_column_int64(s, 2)));
-	}
-	return r;
-}
-
-static int snap_recommendation(struct store *st, json_t **out)
-{
-	sqlite3_stmt *s = NULL;
-	json_t *res;
-	int r = stmt_get(st, Q_REC_LATEST, NULL, 0, &s);
-
-	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, "reading the recommendation")) <= 0)
-		return r;
-	r = col_json(s, 2, "the recommendation", &res);
-	if (r < 0)
-		return r;
-	json_decref(*out);
-	*out = jcheck(json_object());
-	jset(*out, "verdict", json_incref(json_object_get(res, "verdict")) ?: json_null());
-	jset(*out, "confidence", json_incref(json_object_get(res, "confidence")) ?: json_null());
-	jset(*out, "computed_ms", jint(sqlite3_column_int64(s, 1)));
-	jset(*out, "figures", json_incref(json_object_get(res, "figures")) ?: json_null());
-	json_decref(res);
-	return 0;
-}
-
-static int snap_cycle(struct store *st, json_t **out)
-{
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_CYCLE_LAST, NULL, 0, &s);
-
-	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, "reading the last cycle")) > 0) {
-		int64_t t0 = sqlite3_column_int64(s, 3), t1 = sqlite3_column_int64(s, 4);
-
-		json_decref(*out);
-		*out = jcheck(json_object());
-		jset(*out, "id", jint(sqlite3_column_int64(s, 0)));
-		jset(*out, "trigger", jtext(col_text(s, 1)));
-		jset(*out, "status", col_text_json(s, 2));
-		jset(*out, "started_ms", jint(t0));
-		jset(*out, "ended_ms", jint(t1));
-		jset(*out, "duration_s", jnum(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
-		jset(*out, "waited_s", col_real_json(s, 5));
-	}
-	return r;
-}
-
-static int snap_fingerprint(struct store *st, json_t **out)
-{
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_FP_LATEST, NULL, 0, &s);
-
-	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, "reading the fingerprint")) > 0) {
-		json_decref(*out);
-		*out = jcheck(json_pack("{s:o, s:o, s:o}", "id", jint(sqlite3_column_int64(s, 0)),
-		                        "first_seen_ms", jint(sqlite3_column_int64(s, 1)),
-		                        "last_seen_ms", jint(sqlite3_column_int64(s, 2))));
-	}
-	return r;
-}
-
-static int snap_events(struct store *st, json_t **out)
-{
-	json_t *total = jcheck(json_object());
-	sqlite3_stmt *s = NULL;
-	int64_t last = 0;
-	int r = stmt_get(st, Q_EVENT_TOTALS, NULL, 0, &s);
-
-	while (r >= 0 && (r = stmt_step(st, s, "counting the events")) > 0) {
-		jset(total, col_text(s, 0), jint(sqlite3_column_int64(s, 1)));
-		if (sqlite3_column_int64(s, 2) > last)
-			last = sqlite3_column_int64(s, 2);
-	}
-	*out = jcheck(json_pack("{s:o, s:o}", "total", total, "last_detected_ms",
-	                        json_object_size(total) ? jint(last) : json_null()));
-	return r;
-}
-
-static int snapshot_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	json_t *probes = jcheck(json_object()), *totals = jcheck(json_object()), *j;
-	int r;
-
-	c->out = jcheck(json_object());
-	jset(c->out, "probes", probes);
-	jset(c->out, "runs_total", totals);
-	r = snap_probes(st, probes);
-	if (r >= 0)
-		r = snap_totals(st, totals);
-	if (r >= 0) {
-		r = snap_recommendation(st, &j);
-		jset(c->out, "recommendation", j);
-	}
-	if (r >= 0) {
-		r = headroom_latest(st, &j);
-		if (r == -ENOENT)
-			r = 0;
-		jset(c->out, "headroom", j ?: json_null());
-	}
-	if (r >= 0) {
-		r = snap_cycle(st, &j);
-		jset(c->out, "last_cycle", j);
-	}
-	if (r >= 0) {
-		r = snap_fingerprint(st, &j);
-		jset(c->out, "fingerprint", j);
-	}
-	if (r >= 0) {
-		r = snap_events(st, &j);
-		jset(c->out, "events", j);
-	}
-	return r < 0 ? r : 0;
-}
-
-int store_api_snapshot(struct store *st, json_t **out)
-{
-	struct read_args c = {0};
-
-	return read_call(st, snapshot_tx, &c, out, NULL);
-}
-
-/* ---- regression events --------------------------------------------------------- */
-
-struct event_args {
-	int64_t now, ref_id, changed; /* ref_id: the event's id (insert) or ref_id (read) */
-	const json_t *event;
-	const char *metric;
-};
-
-/* An integer member of the event, or -EINVAL naming it. */
-static int event_int(const json_t *ev, const char *key, int64_t *v)
-{
-	const json_t *j = json_object_get(ev, key);
-
-	if (!json_is_integer(j))
-		return seterr(-EINVAL, "event: \"%s\" must be an integer", key);
-	*v = json_integer_value(j);
-	return 0;
-}
-
-static int event_add_tx(struct store *st, void *ctx)
-{
-	struct event_args *c = ctx;
-	const json_t *ev = c->event;
-	const char *kind = json_string_value(json_object_get(ev, "kind"));
-	const char *metric = json_string_value(json_object_get(ev, "metric"));
-	int64_t t = 0, detected = 0, ref = 0;
-	char *data = NULL;
-	int r;
-
-	if (!json_is_object(ev))
-		return seterr(-EINVAL, "event: not an object");
-	if (!kind || (strcmp(kind, "step") && strcmp(kind, "flip")))
-		return seterr(-EINVAL, "event: \"kind\" must be \"step\" or \"flip\"");
-	if (!metric || !*metric || strlen(metric) > 129)
-		return seterr(-EINVAL, "event: \"metric\" must be 1 to 129 characters");
-	r = event_int(ev, "t_ms", &t);
-	if (r >= 0)
-		r = event_int(ev, "detected_ms", &detected);
-	if (r >= 0)
-		r = event_int(ev, !strcmp(kind, "step") ? "run_id" : "recommendation_id", &ref);
-	if (r >= 0)
-		r = json_text(ev, 0, "the event", &data);
-	if (r < 0)
-		return r;
-	const struct bind b[] = {
-	    B_TEXT(":kind", kind), B_TEXT(":metric", metric),       B_INT(":t_ms", t),
-	    B_INT(":ref_id", ref), B_INT(":detected_ms", detected), B_INT(":recorded_ms", c->now),
-	    B_TEXT(":data", data),
-	};
-	r = stmt_exec(st, Q_EVENT_ADD, b, ARRAY_SIZE(b), "recording an event", &c->changed);
-	if (r >= 0 && c->changed > 0)
-		c->ref_id = sqlite3_last_insert_rowid(st->db);
-	free(data);
-	return r;
-}
-
-int store_event_insert(struct store *st, int64_t now_ms, const json_t *event, int64_t *event_id)
-{
-	struct event_args c = {.now = now_ms, .event = event};
-	int r = store_call(st, 1, event_add_tx, &c);
-
-	if (event_id)
-		*event_id = r >= 0 ? c.ref_id : 0;
-	return r;
-}
-
-static int event_last_tx(struct store *st, void *ctx)
-{
-	struct event_args *c = ctx;
-	const struct bind b[] = {B_TEXT(":metric", c->metric)};
-	int r =
-	    stmt_int(st, Q_EVENT_LAST_REF, b, ARRAY_SIZE(b), "reading the last event", &c->ref_id);
-
-	return r < 0 ? r : 0;
-}
-
-int store_event_last_ref(struct store *st, const char *metric, int64_t *ref_id)
-{
-	struct event_args c = {.metric = metric};
-	int r = store_call(st, 0, event_last_tx, &c);
-
-	*ref_id = r < 0 ? 0 : c.ref_id;
-	return r;
-}
-
-static int events_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	const struct store_events_query *q = c->in;
-	json_t *list = jcheck(json_array()), *ev;
-	sqlite3_stmt *s = NULL;
-	int64_t total = 0;
-	int n = 0;
-	const struct bind b[] = {
-	    B_TEXT(":metric", q->metric), B_INT(":since", q->since_ms ? q->since_ms : INT64_MIN),
-	    B_INT(":until", q->until_ms ? q->until_ms : INT64_MAX),
-	    B_INT(":limit", q->limit + 1), /* last: the count leaves it out */
-	};
-	int r = stmt_get(st, Q_EVENTS_PAGE, b, ARRAY_SIZE(b), &s);
-
-	c->out = jcheck(json_object());
-	jset(c->out, "events", list);
-	while (r >= 0 && (r = stmt_step(st, s, "listing events")) > 0) {
-		if (++n > q->limit)
-			break;
-		r = col_json(s, 2, "an event", &ev);
-		if (r < 0)
-			break;
-		if (!json_is_object(ev)) {
-			json_decref(ev);
-			r = seterr(-EBADMSG, "event %lld is not an object",
-			           (long long)sqlite3_column_int64(s, 0));
-			break;
-		}
-		jset(ev, "id", jint(sqlite3_column_int64(s, 0)));
-		jset(ev, "recorded_ms", jint(sqlite3_column_int64(s, 1)));
-		json_array_append_new(list, ev);
-	}
-	jset(c->out, "more", json_boolean(n > q->limit));
-	if (r >= 0)
-		r = stmt_int(st, Q_EVENTS_COUNT, b, ARRAY_SIZE(b) - 1 /* all but :limit */,
-		             "counting events", &total);
-	jset(c->out, "total", jint(total));
-	return r < 0 ? r : 0;
-}
-
-int store_api_events(struct store *st, const struct store_events_query *q, json_t **out)
-{
-	struct read_args c = {.in = q};
-
-	if (q->limit < 1 || q->limit > 1000) {
-		store_msg[0] = '\0';
-		*out = NULL;
-		return seterr(-EINVAL, "limit %d is not within 1..1000", q->limit);
-	}
-	return read_call(st, events_tx, &c, out, NULL);
-}
-
-struct history_args {
-	const char *probe, *scalar, *series;
-	double x, tol;
-	int64_t from;
-	struct store_point *pts;
-	size_t n;
-};
-
-static int history_tx(struct store *st, void *ctx)
-{
-	struct history_args *c = ctx;
-	char metric[160];
-	sqlite3_stmt *s = NULL;
-	size_t cap = 0;
-	int r;
-
-	if (c->scalar) {
-		snprintf(metric, sizeof(metric), "%s.%s", c->probe, c->scalar);
-		const struct bind b[] = {B_TEXT(":metric", metric), B_INT(":from", c->from)};
-		r = stmt_get(st, Q_HIST_SCALAR, b, ARRAY_SIZE(b), &s);
-	} else {
-		const struct bind b[] = {B_TEXT(":probe", c->probe), B_TEXT(":series", c->series),
-		                         B_REAL(":x", c->x), B_REAL(":tol", c->tol),
-		                         B_INT(":from", c->from)};
-		r = stmt_get(st, Q_HIST_POINT, b, ARRAY_SIZE(b), &s);
-	}
-	while (r >= 0 && (r = stmt_step(st, s, "reading a metric's history")) > 0) {
-		if (col_null(s, 2))
-			continue;
-		if (c->n == cap) {
-			cap = cap ? 2 * cap : 256;
-			c->pts = xreallocarray(c->pts, cap, sizeof(*c->pts));
-		}
-		c->pts[c->n++] = (struct store_point){
-		    .run_id = sqlite3_column_int64(s, 0),
-		    .t_ms = sqlite3_column_int64(s, 1),
-		    .value = sqlite3_column_double(s, 2),
-		    .fp_id = sqlite3_column_int64(s, 3),
-		};
-	}
-	return r < 0 ? r : 0;
-}
-
-int store_metric_history(struct store *st, const char *probe, const char *scalar,
-                         const char *series, double x, double x_tol, int64_t from_run_id,
-                         struct store_point **pts, size_t *n)
-{
-	struct history_args c = {.probe = probe,
-	                         .scalar = scalar,
-	                         .series = series,
-	                         .x = x,
-	                         .tol = fabs(x * x_tol),
-	                         .from = from_run_id};
-	int r;
-
-	*pts = NULL;
-	*n = 0;
-	if (!probe || (!scalar && !series)) {
-		store_msg[0] = '\0';
-		return seterr(-EINVAL, "a metric's history needs a probe and a scalar or series");
-	}
-	r = store_call(st, 0, history_tx, &c);
-	if (r < 0) {
-		free(c.pts);
-		return r;
-	}
-	*pts = c.pts;
-	*n = c.n;
-	return 0;
-}
-
-static int run_back_tx(struct store *st, void *ctx)
-{
-	struct history_args *c = ctx;
-	const struct bind b[] = {B_TEXT(":probe", c->probe), B_INT(":before", c->from),
-	                         B_INT(":back", (int64_t)c->n)};
-	int64_t id = 0;
-	int r = stmt_int(st, Q_RUN_BACK, b, ARRAY_SIZE(b), "counting runs back", &id);
-
-	c->from = r > 0 ? id : 0;
-	return r < 0 ? r : 0;
-}
-
-int store_run_back(struct store *st, const char *probe, int64_t before_id, size_t back,
-                   int64_t *run_id)
-{
-	struct history_args c = {.probe = probe, .from = before_id, .n = back};
-	int r = store_call(st, 0, run_back_tx, &c);
-
-	*run_id = r < 0 ? 0 : c.from;
-	return r;
-}
-
-static int verdicts_tx(struct store *st, void *ctx)
-{
-	struct read_args *c = ctx;
-	const struct bind b[] = {B_INT(":from", *(const int64_t *)c->in)};
-	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_VERDICTS, b, ARRAY_SIZE(b), &s);
-
-	c->out = jcheck(json_array());
-	while (r >= 0 && (r = stmt_step(st, s, "reading the verdicts")) > 0)
-		json_array_append_new(
-		    c->out, jcheck(json_pack(
-		                "{s:o, s:o, s:o, s:o, s:o}", "id", jint(sqlite3_column_int64(s, 0)),
-		                "computed_ms", jint(sqlite3_column_int64(s, 1)), "verdict",
-		                jtext(col_text(s, 2)), "confidence", jtext(col_text(s, 3)),
-		                "fingerprint_id", jint(sqlite3_column_int64(s, 4)))));
-	return r < 0 ? r : 0;
-}
-
-int store_verdict_history(struct store *st, int64_t from_id, json_t **out)
-{
-	struct read_args c = {.in = &from_id};
-
-	return read_call(st, verdicts_tx, &c, out, NULL);
 }
 
 /* ---- upkeep ---------------------------------------------------------------------- */

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "store_query.h"
+
 struct store;
 
 enum store_flags {
@@ -97,41 +99,34 @@ int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_
  *        "history": [{"id", "first_seen_ms", "first_seen_at", "last_seen_ms",
  *        "last_seen_at", "diff": "kernel a → b" | null, "identity": {...}}]}
  *        (history newest first; diff is null on the first row) */
-int store_api_host(struct store *st, json_t **out);
+int store_read_host(struct store *st, json_t **out);
 /* recommendation: the stored result ({verdict, confidence, sentence,
  * reasons, figures}) plus "id", "computed_ms", "computed_at", "inputs" and
  * "run_ids": [..]. */
-int store_api_recommendation(struct store *st, json_t **out);
-struct store_runs_query {
-	const char *probe;          /* NULL: any */
-	const char *status;         /* NULL: any */
-	int64_t since_ms, until_ms; /* 0: open */
-	int64_t cursor;             /* return runs with id < cursor; 0: from the newest */
-	int limit;                  /* 1..500 */
-};
+int store_read_recommendation(struct store *st, json_t **out);
 /* runs: {"runs": [run, ...] newest first, "next_cursor": id | null}; each
  * run is {"id", "probe", "status", "reason", "cycle_id" (or null),
  * "started_ms", "started_at", "ended_ms", "duration_s", "key_figure":
  * {"metric", "value", "unit"} | null}. since/until filter started_ms
  * (both inclusive). An empty page is not an error. */
-int store_api_runs(struct store *st, const struct store_runs_query *q, json_t **out);
+int store_read_runs(struct store *st, const struct store_runs_query *q, json_t **out);
 /* run: the fields above plus "params", "loadavg1", "steal_pct", "cpu_s"
  * (null when unknown), "pruned_ms" (when retention dropped the document
  * and points, or null), "samples": [{"metric", "value", "unit"}],
  * "series": {name: {"x_unit", "y_unit", "points": [[x, y], ...]}},
  * "doc": the document as parsed JSON | null, "raw": text | null. */
-int store_api_run(struct store *st, int64_t id, json_t **out);
+int store_read_run(struct store *st, int64_t id, json_t **out);
 /* series: samples of `metric` with since_ms <= t < until_ms, in buckets of
  * step_ms counted from since_ms (only buckets holding samples):
  * {"metric", "unit", "since_ms", "until_ms", "step_ms",
  *  "points": [{"t" (bucket start, ms), "min", "avg", "max", "n"}],
  *  "markers": [{"t", "diff"}] (host fingerprint changes in the range)}.
  * -EINVAL for a bad range or step, -ENOENT for an unknown metric. */
-int store_api_series(struct store *st, const char *metric, int64_t since_ms, int64_t until_ms,
-                     int64_t step_ms, json_t **out);
-int store_api_metric_names(struct store *st, json_t **out); /* [{name, unit}] */
+int store_read_series(struct store *st, const char *metric, int64_t since_ms, int64_t until_ms,
+                      int64_t step_ms, json_t **out);
+int store_read_metric_names(struct store *st, json_t **out); /* [{name, unit}] */
 /* headroom: {"computed_ms", "computed_at", "headroom": what was recorded}. */
-int store_api_headroom(struct store *st, json_t **out);
+int store_read_headroom(struct store *st, json_t **out);
 /* Everything /metrics needs in one read (keys absent from the store are
  * null or empty, never missing):
  * {"probes": {probe: {"last_run_id", "last_run_ms", "last_status",
@@ -146,7 +141,7 @@ int store_api_headroom(struct store *st, json_t **out);
  *  "fingerprint": {"id", "first_seen_ms", "last_seen_ms"} | null,
  *  "events": {"total": {metric: count} (a counter: events are never
  *     deleted), "last_detected_ms": ms | null}} */
-int store_api_snapshot(struct store *st, json_t **out);
+int store_read_snapshot(struct store *st, json_t **out);
 
 /* Small key/value state the scheduler publishes for the API, such as
  * "next_cycle_ms", "cycle_running" and "trigger_enabled". Values are text. */
@@ -161,7 +156,7 @@ int store_data_version(struct store *st, int64_t *version);
 /* Runs PRAGMA integrity_check; 0 when "ok", -EBADMSG otherwise. */
 int store_check(struct store *st, char *err, size_t errlen);
 
-/* ---- regression events (daemon/detect.h, doc/regression.md) ----------- */
+/* ---- regression events (lib/detect.h, doc/regression.md) ----------- */
 
 /* Records one event, an object as detect_event_json() builds it ("kind",
  * "metric", "t_ms", "detected_ms" and "run_id" or "recommendation_id" are
@@ -175,16 +170,10 @@ int store_event_insert(struct store *st, int64_t now_ms, const json_t *event, in
  * of its last event, or 0 when it has none. */
 int store_event_last_ref(struct store *st, const char *metric, int64_t *ref_id);
 
-struct store_events_query {
-	const char *metric; /* NULL: any */
-	int64_t since_ms,
-	    until_ms; /* filter t_ms (when the change began), both inclusive; 0: open */
-	int limit;    /* 1..1000 */
-};
 /* events: {"events": [event plus "id" and "recorded_ms", ...] newest change
  * first, "more": bool (the limit cut the list), "total": the number of
  * events that match without the limit}. An empty list is not an error. */
-int store_api_events(struct store *st, const struct store_events_query *q, json_t **out);
+int store_read_events(struct store *st, const struct store_events_query *q, json_t **out);
 
 /* One run's value of a key figure and the fingerprint row it ran on (0:
  * unknown). */

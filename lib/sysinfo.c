@@ -41,13 +41,6 @@ int sys_first_allowed_cpu(void)
 	return -ENODEV;
 }
 
-int sys_ncpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (int)n : 1;
-}
-
 int sys_read_line(const char *path, char *buf, size_t len)
 {
 	FILE *f;
@@ -92,7 +85,9 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-int sys_read_u64(const char *path, uint64_t *out)
+/* Reads one unsigned integer from a file such as /proc/sys/kernel/threads-max.
+ * "max" (cgroup files) reads as UINT64_MAX. */
+static int sys_read_u64(const char *path, uint64_t *out)
 {
 	char buf[128];
 	int r = sys_read_line(path, buf, sizeof(buf));

@@ -13,12 +13,7 @@ int sys_pin_cpu(int cpu);
 /* The CPU the calling thread may run on with the lowest number, from its
  * affinity mask; -errno on failure. */
 int sys_first_allowed_cpu(void);
-/* Number of CPUs online. */
-int sys_ncpus(void);
 
-/* Reads one unsigned integer from a file such as /proc/sys/kernel/threads-max.
- * "max" (cgroup files) reads as UINT64_MAX. */
-int sys_read_u64(const char *path, uint64_t *out);
 /* Reads the first line of a file, without the newline. */
 int sys_read_line(const char *path, char *buf, size_t len);
 

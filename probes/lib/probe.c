@@ -97,11 +97,6 @@ void probe_param_bool(struct probe_doc *doc, const char *name, int v)
 	json_object_set_new(doc->params, name, json_boolean(v));
 }
 
-void probe_param_str(struct probe_doc *doc, const char *name, const char *v)
-{
-	json_object_set_new(doc->params, name, json_string(v));
-}
-
 void probe_scalar(struct probe_doc *doc, const char *name, double value, const char *unit)
 {
 	json_t *o;

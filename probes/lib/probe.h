@@ -25,7 +25,6 @@ void probe_doc_free(struct probe_doc *doc);
 void probe_param_int(struct probe_doc *doc, const char *name, int64_t v);
 void probe_param_double(struct probe_doc *doc, const char *name, double v);
 void probe_param_bool(struct probe_doc *doc, const char *name, int v);
-void probe_param_str(struct probe_doc *doc, const char *name, const char *v);
 
 /* A named scalar metric with its unit ("ns", "cycles", "ratio", "bytes",
  * "count", "hz", "per_s", "threads", "vmas", "bool", "address", "slope"). */

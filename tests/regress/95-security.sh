@@ -11,10 +11,12 @@
 #    (openssl), the key given as a file and as a systemd credential: curl
 #    --cacert works, plain HTTP on that port gets no answer, a key that does
 #    not match the certificate is refused at start.
-#  - No SQL is built by pasting strings: only daemon/store.c calls SQLite,
-#    every statement it prepares comes from its constant table, none of
-#    them has a positional parameter, no printf-style call formats SQL, and
-#    hostile text from a probe is stored and read back verbatim.
+#  - No SQL is built by pasting strings: only the store's parts
+#    (daemon/store*.c, daemon/storep.h) call SQLite, each checked on its
+#    own; every statement comes from the constant table in store.c, none of
+#    them has a positional parameter, no value is bound by position, no
+#    printf-style call formats SQL, and hostile text from a probe is stored
+#    and read back verbatim.
 set -u
 . "$SRC/tests/regress/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
@@ -117,44 +119,62 @@ else
 fi
 
 # --- SQL only through bound parameters -------------------------------------
+# The store's parts (daemon/store*.c and their private daemon/storep.h) are
+# the only SQLite users; each of them is checked on its own.
+store_files=$(ls "$SRC"/daemon/store*.c)
 others=$(grep -lE 'sqlite3_|<sqlite3\.h>' "$SRC"/daemon/*.c "$SRC"/daemon/*.h "$SRC"/probes/*.c \
-	"$SRC"/probes/lib/*.[ch] "$SRC"/lib/*.[ch] "$SRC"/cli/*.[ch] "$SRC"/tests/tools/*.c 2>/dev/null | grep -v '/daemon/store\.c$')
-[ -z "$others" ] || fail "SQLite is called outside daemon/store.c: $others"
-python3 - "$SRC/daemon/store.c" <<'PY' || fail "daemon/store.c builds SQL from strings (above)"
-import re, sys
-src = open(sys.argv[1]).read()
-code = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
+	"$SRC"/probes/lib/*.[ch] "$SRC"/lib/*.[ch] "$SRC"/cli/*.[ch] "$SRC"/tests/tools/*.c 2>/dev/null |
+	grep -vE '/daemon/store[a-z_]*\.c$|/daemon/storep\.h$')
+[ -z "$others" ] || fail "SQLite is called outside daemon/store*.c: $others"
+# shellcheck disable=SC2086 # one argument per file
+python3 - $store_files <<'PY' || fail "the store builds SQL from strings (above)"
+import os, re, sys
 bad = []
 sql = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|ATTACH|VALUES|WHERE)\b")
-for fn in ("sqlite3_mprintf", "sqlite3_vmprintf", "sqlite3_snprintf", "sqlite3_vsnprintf",
-           "sqlite3_str_appendf", "sqlite3_str_new"):
-    if fn in code:
-        bad.append("uses " + fn)
-# Every prepared statement comes from the constant table.
-for m in re.finditer(r"sqlite3_prepare\w*\s*\(\s*[^,]+,\s*([^,]+),", code):
-    if not re.fullmatch(r"queries\[\w+\]", m.group(1).strip()):
-        bad.append("prepares %s" % m.group(1).strip())
-# printf-style calls whose format holds SQL.
-for m in re.finditer(r"\b\w*printf\w*\s*\(([^;]*)\);", code, flags=re.S):
-    lits = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
-    if sql.search(lits):
-        bad.append("formats SQL: %s" % " ".join(m.group(0).split())[:120])
-# The table: no positional parameters, values only as :name binds.
-table = re.search(r"queries\[Q__COUNT\]\s*=\s*\{(.*?)\n\};", code, flags=re.S)
-if not table:
-    bad.append("no queries[Q__COUNT] table")
-else:
-    text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', table.group(1)))
+tables = []
+by_name = False
+for path in sys.argv[1:]:
+    name = os.path.basename(path)
+    code = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
+    for fn in ("sqlite3_mprintf", "sqlite3_vmprintf", "sqlite3_snprintf", "sqlite3_vsnprintf",
+               "sqlite3_str_appendf", "sqlite3_str_new"):
+        if fn in code:
+            bad.append("%s: uses %s" % (name, fn))
+    # Every prepared statement comes from the constant table.
+    for m in re.finditer(r"sqlite3_prepare\w*\s*\(\s*[^,]+,\s*([^,]+),", code):
+        if not re.fullmatch(r"queries\[\w+\]", m.group(1).strip()):
+            bad.append("%s: prepares %s" % (name, m.group(1).strip()))
+    # printf-style calls whose format holds SQL.
+    for m in re.finditer(r"\b\w*printf\w*\s*\(([^;]*)\);", code, flags=re.S):
+        lits = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+        if sql.search(lits):
+            bad.append("%s: formats SQL: %s" % (name, " ".join(m.group(0).split())[:120]))
+    # A value bound by position (a literal index) rather than by name.
+    for m in re.finditer(r"\bsqlite3_bind_\w+\s*\(\s*[^,]+,\s*(\d+)\s*,", code):
+        bad.append("%s: binds parameter %s by position" % (name, m.group(1)))
+    if "sqlite3_bind_parameter_index" in code:
+        by_name = True
+    table = re.search(r"queries\[Q__COUNT\]\s*=\s*\{(.*?)\n\};", code, flags=re.S)
+    if table:
+        tables.append((name, table.group(1)))
+# The one table: no positional parameters, values only as :name binds.
+if len(tables) != 1:
+    bad.append("%d queries[Q__COUNT] tables (%s), not one" % (
+        len(tables), " ".join(n for n, _ in tables)))
+for name, body in tables:
+    text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body))
     if re.search(r"\?\d*", text):
-        bad.append("a positional ? parameter in the queries")
+        bad.append("%s: a positional ? parameter in the queries" % name)
     names = set(re.findall(r"(?<![:\w]):([a-z_][a-z0-9_]*)", text))
-    print("store.c: %d statements in the table, %d named parameters (%s)" % (
-        len(re.findall(r"\[Q_\w+\]\s*=", table.group(1))), len(names),
+    print("%s: %d statements in the table, %d named parameters (%s)" % (
+        name, len(re.findall(r"\[Q_\w+\]\s*=", body)), len(names),
         " ".join(":" + n for n in sorted(names))))
-if "sqlite3_bind_parameter_index" not in code:
+if not by_name:
     bad.append("binds are not looked up by name")
+print("checked %d files: %s" % (len(sys.argv) - 1,
+      " ".join(os.path.basename(p) for p in sys.argv[1:])))
 for b in bad:
-    print("store.c:", b)
+    print("store:", b)
 sys.exit(1 if bad else 0)
 PY
 # Hostile text from a probe goes in and comes back verbatim.
@@ -181,5 +201,5 @@ got=$(runs_json | jq -r '.[] | select(.probe == "hostile") | .reason')
 	fail "a quoted probe filter was not refused"
 stop_daemon
 store_check "$TW_TMP/sql/threadwatch.db"
-ok "SQL: only daemon/store.c calls SQLite, from its constant table with named binds;" \
+ok "SQL: only daemon/store*.c call SQLite, from one constant table with named binds;" \
 	"a hostile reason is stored verbatim ($CHECK_RUNS runs intact)"

@@ -245,27 +245,27 @@ static void test_daemon_and_startup(void **state)
 	json_decref(found);
 
 	/* The API's reads. */
-	assert_int_equal(store_api_events(st[0], &q, &list), 0);
+	assert_int_equal(store_read_events(st[0], &q, &list), 0);
 	assert_int_equal(json_array_size(json_object_get(list, "events")), N_CHANGED + 1);
 	assert_true(json_is_false(json_object_get(list, "more")));
 	json_decref(list);
 	q.metric = "ctxsw.high_ns";
-	assert_int_equal(store_api_events(st[0], &q, &list), 0);
+	assert_int_equal(store_read_events(st[0], &q, &list), 0);
 	assert_int_equal(json_array_size(json_object_get(list, "events")), 1);
 	json_decref(list);
 	q.metric = NULL;
 	q.until_ms = T0 + CHANGE * EVERY; /* before the change */
-	assert_int_equal(store_api_events(st[0], &q, &list), 0);
+	assert_int_equal(store_read_events(st[0], &q, &list), 0);
 	assert_int_equal(json_array_size(json_object_get(list, "events")), 0);
 	json_decref(list);
 	q.until_ms = 0;
 	q.since_ms = T0 + (CHANGE + 1) * EVERY; /* only the flip, 5 cycles later */
-	assert_int_equal(store_api_events(st[0], &q, &list), 0);
+	assert_int_equal(store_read_events(st[0], &q, &list), 0);
 	assert_int_equal(json_array_size(json_object_get(list, "events")), 1);
 	json_decref(list);
 	q.since_ms = 0;
 	q.limit = 2;
-	assert_int_equal(store_api_events(st[0], &q, &list), 0);
+	assert_int_equal(store_read_events(st[0], &q, &list), 0);
 	assert_int_equal(json_array_size(json_object_get(list, "events")), 2);
 	assert_true(json_is_true(json_object_get(list, "more")));
 	assert_int_equal(json_integer_value(json_object_get(list, "total")), N_CHANGED + 1);
@@ -275,9 +275,9 @@ static void test_daemon_and_startup(void **state)
 	                    "flip");
 	json_decref(list);
 	q.limit = 0;
-	assert_int_equal(store_api_events(st[0], &q, &list), -EINVAL);
+	assert_int_equal(store_read_events(st[0], &q, &list), -EINVAL);
 
-	assert_int_equal(store_api_snapshot(st[0], &snap), 0);
+	assert_int_equal(store_read_snapshot(st[0], &snap), 0);
 	assert_int_equal(
 	    json_integer_value(json_object_get(
 	        json_object_get(json_object_get(snap, "events"), "total"), "ctxsw.high_ns")),
@@ -312,7 +312,7 @@ static void test_event_insert(void **state)
 	assert_int_equal(ref, 7);
 	assert_int_equal(store_event_last_ref(st, "ctxsw.low_ns", &ref), 0);
 	assert_int_equal(ref, 0);
-	assert_int_equal(store_api_events(st, &q, &list), 0);
+	assert_int_equal(store_read_events(st, &q, &list), 0);
 	assert_string_equal(json_string_value(json_object_get(
 	                        json_array_get(json_object_get(list, "events"), 0), "message")),
 	                    "first");

@@ -165,7 +165,7 @@ static size_t count_runs(struct store *st, const char *probe)
 	json_t *out = NULL;
 	size_t n;
 
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	n = json_array_size(json_object_get(out, "runs"));
 	json_decref(out);
 	return n;
@@ -464,7 +464,7 @@ static void test_insert_read_back(void **state)
 	doc_scalar(doc, "low_ns", 812.25, "ns");
 	doc_series(doc, "pair_ratio", xy, 3);
 	assert_int_equal(insert_doc(st, doc, T0, cycle, &id), 0);
-	assert_int_equal(store_api_run(st, id, &run), 0);
+	assert_int_equal(store_read_run(st, id, &run), 0);
 	assert_string_equal(json_string_value(json_object_get(run, "probe")), "ctxsw");
 	assert_string_equal(json_string_value(json_object_get(run, "status")), "ok");
 	assert_true(json_is_null(json_object_get(run, "reason")));
@@ -503,7 +503,7 @@ static void test_insert_read_back(void **state)
 	big[0] = '\xff';
 	eid = add_error_run(st, "ctxsw", T0 + 10000, big);
 	free(big);
-	assert_int_equal(store_api_run(st, eid, &run), 0);
+	assert_int_equal(store_read_run(st, eid, &run), 0);
 	assert_true(json_is_null(json_object_get(run, "doc")));
 	assert_string_equal(json_string_value(json_object_get(run, "reason")), "killed by SIGSEGV");
 	assert_int_equal(json_array_size(json_object_get(run, "samples")), 0);
@@ -518,7 +518,7 @@ static void test_insert_read_back(void **state)
 	assert_int_equal(json_integer_value(json_object_get(ids, "ctxsw")), id);
 	json_decref(docs);
 	json_decref(ids);
-	assert_int_equal(store_api_run(st, 9999, &run), -ENOENT);
+	assert_int_equal(store_read_run(st, 9999, &run), -ENOENT);
 	assert_null(run);
 	json_decref(doc);
 	store_close(st);
@@ -561,9 +561,9 @@ static void test_failed_insert_leaves_nothing(void **state)
 	assert_int_equal(store_run_insert(st, &bad, &id), -EINVAL);
 
 	assert_int_equal(count_runs(st, NULL), 0);
-	assert_int_equal(store_api_metric_names(st, &names), 0);
+	assert_int_equal(store_read_metric_names(st, &names), 0);
 	assert_int_equal(json_array_size(names), 0);
-	assert_int_equal(store_api_snapshot(st, &snap), 0);
+	assert_int_equal(store_read_snapshot(st, &snap), 0);
 	assert_int_equal(json_object_size(json_object_get(snap, "runs_total")), 0);
 	assert_int_equal(json_object_size(json_object_get(snap, "probes")), 0);
 	assert_true(json_is_null(json_object_get(snap, "recommendation")));
@@ -587,7 +587,7 @@ static void test_cursor_pagination(void **state)
 	for (int i = 1; i <= 7; i++)
 		id[i] = i == 4 ? add_error_run(st, "b", T0 + i * 1000, "")
 		               : add_run(st, i % 2 ? "a" : "b", T0 + i * 1000, i);
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	runs = json_object_get(out, "runs");
 	assert_int_equal(json_array_size(runs), 3);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(runs, 0), "id")), id[7]);
@@ -595,13 +595,13 @@ static void test_cursor_pagination(void **state)
 	assert_int_equal(json_integer_value(json_object_get(out, "next_cursor")), id[5]);
 	q.cursor = id[5];
 	json_decref(out);
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	runs = json_object_get(out, "runs");
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(runs, 0), "id")), id[4]);
 	assert_int_equal(json_integer_value(json_object_get(out, "next_cursor")), id[2]);
 	q.cursor = id[2];
 	json_decref(out);
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	runs = json_object_get(out, "runs");
 	assert_int_equal(json_array_size(runs), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(runs, 0), "id")), id[1]);
@@ -610,29 +610,29 @@ static void test_cursor_pagination(void **state)
 
 	/* Filters: probe, status, time range; a page that ends exactly. */
 	q = (struct store_runs_query){.probe = "a", .limit = 4};
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	assert_int_equal(json_array_size(json_object_get(out, "runs")), 4);
 	assert_true(json_is_null(json_object_get(out, "next_cursor")));
 	json_decref(out);
 	q = (struct store_runs_query){.probe = "b", .status = "error", .limit = 10};
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	runs = json_object_get(out, "runs");
 	assert_int_equal(json_array_size(runs), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(runs, 0), "id")), id[4]);
 	assert_true(json_is_null(json_object_get(json_array_get(runs, 0), "key_figure")));
 	json_decref(out);
 	q = (struct store_runs_query){.since_ms = T0 + 2000, .until_ms = T0 + 3000, .limit = 10};
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	runs = json_object_get(out, "runs");
 	assert_int_equal(json_array_size(runs), 2);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(runs, 1), "id")), id[2]);
 	json_decref(out);
 	q = (struct store_runs_query){.probe = "nope", .limit = 10};
-	assert_int_equal(store_api_runs(st, &q, &out), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
 	assert_int_equal(json_array_size(json_object_get(out, "runs")), 0);
 	json_decref(out);
 	q.limit = 0;
-	assert_int_equal(store_api_runs(st, &q, &out), -EINVAL);
+	assert_int_equal(store_read_runs(st, &q, &out), -EINVAL);
 	store_close(st);
 }
 
@@ -661,7 +661,7 @@ static void test_fingerprint_only_on_change(void **state)
 	json_t *b = fingerprint("6.1.0-21-amd64", 2000), *host = NULL, *h;
 	int changed = -1;
 
-	assert_int_equal(store_api_host(st, &host), -ENOENT);
+	assert_int_equal(store_read_host(st, &host), -ENOENT);
 	assert_int_equal(store_fingerprint_record(st, a, T0, &changed), 0);
 	assert_int_equal(changed, 1);
 	assert_int_equal(store_fingerprint_record(st, a, T0 + 1000, &changed), 0);
@@ -674,7 +674,7 @@ static void test_fingerprint_only_on_change(void **state)
 	assert_int_equal(store_fingerprint_record(st, b, T0 + 4000, &changed), 0);
 	assert_int_equal(changed, 0);
 
-	assert_int_equal(store_api_host(st, &host), 0);
+	assert_int_equal(store_read_host(st, &host), 0);
 	h = json_object_get(host, "history");
 	assert_int_equal(json_array_size(h), 2);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(h, 0), "first_seen_ms")),
@@ -714,7 +714,7 @@ static void test_series_downsampling(void **state)
 	assert_int_equal(store_fingerprint_record(st, a, T0 - 1000, &changed), 0);
 	assert_int_equal(store_fingerprint_record(st, b, T0 + 40000, &changed), 0);
 
-	assert_int_equal(store_api_series(st, "probe.v", T0, T0 + 90000, 30000, &out), 0);
+	assert_int_equal(store_read_series(st, "probe.v", T0, T0 + 90000, 30000, &out), 0);
 	assert_string_equal(json_string_value(json_object_get(out, "unit")), "ns");
 	p = json_object_get(out, "points");
 	assert_int_equal(json_array_size(p), 3); /* t = T0 + 90 s is outside */
@@ -742,7 +742,7 @@ static void test_series_downsampling(void **state)
 	json_decref(out);
 
 	/* One bucket for everything, shifted start: 10, 29 → [T0+10 s, T0+100 s). */
-	assert_int_equal(store_api_series(st, "probe.v", T0 + 10000, T0 + 100000, 90000, &out), 0);
+	assert_int_equal(store_read_series(st, "probe.v", T0 + 10000, T0 + 100000, 90000, &out), 0);
 	p = json_object_get(out, "points");
 	assert_int_equal(json_array_size(p), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 0), "n")), 5);
@@ -754,7 +754,7 @@ static void test_series_downsampling(void **state)
 
 	/* Millisecond steps over a long range make most buckets empty: the
 	 * grouping path, one sample per bucket, bucket starts on the 3 ms grid. */
-	assert_int_equal(store_api_series(st, "probe.v", T0, T0 + 100000000, 3, &out), 0);
+	assert_int_equal(store_read_series(st, "probe.v", T0, T0 + 100000000, 3, &out), 0);
 	p = json_object_get(out, "points");
 	assert_int_equal(json_array_size(p), 6);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 1), "t")),
@@ -765,9 +765,9 @@ static void test_series_downsampling(void **state)
 	assert_int_equal(json_array_size(json_object_get(out, "markers")), 1);
 	json_decref(out);
 
-	assert_int_equal(store_api_series(st, "probe.nope", T0, T0 + 1, 1, &out), -ENOENT);
-	assert_int_equal(store_api_series(st, "probe.v", T0, T0 + 1, 0, &out), -EINVAL);
-	assert_int_equal(store_api_series(st, "probe.v", T0, T0, 10, &out), -EINVAL);
+	assert_int_equal(store_read_series(st, "probe.nope", T0, T0 + 1, 1, &out), -ENOENT);
+	assert_int_equal(store_read_series(st, "probe.v", T0, T0 + 1, 0, &out), -EINVAL);
+	assert_int_equal(store_read_series(st, "probe.v", T0, T0, 10, &out), -EINVAL);
 	json_decref(a);
 	json_decref(b);
 	store_close(st);
@@ -797,11 +797,11 @@ static void test_cycles_and_snapshot(void **state)
 	assert_int_equal(store_cycle_end(st, cycle + 1, T0, "ok"), -ENOENT);
 	assert_int_equal(store_last_cycle(st, &ended), 0);
 	assert_int_equal(ended, T0 + 4500);
-	assert_int_equal(store_api_recommendation(st, &out), -ENOENT);
+	assert_int_equal(store_read_recommendation(st, &out), -ENOENT);
 	assert_int_equal(store_recommendation_insert(st, T0 + 5000, inputs, rec, ids, 2), 0);
 	assert_int_equal(store_headroom_record(st, T0 + 5000, hr), 0);
 
-	assert_int_equal(store_api_recommendation(st, &out), 0);
+	assert_int_equal(store_read_recommendation(st, &out), 0);
 	assert_string_equal(json_string_value(json_object_get(out, "verdict")), "high");
 	assert_string_equal(json_string_value(json_object_get(out, "sentence")),
 	                    "Use high stacks.");
@@ -811,12 +811,12 @@ static void test_cycles_and_snapshot(void **state)
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(out, "run_ids"), 1)),
 	                 ids[1]);
 	json_decref(out);
-	assert_int_equal(store_api_headroom(st, &out), 0);
+	assert_int_equal(store_read_headroom(st, &out), 0);
 	assert_true(json_equal(json_object_get(out, "headroom"), hr));
 	assert_non_null(json_string_value(json_object_get(out, "computed_at")));
 	json_decref(out);
 
-	assert_int_equal(store_api_snapshot(st, &out), 0);
+	assert_int_equal(store_read_snapshot(st, &out), 0);
 	p = json_object_get(json_object_get(out, "probes"), "ctxsw");
 	assert_string_equal(json_string_value(json_object_get(p, "last_status")), "error");
 	assert_int_equal(json_integer_value(json_object_get(p, "last_run_id")), ids[1]);
@@ -873,26 +873,26 @@ static void test_retention(void **state)
 	/* Points and documents after 10 days, samples after 60; batches of 1. */
 	assert_int_equal(store_retention(st, now, 10, 60, 1), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(store_api_run(st, old[i], &run), -ENOENT);
+		assert_int_equal(store_read_run(st, old[i], &run), -ENOENT);
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(store_api_run(st, mid[i], &run), 0);
+		assert_int_equal(store_read_run(st, mid[i], &run), 0);
 		assert_true(json_is_null(json_object_get(run, "doc")));
 		assert_int_equal(json_object_size(json_object_get(run, "series")), 0);
 		assert_int_equal(json_array_size(json_object_get(run, "samples")), 1);
 		assert_int_equal(json_integer_value(json_object_get(run, "pruned_ms")), now);
 		json_decref(run);
 	}
-	assert_int_equal(store_api_run(st, fresh, &run), 0);
+	assert_int_equal(store_read_run(st, fresh, &run), 0);
 	assert_false(json_is_null(json_object_get(run, "doc")));
 	assert_int_equal(json_object_size(json_object_get(run, "series")), 1);
 	json_decref(run);
 	/* The latest ok run of a probe stays, whole, for the recommendation. */
-	assert_int_equal(store_api_run(st, lone, &run), 0);
+	assert_int_equal(store_read_run(st, lone, &run), 0);
 	assert_false(json_is_null(json_object_get(run, "doc")));
 	json_decref(run);
 	assert_int_equal(count_runs(st, NULL), 4);
 	/* Counters do not go down; only the newest headroom is left of the old ones. */
-	assert_int_equal(store_api_snapshot(st, &snap), 0);
+	assert_int_equal(store_read_snapshot(st, &snap), 0);
 	assert_int_equal(json_integer_value(json_object_get(
 	                     json_object_get(json_object_get(snap, "runs_total"), "p"), "ok")),
 	                 6);
@@ -1030,16 +1030,16 @@ static void test_values_that_look_like_sql(void **state)
 	free(v);
 	assert_int_equal(store_state_get(st, "k", &v), -ENOENT);
 
-	assert_int_equal(store_api_run(st, id, &out), 0);
+	assert_int_equal(store_read_run(st, id, &out), 0);
 	assert_string_equal(json_string_value(json_object_get(out, "probe")), probe);
 	assert_true(json_equal(json_object_get(out, "doc"), doc));
 	json_decref(out);
 	assert_int_equal(count_runs(st, probe), 1);
 	snprintf(metric, sizeof(metric), "%s.x'y\"z", probe);
-	assert_int_equal(store_api_series(st, metric, T0, T0 + 1, 1, &out), 0);
+	assert_int_equal(store_read_series(st, metric, T0, T0 + 1, 1, &out), 0);
 	assert_int_equal(json_array_size(json_object_get(out, "points")), 1);
 	json_decref(out);
-	assert_int_equal(store_api_metric_names(st, &names), 0);
+	assert_int_equal(store_read_metric_names(st, &names), 0);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(names, 0), "name")),
 	                    metric);
 	json_decref(names);
