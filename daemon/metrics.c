@@ -29,6 +29,7 @@ enum source {
 	SRC_PROBE_OK,   /* for each probe: 1 when its last run was ok */
 	SRC_RUNS_TOTAL, /* for each probe: the sum of runs_total/PROBE/STATUS */
 	SRC_FAILURES,   /* for each probe: runs_total/PROBE/error, 0 when none */
+	SRC_CYCLE,      /* for each cycle status: 1 for the last cycle's, else 0 */
 	SRC_REC_LOW,    /* 1 when the verdict is "low" */
 	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
 	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
@@ -70,6 +71,17 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_probe_failures_total", "counter",
      "Probe runs that failed (status error: a crash, a time limit, a bad document), by probe.", "",
      SRC_FAILURES, NULL, 1, NULL},
+    {"threadwatch_probe_consecutive_failures", "gauge",
+     "Runs of the probe that failed since its last run that did not fail.", "", SRC_PROBE,
+     "consecutive_failures", 1, NULL},
+    {"threadwatch_last_cycle_status", "gauge",
+     "1 for the status of the last finished probe cycle (ok: every probe succeeded, partial: "
+     "some failed, failed: none succeeded, interrupted: stopped before it finished), 0 for the "
+     "others.",
+     "", SRC_CYCLE, "last_cycle/status", 1, NULL},
+    {"threadwatch_next_cycle_timestamp_seconds", "gauge",
+     "When the scheduler expects to start the next probe cycle, as a Unix time.", "s", SRC_VALUE,
+     "next_cycle_ms", 1e3, NULL},
     {"threadwatch_last_cycle_timestamp_seconds", "gauge",
      "When the last finished probe cycle ended, as a Unix time.", "s", SRC_VALUE,
      "last_cycle/ended_ms", 1e3, NULL},
@@ -112,6 +124,10 @@ static const struct metric_def metric_defs[] = {
 };
 
 #define N_DEFS (sizeof(metric_defs) / sizeof(metric_defs[0]))
+
+/* The cycle statuses threadwatch_last_cycle_status always carries, so that
+ * a count by status over a fleet includes the ones no host is in. */
+static const char *const cycle_statuses[] = {"ok", "partial", "failed", "interrupted"};
 
 /* A growing text buffer. */
 struct out {
@@ -290,6 +306,21 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 			sample(o, d, sum, (const char *const[]){"probe", name, NULL});
 		}
 		break;
+	case SRC_CYCLE: {
+		const char *last = json_string_value(at(snap, d->path));
+		int known = 0;
+
+		if (!last)
+			break;
+		for (size_t i = 0; i < sizeof(cycle_statuses) / sizeof(*cycle_statuses); i++) {
+			known |= !strcmp(last, cycle_statuses[i]);
+			sample(o, d, !strcmp(last, cycle_statuses[i]),
+			       (const char *const[]){"status", cycle_statuses[i], NULL});
+		}
+		if (!known)
+			sample(o, d, 1, (const char *const[]){"status", last, NULL});
+		break;
+	}
 	case SRC_FAILURES:
 		json_object_foreach(totals, name, v)
 		{

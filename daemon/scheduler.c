@@ -559,12 +559,20 @@ static void upkeep(struct sched *s, const struct config *c)
 	                    RETENTION_BATCH);
 	if (r < 0)
 		log_warning("Retention failed: %s, ignoring", store_last_error());
-	if (c->textfile_path[0]) {
-		r = metrics_write_file(s->st, c->textfile_path);
-		if (r < 0)
-			log_warning("Failed to write the textfile \"%s\": %s, ignoring",
-			            c->textfile_path, strerror(-r));
-	}
+}
+
+/* The /metrics text for node_exporter, once the cycle's end and the next
+ * cycle are published, so that the file says what /metrics says. */
+static void write_textfile(const struct config *c, struct store *st)
+{
+	int r;
+
+	if (!c->textfile_path[0])
+		return;
+	r = metrics_write_file(st, c->textfile_path);
+	if (r < 0)
+		log_warning("Failed to write the textfile \"%s\": %s, ignoring", c->textfile_path,
+		            strerror(-r));
 }
 
 /* Regression detection over what the store holds (daemon/events.h); each
@@ -671,6 +679,7 @@ done:
 	                                          : fmin(s->cfg.interval, RETRY_MAX_S));
 	pthread_mutex_unlock(&s->lock);
 	publish(s);
+	write_textfile(&c, s->st);
 	changed(s);
 	config_free(&c);
 	pthread_mutex_lock(&s->lock);

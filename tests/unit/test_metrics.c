@@ -106,12 +106,40 @@ static void test_no_meaningless_labels(void **state)
 	free(t);
 }
 
+/* The scheduler's gauges: failures in a row, the next cycle, and the last
+ * cycle's status as one sample per status. */
+static void test_cycle_gauges(void **state)
+{
+	char *t = format("{\"probes\": {\"map32\": {\"consecutive_failures\": 2},"
+	                 "\"ctxsw\": {\"consecutive_failures\": 0}},"
+	                 "\"runs_total\": {}, \"next_cycle_ms\": 1767225600500,"
+	                 "\"last_cycle\": {\"status\": \"partial\"}}");
+	char *odd = format("{\"probes\": {}, \"runs_total\": {}, \"next_cycle_ms\": null,"
+	                   "\"last_cycle\": {\"status\": \"weird\"}}");
+
+	(void)state;
+	assert_true(sample_value(t, "threadwatch_probe_consecutive_failures{probe=\"map32\"}") ==
+	            2);
+	assert_true(sample_value(t, "threadwatch_probe_consecutive_failures{probe=\"ctxsw\"}") ==
+	            0);
+	assert_true(sample_value(t, "threadwatch_next_cycle_timestamp_seconds") == 1767225600.5);
+	assert_true(sample_value(t, "threadwatch_last_cycle_status{status=\"partial\"}") == 1);
+	assert_true(sample_value(t, "threadwatch_last_cycle_status{status=\"ok\"}") == 0);
+	assert_true(sample_value(t, "threadwatch_last_cycle_status{status=\"failed\"}") == 0);
+	assert_null(strstr(odd, "\nthreadwatch_next_cycle_timestamp_seconds "));
+	assert_true(sample_value(odd, "threadwatch_last_cycle_status{status=\"weird\"}") == 1);
+	assert_true(sample_value(odd, "threadwatch_last_cycle_status{status=\"ok\"}") == 0);
+	free(t);
+	free(odd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_runs_and_failures),
 	    cmocka_unit_test(test_knee_nan),
 	    cmocka_unit_test(test_no_meaningless_labels),
+	    cmocka_unit_test(test_cycle_gauges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
