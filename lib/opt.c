@@ -2,7 +2,9 @@
  * opt: table-driven command lines on top of getopt_long(3) (see opt.h).
  * getopt reports an unknown, ambiguous or value-less option as '?' or ':'
  * without saying which; this file looks the failing word up again so that
- * the message names it.
+ * the message names it. Long options must be spelled out: getopt_long's
+ * abbreviations ("--thread" for "--threads") are refused, so that a script
+ * keeps working when an option is added.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,34 +29,33 @@ static const struct option *by_val(const struct option *lo, int v)
 static int long_failure(const char *word, const struct option *lo, char *err, size_t errlen)
 {
 	size_t len = strcspn(word + 2, "=");
-	const struct option *exact = NULL;
-	unsigned prefixed = 0;
 
-	for (; lo->name; lo++) {
-		if (strncmp(lo->name, word + 2, len))
-			continue;
-		if (strlen(lo->name) == len)
-			exact = lo;
-		prefixed++;
-	}
-	if (exact && word[2 + len] == '=')
-		return errbuf_set(err, errlen, '?', "--%s takes no value", exact->name);
-	if (!exact && prefixed > 1)
-		return errbuf_set(err, errlen, '?', "ambiguous option \"%.*s\"", (int)len + 2,
-		                  word);
+	for (; lo->name; lo++)
+		if (strlen(lo->name) == len && !strncmp(lo->name, word + 2, len) &&
+		    word[2 + len] == '=')
+			return errbuf_set(err, errlen, '?', "--%s takes no value", lo->name);
 	return errbuf_set(err, errlen, '?', "unknown option \"%.*s\"", (int)len + 2, word);
 }
 
 int opt_next(int argc, char **argv, const char *shortopts, const struct option *longopts, char *err,
              size_t errlen)
 {
-	int prev = optind, c;
+	int prev = optind, c, idx = -1;
 	const struct option *o;
 
 	opterr = 0;
-	c = getopt_long(argc, argv, shortopts, longopts, NULL);
-	if (c != '?' && c != ':')
+	c = getopt_long(argc, argv, shortopts, longopts, &idx);
+	if (c == -1)
 		return c;
+	if (c != '?' && c != ':') {
+		/* the word getopt matched: before a separate value, if any */
+		const char *word = argv[optind - (optarg && optarg == argv[optind - 1] ? 2 : 1)];
+
+		if (idx < 0 || strcspn(word + 2, "=") == strlen(longopts[idx].name))
+			return c;
+		return errbuf_set(err, errlen, '?', "unknown option \"%.*s\"",
+		                  (int)strcspn(word, "="), word);
+	}
 	/* getopt has moved past the word it refused (with its value, if any) */
 	if (optopt && optopt < 256 && !by_val(longopts, optopt)) {
 		if (c == ':')
