@@ -111,7 +111,9 @@ int units_parse_duration(const char *s, double *seconds)
 		while (*s == ' ')
 			s++;
 	}
-	*seconds = round(total * 1e6) / 1e6; /* microseconds are fine enough */
+	/* microseconds are fine enough; beyond 1e15 s a double has no
+	 * microseconds left to round (and total * 1e6 could overflow) */
+	*seconds = total < 1e15 ? round(total * 1e6) / 1e6 : total;
 	return 0;
 }
 
@@ -125,8 +127,8 @@ int units_parse_size(const char *s, uint64_t *bytes)
 	p = units_decimal(s, &v);
 	if (!p)
 		return -EINVAL;
-	while (*p == ' ')
-		p++;
+	if (*p == ' ' && !*(p += strspn(p, " ")))
+		return -EINVAL; /* a space only before a suffix */
 	for (size_t i = 0; i < N_SIZE_UNITS; i++)
 		if (!strcmp(p, size_units[i].suffix)) {
 			v = floor(v * size_units[i].bytes);
