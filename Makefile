@@ -230,11 +230,21 @@ ifneq ($(SANITIZE),1)
 	$(MAKE) check-sanitize
 endif
 
-check-unit: $(UNITS)
-	@fail=0; for t in $(UNITS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+# UNIT=NAME... runs only build/tests/test_NAME (make check-unit UNIT="store
+# config"); REGRESS=TEXT... only the regress scripts whose name holds one of
+# the words (make check-regress REGRESS=40-http). See tests/README.md.
+UNIT ?=
+REGRESS ?=
+UNIT_RUN := $(if $(strip $(UNIT)),$(patsubst %,$(B)/tests/test_%,$(UNIT)),$(UNITS))
+
+check-unit: $(UNIT_RUN)
+	@for u in $(UNIT); do [ -f tests/unit/test_$$u.c ] || \
+		{ echo "no unit test tests/unit/test_$$u.c"; exit 2; }; done; \
+	fail=0; for t in $(UNIT_RUN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
 check-regress: all
-	@B=$(abspath $(B)) SRC=$(CURDIR) tests/regress/run.sh
+	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY="$(or $(REGRESS),$(REGRESS_ONLY))" \
+		tests/regress/run.sh
 
 # The unit and regress tiers again under ASan and UBSan, built in SAN_B.
 # Left out there: the regress tests named in SANITIZE_SKIP (packaging, the

@@ -5,7 +5,7 @@
 # and the committed systemd/threadwatchd.conf and the Markdown table
 # matching what the key table generates.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 cd "$TW_TMP" || exit 1
 
