@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,20 +92,6 @@ struct fleet_host {
 
 /* --- arguments ------------------------------------------------------------- */
 
-static int set_json(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct fleet_args *)ctx)->json = 1;
-	return 0;
-}
-
-static int set_help(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct fleet_args *)ctx)->help = 1;
-	return 0;
-}
-
 static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
 {
 	struct fleet_args *a = ctx;
@@ -171,12 +158,13 @@ static int set_file(void *ctx, const char *path, char *why, size_t wlen)
 }
 
 static const struct opt fleet_opts[] = {
-    {"json", 0, NULL, "print one JSON document instead of the table", set_json},
+    {"json", 0, NULL, "print one JSON document instead of the table", NULL,
+     offsetof(struct fleet_args, json)},
     {"timeout", 0, "DURATION",
      "time each host may take for all its answers, such as 5s or 1m (default 5s; 10ms to 1h)",
-     set_timeout},
-    {"file", 0, "PATH", "read the URLs from PATH: one a line, # starts a comment", set_file},
-    {"help", 'h', NULL, "show this help", set_help},
+     set_timeout, 0},
+    {"file", 0, "PATH", "read the URLs from PATH: one a line, # starts a comment", set_file, 0},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct fleet_args, help)},
 };
 
 #define N_OPTS (sizeof(fleet_opts) / sizeof(fleet_opts[0]))

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,40 +78,22 @@ static int set_switches(void *ctx, const char *v, char *why, size_t wlen)
 	return errno || *end || !isfinite(a->switches) ? -EINVAL : 0;
 }
 
-static int set_json(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct recommend_args *)ctx)->json = 1;
-	return 0;
-}
-
-static int set_quick(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct recommend_args *)ctx)->quick = 1;
-	return 0;
-}
-
-static int set_help(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct recommend_args *)ctx)->help = 1;
-	return 0;
-}
-
 /* The options of `threadwatch recommend`; the parser and the usage text. */
 static const struct opt recommend_opts[] = {
     {"input", 0, "FILE|-",
      "the recommendation inputs (or `threadwatch run --json` output); "
      "without it the probes run now",
-     set_input},
-    {"threads", 0, "N", "threads the workload expects (0..4194304; default 10000)", set_threads},
+     set_input, 0},
+    {"threads", 0, "N", "threads the workload expects (0..4194304; default 10000)", set_threads, 0},
     {"stack-size", 0, "SIZE", "stack bytes per thread, such as 8M or 256K, up to 1T (default 8M)",
-     set_stack_size},
-    {"switches", 0, "N", "context switches per thread, or \"unknown\" (the default)", set_switches},
-    {"quick", 0, NULL, "without --input: run the probes' short versions", set_quick},
-    {"json", 0, NULL, "print {inputs, result} as JSON instead of text", set_json},
-    {"help", 'h', NULL, "show this help", set_help},
+     set_stack_size, 0},
+    {"switches", 0, "N", "context switches per thread, or \"unknown\" (the default)", set_switches,
+     0},
+    {"quick", 0, NULL, "without --input: run the probes' short versions", NULL,
+     offsetof(struct recommend_args, quick)},
+    {"json", 0, NULL, "print {inputs, result} as JSON instead of text", NULL,
+     offsetof(struct recommend_args, json)},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct recommend_args, help)},
 };
 
 #define N_OPTS (sizeof(recommend_opts) / sizeof(recommend_opts[0]))

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,27 +65,6 @@ struct run_args {
 	const char *probe_dir;
 };
 
-static int set_quick(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct run_args *)ctx)->quick = 1;
-	return 0;
-}
-
-static int set_json(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct run_args *)ctx)->json = 1;
-	return 0;
-}
-
-static int set_help(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct run_args *)ctx)->help = 1;
-	return 0;
-}
-
 static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
 {
 	double t;
@@ -107,12 +87,13 @@ static int set_probe_dir(void *ctx, const char *v, char *why, size_t wlen)
 
 /* The options of `threadwatch run`; the parser and the usage text. */
 static const struct opt run_opts[] = {
-    {"quick", 0, NULL, "short runs (each probe's --quick)", set_quick},
-    {"json", 0, NULL, "print one JSON document instead of a table", set_json},
+    {"quick", 0, NULL, "short runs (each probe's --quick)", NULL, offsetof(struct run_args, quick)},
+    {"json", 0, NULL, "print one JSON document instead of a table", NULL,
+     offsetof(struct run_args, json)},
     {"timeout", 0, "DURATION",
-     "time limit per probe, such as 30s or 2m, up to 1d (default: per probe)", set_timeout},
-    {"probe-dir", 0, "DIR", "where the probe executables are (colon-separated)", set_probe_dir},
-    {"help", 'h', NULL, "show this help", set_help},
+     "time limit per probe, such as 30s or 2m, up to 1d (default: per probe)", set_timeout, 0},
+    {"probe-dir", 0, "DIR", "where the probe executables are (colon-separated)", set_probe_dir, 0},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct run_args, help)},
 };
 
 #define N_OPTS (sizeof(run_opts) / sizeof(run_opts[0]))

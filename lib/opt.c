@@ -118,6 +118,10 @@ int opt_parse(int argc, char **argv, const struct opt *t, size_t n, void *ctx, c
 			return errbuf_set(err, errlen, -EINVAL, "--%s needs %s", o->name, o->arg);
 		if (c == '?' || c == ':' || !o)
 			return -EINVAL;
+		if (!o->set) {
+			*(int *)((char *)ctx + o->flag) = 1;
+			continue;
+		}
 		if (o->set(ctx, o->arg ? optarg : NULL, why, sizeof(why)) < 0) {
 			if (why[0])
 				return errbuf_set(err, errlen, -EINVAL, "%s", why);

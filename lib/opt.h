@@ -19,8 +19,10 @@ struct opt {
 	const char *arg;  /* the value's name in usage ("S", "FILE"); NULL: takes none */
 	const char *help;
 	/* Called with the value (NULL when the option takes none). 0, or < 0
-	 * with a reason in why (left empty: the generic "invalid value"). */
+	 * with a reason in why (left empty: the generic "invalid value").
+	 * NULL: the option is a flag that sets the int at ctx + flag to 1. */
 	int (*set)(void *ctx, const char *value, char *why, size_t whylen);
+	size_t flag;
 };
 
 /* getopt_long(argc, argv, shortopts, longopts) with getopt's own messages

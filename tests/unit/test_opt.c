@@ -31,13 +31,6 @@ static int set_quick(void *ctx, const char *v, char *why, size_t wlen)
 	return 0;
 }
 
-static int set_help(void *ctx, const char *v, char *why, size_t wlen)
-{
-	(void)v, (void)why, (void)wlen;
-	((struct args *)ctx)->help = 1;
-	return 0;
-}
-
 static int set_dir(void *ctx, const char *v, char *why, size_t wlen)
 {
 	(void)why, (void)wlen;
@@ -61,10 +54,10 @@ static int set_n(void *ctx, const char *v, char *why, size_t wlen)
 }
 
 static const struct opt table[] = {
-    {"quick", 0, NULL, "short", set_quick},
-    {"probe-dir", 0, "DIR", "where", set_dir},
-    {"threads", 't', "N", "how many", set_n},
-    {"help", 'h', NULL, "show this help", set_help},
+    {"quick", 0, NULL, "short", set_quick, 0},
+    {"probe-dir", 0, "DIR", "where", set_dir, 0},
+    {"threads", 't', "N", "how many", set_n, 0},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct args, help)}, /* a flag */
 };
 
 /* Parses the words (argv[0] is the command) into *a; returns opt_parse's
