@@ -88,8 +88,8 @@ PKGS_RUN   := $(PKGS_BUILD)
 CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson and libm only.
-LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c \
-	lib/runner.c lib/protocol.c lib/fingerprint.c lib/recommend.c lib/detect.c \
+LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
+	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/recommend.c lib/detect.c \
 	lib/catalog.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c
@@ -239,11 +239,24 @@ ifneq ($(SANITIZE),1)
 	$(MAKE) check-sanitize
 endif
 
-check-unit: $(UNITS)
-	@fail=0; for t in $(UNITS); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+# UNIT=NAME... runs only build/tests/test_NAME (make check-unit UNIT="store
+# config"); REGRESS=TEXT... only the regress scripts whose name holds one of
+# the words (make check-regress REGRESS=40-http). See tests/README.md.
+UNIT ?=
+REGRESS ?=
+UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(UNIT_SRCS))
+UNIT_RUN := $(if $(strip $(UNIT)),$(patsubst %,$(B)/tests/test_%,$(filter $(UNIT_NAMES),$(UNIT))),$(UNITS))
+
+check-unit: $(UNIT_RUN)
+	@for u in $(filter-out $(UNIT_NAMES),$(UNIT)); do \
+		echo "no unit test tests/unit/test_$$u.c (there are: $(UNIT_NAMES))"; exit 2; done; \
+	fail=0; for t in $(UNIT_RUN); do echo "== $$t"; $$t; rc=$$?; \
+		[ $$rc = 77 ] && echo "-- SKIP $$t"; [ $$rc = 0 ] || [ $$rc = 77 ] || fail=1; \
+	done; exit $$fail
 
 check-regress: all
-	@B=$(abspath $(B)) SRC=$(CURDIR) tests/regress/run.sh
+	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY="$(or $(REGRESS),$(REGRESS_ONLY))" \
+		tests/regress/run.sh
 
 # The unit and regress tiers again under ASan and UBSan, built in SAN_B.
 # Left out there: the regress tests named in SANITIZE_SKIP (packaging, the

@@ -7,9 +7,11 @@
  * host could not be read. Exit 1 when any host could not be read.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,9 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "errbuf.h"
+#include "opt.h"
+#include "units.h"
 #include "xmalloc.h"
 
 #define FLEET_DEFAULT_TIMEOUT_S 5.0
@@ -87,28 +92,13 @@ struct fleet_host {
 
 /* --- arguments ------------------------------------------------------------- */
 
-static int set_json(struct fleet_args *a, const char *v)
+static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
 {
-	(void)v;
-	a->json = 1;
-	return 0;
-}
+	struct fleet_args *a = ctx;
 
-static int set_help(struct fleet_args *a, const char *v)
-{
-	(void)v;
-	a->help = 1;
-	return 0;
-}
-
-static int set_timeout(struct fleet_args *a, const char *v)
-{
-	char *end;
-
-	errno = 0;
-	a->timeout_s = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(a->timeout_s) ||
-	    a->timeout_s < FLEET_MIN_TIMEOUT_S || a->timeout_s > FLEET_MAX_TIMEOUT_S)
+	(void)why, (void)wlen;
+	if (units_parse_duration(v, &a->timeout_s) < 0 || a->timeout_s < FLEET_MIN_TIMEOUT_S ||
+	    a->timeout_s > FLEET_MAX_TIMEOUT_S)
 		return -EINVAL;
 	return 0;
 }
@@ -124,19 +114,18 @@ static void add_url(struct fleet_args *a, const char *url, const char *origin)
 
 /* One URL per line; blank lines and # comments (at the start of a line or
  * after white space) are skipped. */
-static int set_file(struct fleet_args *a, const char *path)
+static int set_file(void *ctx, const char *path, char *why, size_t wlen)
 {
+	struct fleet_args *a = ctx;
 	FILE *f = fopen(path, "re");
 	char *line = NULL, origin[64], *p, *end;
 	size_t cap = 0, words;
 	unsigned lineno = 0;
 	int rc = 0;
 
-	if (!f) {
-		fprintf(stderr, "threadwatch fleet: cannot read \"%s\": %s\n", path,
-		        strerror(errno));
-		return -ENOENT;
-	}
+	if (!f)
+		return errbuf_set(why, wlen, -errno, "cannot read \"%s\": %s", path,
+		                  strerror(errno));
 	while (rc == 0 && getline(&line, &cap, f) >= 0) {
 		lineno++;
 		for (p = line; *p; p++)
@@ -154,114 +143,64 @@ static int set_file(struct fleet_args *a, const char *path)
 		*end = '\0';
 		snprintf(origin, sizeof(origin), "line %u", lineno);
 		if (words > 1) {
-			fprintf(
-			    stderr,
-			    "threadwatch fleet: \"%s\" %s: one URL per line, not several words\n",
-			    path, origin);
-			rc = -EINVAL;
+			rc = errbuf_set(why, wlen, -EINVAL,
+			                "\"%s\" %s: one URL per line, not several words", path,
+			                origin);
 		} else {
 			add_url(a, p, origin);
 		}
 	}
-	if (rc == 0 && ferror(f)) {
-		fprintf(stderr, "threadwatch fleet: cannot read \"%s\": %s\n", path,
-		        strerror(errno));
-		rc = -EIO;
-	}
+	if (rc == 0 && ferror(f))
+		rc = errbuf_set(why, wlen, -EIO, "cannot read \"%s\": %s", path, strerror(errno));
 	free(line);
 	fclose(f);
 	return rc;
 }
 
-static const struct fleet_opt {
-	const char *name;
-	const char *arg; /* NULL: a flag */
-	const char *help;
-	int (*set)(struct fleet_args *a, const char *v);
-} fleet_opts[] = {
-    {"json", NULL, "print one JSON document instead of the table", set_json},
-    {"timeout", "S", "seconds each host may take for all its answers (default 5)", set_timeout},
-    {"file", "PATH", "read the URLs from PATH: one a line, # starts a comment", set_file},
-    {"help", NULL, "show this help", set_help},
+static const struct opt fleet_opts[] = {
+    {"json", 0, NULL, "print one JSON document instead of the table", NULL,
+     offsetof(struct fleet_args, json)},
+    {"timeout", 0, "DURATION",
+     "time each host may take for all its answers, such as 5s or 1m (default 5s; 10ms to 1h)",
+     set_timeout, 0},
+    {"file", 0, "PATH", "read the URLs from PATH: one a line, # starts a comment", set_file, 0},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct fleet_args, help)},
 };
 
 #define N_OPTS (sizeof(fleet_opts) / sizeof(fleet_opts[0]))
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: threadwatch fleet [--json] [--timeout S] URL... | --file PATH\n\n"
-	           "Asks each threadwatchd's JSON API (all hosts at once) and prints one "
-	           "table:\n"
-	           "host, kernel, glibc, verdict, confidence, switch-time ratio, the "
-	           "thread-create\n"
-	           "knee with low stacks, age of the last cycle and headroom warnings, or "
-	           "the error\n"
-	           "for a host that could not be read. URL: http[s]://HOST[:PORT][/PREFIX], "
-	           "or\n"
-	           "HOST:PORT for plain HTTP. Exit status 1 when any host could not be "
-	           "read.\n\n"
-	           "Options:\n");
-	for (size_t i = 0; i < N_OPTS; i++) {
-		char left[40];
-
-		snprintf(left, sizeof(left), "--%s%s%s", fleet_opts[i].name,
-		         fleet_opts[i].arg ? " " : "", fleet_opts[i].arg ? fleet_opts[i].arg : "");
-		fprintf(f, "  %-16s %s\n", left, fleet_opts[i].help);
-	}
-}
-
-static int parse_option(int argc, char **argv, int *i, struct fleet_args *a)
-{
-	const char *arg = argv[*i] + 2, *val = NULL, *eq = strchr(arg, '=');
-	size_t len = eq ? (size_t)(eq - arg) : strlen(arg), k;
-
-	for (k = 0; k < N_OPTS; k++)
-		if (strlen(fleet_opts[k].name) == len && !strncmp(fleet_opts[k].name, arg, len))
-			break;
-	if (k == N_OPTS) {
-		fprintf(stderr, "threadwatch fleet: unknown option \"%s\"\n", argv[*i]);
-		return -EINVAL;
-	}
-	if (fleet_opts[k].arg) {
-		val = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
-		if (!val) {
-			fprintf(stderr, "threadwatch fleet: --%s needs %s\n", fleet_opts[k].name,
-			        fleet_opts[k].arg);
-			return -EINVAL;
-		}
-	} else if (eq) {
-		fprintf(stderr, "threadwatch fleet: --%s takes no value\n", fleet_opts[k].name);
-		return -EINVAL;
-	}
-	if (fleet_opts[k].set(a, val) < 0) {
-		if (fleet_opts[k].set != set_file)
-			fprintf(stderr, "threadwatch fleet: invalid value \"%s\" for --%s: %s\n",
-			        val, fleet_opts[k].name, fleet_opts[k].help);
-		return -EINVAL;
-	}
-	return 0;
+	fprintf(
+	    f,
+	    "usage: threadwatch fleet [--json] [--timeout DURATION] [--] URL... | --file PATH\n\n"
+	    "Asks each threadwatchd's JSON API (all hosts at once) and prints one "
+	    "table:\n"
+	    "host, kernel, glibc, verdict, confidence, switch-time ratio, the "
+	    "thread-create\n"
+	    "knee with low stacks, age of the last cycle and headroom warnings, or "
+	    "the error\n"
+	    "for a host that could not be read. URL: http[s]://HOST[:PORT][/PREFIX], "
+	    "or\n"
+	    "HOST:PORT for plain HTTP. Exit status 1 when any host could not be "
+	    "read.\n\n"
+	    "Options:\n");
+	opt_usage(f, fleet_opts, N_OPTS);
 }
 
 /* -EINVAL with a message on stderr for anything it does not know. */
 static int parse_args(int argc, char **argv, struct fleet_args *a)
 {
-	int only_urls = 0;
+	char err[PATH_MAX + 128], origin[32];
+	int first = opt_parse(argc, argv, fleet_opts, N_OPTS, a, err, sizeof(err));
 
-	for (int i = 1; i < argc; i++) {
-		char origin[32];
-
-		if (!only_urls && !strcmp(argv[i], "--")) {
-			only_urls = 1;
-		} else if (!only_urls && !strncmp(argv[i], "--", 2)) {
-			if (parse_option(argc, argv, &i, a) < 0)
-				return -EINVAL;
-		} else if (!only_urls && argv[i][0] == '-') {
-			fprintf(stderr, "threadwatch fleet: unknown option \"%s\"\n", argv[i]);
-			return -EINVAL;
-		} else {
-			snprintf(origin, sizeof(origin), "argument %d", i);
-			add_url(a, argv[i], origin);
-		}
+	if (first < 0) {
+		fprintf(stderr, "threadwatch fleet: %s\n", err);
+		return -EINVAL;
+	}
+	for (int i = first; i < argc; i++) {
+		snprintf(origin, sizeof(origin), "argument %d", i - first + 1);
+		add_url(a, argv[i], origin);
 	}
 	return 0;
 }

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,9 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "opt.h"
 #include "recommend.h"
+#include "units.h"
 
 struct recommend_args {
 	const char *input; /* a path, "-" for stdin, NULL: none */
@@ -21,50 +25,21 @@ struct recommend_args {
 	int switches_unknown;
 };
 
-/* A whole number with an optional binary suffix (K, M, G, T, each optionally
- * followed by "iB" or "B"): 8M, 64K, 8388608. */
-static int parse_size(const char *v, double max, double *out)
+static int set_input(void *ctx, const char *v, char *why, size_t wlen)
 {
-	static const struct {
-		char c;
-		double mult;
-	} units[] = {{'K', 1024.0}, {'M', 1048576.0}, {'G', 1073741824.0}, {'T', 1099511627776.0}};
-	unsigned long long n;
-	double mult = 1;
-	char *end;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno)
-		return -EINVAL;
-	for (size_t i = 0; *end && i < sizeof(units) / sizeof(units[0]); i++)
-		if ((*end & ~0x20) == units[i].c) {
-			mult = units[i].mult;
-			end++;
-			if (!strcmp(end, "iB") || !strcmp(end, "B"))
-				end += strlen(end);
-			break;
-		}
-	if (*end || (double)n * mult > max)
-		return -EINVAL;
-	*out = (double)n * mult;
-	return 0;
-}
-
-static int set_input(struct recommend_args *a, const char *v)
-{
+	(void)why, (void)wlen;
 	if (!*v)
 		return -EINVAL;
-	a->input = v;
+	((struct recommend_args *)ctx)->input = v;
 	return 0;
 }
 
-static int set_threads(struct recommend_args *a, const char *v)
+static int set_threads(void *ctx, const char *v, char *why, size_t wlen)
 {
+	struct recommend_args *a = ctx;
 	char *end;
 
+	(void)why, (void)wlen;
 	if (*v < '0' || *v > '9')
 		return -EINVAL;
 	errno = 0;
@@ -72,17 +47,24 @@ static int set_threads(struct recommend_args *a, const char *v)
 	return errno || *end || a->threads > REC_MAX_THREADS ? -EINVAL : 0;
 }
 
-static int set_stack_size(struct recommend_args *a, const char *v)
+static int set_stack_size(void *ctx, const char *v, char *why, size_t wlen)
 {
-	if (parse_size(v, 1099511627776.0, &a->stack_bytes) < 0 || a->stack_bytes == 0)
+	uint64_t bytes;
+
+	(void)why, (void)wlen;
+	/* 1T: far beyond any stack, and exact as a double */
+	if (units_parse_size(v, &bytes) < 0 || bytes == 0 || bytes > (1ULL << 40))
 		return -EINVAL;
+	((struct recommend_args *)ctx)->stack_bytes = (double)bytes;
 	return 0;
 }
 
-static int set_switches(struct recommend_args *a, const char *v)
+static int set_switches(void *ctx, const char *v, char *why, size_t wlen)
 {
+	struct recommend_args *a = ctx;
 	char *end;
 
+	(void)why, (void)wlen;
 	if (!strcmp(v, "unknown")) {
 		a->switches_unknown = 1;
 		a->switches = NAN;
@@ -96,44 +78,22 @@ static int set_switches(struct recommend_args *a, const char *v)
 	return errno || *end || !isfinite(a->switches) ? -EINVAL : 0;
 }
 
-static int set_json(struct recommend_args *a, const char *v)
-{
-	(void)v;
-	a->json = 1;
-	return 0;
-}
-
-static int set_quick(struct recommend_args *a, const char *v)
-{
-	(void)v;
-	a->quick = 1;
-	return 0;
-}
-
-static int set_help(struct recommend_args *a, const char *v)
-{
-	(void)v;
-	a->help = 1;
-	return 0;
-}
-
 /* The options of `threadwatch recommend`; the parser and the usage text. */
-static const struct recommend_opt {
-	const char *name;
-	const char *arg; /* NULL: a flag */
-	const char *help;
-	int (*set)(struct recommend_args *a, const char *v);
-} recommend_opts[] = {
-    {"input", "FILE|-",
+static const struct opt recommend_opts[] = {
+    {"input", 0, "FILE|-",
      "the recommendation inputs (or `threadwatch run --json` output); "
      "without it the probes run now",
-     set_input},
-    {"threads", "N", "threads the workload expects (0..4194304; default 10000)", set_threads},
-    {"stack-size", "S", "stack bytes per thread, suffixes K M G (default 8M)", set_stack_size},
-    {"switches", "N", "context switches per thread, or \"unknown\" (the default)", set_switches},
-    {"quick", NULL, "without --input: run the probes' short versions", set_quick},
-    {"json", NULL, "print {inputs, result} as JSON instead of text", set_json},
-    {"help", NULL, "show this help", set_help},
+     set_input, 0},
+    {"threads", 0, "N", "threads the workload expects (0..4194304; default 10000)", set_threads, 0},
+    {"stack-size", 0, "SIZE", "stack bytes per thread, such as 8M or 256K, up to 1T (default 8M)",
+     set_stack_size, 0},
+    {"switches", 0, "N", "context switches per thread, or \"unknown\" (the default)", set_switches,
+     0},
+    {"quick", 0, NULL, "without --input: run the probes' short versions", NULL,
+     offsetof(struct recommend_args, quick)},
+    {"json", 0, NULL, "print {inputs, result} as JSON instead of text", NULL,
+     offsetof(struct recommend_args, json)},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct recommend_args, help)},
 };
 
 #define N_OPTS (sizeof(recommend_opts) / sizeof(recommend_opts[0]))
@@ -144,56 +104,22 @@ static void usage(FILE *f)
 	        "usage: threadwatch recommend [OPTIONS]\n\n"
 	        "Says whether low (MAP_32BIT) thread stacks pay on a host, with the arithmetic.\n"
 	        "The model and the inputs are described in doc/recommendation.md.\n\nOptions:\n");
-	for (size_t i = 0; i < N_OPTS; i++) {
-		char left[40];
-
-		snprintf(left, sizeof(left), "--%s%s%s", recommend_opts[i].name,
-		         recommend_opts[i].arg ? " " : "",
-		         recommend_opts[i].arg ? recommend_opts[i].arg : "");
-		fprintf(f, "  %-20s %s\n", left, recommend_opts[i].help);
-	}
+	opt_usage(f, recommend_opts, N_OPTS);
 }
 
 /* -EINVAL with a message on stderr for anything it does not know. */
 static int parse_args(int argc, char **argv, struct recommend_args *a)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *val = NULL, *eq;
-		size_t k, len;
+	char err[256];
+	int first = opt_parse(argc, argv, recommend_opts, N_OPTS, a, err, sizeof(err));
 
-		if (strncmp(arg, "--", 2) != 0) {
-			fprintf(stderr, "threadwatch recommend: unexpected argument \"%s\"\n", arg);
-			return -EINVAL;
-		}
-		arg += 2;
-		eq = strchr(arg, '=');
-		len = eq ? (size_t)(eq - arg) : strlen(arg);
-		for (k = 0; k < N_OPTS; k++)
-			if (strlen(recommend_opts[k].name) == len &&
-			    !strncmp(recommend_opts[k].name, arg, len))
-				break;
-		if (k == N_OPTS) {
-			fprintf(stderr, "threadwatch recommend: unknown option \"%s\"\n", argv[i]);
-			return -EINVAL;
-		}
-		if (recommend_opts[k].arg) {
-			val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!val) {
-				fprintf(stderr, "threadwatch recommend: --%s needs %s\n",
-				        recommend_opts[k].name, recommend_opts[k].arg);
-				return -EINVAL;
-			}
-		} else if (eq) {
-			fprintf(stderr, "threadwatch recommend: --%s takes no value\n",
-			        recommend_opts[k].name);
-			return -EINVAL;
-		}
-		if (recommend_opts[k].set(a, val) < 0) {
-			fprintf(stderr,
-			        "threadwatch recommend: invalid value \"%s\" for --%s: %s\n", val,
-			        recommend_opts[k].name, recommend_opts[k].help);
-			return -EINVAL;
-		}
+	if (first < 0) {
+		fprintf(stderr, "threadwatch recommend: %s\n", err);
+		return -EINVAL;
+	}
+	if (first < argc) {
+		fprintf(stderr, "threadwatch recommend: unexpected argument \"%s\"\n", argv[first]);
+		return -EINVAL;
 	}
 	return 0;
 }

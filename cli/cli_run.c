@@ -7,6 +7,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,11 @@
 #include "catalog.h"
 #include "cli.h"
 #include "fingerprint.h"
+#include "opt.h"
 #include "protocol.h"
 #include "recommend.h"
 #include "runner.h"
+#include "units.h"
 #include "xmalloc.h"
 
 #define DEFAULT_TIMEOUT_S 30.0
@@ -31,78 +34,48 @@ struct run_args {
 	const char *probe_dir;
 };
 
-static int set_quick(struct run_args *a, const char *v)
+static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
 {
-	(void)v;
-	a->quick = 1;
-	return 0;
-}
-
-static int set_json(struct run_args *a, const char *v)
-{
-	(void)v;
-	a->json = 1;
-	return 0;
-}
-
-static int set_help(struct run_args *a, const char *v)
-{
-	(void)v;
-	a->help = 1;
-	return 0;
-}
-
-static int set_timeout(struct run_args *a, const char *v)
-{
-	char *end;
 	double t;
 
-	errno = 0;
-	t = strtod(v, &end);
-	if (errno || end == v || *end || !(t > 0 && t <= 86400))
+	(void)why, (void)wlen;
+	if (units_parse_duration(v, &t) < 0 || !(t > 0 && t <= 86400))
 		return -EINVAL;
-	a->timeout_s = t;
+	((struct run_args *)ctx)->timeout_s = t;
 	return 0;
 }
 
-static int set_probe_dir(struct run_args *a, const char *v)
+static int set_probe_dir(void *ctx, const char *v, char *why, size_t wlen)
 {
+	(void)why, (void)wlen;
 	if (!*v)
 		return -EINVAL;
-	a->probe_dir = v;
+	((struct run_args *)ctx)->probe_dir = v;
 	return 0;
 }
 
 /* The options of `threadwatch run`; the parser and the usage text. */
-static const struct run_opt {
-	const char *name;
-	const char *arg; /* NULL: a flag */
-	const char *help;
-	int (*set)(struct run_args *a, const char *v);
-} run_opts[] = {
-    {"quick", NULL, "short runs (each probe's --quick)", set_quick},
-    {"json", NULL, "print one JSON document instead of a table", set_json},
-    {"timeout", "S", "time limit per probe in seconds (default: per probe)", set_timeout},
-    {"probe-dir", "DIR", "where the probe executables are (colon-separated)", set_probe_dir},
-    {"help", NULL, "show this help", set_help},
+static const struct opt run_opts[] = {
+    {"quick", 0, NULL, "short runs (each probe's --quick)", NULL, offsetof(struct run_args, quick)},
+    {"json", 0, NULL, "print one JSON document instead of a table", NULL,
+     offsetof(struct run_args, json)},
+    {"timeout", 0, "DURATION",
+     "time limit per probe, such as 30s or 2m, up to 1d (default: per probe)", set_timeout, 0},
+    {"probe-dir", 0, "DIR", "where the probe executables are (colon-separated)", set_probe_dir, 0},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct run_args, help)},
 };
 
 #define N_OPTS (sizeof(run_opts) / sizeof(run_opts[0]))
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: threadwatch run [OPTIONS] [PROBE...]\n\n"
+	fprintf(f, "usage: threadwatch run [OPTIONS] [--] [PROBE...]\n\n"
 	           "Runs each probe in its own process under a time limit.\n"
 	           "Probes:");
 	for (size_t i = 0; i < catalog_n_probes; i++)
 		fprintf(f, " %s (%g s)", catalog_probes[i].name, catalog_probes[i].timeout_s);
 	fprintf(f, "; default: those installed.\n\nOptions:\n");
-	for (size_t i = 0; i < N_OPTS; i++) {
-		char left[40];
-		snprintf(left, sizeof(left), "--%s%s%s", run_opts[i].name,
-		         run_opts[i].arg ? " " : "", run_opts[i].arg ? run_opts[i].arg : "");
-		fprintf(f, "  %-18s %s\n", left, run_opts[i].help);
-	}
+	opt_usage(f, run_opts, N_OPTS);
 	fprintf(f,
 	        "\nThe probe directory is --probe-dir, else $THREADWATCH_PROBE_DIR, else\n"
 	        "probes/ beside this program when it holds probes, else %s.\n",
@@ -113,51 +86,19 @@ static void usage(FILE *f)
  * stderr for anything it does not know. */
 static int parse_args(int argc, char **argv, struct run_args *a, const char **names, size_t *n)
 {
-	*n = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *val = NULL, *eq;
-		size_t k, len;
+	char err[256];
+	int first = opt_parse(argc, argv, run_opts, N_OPTS, a, err, sizeof(err));
 
-		if (strncmp(arg, "--", 2) != 0) {
-			if (arg[0] == '-') {
-				fprintf(stderr, "threadwatch run: unknown option \"%s\"\n", arg);
-				return -EINVAL;
-			}
-			if (*n == MAX_PROBES) {
-				fprintf(stderr, "threadwatch run: more than %d probes\n",
-				        MAX_PROBES);
-				return -EINVAL;
-			}
-			names[(*n)++] = arg;
-			continue;
-		}
-		arg += 2;
-		eq = strchr(arg, '=');
-		len = eq ? (size_t)(eq - arg) : strlen(arg);
-		for (k = 0; k < N_OPTS; k++)
-			if (strlen(run_opts[k].name) == len && !strncmp(run_opts[k].name, arg, len))
-				break;
-		if (k == N_OPTS) {
-			fprintf(stderr, "threadwatch run: unknown option \"%s\"\n", argv[i]);
-			return -EINVAL;
-		}
-		if (run_opts[k].arg) {
-			val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!val) {
-				fprintf(stderr, "threadwatch run: --%s needs %s\n",
-				        run_opts[k].name, run_opts[k].arg);
-				return -EINVAL;
-			}
-		} else if (eq) {
-			fprintf(stderr, "threadwatch run: --%s takes no value\n", run_opts[k].name);
-			return -EINVAL;
-		}
-		if (run_opts[k].set(a, val) < 0) {
-			fprintf(stderr, "threadwatch run: invalid value \"%s\" for --%s\n", val,
-			        run_opts[k].name);
-			return -EINVAL;
-		}
+	if (first < 0) {
+		fprintf(stderr, "threadwatch run: %s\n", err);
+		return -EINVAL;
 	}
+	if (argc - first > MAX_PROBES) {
+		fprintf(stderr, "threadwatch run: more than %d probes\n", MAX_PROBES);
+		return -EINVAL;
+	}
+	for (*n = 0; first < argc; first++)
+		names[(*n)++] = argv[first];
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 
 struct cli_command {
 	const char *name;
@@ -16,11 +17,11 @@ struct cli_command {
 };
 
 static const struct cli_command commands[] = {
-    {"run", cli_run, "[--quick] [--json] [PROBE...]",
+    {"run", cli_run, "[--quick] [--json] [--timeout DURATION] [--probe-dir DIR] [PROBE...]",
      "run probes now, each in its own process, and print the results"},
-    {"recommend", cli_recommend, "[--input FILE|-] [--threads N] [--stack-size S] [--json]",
+    {"recommend", cli_recommend, "[--input FILE|-] [--threads N] [--stack-size SIZE] [--json]",
      "say whether low thread stacks pay on this host, with the arithmetic"},
-    {"fleet", cli_fleet, "[--json] [--timeout S] URL... | --file PATH",
+    {"fleet", cli_fleet, "[--json] [--timeout DURATION] URL... | --file PATH",
      "ask many threadwatchd daemons at once and print one table"},
 };
 
@@ -30,27 +31,42 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  threadwatch %s %s\n      %s\n", commands[i].name, commands[i].args,
 		        commands[i].summary);
-	fprintf(f, "\n  threadwatch --version\n");
+	fprintf(f, "\n  threadwatch --help | --version\n"
+	           "\nEvery command takes -h or --help; -- ends the options.\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
+	static const struct option top[] = {
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 256},
+	    {0},
+	};
+	char err[256];
+	int c;
+
+	/* "+": the options end at the subcommand, which parses its own */
+	while ((c = opt_next(argc, argv, "+:h", top, err, sizeof(err))) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (c == 256) {
+			printf("threadwatch %s\n", TW_VERSION);
+			return 0;
+		}
+		fprintf(stderr, "threadwatch: %s\n", err);
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return 0;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("threadwatch %s\n", TW_VERSION);
-		return 0;
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "threadwatch: unknown command \"%s\"\n", argv[1]);
+		if (!strcmp(argv[optind], commands[i].name))
+			return commands[i].fn(argc - optind, argv + optind);
+	fprintf(stderr, "threadwatch: unknown command \"%s\"\n", argv[optind]);
 	usage(stderr);
 	return 2;
 }

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 
 #include "config.h"
 #include "detect.h"
+#include "units.h"
 #include "xmalloc.h"
 
 #ifndef TW_PROBEDIR
@@ -231,171 +233,6 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Parses an unsigned decimal number with an optional fraction ("1.5");
- * returns the end or NULL. */
-static const char *parse_decimal(const char *s, double *out)
-{
-	const char *p = s;
-	char *end;
-
-	while (isdigit((unsigned char)*p))
-		p++;
-	if (*p == '.') {
-		p++;
-		while (isdigit((unsigned char)*p))
-			p++;
-	}
-	if (p == s || (p == s + 1 && *s == '.'))
-		return NULL;
-	errno = 0;
-	*out = strtod(s, &end);
-	if (end != p || errno || !isfinite(*out))
-		return NULL;
-	return p;
-}
-
-/* The shortest text that reads back as the same double; without
- * exponents unless allow_exp (durations and percentages take none). */
-static void format_shortest(double v, const char *suffix, int allow_exp, char *buf, size_t len)
-{
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, len, "%.*g%s", prec, v, suffix);
-		if ((allow_exp || !strpbrk(buf, "eE")) && strtod(buf, NULL) == v)
-			return;
-	}
-	for (int prec = 0; prec <= 24; prec++) {
-		snprintf(buf, len, "%.*f%s", prec, v, suffix);
-		if (strtod(buf, NULL) == v)
-			return;
-	}
-}
-
-/* --- durations and sizes --------------------------------------------------- */
-
-static const struct {
-	const char *suffix;
-	double seconds;
-} duration_units[] = {
-    {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800},
-};
-
-static int parse_duration_text(const char *s, double *out)
-{
-	double total = 0;
-
-	if (!*s)
-		return -EINVAL;
-	while (*s) {
-		double v, mult = -1;
-		size_t best = 0;
-		const char *p = parse_decimal(s, &v);
-
-		if (!p)
-			return -EINVAL;
-		for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
-			size_t n = strlen(duration_units[i].suffix);
-
-			if (!strncmp(p, duration_units[i].suffix, n) && n > best) {
-				best = n;
-				mult = duration_units[i].seconds;
-			}
-		}
-		if (mult < 0) {
-			/* a bare number is seconds, but only on its own */
-			if (*p || total > 0)
-				return -EINVAL;
-			mult = 1;
-		}
-		total += v * mult;
-		s = p + best;
-		while (*s == ' ')
-			s++;
-	}
-	*out = round(total * 1e6) / 1e6; /* microseconds are fine enough */
-	return 0;
-}
-
-static void format_duration(double s, char *buf, size_t len)
-{
-	static const struct {
-		char unit;
-		long long seconds;
-	} parts[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
-	long long whole = llround(s);
-	size_t n = 0;
-
-	if (s == 0) {
-		snprintf(buf, len, "0");
-		return;
-	}
-	if (fabs(s - (double)whole) > 1e-9 || s >= 1e15) {
-		if (s < 1 && fabs(s * 1000 - llround(s * 1000)) < 1e-9)
-			snprintf(buf, len, "%lldms", llround(s * 1000));
-		else
-			format_shortest(s, "s", 0, buf, len);
-		return;
-	}
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && n < len; i++) {
-		long long q = whole / parts[i].seconds;
-
-		if (!q)
-			continue;
-		n += (size_t)snprintf(buf + n, len - n, "%lld%c", q, parts[i].unit);
-		whole -= q * parts[i].seconds;
-	}
-}
-
-static const struct {
-	const char *suffix;
-	double bytes;
-} size_units[] = {
-    {"", 1},
-    {"B", 1},
-    {"K", 1024.0},
-    {"KB", 1024.0},
-    {"KiB", 1024.0},
-    {"k", 1024.0},
-    {"M", 1048576.0},
-    {"MB", 1048576.0},
-    {"MiB", 1048576.0},
-    {"G", 1073741824.0},
-    {"GB", 1073741824.0},
-    {"GiB", 1073741824.0},
-    {"T", 1099511627776.0},
-    {"TiB", 1099511627776.0},
-};
-
-static int parse_size_text(const char *s, double *out)
-{
-	double v;
-	const char *p = parse_decimal(s, &v);
-
-	if (!p)
-		return -EINVAL;
-	while (*p == ' ')
-		p++;
-	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]); i++)
-		if (!strcmp(p, size_units[i].suffix)) {
-			*out = floor(v * size_units[i].bytes);
-			return 0;
-		}
-	return -EINVAL;
-}
-
-static void format_size(double v, char *buf, size_t len)
-{
-	static const char *const names[] = {"T", "G", "M", "K"};
-	double mult = 1099511627776.0;
-
-	for (size_t i = 0; i < 4; i++, mult /= 1024)
-		if (v >= mult && fmod(v, mult) == 0) {
-			snprintf(buf, len, "%.0f%s", v / mult, names[i]);
-			return;
-		}
-	snprintf(buf, len, "%.0f", v);
-}
-
 /* --- the value types ------------------------------------------------------- */
 
 typedef int (*parse_fn)(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen);
@@ -449,7 +286,7 @@ static int parse_double(const struct cfg_key *k, const char *text, void *f, char
 static void format_double(const struct cfg_key *k, const void *f, char *buf, size_t len)
 {
 	(void)k;
-	format_shortest(*(const double *)f, "", 1, buf, len);
+	units_format_number(*(const double *)f, "", 1, buf, len);
 }
 
 static int set_string(const struct cfg_key *k, const char *text, void *f)
@@ -541,14 +378,14 @@ static int parse_duration(const struct cfg_key *k, const char *text, void *f, ch
 	char b[64], lo[32], hi[32];
 	double v;
 
-	if (parse_duration_text(text, &v) < 0) {
+	if (units_parse_duration(text, &v) < 0) {
 		say(why, wlen, "\"%s\" is not a duration (such as 90s, 15m, 6h, 1d, 1h30m)",
 		    shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (v < k->min || v > k->max) {
-		format_duration(k->min, lo, sizeof(lo));
-		format_duration(k->max, hi, sizeof(hi));
+		units_format_duration(k->min, lo, sizeof(lo));
+		units_format_duration(k->max, hi, sizeof(hi));
 		say(why, wlen, "%s is out of range %s..%s", shown(text, b, sizeof(b)), lo, hi);
 		return -ERANGE;
 	}
@@ -559,33 +396,34 @@ static int parse_duration(const struct cfg_key *k, const char *text, void *f, ch
 static void format_duration_field(const struct cfg_key *k, const void *f, char *buf, size_t len)
 {
 	(void)k;
-	format_duration(*(const double *)f, buf, len);
+	units_format_duration(*(const double *)f, buf, len);
 }
 
 static int parse_size(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
 {
 	char b[64], lo[32], hi[32];
-	double v;
+	uint64_t v;
+	int r = units_parse_size(text, &v);
 
-	if (parse_size_text(text, &v) < 0) {
+	if (r == -EINVAL) {
 		say(why, wlen, "\"%s\" is not a size (such as 4096, 256K, 8M, 1G)",
 		    shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
-	if (v < k->min || v > k->max) {
-		format_size(k->min, lo, sizeof(lo));
-		format_size(k->max, hi, sizeof(hi));
+	if (r < 0 || (double)v < k->min || (double)v > k->max) {
+		units_format_size(k->min, lo, sizeof(lo));
+		units_format_size(k->max, hi, sizeof(hi));
 		say(why, wlen, "%s is out of range %s..%s", shown(text, b, sizeof(b)), lo, hi);
 		return -ERANGE;
 	}
-	*(uint64_t *)f = (uint64_t)v;
+	*(uint64_t *)f = v;
 	return 0;
 }
 
 static void format_size_field(const struct cfg_key *k, const void *f, char *buf, size_t len)
 {
 	(void)k;
-	format_size((double)*(const uint64_t *)f, buf, len);
+	units_format_size((double)*(const uint64_t *)f, buf, len);
 }
 
 static int parse_address(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
@@ -609,7 +447,7 @@ static int parse_span(const struct cfg_key *k, const char *text, void *f, char *
 
 	if (n && text[n - 1] == '%') {
 		char *num = xstrndup(text, n - 1);
-		const char *end = parse_decimal(num, &v);
+		const char *end = units_decimal(num, &v);
 		int bad = !end || *end;
 
 		free(num);
@@ -626,7 +464,7 @@ static int parse_span(const struct cfg_key *k, const char *text, void *f, char *
 		sp->value = round(v * 1e6) / 1e6;
 		return 0;
 	}
-	if (parse_duration_text(text, &v) < 0) {
+	if (units_parse_duration(text, &v) < 0) {
 		say(why, wlen, "\"%s\" is neither a percentage (10%%) nor a duration (30m)",
 		    shown(text, b, sizeof(b)));
 		return -EINVAL;
@@ -646,9 +484,9 @@ static void format_span(const struct cfg_key *k, const void *f, char *buf, size_
 
 	(void)k;
 	if (sp->is_percent)
-		format_shortest(sp->value, "%", 0, buf, len);
+		units_format_number(sp->value, "%", 0, buf, len);
 	else
-		format_duration(sp->value, buf, len);
+		units_format_duration(sp->value, buf, len);
 }
 
 static int parse_choice(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
@@ -686,8 +524,8 @@ static void range_duration(const struct cfg_key *k, char *buf, size_t len)
 {
 	char lo[32], hi[32];
 
-	format_duration(k->min, lo, sizeof(lo));
-	format_duration(k->max, hi, sizeof(hi));
+	units_format_duration(k->min, lo, sizeof(lo));
+	units_format_duration(k->max, hi, sizeof(hi));
 	snprintf(buf, len, "%s..%s", lo, hi);
 }
 
@@ -695,8 +533,8 @@ static void range_size(const struct cfg_key *k, char *buf, size_t len)
 {
 	char lo[32], hi[32];
 
-	format_size(k->min, lo, sizeof(lo));
-	format_size(k->max, hi, sizeof(hi));
+	units_format_size(k->min, lo, sizeof(lo));
+	units_format_size(k->max, hi, sizeof(hi));
 	snprintf(buf, len, "%s..%s", lo, hi);
 }
 
@@ -784,11 +622,36 @@ const char *config_key_name(const char *name)
 	return i < 0 ? NULL : keys[i].name;
 }
 
-int config_key_is_bool(const char *name)
-{
-	int i = key_index(name, 1);
+/* The dashed spellings of the keys' names, for config_options(). */
+static char dashed_names[CONFIG_MAX_KEYS][48];
 
-	return i >= 0 && keys[i].type == T_BOOL;
+size_t config_options(struct option *out, size_t max, int base)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_KEYS; i++) {
+		struct option o = {keys[i].name,
+		                   keys[i].type == T_BOOL ? optional_argument : required_argument,
+		                   NULL, base + (int)i};
+
+		if (n < max)
+			out[n++] = o;
+		if (!strchr(keys[i].name, '_'))
+			continue;
+		snprintf(dashed_names[i], sizeof(dashed_names[i]), "%s", keys[i].name);
+		for (char *p = dashed_names[i]; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		o.name = dashed_names[i];
+		if (n < max)
+			out[n++] = o;
+	}
+	return n;
+}
+
+const char *config_option_key(int val, int base)
+{
+	return val >= base && (size_t)(val - base) < N_KEYS ? keys[val - base].name : NULL;
 }
 
 static int set_key(struct config *c, size_t i, const char *value, const char *origin, char *err,

@@ -83,8 +83,15 @@ int config_load_file(const char *path, struct config *c, char *err, size_t errle
 /* Is `name` a key? Accepts dashes for underscores ("probe-dir"). Returns
  * the canonical name or NULL. */
 const char *config_key_name(const char *name);
-/* True when the key is a boolean (its flag takes no separate argument). */
-int config_key_is_bool(const char *name);
+/* The keys as getopt_long(3) options (the --key=VALUE flags): each key
+ * under its name and, when that has underscores, also with dashes
+ * ("probe_dir", "probe-dir"). A boolean's value is optional (--quick alone
+ * means yes), the others' required. val is base + the key's row. Writes at
+ * most max entries and returns how many; 2 * CONFIG_MAX_KEYS is enough. */
+struct option;
+size_t config_options(struct option *out, size_t max, int base);
+/* The key behind an option's val from config_options(), or NULL. */
+const char *config_option_key(int val, int base);
 
 /* Sets one key from text; `origin` names the source for messages and
  * --check-config ("--port", "FILE:LINE"). 0 or -EINVAL with a reason. */

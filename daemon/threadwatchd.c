@@ -23,6 +23,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "opt.h"
 #include "scheduler.h"
 #include "store.h"
 #include "systemd.h"
@@ -83,12 +84,14 @@ static const struct daemon_flag {
     {"version", FLAG_ACTION, NULL, 0, ACT_VERSION, "show the version and exit"},
 };
 
+#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: threadwatchd [OPTIONS] [--KEY=VALUE...]\n\n"
 	           "The threadwatch daemon: runs the probes on a schedule, keeps their history\n"
 	           "and serves the dashboard, a JSON API and Prometheus /metrics.\n\nOptions:\n");
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+	for (size_t i = 0; i < N_FLAGS; i++) {
 		char name[64];
 
 		snprintf(name, sizeof(name), "--%s%s%s", flags[i].name, flags[i].arg ? "=" : "",
@@ -98,22 +101,6 @@ static void usage(FILE *f)
 	fprintf(f, "\nConfiguration keys, as flags or as `key = value` in the file (flags win;\n"
 	           "a boolean flag alone means yes; dashes may stand for underscores):\n");
 	config_print_flags(f);
-}
-
-static int same_flag(const char *a, const char *b)
-{
-	for (; *a && *b; a++, b++)
-		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
-			return 0;
-	return !*a && !*b;
-}
-
-static const struct daemon_flag *find_flag(const char *name)
-{
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-		if (same_flag(flags[i].name, name))
-			return &flags[i];
-	return NULL;
 }
 
 static void add_set(struct opts *o, const char *key, const char *value)
@@ -137,50 +124,59 @@ static void opts_free(struct opts *o)
 	free(o->sets);
 }
 
+/* The getopt_long(3) table: the daemon's own flags (val FLAG_VAL + row,
+ * -h for --help), then every configuration key (val KEY_VAL + key row). */
+#define FLAG_VAL 256
+#define KEY_VAL 512
+#define N_LONGOPTS (N_FLAGS + 2 * CONFIG_MAX_KEYS + 1)
+
+static void build_longopts(struct option *lo)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_FLAGS; i++)
+		lo[n++] =
+		    (struct option){flags[i].name, flags[i].arg ? required_argument : no_argument,
+		                    NULL, flags[i].action == ACT_HELP ? 'h' : FLAG_VAL + (int)i};
+	n += config_options(lo + n, N_LONGOPTS - 1 - n, KEY_VAL);
+	lo[n] = (struct option){0};
+}
+
+static void apply_flag(struct opts *o, const struct daemon_flag *df, const char *value)
+{
+	if (df->kind == FLAG_STR)
+		*(const char **)((char *)o + df->offset) = value;
+	else if (df->kind == FLAG_BOOL)
+		*(int *)((char *)o + df->offset) = 1;
+	else if (o->action == ACT_RUN)
+		o->action = df->action;
+}
+
 /* 0, or -EINVAL after printing why (a usage error). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = !strcmp(argv[i], "-h") ? "--help" : argv[i], *eq, *value, *key;
-		const struct daemon_flag *df;
-		char *name;
+	struct option lo[N_LONGOPTS];
+	char err[256];
+	int c;
 
-		if (strncmp(a, "--", 2) || !a[2]) {
-			log_err("Unexpected argument \"%s\" (see --help)", a);
+	build_longopts(lo);
+	while ((c = opt_next(argc, argv, ":h", lo, err, sizeof(err))) != -1) {
+		const char *key = config_option_key(c, KEY_VAL);
+
+		if (c == '?' || c == ':') {
+			log_err("%s (see --help)", err);
 			return -EINVAL;
 		}
-		eq = strchr(a, '=');
-		name = xstrndup(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
-		value = eq ? eq + 1 : NULL;
-		df = find_flag(name);
-		key = df ? NULL : config_key_name(name);
-		if (!df && !key) {
-			log_err("Unknown option --%s (see --help)", name);
-			free(name);
-			return -EINVAL;
-		}
-		if (!value && ((df && df->arg) || (key && !config_key_is_bool(key)))) {
-			if (i + 1 >= argc) {
-				log_err("--%s needs a value", name);
-				free(name);
-				return -EINVAL;
-			}
-			value = argv[++i];
-		}
-		if (df && !df->arg && value) {
-			log_err("--%s takes no value", name);
-			free(name);
-			return -EINVAL;
-		}
-		free(name);
 		if (key)
-			add_set(o, key, value ? value : "yes");
-		else if (df->kind == FLAG_STR)
-			*(const char **)((char *)o + df->offset) = value;
-		else if (df->kind == FLAG_BOOL)
-			*(int *)((char *)o + df->offset) = 1;
-		else if (o->action == ACT_RUN)
-			o->action = df->action;
+			add_set(o, key, optarg ? optarg : "yes");
+		else if (c == 'h')
+			o->action = o->action == ACT_RUN ? ACT_HELP : o->action;
+		else
+			apply_flag(o, &flags[c - FLAG_VAL], optarg);
+	}
+	if (optind < argc) {
+		log_err("Unexpected argument \"%s\" (see --help)", argv[optind]);
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "probe.h"
 #include "stats.h"
 #include "sysinfo.h"
+#include "units.h"
 
 #define MAP32_BUDGET_S 8.0
 #define MAP32_QUICK_BUDGET_S 1.5
@@ -429,14 +430,9 @@ struct map32_opts {
 
 static int set_stack_size(const char *arg, void *ctx)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	if (!arg || *arg == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || v < 65536 || v > (1ull << 28))
+	if (units_parse_size(arg, &v) < 0 || v < 65536 || v > (1ull << 28))
 		return -EINVAL;
 	((struct map32_opts *)ctx)->stack_bytes = v;
 	return 0;
@@ -503,7 +499,8 @@ int main(int argc, char **argv)
 {
 	struct map32_opts mo = {0};
 	const struct probe_opt_ext ext[] = {
-	    {"stack-size", "bytes per mapping (default: glibc's default stack size)", 1,
+	    {"stack-size",
+	     "bytes per mapping, such as 8M (64K to 256M; default: glibc's stack size)", 1,
 	     set_stack_size, &mo},
 	};
 	struct probe_opts po;

@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "probe.h"
 #include "sysinfo.h"
+#include "units.h"
 
 #define THREADS_DEFAULT_N 4096
 #define THREADS_QUICK_N 1024
@@ -402,7 +403,12 @@ static int set_max_threads(const char *arg, void *ctx)
 
 static int set_stack_size(const char *arg, void *ctx)
 {
-	return parse_u64_range(arg, 65536, 1ull << 30, &((struct threads_opts *)ctx)->stack_bytes);
+	uint64_t v;
+
+	if (units_parse_size(arg, &v) < 0 || v < 65536 || v > (1ull << 30))
+		return -EINVAL;
+	((struct threads_opts *)ctx)->stack_bytes = v;
+	return 0;
 }
 
 static void run(struct probe_doc *doc, const struct probe_opts *po, const struct threads_opts *to)
@@ -472,8 +478,10 @@ int main(int argc, char **argv)
 	const struct probe_opt_ext ext[] = {
 	    {"max-threads", "threads to create per policy (default 4096, quick 1024)", 1,
 	     set_max_threads, &to},
-	    {"stack-size", "stack bytes for the low and high policies (default: glibc's)", 1,
-	     set_stack_size, &to},
+	    {"stack-size",
+	     "stack bytes for the low and high policies, such as 256K (64K to 1G; default: "
+	     "glibc's)",
+	     1, set_stack_size, &to},
 	};
 	struct probe_opts po;
 	struct probe_doc *doc;

@@ -11,7 +11,9 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "opt.h"
 #include "probe.h"
+#include "units.h"
 
 struct probe_doc {
 	json_t *root;
@@ -181,21 +183,6 @@ int probe_emit(struct probe_doc *doc)
 	return doc->status == PROBE_ERROR ? 1 : 0;
 }
 
-static void probe_usage(const char *prog, const char *summary, const struct probe_opt_ext *ext,
-                        size_t n_ext)
-{
-	fprintf(stderr, "usage: %s [--quick] [--seed N] [--cpu N] [--budget SECONDS]", prog);
-	for (size_t i = 0; i < n_ext; i++)
-		fprintf(stderr, " [--%s%s]", ext[i].name, ext[i].has_arg ? " ARG" : "");
-	fprintf(stderr, "\n%s\n", summary);
-	fprintf(stderr, "  --quick           a short run\n");
-	fprintf(stderr, "  --seed N          bootstrap seed (default 1)\n");
-	fprintf(stderr, "  --cpu N           CPU to pin to (default: first allowed)\n");
-	fprintf(stderr, "  --budget SECONDS  time budget\n");
-	for (size_t i = 0; i < n_ext; i++)
-		fprintf(stderr, "  --%-16s %s\n", ext[i].name, ext[i].help);
-}
-
 static int parse_num(const char *s, double lo, double hi, double *out)
 {
 	char *end;
@@ -209,58 +196,146 @@ static int parse_num(const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
+static int set_quick(struct probe_opts *o, const char *arg)
+{
+	(void)arg;
+	o->quick = 1;
+	return 0;
+}
+
+static int set_seed(struct probe_opts *o, const char *arg)
+{
+	double v;
+
+	if (parse_num(arg, 0, 9007199254740992.0, &v) < 0)
+		return -EINVAL;
+	o->seed = (uint64_t)v;
+	return 0;
+}
+
+static int set_cpu(struct probe_opts *o, const char *arg)
+{
+	double v;
+
+	if (parse_num(arg, 0, 4095, &v) < 0)
+		return -EINVAL;
+	o->cpu = (int)v;
+	return 0;
+}
+
+static int set_budget(struct probe_opts *o, const char *arg)
+{
+	double v;
+
+	if (units_parse_duration(arg, &v) < 0 || v < 0.01 || v > 3600)
+		return -EINVAL;
+	o->budget_s = v;
+	return 0;
+}
+
+/* The options every probe takes (their vals are COMMON_VAL + row); --help
+ * has no setter. */
+#define COMMON_VAL 256
+#define EXT_VAL 512
+#define MAX_EXT 16
+
+static const struct {
+	const char *name, *arg, *help;
+	int (*set)(struct probe_opts *o, const char *arg);
+} common_opts[] = {
+    {"quick", NULL, "a short run", set_quick},
+    {"seed", "N", "bootstrap seed (default 1)", set_seed},
+    {"cpu", "N", "CPU to pin to (default: first allowed)", set_cpu},
+    {"budget", "DURATION", "time budget, such as 30s or 2m (10ms to 1h)", set_budget},
+    {"help", NULL, "show this help", NULL},
+};
+
+#define N_COMMON (sizeof(common_opts) / sizeof(common_opts[0]))
+
+static void probe_usage(FILE *f, const char *prog, const char *summary,
+                        const struct probe_opt_ext *ext, size_t n_ext)
+{
+	fprintf(f, "usage: %s [--quick] [--seed N] [--cpu N] [--budget DURATION]", prog);
+	for (size_t i = 0; i < n_ext; i++)
+		fprintf(f, " [--%s%s]", ext[i].name, ext[i].has_arg ? " ARG" : "");
+	fprintf(f, "\n%s\n", summary);
+	for (size_t i = 0; i < N_COMMON; i++) {
+		char left[40];
+
+		snprintf(left, sizeof(left), "--%s%s%s", common_opts[i].name,
+		         common_opts[i].arg ? " " : "",
+		         common_opts[i].arg ? common_opts[i].arg : "");
+		fprintf(f, "  %-20s %s\n", left, common_opts[i].help);
+	}
+	for (size_t i = 0; i < n_ext; i++) {
+		char left[40];
+
+		snprintf(left, sizeof(left), "--%s%s", ext[i].name, ext[i].has_arg ? " ARG" : "");
+		fprintf(f, "  %-20s %s\n", left, ext[i].help);
+	}
+}
+
+/* The getopt_long(3) table: the common options, then the probe's own. */
+static void build_longopts(const struct probe_opt_ext *ext, size_t n_ext, struct option *lo)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_COMMON; i++)
+		lo[n++] = (struct option){common_opts[i].name,
+		                          common_opts[i].arg ? required_argument : no_argument,
+		                          NULL, COMMON_VAL + (int)i};
+	for (size_t i = 0; i < n_ext; i++)
+		lo[n++] =
+		    (struct option){ext[i].name, ext[i].has_arg ? required_argument : no_argument,
+		                    NULL, EXT_VAL + (int)i};
+	lo[n] = (struct option){0};
+}
+
 int probe_parse_args(int argc, char **argv, const char *summary, struct probe_opts *opts,
                      const struct probe_opt_ext *ext, size_t n_ext)
 {
+	struct option lo[N_COMMON + MAX_EXT + 1];
+	char err[256];
+	int c;
+
 	opts->quick = 0;
 	opts->seed = 1;
 	opts->cpu = -1;
 	opts->budget_s = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *arg = NULL;
-		double v;
-		size_t k;
+	if (n_ext > MAX_EXT)
+		abort(); /* a probe's own table: a programming error */
+	build_longopts(ext, n_ext, lo);
+	optind = 0;
+	while ((c = opt_next(argc, argv, ":h", lo, err, sizeof(err))) != -1) {
+		const char *name;
+		int r;
 
-		if (strncmp(a, "--", 2) != 0)
+		if (c == '?' || c == ':')
 			goto bad;
-		a += 2;
-		if (!strcmp(a, "quick")) {
-			opts->quick = 1;
-			continue;
-		}
-		if (!strcmp(a, "help")) {
-			probe_usage(argv[0], summary, ext, n_ext);
+		if (c == 'h' || (c < EXT_VAL && !common_opts[c - COMMON_VAL].set)) {
+			probe_usage(stdout, argv[0], summary, ext, n_ext);
 			exit(0);
 		}
-		if (!strcmp(a, "seed") || !strcmp(a, "cpu") || !strcmp(a, "budget")) {
-			if (i + 1 >= argc)
-				goto bad;
-			arg = argv[++i];
-			if (!strcmp(a, "seed") && parse_num(arg, 0, 9007199254740992.0, &v) == 0)
-				opts->seed = (uint64_t)v;
-			else if (!strcmp(a, "cpu") && parse_num(arg, 0, 4095, &v) == 0)
-				opts->cpu = (int)v;
-			else if (!strcmp(a, "budget") && parse_num(arg, 0.01, 3600, &v) == 0)
-				opts->budget_s = v;
-			else
-				goto bad;
-			continue;
+		if (c >= EXT_VAL) {
+			name = ext[c - EXT_VAL].name;
+			r = ext[c - EXT_VAL].set(optarg, ext[c - EXT_VAL].ctx);
+		} else {
+			name = common_opts[c - COMMON_VAL].name;
+			r = common_opts[c - COMMON_VAL].set(opts, optarg);
 		}
-		for (k = 0; k < n_ext; k++)
-			if (!strcmp(a, ext[k].name))
-				break;
-		if (k == n_ext)
+		if (r < 0) {
+			snprintf(err, sizeof(err), "invalid value \"%s\" for --%s",
+			         optarg ? optarg : "", name);
 			goto bad;
-		if (ext[k].has_arg) {
-			if (i + 1 >= argc)
-				goto bad;
-			arg = argv[++i];
 		}
-		if (ext[k].set(arg, ext[k].ctx) < 0)
-			goto bad;
+	}
+	if (optind < argc) {
+		snprintf(err, sizeof(err), "unexpected argument \"%s\"", argv[optind]);
+		goto bad;
 	}
 	return 0;
 bad:
-	probe_usage(argv[0], summary, ext, n_ext);
+	fprintf(stderr, "%s: %s\n", argv[0], err);
+	probe_usage(stderr, argv[0], summary, ext, n_ext);
 	return -EINVAL;
 }

@@ -4,7 +4,7 @@
 # errors (exit 2), and bad probes from --probe-dir and
 # $THREADWATCH_PROBE_DIR reported as errors (exit 1).
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 TW=$B/threadwatch
 [ -x "$TW" ] || fail "$TW not built"
 
@@ -63,7 +63,31 @@ expect_usage --timeout abc
 expect_usage --timeout -1
 expect_usage --json=yes
 expect_usage 'Bad/Name'
+expect_usage --timeout 0s
+expect_usage --timeout 2d
+expect_usage --time 5 # no abbreviations
+grep -q 'unknown option "--time"' "$TW_TMP/usage.err" || fail "--time: $(cat "$TW_TMP/usage.err")"
+# "--" ends the options: what follows is a probe name, even with dashes
+expect_usage -- --quick
+grep -q 'unknown probe "--quick"' "$TW_TMP/usage.err" || fail "-- --quick: $(cat "$TW_TMP/usage.err")"
 ok "unknown probes and bad flags exit 2 with a usage message"
+
+# --- -h and --help: the usage on stdout, exit 0 ---------------------------------
+for h in -h --help "--quick -h"; do
+	# shellcheck disable=SC2086
+	"$TW" run $h >"$TW_TMP/help.out" 2>"$TW_TMP/help.err" || fail "run $h exited $?"
+	grep -q "usage: threadwatch run" "$TW_TMP/help.out" || fail "run $h: no usage on stdout"
+	grep -q -- "--timeout DURATION" "$TW_TMP/help.out" || fail "run $h: no --timeout"
+	[ -s "$TW_TMP/help.err" ] && fail "run $h wrote to stderr"
+done
+ok "run -h and --help print the usage"
+
+# A duration with a unit is a time limit; options may follow the probe name.
+"$TW" run ctxsw --quick --timeout 2m --json >"$TW_TMP/unit.json" 2>"$TW_TMP/unit.err" ||
+	fail "run ctxsw --quick --timeout 2m: $(cat "$TW_TMP/unit.err")"
+jq -e '.probes | length == 1' "$TW_TMP/unit.json" >/dev/null ||
+	fail "--timeout 2m: not one probe document: $(head -c 300 "$TW_TMP/unit.json")"
+ok "--timeout 2m after the probe name"
 
 # --- bad probes from a probe directory --------------------------------------
 pd=$TW_TMP/probes

@@ -6,7 +6,7 @@
 # checks that they show the 2008 cliff: a knee in the `low` policy and the
 # `linear` class.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }
 THREADS=$B/probes/threads

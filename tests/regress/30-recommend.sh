@@ -3,7 +3,7 @@
 # tests/data), workload overrides, stdin and `run --json` output as input,
 # and exit 2 with the field named for every kind of bad input.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 TW="$B/threadwatch"
 D="$SRC/tests/data"
 [ -x "$TW" ] || fail "no $TW"
@@ -56,6 +56,9 @@ ok "P4, 10,000 threads, linear search, 1,000 switches: high, break-even $be"
 [ "$(figure "$linear" window_stacks --stack-size 8M)" = 127 ] || fail "--stack-size 8M"
 [ "$(figure "$linear" window_stacks --stack-size 8388608)" = 127 ] || fail "--stack-size 8388608"
 [ "$(figure "$linear" window_stacks --stack-size 64K)" = 15420 ] || fail "--stack-size 64K"
+# the shared size parser (lib/units): other spellings of the same sizes
+[ "$(figure "$linear" window_stacks --stack-size=8MiB)" = 127 ] || fail "--stack-size=8MiB"
+[ "$(figure "$linear" window_stacks --stack-size 0.0625M)" = 15420 ] || fail "--stack-size 0.0625M"
 [ "$(figure "$few" threads --threads=0)" = 0 ] || fail "--threads=0"
 [ "$(verdict "$few" --threads 0)" = "high weak no_threads" ] || fail "--threads 0"
 ok "--switches, --threads and --stack-size override the workload"
@@ -67,6 +70,7 @@ jq '{fingerprint: {}, probes: {}, recommendation: {inputs: .}}' "$linear" >"$TW_
 ok "inputs from stdin and from run --json output"
 
 "$TW" recommend --help | grep -q -- '--stack-size' || fail "--help"
+"$TW" recommend -h | grep -q -- '--stack-size' || fail "-h"
 
 # --- bad input: exit 2, the field named ------------------------------------------
 bad "threads.low_create_ns[3]: x must increase" --input "$D/recommend-bad-x.json"
@@ -97,4 +101,6 @@ bad "invalid value \"0\" for --stack-size" --input "$few" --stack-size 0
 bad "invalid value \"-3\" for --switches" --input "$few" --switches -3
 bad "unknown option \"--thread\"" --input "$few" --thread 5
 bad "--input needs FILE|-" --input
+bad "--json takes no value" --input "$few" --json=yes
+bad "unexpected argument \"extra\"" --input "$few" -- extra
 exit 0

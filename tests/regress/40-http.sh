@@ -7,7 +7,7 @@
 # parameter, 404, 405 with Allow, 413, a body on GET), ETag and 304, gzip,
 # the POST trigger (401, 202, 409) and /metrics through promtool.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 [ -x "$B/threadwatchd" ] || { echo "threadwatchd is not built"; exit 77; }
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }

@@ -5,7 +5,7 @@
 # and the committed systemd/threadwatchd.conf and the Markdown table
 # matching what the key table generates.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 cd "$TW_TMP" || exit 1
 
@@ -74,7 +74,7 @@ grep -q '^listen_address = 127.0.0.1 ' <<<"$out" || fail "the default address is
 out=$("$TWD" --check-config --config empty.conf --port abc 2>&1)
 [ $? = 1 ] && grep -q -- '--port: "abc" is not an integer' <<<"$out" || fail "--port abc: $out"
 out=$("$TWD" --check-config --config empty.conf --no-such-thing 2>&1)
-[ $? = 2 ] && grep -q 'Unknown option --no-such-thing' <<<"$out" || fail "unknown option: $out"
+[ $? = 2 ] && grep -q 'unknown option "--no-such-thing"' <<<"$out" || fail "unknown option: $out"
 out=$("$TWD" --check-config --config empty.conf --interval 2>&1)
 [ $? = 2 ] && grep -q -- '--interval needs a value' <<<"$out" || fail "missing value: $out"
 out=$("$TWD" --check-config --config missing.conf 2>&1)

@@ -5,7 +5,7 @@
 # (a bad file keeps the old configuration), and SIGTERM with a probe running
 # kills the probe, records the run and exits 0 within 5 s after STOPPING=1.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }
 

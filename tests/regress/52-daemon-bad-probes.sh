@@ -5,7 +5,7 @@
 # error run with its reason, no process of theirs survives, and the daemon
 # keeps serving throughout.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 
 P=$TW_TMP/probes

@@ -4,7 +4,7 @@
 # refuses to start; a database that is not one, is truncated or damaged, or
 # has a newer schema is refused with a clear message and left untouched.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v sqlite3 >/dev/null || { echo "sqlite3 is not installed"; exit 77; }
 fake_builtins "$TW_TMP/probes"

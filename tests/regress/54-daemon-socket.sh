@@ -3,7 +3,7 @@
 # and passes it as fd 3 (LISTEN_FDS); threadwatchd serves on it instead of
 # binding its own, and says so.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v systemd-socket-activate >/dev/null || { echo "systemd-socket-activate is missing"; exit 77; }
 fake_builtins "$TW_TMP/probes"

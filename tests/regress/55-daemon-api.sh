@@ -5,7 +5,7 @@
 # runs and a new recommendation follow, the node_exporter textfile is
 # written after each cycle, and the quiet-host guard records its wait.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 for p in ctxsw threads map32; do
 	[ -x "$B/probes/$p" ] || fail "\"$B/probes/$p\" is not built"

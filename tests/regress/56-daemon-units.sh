@@ -5,7 +5,7 @@
 # daemon's default, TasksMax= is set and CPUQuota= is not, and the offline
 # security exposure stays at or below 2.5.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 command -v systemd-analyze >/dev/null || { echo "systemd-analyze is missing"; exit 77; }
 [ -x "$B/threadwatchd" ] || fail "threadwatchd is not built"
 U=$TW_TMP/units

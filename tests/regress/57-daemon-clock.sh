@@ -4,7 +4,7 @@
 # cycles nor stalls them. The step is made for the daemon alone by the
 # clockshift shim (tests/shim/clockshift.c), not for the host.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 SHIM=$B/tests/clockshift.so
 [ -e "$SHIM" ] || fail "\"$SHIM\" is not built"

@@ -3,7 +3,7 @@
 # threadwatchd detaches: the command returns 0 once the daemon serves, or 1
 # with the reason when it cannot start.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v ss >/dev/null || { echo "ss is not installed"; exit 77; }
 fake_builtins "$TW_TMP/probes"

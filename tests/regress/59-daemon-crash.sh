@@ -6,7 +6,7 @@
 # run, and every run the API reported just before the kill is still there.
 # Prints the number of kills, of cycles begun and of runs checked.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v sqlite3 >/dev/null || { echo "sqlite3 is not installed"; exit 77; }
 KILLS=${TW_CRASH_KILLS:-200}

@@ -11,7 +11,7 @@
 # Also checks that the static files carry an ETag, revalidate with 304 and
 # come gzip-compressed.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 [ -x "$B/threadwatchd" ] || { echo "threadwatchd is not built"; exit 77; }
 [ -x "$B/tests/twseed" ] || { echo "twseed is not built"; exit 77; }
 . "$SRC/tests/regress/lib-daemon.sh"

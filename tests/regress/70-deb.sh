@@ -9,7 +9,7 @@
 # purges (both go) the package, and checks that nothing of it is left.
 # Needs root; leaves an existing threadwatch installation alone.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "not root: the package test needs root"; exit 77; }
 for c in dpkg-buildpackage dh lintian apt-get systemd-analyze readelf; do
 	command -v "$c" >/dev/null || { echo "$c is not installed"; exit 77; }

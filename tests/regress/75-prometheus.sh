@@ -12,7 +12,7 @@
 # `promtool check metrics`; contrib/prometheus.yml passes `promtool check
 # config`. Stops everything it started.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-fleet.sh"
 for c in prometheus promtool setarch; do

@@ -6,7 +6,7 @@
 # the exit status is 1 while any host cannot be read and 0 with only live
 # hosts; bad arguments exit 2.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-fleet.sh"
 TW=$B/threadwatch
@@ -47,7 +47,7 @@ $OUT"
 }
 
 # --- three live hosts and a dead port -------------------------------------------
-fleet --timeout 5 "$U1" "$U2" "$U3" "$DEAD"
+fleet --timeout 5s "$U1" "$U2" "$U3" "$DEAD"
 echo "$OUT"
 [ "$RC" = 1 ] || fail "exit status $RC with a dead port, expected 1 (stderr: $ERR)"
 [ "$(wc -l <<<"$OUT")" = 5 ] || fail "expected a header and 4 rows"
@@ -200,7 +200,7 @@ ok "a silent host times out after its own budget (${secs}s in all); a foreign se
 printf 'http://a:1 http://b:2\n' >"$TW_TMP/two.txt"
 for args in "" "--bogus $U1" "--timeout 0 $U1" "--timeout x $U1" "--json=yes $U1" \
 	"ftp://127.0.0.1/" "http://a/?q=1" "--file $TW_TMP/missing.txt" "--file $TW_TMP/two.txt" \
-	"--timeout"; do
+	"--timeout" "--timeout 2h $U1" "--time 5 $U1"; do
 	# shellcheck disable=SC2086
 	fleet $args
 	[ "$RC" = 2 ] || fail "fleet $args: exit status $RC, expected 2"
@@ -210,6 +210,8 @@ for args in "" "--bogus $U1" "--timeout 0 $U1" "--timeout x $U1" "--json=yes $U1
 done
 fleet --help
 [ "$RC" = 0 ] && grep -q "usage: threadwatch fleet" <<<"$OUT" || fail "fleet --help"
+fleet -h
+[ "$RC" = 0 ] && grep -q "usage: threadwatch fleet" <<<"$OUT" || fail "fleet -h"
 ok "bad arguments: exit 2 with a message; --help: exit 0"
 
 stop_fleet

@@ -6,7 +6,7 @@
 # naming each of its options; and man(1) renders all three without a
 # warning.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 command -v man >/dev/null || { echo "man is not installed"; exit 77; }
 MAN=$SRC/doc/man
 for p in threadwatchd threadwatch; do [ -x "$B/$p" ] || fail "\"$B/$p\" is not built"; done

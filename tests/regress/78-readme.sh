@@ -2,7 +2,7 @@
 # The README tells the truth: its configuration table is the one the daemon
 # generates from its key table, and every API path it lists is routed.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 readme="$SRC/README.md"
 sed -n '/<!-- config-table:begin -->/,/<!-- config-table:end -->/p' "$readme" \

@@ -9,7 +9,7 @@
 # a version-1 database is migrated (sql/002-events.sql) and judged the same
 # way.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 SEED=$B/tests/twseed
 [ -x "$SEED" ] || fail "\"$SEED\" is not built"

@@ -11,7 +11,7 @@
 # CRASH_KILLS kills (default 30) and CRASH_CYCLES cycles (default 200) are
 # done. CRASH_SEED makes the moments reproducible.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
 KILLS=${CRASH_KILLS:-30}

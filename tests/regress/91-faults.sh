@@ -17,7 +17,7 @@
 #     clear error, a non-zero exit, the file byte for byte unchanged.
 # Clock steps are 57-daemon-clock's (tests/shim/clockshift.c).
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
 command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }

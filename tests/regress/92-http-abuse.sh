@@ -8,7 +8,7 @@
 # a client from another address; the daemon answers /healthz throughout
 # and after, and its memory stays bounded.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
 command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }

@@ -7,7 +7,7 @@
 # p50 and p99 latency of each endpoint and the daemon's RSS before and
 # after (bounded growth: the SQLite page caches fill up, nothing more).
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
 command -v wrk >/dev/null || { echo "wrk is not installed"; exit 77; }

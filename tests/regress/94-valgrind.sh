@@ -6,7 +6,7 @@
 # through POST /api/v1/runs, then SIGTERM. No memory error and no leak
 # (definite or possible), and the daemon exits 0.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
 command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 77; }

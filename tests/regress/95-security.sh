@@ -18,7 +18,7 @@
 #    printf-style call formats SQL, and hostile text from a probe is stored
 #    and read back verbatim.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
 for p in ctxsw threads map32; do rich_probe "$TW_TMP/probes" "$p"; done

@@ -1,5 +1,22 @@
 # Helpers sourced by regress scripts: fail with a message, wait for a file
-# or a port, pick a free port.
+# or a port, pick a free port. Sourced first (as `. "$(dirname "$0")/lib.sh"`),
+# it also gives a script run by hand (bash tests/regress/40-http.sh) what
+# run.sh gives it: SRC the source tree the script is in, B its build/ and
+# TW_TMP a fresh directory, removed on exit with any process left in it.
+: "${SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${B:=$SRC/build}"
+export SRC B
+if [ -z "${TW_TMP:-}" ]; then
+	TW_TMP=$(mktemp -d /tmp/tw-regress.XXXXXX) || exit 1
+	export TW_TMP
+	# The script runs again as a child, so that its own EXIT traps cannot
+	# undo the clean-up here.
+	bash "$0" "$@"
+	rc=$?
+	pkill -KILL -f "$TW_TMP" 2>/dev/null
+	rm -rf "$TW_TMP"
+	exit "$rc"
+fi
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 # wait_for CMD... : retries for up to 10 s

@@ -3,16 +3,24 @@
 # Each script gets B (build dir), SRC (source dir) and TW_TMP (a fresh
 # temporary directory, removed afterwards) and exits 0 (pass), 77 (skip)
 # or anything else (fail). Prints one "N passed, N failed" line at the end.
-# REGRESS_ONLY=TEXT runs only the scripts whose name holds TEXT;
+# REGRESS_ONLY="TEXT..." runs only the scripts whose name holds one of the
+# words (none matching is an error);
 # REGRESS_SKIP="NAME..." skips the scripts with those names (NN-name).
 set -u
 : "${B:?B must name the build directory}" "${SRC:?SRC must name the source directory}"
 export B SRC
 pass=0 fail=0 skip=0 failed=""
 only=${REGRESS_ONLY:-}
+# picked NAME: is the script one of those asked for?
+picked() {
+	local w
+	[ -z "$only" ] && return 0
+	for w in $only; do [[ "$1" == *"$w"* ]] && return 0; done
+	return 1
+}
 for t in "$SRC"/tests/regress/[0-9]*.sh; do
 	name=$(basename "$t" .sh)
-	if [ -n "$only" ] && [[ "$name" != *"$only"* ]]; then continue; fi
+	picked "$name" || continue
 	if [[ " ${REGRESS_SKIP:-} " == *" $name "* ]]; then
 		skip=$((skip + 1))
 		echo "-- SKIP $name (REGRESS_SKIP)"
@@ -35,5 +43,9 @@ for t in "$SRC"/tests/regress/[0-9]*.sh; do
 	rm -rf "$TW_TMP"
 done
 [ -n "$failed" ] && echo "failed:$failed"
+if [ -n "$only" ] && [ $((pass + fail + skip)) = 0 ]; then
+	echo "regress: no script matches \"$only\""
+	exit 2
+fi
 echo "regress: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -6,6 +6,7 @@
  * between keys, copies, restart-only keys and printing that parses back.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -183,6 +184,41 @@ static void test_nul_byte(void **state)
 	config_free(&c);
 }
 
+/* The getopt table: every key once, a dashed twin for each key with an
+ * underscore, booleans with an optional value, vals mapping back. */
+static void test_options(void **state)
+{
+	struct option lo[2 * CONFIG_MAX_KEYS];
+	size_t n = config_options(lo, 2 * CONFIG_MAX_KEYS, 1000), seen_dash = 0;
+	int quick = 0, port = 0;
+
+	(void)state;
+	assert_true(n > 30 && n <= 2 * CONFIG_MAX_KEYS);
+	for (size_t i = 0; i < n; i++) {
+		const char *key = config_option_key(lo[i].val, 1000);
+
+		assert_non_null(key);
+		assert_null(lo[i].flag);
+		if (strchr(lo[i].name, '-')) {
+			seen_dash++;
+			assert_string_equal(lo[i - 1].name, key);
+			assert_int_equal(lo[i - 1].val, lo[i].val);
+		} else {
+			assert_string_equal(lo[i].name, key);
+		}
+		if (!strcmp(lo[i].name, "quick"))
+			quick = lo[i].has_arg == optional_argument;
+		if (!strcmp(lo[i].name, "port"))
+			port = lo[i].has_arg == required_argument;
+	}
+	assert_true(quick && port);
+	assert_true(seen_dash >= 10);
+	assert_null(config_option_key(999, 1000));
+	assert_null(config_option_key(1000 + (int)n, 1000));
+	/* a short table is cut, not overrun */
+	assert_int_equal(config_options(lo, 3, 1000), 3);
+}
+
 static void test_flags(void **state)
 {
 	struct config c;
@@ -193,8 +229,6 @@ static void test_flags(void **state)
 	assert_string_equal(config_key_name("probe_dir"), "probe_dir");
 	assert_null(config_key_name("probe"));
 	assert_null(config_key_name("probe_dir_x"));
-	assert_true(config_key_is_bool("quick"));
-	assert_false(config_key_is_bool("port"));
 	config_init(&c);
 	assert_int_equal(
 	    config_set(&c, "load-threshold", "3", "--load-threshold", err, sizeof(err)), 0);
@@ -386,15 +420,11 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_types_values),
-	    cmocka_unit_test(test_type_errors),
-	    cmocka_unit_test(test_syntax),
-	    cmocka_unit_test(test_nul_byte),
-	    cmocka_unit_test(test_flags),
-	    cmocka_unit_test(test_copy_and_restart_diff),
-	    cmocka_unit_test(test_resolve),
-	    cmocka_unit_test(test_print_parses_back),
+	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_types_values),
+	    cmocka_unit_test(test_type_errors), cmocka_unit_test(test_syntax),
+	    cmocka_unit_test(test_nul_byte),    cmocka_unit_test(test_options),
+	    cmocka_unit_test(test_flags),       cmocka_unit_test(test_copy_and_restart_diff),
+	    cmocka_unit_test(test_resolve),     cmocka_unit_test(test_print_parses_back),
 	    cmocka_unit_test(test_docs),
 	};
 

@@ -1,9 +1,11 @@
 /*
- * test_http: starts the real HTTP server (daemon/http.c) on an ephemeral
+ * test_http_server: starts the real HTTP server (daemon/http.c) on an ephemeral
  * port over a temporary store filled through the store API, and checks
  * every endpoint with libcurl: status codes, headers, JSON bodies, /metrics,
  * static files with ETag and gzip, the POST trigger, TLS and a socket
- * handed over as by socket activation.
+ * handed over as by socket activation. Named for what it does: it drives
+ * the http module in process (no threadwatchd binary, loopback only) and so
+ * stays in the unit tier; tests/regress/40-http.sh covers the daemon.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,49 @@
+/*
+ * opt: command lines through getopt_long(3). A program either describes
+ * its options as a table (opt_parse, opt_usage) or builds its own struct
+ * option array and reads it with opt_next; both turn getopt's failures into
+ * one message that names the option ("unknown option \"--frob\"",
+ * "--timeout needs S", "invalid value \"x\" for --timeout: ...").
+ */
+#ifndef TW_OPT_H
+#define TW_OPT_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* One option of a table. */
+struct opt {
+	const char *name; /* the long name, without "--" */
+	char short_name;  /* 0: none */
+	const char *arg;  /* the value's name in usage ("S", "FILE"); NULL: takes none */
+	const char *help;
+	/* Called with the value (NULL when the option takes none). 0, or < 0
+	 * with a reason in why (left empty: the generic "invalid value").
+	 * NULL: the option is a flag that sets the int at ctx + flag to 1. */
+	int (*set)(void *ctx, const char *value, char *why, size_t whylen);
+	size_t flag;
+};
+
+/* getopt_long(argc, argv, shortopts, longopts) with getopt's own messages
+ * off. Returns the option's val, -1 at the end of the options (optind is
+ * then the first operand), ':' for a missing value (optopt is the
+ * option's val) or '?' for any other failure, with the reason in err.
+ * shortopts must start with ':' (or "+:") so that a missing value is told
+ * apart. A long option's val must be >= 256 unless it is its short
+ * letter. */
+int opt_next(int argc, char **argv, const char *shortopts, const struct option *longopts, char *err,
+             size_t errlen);
+
+/* Parses argv[1..] against the table from the start (optind is reset),
+ * calling each option's set. Operands may come before, between and after
+ * options; "--" ends the options. Returns the index of the first operand
+ * (argv is permuted so that the operands come last), or -EINVAL with the
+ * reason in err. */
+int opt_parse(int argc, char **argv, const struct opt *t, size_t n, void *ctx, char *err,
+              size_t errlen);
+
+/* The table as usage lines: "  -h, --help           show this help". */
+void opt_usage(FILE *f, const struct opt *t, size_t n);
+
+#endif
