@@ -123,7 +123,7 @@ BUILTIN_IN := $(sort $(wildcard sql/*.sql) $(wildcard web/*.html web/*.js web/*.
 BINS := $(B)/threadwatchd $(B)/threadwatch
 
 .PHONY: all clean install run test deps-build deps-test deps-run check-unit \
-	check-regress check-sanitize check-fuzz fuzz format check-format bench deb
+	check-regress check-sanitize check-fuzz fuzz format check-format bench deb docs
 
 all: $(BINS) $(PROBES) $(SHIMS) $(TOOLS)
 
@@ -282,6 +282,11 @@ fuzz:
 # writes bench/RESULTS.md; BENCH_* variables shorten it (see bench/run.sh).
 bench: all
 	@B=$(abspath $(B)) SRC=$(CURDIR) bench/run.sh
+
+# The README's configuration table, systemd/threadwatchd.conf and the KEYS
+# section of threadwatchd.conf(5), regenerated from the daemon's key table.
+docs: $(B)/threadwatchd
+	python3 doc/gen-config-docs.py $(B)/threadwatchd $(CURDIR)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -127,6 +127,15 @@ static const struct cfg_key keys[] = {
      "File whose first line is the token (instead of token); a relative name is looked up "
      "in $CREDENTIALS_DIRECTORY first (LoadCredential=).",
      OFF(token_file), F_RESTART | F_EMPTY_OK, NULL},
+    {"metrics_token", T_STRING, 16, 256, "",
+     "Token that GET /metrics must present (Authorization: Bearer TOKEN), 16 to 256 visible "
+     "ASCII characters, for a Prometheus server that scrapes from another host. Empty: "
+     "/metrics is open like the rest of the API.",
+     OFF(metrics_token), F_RESTART | F_SECRET | F_EMPTY_OK, NULL},
+    {"metrics_token_file", T_PATH, 0, 0, "",
+     "File whose first line is metrics_token (instead of metrics_token); a relative name is "
+     "looked up in $CREDENTIALS_DIRECTORY first (LoadCredential=).",
+     OFF(metrics_token_file), F_RESTART | F_EMPTY_OK, NULL},
     {"tls_cert", T_PATH, 0, 0, "",
      "PEM certificate for HTTPS (with tls_key); relative names are looked up in "
      "$CREDENTIALS_DIRECTORY first. Empty: plain HTTP.",
@@ -940,30 +949,45 @@ static int check_readable(struct config *c, const char *key, char **value, char 
 	return 0;
 }
 
-static int load_token_file(struct config *c, char *err, size_t errlen)
+/* Sets the secret `key` from the first line of the file named by
+ * `file_key` (token_file, metrics_token_file), which may not be given
+ * together with the key itself. */
+static int load_token_file(struct config *c, const char *key, const char *file_key, char *err,
+                           size_t errlen)
 {
-	char *buf, why[128];
+	int ki = key_index(key, 0);
+	char **file = field(c, &keys[key_index(file_key, 0)]), **secret = field(c, &keys[ki]);
+	char *buf, why[128], flag[64];
 	size_t len;
 	int r;
 
-	r = read_small_file(c->token_file, 4096, &buf, &len);
+	if (!(*file)[0])
+		return 0;
+	if ((*secret)[0]) {
+		say(err, errlen, "%s: %s: %s is also set (%s); give one of them",
+		    origin_of(c, file_key), file_key, key, origin_of(c, key));
+		return -EINVAL;
+	}
+	r = check_readable(c, file_key, file, err, errlen);
+	if (r < 0)
+		return r;
+	r = read_small_file(*file, 4096, &buf, &len);
 	if (r < 0) {
-		say(err, errlen, "%s: token_file: cannot read \"%s\": %s",
-		    origin_of(c, "token_file"), c->token_file,
-		    r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
+		say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, file_key), file_key,
+		    *file, r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
 		return r;
 	}
 	buf[strcspn(buf, "\r\n")] = '\0';
-	r = set_key(c, (size_t)key_index("token", 0), trim(buf), "--token", why, sizeof(why));
+	snprintf(flag, sizeof(flag), "--%s", key);
+	r = set_key(c, (size_t)ki, trim(buf), flag, why, sizeof(why));
 	free(buf);
-	if (r < 0 || !c->token[0]) {
-		say(err, errlen, "%s: token_file: the token in \"%s\" %s",
-		    origin_of(c, "token_file"), c->token_file,
-		    r < 0 ? why + strlen("--token: ") : "is empty");
+	if (r < 0 || !(*secret)[0]) {
+		say(err, errlen, "%s: %s: the token in \"%s\" %s", origin_of(c, file_key), file_key,
+		    *file, r < 0 ? why + strlen(flag) + 2 : "is empty");
 		return -EINVAL;
 	}
-	free(c->origin[key_index("token", 0)]);
-	c->origin[key_index("token", 0)] = xstrdup("token_file");
+	free(c->origin[ki]);
+	c->origin[ki] = xstrdup(file_key);
 	return 0;
 }
 
@@ -1030,18 +1054,13 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 		    c->tls_cert[0] ? "tls_cert" : "tls_key");
 		return -EINVAL;
 	}
-	if (c->token[0] && c->token_file[0]) {
-		say(err, errlen, "%s: token_file: token is also set (%s); give one of them",
-		    origin_of(c, "token_file"), origin_of(c, "token"));
-		return -EINVAL;
-	}
 	r = check_readable(c, "tls_cert", &c->tls_cert, err, errlen);
 	if (r >= 0)
 		r = check_readable(c, "tls_key", &c->tls_key, err, errlen);
 	if (r >= 0)
-		r = check_readable(c, "token_file", &c->token_file, err, errlen);
-	if (r >= 0 && c->token_file[0])
-		r = load_token_file(c, err, errlen);
+		r = load_token_file(c, "token", "token_file", err, errlen);
+	if (r >= 0)
+		r = load_token_file(c, "metrics_token", "metrics_token_file", err, errlen);
 	if (r < 0)
 		return r;
 	if (!c->database[0]) {

@@ -40,6 +40,8 @@ struct config {
 	int retention_samples_days;
 	char *token;
 	char *token_file;
+	char *metrics_token;
+	char *metrics_token_file;
 	char *tls_cert;
 	char *tls_key;
 	int max_connections;

@@ -404,6 +404,7 @@ static int http_init(struct daemon *d)
 	    .memory_limit = (size_t)c->http_memory_limit,
 	    .threads = (unsigned)c->http_threads,
 	    .token = c->token,
+	    .metrics_token = c->metrics_token,
 	    .tls_cert = c->tls_cert[0] ? c->tls_cert : NULL,
 	    .tls_key = c->tls_key[0] ? c->tls_key : NULL,
 	    .dygraphs_dir = c->dygraphs_dir,
