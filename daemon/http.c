@@ -150,14 +150,20 @@ static char *json_text(json_t *v)
 	return text;
 }
 
-/* Sends a JSON value (reference taken over). */
-static enum MHD_Result send_json_hdr(struct ctx *c, unsigned status, json_t *v, struct hdr extra)
+/* Sends a JSON value (reference taken over) as `mime`. */
+static enum MHD_Result send_json_as(struct ctx *c, unsigned status, const char *mime, json_t *v,
+                                    struct hdr extra)
 {
 	char *text = json_text(v);
 
 	if (!text)
 		return MHD_NO;
-	return send_body(c, status, "application/json", text, strlen(text), "no-store", extra);
+	return send_body(c, status, mime, text, strlen(text), "no-store", extra);
+}
+
+static enum MHD_Result send_json_hdr(struct ctx *c, unsigned status, json_t *v, struct hdr extra)
+{
+	return send_json_as(c, status, "application/json", v, extra);
 }
 
 static enum MHD_Result send_json(struct ctx *c, unsigned status, json_t *v)
@@ -177,7 +183,7 @@ static enum MHD_Result send_api_error_hdr(struct ctx *c, const struct api_error 
 		log_warning("HTTP %s \"%s\": %u %s%s%s%s", method, path, err->status, msg,
 		            err->detail[0] ? " (" : "", err->detail, err->detail[0] ? ")" : "");
 	}
-	return send_json_hdr(c, err->status, api_error_body(err), extra);
+	return send_json_as(c, err->status, "application/problem+json", api_error_body(err), extra);
 }
 
 static enum MHD_Result send_api_error(struct ctx *c, const struct api_error *err)

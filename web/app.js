@@ -55,7 +55,7 @@ async function api(path, opts) {
     body = null;
   }
   if (!res.ok) {
-    const msg = body && body.error && body.error.message ? body.error.message : res.statusText;
+    const msg = body && (body.detail || (body.error && body.error.message)) || res.statusText;
     throw new ApiError(res.status, msg);
   }
   return body;
