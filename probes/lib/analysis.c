@@ -228,7 +228,9 @@ int analysis_growth_fit(const double *x, const double *y, size_t n, struct analy
 	g->b_ci[0] = g->b - stats_t95(n - 2) * se;
 	g->b_ci[1] = g->b + stats_t95(n - 2) * se;
 	at_min = g->a + g->b * x[0];
-	g->rise = at_min > 0 ? g->b * (x[n - 1] - x[0]) / at_min : INFINITY;
+	/* Over the fitted cost at the smallest count, or the measured one when
+	 * the fit crosses zero there. */
+	g->rise = g->b * (x[n - 1] - x[0]) / (at_min > 0 ? at_min : y[0]);
 	g->exponent = best_exponent(x, y, n);
 	g->loglog = lf.slope;
 	if (!(g->b_ci[0] > 0) || g->rise < ANALYSIS_RISE_FLAT)
