@@ -52,8 +52,8 @@ static const struct key_figure {
     {"threads", "low", "low_first_rate", NULL, NULL, NULL},
     {"threads", "max", "max_threads", NULL, NULL, NULL},
     {"map32", "window", "window_bytes", NULL, NULL, NULL},
-    {"map32", "slope", "slope", "slope_ci_lo", "slope_ci_hi", NULL},
-    {"map32", "class", NULL, NULL, NULL, "class"},
+    {"map32", "fail", NULL, NULL, NULL, "fail_class"},
+    {"map32", "retry", NULL, NULL, NULL, "retry_class"},
 };
 
 struct run_args {
