@@ -68,6 +68,29 @@ static const struct api_metric_desc metric_descs[] = {
     POLICY("low", "low (MAP_32BIT) stacks"),
     POLICY("high", "high (MAP_STACK) stacks"),
 #undef POLICY
+/* issue 13 */
+#define LADDER(l, what, per)                                                                       \
+	{"map32." l "_ns_at_max", "ns", what " at the top rung of its ladder"},                    \
+	    {"map32." l "_start_vmas", "vmas", "VMA count " per " at the first rung"},             \
+	    {"map32." l "_max_vmas", "vmas", "VMA count " per " at the top rung"},                 \
+	    {"map32." l "_ns_per_vma", "ns_per_vma", what " per VMA " per " (b of a + b n)"},      \
+	    {"map32." l "_ns_per_vma_ci_lo", "ns_per_vma", "Lower bound of the 95% CI of b"},      \
+	    {"map32." l "_ns_per_vma_ci_hi", "ns_per_vma", "Upper bound of the 95% CI of b"},      \
+	    {"map32." l "_fixed_ns", "ns", what ": the fixed part a of a + b n"},                  \
+	    {"map32." l "_rise", "ratio", what ": fitted rise over the ladder, over its start"},   \
+	    {"map32." l "_exponent", "slope", what ": k of the best a + b n^k (1: linear)"},       \
+	{                                                                                          \
+		"map32." l "_loglog_slope", "slope", what ": log-log slope, for reference"         \
+	}
+    LADDER("fail", "Failing MAP_32BIT mmap", "inside the window"),
+    LADDER("retry", "Plain retry after a failing MAP_32BIT mmap", "in the process"),
+#undef LADDER
+    {"map32.window_vmas", "vmas", "VMAs inside the MAP_32BIT window once full (2 per stack)"},
+    {"map32.plain_ns_at_max", "ns", "Plain mmap alone (the baseline) at the retry ladder's top"},
+    {"threads.capacity_predicted", "threads",
+     "Stacks the 1 GiB MAP_32BIT window holds at this stack size: where the knee should be"},
+    {"threads.bucket_width", "threads", "Live threads per bucket of the create-cost series"},
+    {"threads.low_window_stacks", "threads", "Low-policy stacks MAP_32BIT placed in the window"},
 };
 
 #define N_DESCS (sizeof(metric_descs) / sizeof(metric_descs[0]))

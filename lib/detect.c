@@ -52,6 +52,11 @@ const struct detect_figure detect_figures[] = {
     {"map32.fail_ns_at_max", "map32", "fail_ns_at_max", NULL, 0, "ns", 0},
     {"map32.slope", "map32", "slope", NULL, 0, "slope", SLOPE_FLOOR},
     {"map32.capacity_stacks", "map32", "capacity_stacks", NULL, 0, "count", 0},
+    /* issue 13: the two walks; a change of b must also be at least 1 ns
+     * per VMA (a walk costs hundreds, a tree about 0) */
+    {"map32.retry_ns_at_max", "map32", "retry_ns_at_max", NULL, 0, "ns", 0},
+    {"map32.fail_ns_per_vma", "map32", "fail_ns_per_vma", NULL, 0, "ns_per_vma", 1},
+    {"map32.retry_ns_per_vma", "map32", "retry_ns_per_vma", NULL, 0, "ns_per_vma", 1},
 };
 const size_t detect_n_figures = sizeof(detect_figures) / sizeof(detect_figures[0]);
 
