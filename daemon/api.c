@@ -86,6 +86,8 @@ static const struct api_metric_desc metric_descs[] = {
     LADDER("retry", "Plain retry after a failing MAP_32BIT mmap", "in the process"),
 #undef LADDER
     {"map32.window_vmas", "vmas", "VMAs inside the MAP_32BIT window once full (2 per stack)"},
+    {"map32.window_vmas_at_stack_size", "vmas",
+     "VMAs a window filled with stacks of this size alone would hold: 2 x 1 GiB / (stack + guard)"},
     {"map32.plain_ns_at_max", "ns", "Plain mmap alone (the baseline) at the retry ladder's top"},
     {"threads.capacity_predicted", "threads",
      "Stacks the 1 GiB MAP_32BIT window holds at this stack size: where the knee should be"},

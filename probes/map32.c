@@ -46,6 +46,9 @@
 #define MAP32_QUICK_REPS_MAX 200
 /* The window counts as full after this many MAP_32BIT failures in a row. */
 #define MAP32_FULL_AFTER 16
+/* The stacks may take at most this share of the VMA peak; mappings of 2^k
+ * stacks fill the rest of the window, so that the ladders have room. */
+#define MAP32_STACK_SHARE 8
 /* A tenth of the budget is kept for tearing down. */
 #define MAP32_RESERVE 0.1
 
@@ -94,6 +97,11 @@ struct map32_ctx {
 	size_t reserve_used; /* pages mapped into it, every other one */
 	/* Pages of the window's stacks the fail ladder has split off. */
 	size_t split_used;
+	/* Larger PROT_NONE mappings that fill what the stacks left, when the
+	 * stacks alone would take too many VMAs. */
+	void **plugs;
+	size_t *plug_len;
+	size_t n_plugs;
 	struct ladder ladders[N_LADDERS];
 };
 
@@ -202,6 +210,51 @@ static int fill_window(struct map32_ctx *c, uint64_t vma_cap)
 			return r;
 		vmas += 2;
 	}
+	return 0;
+}
+
+/* Fills what the stacks left of the window with PROT_NONE mappings of
+ * 2^k stack lengths, largest first, so that no hole of a stack's length is
+ * left. Each is one VMA. Returns 0 or -errno (not ENOMEM). */
+static int plug_window(struct map32_ctx *c)
+{
+	int k = 0;
+
+	while (((size_t)c->len << (k + 1)) <= (size_t)(MAP32_WINDOW_END - MAP32_WINDOW_BEGIN))
+		k++;
+	for (; k >= 0; k--) {
+		size_t size = (size_t)c->len << k;
+		unsigned failed = 0;
+
+		/* The kernel may start its search anywhere in the window's
+		 * first 32 MiB: the last size is tried until it fails often. */
+		while (failed < (k ? 2u : MAP32_FULL_AFTER)) {
+			void *p =
+			    mmap(NULL, size, PROT_NONE,
+			         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_32BIT, -1, 0);
+
+			if (p == MAP_FAILED) {
+				if (errno != ENOMEM)
+					return -errno;
+				failed++;
+				continue;
+			}
+			failed = 0;
+			c->plugs = realloc(c->plugs, (c->n_plugs + 1) * sizeof(*c->plugs));
+			c->plug_len = realloc(c->plug_len, (c->n_plugs + 1) * sizeof(*c->plug_len));
+			if (!c->plugs || !c->plug_len) {
+				fputs("map32: out of memory\n", stderr);
+				abort();
+			}
+			c->plugs[c->n_plugs] = p;
+			c->plug_len[c->n_plugs++] = size;
+			if ((uintptr_t)p < c->lo)
+				c->lo = (uintptr_t)p;
+			if ((uintptr_t)p + size > c->hi)
+				c->hi = (uintptr_t)p + size;
+		}
+	}
+	c->window_stopped_by = map32_enomem(c);
 	return 0;
 }
 
@@ -425,7 +478,11 @@ static void release_all(struct map32_ctx *c)
 	release_high(c);
 	for (size_t i = 0; i < c->n_stacks; i++)
 		munmap(c->stacks[i], c->len);
+	for (size_t i = 0; i < c->n_plugs; i++)
+		munmap(c->plugs[i], c->plug_len[i]);
 	free(c->stacks);
+	free(c->plugs);
+	free(c->plug_len);
 }
 
 static void emit_window(struct probe_doc *doc, const struct map32_ctx *c)
@@ -435,6 +492,11 @@ static void emit_window(struct probe_doc *doc, const struct map32_ctx *c)
 	probe_scalar(doc, "stack_bytes", (double)c->stack_bytes, "bytes");
 	probe_scalar(doc, "capacity_stacks", (double)c->n_stacks, "count");
 	probe_scalar(doc, "window_vmas", (double)c->window_vmas, "vmas");
+	/* What a window filled with stacks alone would hold: two VMAs each. */
+	probe_scalar(doc, "window_vmas_at_stack_size",
+	             2.0 * floor((double)(MAP32_WINDOW_END - MAP32_WINDOW_BEGIN) / (double)c->len),
+	             "vmas");
+	probe_info_num(doc, "plugs", (double)c->n_plugs);
 	probe_info_num(doc, "guard_bytes", (double)c->page);
 	probe_info_num(doc, "max_map_count", (double)c->max_map_count);
 	probe_info_str(doc, "window_stopped_by", c->window_stopped_by);
@@ -626,7 +688,9 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	probe_param_double(doc, "vma_fraction", fraction);
 	probe_info_num(doc, "target_vmas", (double)target);
 
-	rc = fill_window(c, target);
+	rc = fill_window(c, vmas_now() + target / MAP32_STACK_SHARE);
+	if (rc == 0 && c->n_stacks && !strcmp(c->window_stopped_by, "target"))
+		rc = plug_window(c);
 	c->window_vmas = vmas_in_window();
 	if (rc == 0 && !strcmp(c->window_stopped_by, "window_full"))
 		rc = run_ladders(c, target, po->quick ? MAP32_QUICK_RATIO : MAP32_RATIO,

@@ -113,7 +113,8 @@ MAP32_NAMES='
   check([.series.fail_median_ns.points[]?[0]] == [.series.fail_p99_ns.points[]?[0]]; "fail series x differ"),
   (("window_lo", "window_hi") as $n | scalar($n; "address")),
   scalar("window_bytes"; "bytes"), scalar("stack_bytes"; "bytes"), scalar("capacity_stacks"; "count"),
-  scalar("window_vmas"; "vmas"), scalar("plain_ns_at_max"; "ns"),
+  scalar("window_vmas"; "vmas"), scalar("plain_ns_at_max"; "ns"), scalar("window_vmas_at_stack_size"; "vmas"),
+  check(.scalars.window_vmas_at_stack_size.value == 2 * ((1073741824 / (.scalars.stack_bytes.value + .info.guard_bytes)) | floor); "window_vmas_at_stack_size"),
   scalar("slope"; "slope"), scalar("slope_ci_lo"; "slope"), scalar("slope_ci_hi"; "slope"),
   scalar("max_vmas"; "vmas"), scalar("start_vmas"; "vmas"),
   (("fail", "retry") as $l |
