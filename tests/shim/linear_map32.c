@@ -132,9 +132,8 @@ static unsigned long walk(uint64_t lo, uint64_t hi)
 	if (fd < 0)
 		return 0;
 	for (;;) {
-		q = (struct shim_procmap_query){.size = sizeof(q),
-		                                .query_flags = SHIM_COVERING_OR_NEXT_VMA,
-		                                .query_addr = at};
+		q = (struct shim_procmap_query){
+		    .size = sizeof(q), .query_flags = SHIM_COVERING_OR_NEXT_VMA, .query_addr = at};
 		if (ioctl(fd, SHIM_PROCMAP_QUERY, &q) < 0)
 			return errno == ENOTTY ? walk_text(fd) : seen;
 		if (q.vma_start >= hi)
@@ -153,7 +152,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 		shim_vmas_seen = walk(0, UINT64_MAX);
 	/* The kernel directly: no dlsym, so no allocation can recurse here. */
 	r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	if (r == -1 && errno == ENOMEM && MAP_32BIT && (flags & MAP_32BIT)) {
+	if (r == -1 && errno == ENOMEM && (flags & MAP_32BIT)) {
 		err = errno;
 		shim_vmas_seen = walk(WINDOW_BEGIN, WINDOW_END);
 		atomic_store(&cache_reset, 1);
