@@ -229,7 +229,7 @@ static void scalar_figure(const struct catalog_metric *k, const json_t *doc, cha
 }
 
 /* The key figures of one document as "low 812 ns [800, 820], ...": the
- * catalogue's metrics with a run label, then the probe's info entry. */
+ * catalogue's metrics with a run label, then the probe's info entries. */
 static void key_figures_text(const char *probe, const json_t *doc, char *out, size_t len)
 {
 	const struct catalog_probe *p = catalog_probe_find(probe);
@@ -239,11 +239,14 @@ static void key_figures_text(const char *probe, const json_t *doc, char *out, si
 	for (size_t i = 0; p && i < catalog_n_metrics; i++)
 		if (catalog_metrics[i].run_label && !strcmp(catalog_metrics[i].probe, probe))
 			scalar_figure(&catalog_metrics[i], doc, out, len);
-	if (p && p->info) {
+	for (size_t i = 0; p && i < 2 && p->info[i]; i++) {
 		const char *s =
-		    json_string_value(json_object_get(json_object_get(doc, "info"), p->info));
+		    json_string_value(json_object_get(json_object_get(doc, "info"), p->info[i]));
+		char label[32];
+
+		snprintf(label, sizeof(label), "%.*s", (int)strcspn(p->info[i], "_"), p->info[i]);
 		if (s)
-			append_figure(out, len, p->info, s);
+			append_figure(out, len, label, s);
 	}
 	if (!p) {
 		/* A probe of the user's own: its first few scalars. */

@@ -103,6 +103,13 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_recommendation_switch_saving_seconds", "gauge",
      "Time low stacks save on each thread switch (negative: they cost).", "s", SRC_VALUE,
      "recommendation/figures/switch_saving_ns", 1e9, NULL},
+    {"threadwatch_recommendation_extra_create_seconds", "gauge",
+     "Extra cost of a thread create that misses the MAP_32BIT window (E), from the map32 "
+     "curves.",
+     "s", SRC_VALUE, "recommendation/figures/extra_create_ns", 1e9, NULL},
+    {"threadwatch_recommendation_extra_create_measured_seconds", "gauge",
+     "The same extra cost as the threads probe measured it (low - high create time).", "s",
+     SRC_VALUE, "recommendation/figures/extra_create_measured_ns", 1e9, NULL},
     {"threadwatch_recommendation_timestamp_seconds", "gauge",
      "When the recommendation was computed, as a Unix time.", "s", SRC_VALUE,
      "recommendation/computed_ms", 1e3, NULL},

@@ -8,8 +8,8 @@
 #include "catalog.h"
 
 const char *const catalog_units[] = {
-    "ns",    "cycles", "ratio", "count",   "hz",    "bool", "address",
-    "bytes", "slope",  "vmas",  "threads", "per_s", NULL,
+    "ns",    "cycles", "ratio", "count",   "hz",    "bool",       "address",
+    "bytes", "slope",  "vmas",  "threads", "per_s", "ns_per_vma", NULL,
 };
 
 /* A row for a probe's scalar. */
@@ -24,8 +24,8 @@ const char *const catalog_units[] = {
 #define HELP_RATE(b)                                                                               \
 	"Thread creates per second in the " b " of the last threads run, by stack policy."
 #define HELP_KNEE                                                                                  \
-	"Live threads at which the create rate fell below a tenth of its start, by stack "         \
-	"policy; NaN when there is no knee."
+	"Live threads at which the create rate stepped down at least 2x and stayed down, by "      \
+	"stack policy; NaN when there is no knee."
 #define HELP_FAILURES "MAP_32BIT mmap calls that failed in the last threads run, by stack policy."
 /* The log-log slopes of map32 run from 0.03 (flat) to 1 (linear): a
  * relative change alone means little near 0. */
@@ -53,8 +53,8 @@ const char *const catalog_units[] = {
 	     PROM("threadwatch_threads_min_create_rate_per_second",                                \
 	          h ? HELP_RATE("slowest bucket") : NULL, "policy=\"" p "\"", 1)},                 \
 	    {SCALAR("threads", p "_knee"), .unit = "threads", .key = 1,                            \
-	     .description = "Live threads where the create rate first fell below a tenth of the "  \
-	                    "first bucket, " what,                                                 \
+	     .description = "Live threads where the create rate stepped down at least 2x for "     \
+	                    "3 buckets and the rest of the run, " what,                            \
 	     PROM_NAN("threadwatch_threads_knee", h ? HELP_KNEE : NULL, "policy=\"" p "\"")},      \
 	    {SCALAR("threads", p "_map32_failures"), .unit = "count",                              \
 	     .description = "MAP_32BIT mmap calls that failed, " what,                             \
@@ -68,6 +68,26 @@ const char *const catalog_units[] = {
 		POINT("threads", p "_median_ns", 2048),                                            \
 		    .unit = "ns", .key = 1,                                                        \
 		    .description = "Median thread-create time near 2048 live threads, " what       \
+	}
+
+/* The figures of one map32 ladder without a Prometheus name or key-figure
+ * role (those that have one are rows of their own below). */
+#define LADDER(l, what, per)                                                                       \
+	{SCALAR("map32", l "_start_vmas"), .unit = "vmas",                                         \
+	 .description = "VMA count " per " at the first rung of the " l " ladder"},                \
+	    {SCALAR("map32", l "_max_vmas"), .unit = "vmas",                                       \
+	     .description = "VMA count " per " at the top rung of the " l " ladder"},              \
+	    {SCALAR("map32", l "_ns_per_vma_ci_lo"), .unit = "ns_per_vma",                         \
+	     .description = "Lower bound of the 95% CI of b, " what},                              \
+	    {SCALAR("map32", l "_ns_per_vma_ci_hi"), .unit = "ns_per_vma",                         \
+	     .description = "Upper bound of the 95% CI of b, " what},                              \
+	    {SCALAR("map32", l "_fixed_ns"), .unit = "ns",                                         \
+	     .description = what ": the fixed part a of a + b n"},                                 \
+	    {SCALAR("map32", l "_rise"), .unit = "ratio",                                          \
+	     .description = what ": fitted rise over the ladder, over its start"},                 \
+	{                                                                                          \
+		SCALAR("map32", l "_loglog_slope"),                                                \
+		    .unit = "slope", .description = what ": log-log slope, for reference"          \
 	}
 
 /* In the order /api/v1/metrics lists the metrics no run has stored yet
@@ -145,12 +165,16 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Thread stacks that fit in the MAP_32BIT window",
      PROM("threadwatch_map32_capacity_stacks",
           "Thread stacks of the default size that fit in the MAP_32BIT window.", NULL, 1)},
-    {SCALAR("map32", "slope"), .unit = "slope", .key = 1, .abs_floor = SLOPE_FLOOR,
-     .description = "Log-log slope of failing MAP_32BIT mmap time against VMA count",
-     PROM("threadwatch_map32_slope",
-          "Log-log slope of failing MAP_32BIT mmap time against VMA count (1: linear search).",
-          NULL, 1),
-     RUN("slope", "slope_ci_lo", "slope_ci_hi")},
+    {
+        SCALAR("map32", "slope"),
+        .unit = "slope",
+        .key = 1,
+        .abs_floor = SLOPE_FLOOR,
+        .description = "Log-log slope of failing MAP_32BIT mmap time against VMA count",
+        PROM("threadwatch_map32_slope",
+             "Log-log slope of failing MAP_32BIT mmap time against VMA count (1: linear search).",
+             NULL, 1),
+    },
     {SCALAR("map32", "slope_ci_lo"), .unit = "slope",
      .description = "Lower bound of the 95% CI of the slope"},
     {SCALAR("map32", "slope_ci_hi"), .unit = "slope",
@@ -163,6 +187,47 @@ const struct catalog_metric catalog_metrics[] = {
     {SCALAR("map32", "max_vmas"), .unit = "vmas", .description = "Largest VMA count reached"},
     {SCALAR("map32", "start_vmas"), .unit = "vmas",
      .description = "VMA count when the measurement started"},
+    /* The two walks of the pre-3.8 kernels (issue 13): the failing MAP_32BIT
+     * call against the VMAs inside the window, the retry against all. */
+    LADDER("fail", "Failing MAP_32BIT mmap", "inside the window"),
+    LADDER("retry", "Plain retry after a failing MAP_32BIT mmap", "in the process"),
+    {SCALAR("map32", "retry_ns_at_max"), .unit = "ns", .key = 1,
+     .label = "Retry after a failing MAP_32BIT mmap at most VMAs",
+     .description = "Plain retry after a failing MAP_32BIT mmap at the top rung of its ladder",
+     PROM("threadwatch_map32_retry_seconds",
+          "Time of the plain retry right after a failing MAP_32BIT mmap, at the largest VMA "
+          "count reached.",
+          NULL, 1e9)},
+    {SCALAR("map32", "fail_ns_per_vma"), .unit = "ns_per_vma", .key = 1, .abs_floor = 1,
+     .description = "Failing MAP_32BIT mmap per VMA inside the window (b of a + b n)",
+     PROM("threadwatch_map32_fail_seconds_per_vma",
+          "Fitted cost of the failing MAP_32BIT mmap per VMA inside the window (b of a + b n).",
+          NULL, 1e9)},
+    {SCALAR("map32", "retry_ns_per_vma"), .unit = "ns_per_vma", .key = 1, .abs_floor = 1,
+     .description = "Plain retry after a failing MAP_32BIT mmap per VMA in the process (b of a + "
+                    "b n)",
+     PROM("threadwatch_map32_retry_seconds_per_vma",
+          "Fitted cost of the retry per VMA in the process (b of a + b n).", NULL, 1e9)},
+    {SCALAR("map32", "fail_exponent"), .unit = "slope",
+     .description = "Failing MAP_32BIT mmap: k of the best a + b n^k (1: linear)",
+     PROM("threadwatch_map32_fail_exponent",
+          "Exponent k of the best a + b n^k fit of the failing call (1: linear, near 0: a "
+          "tree).",
+          NULL, 1)},
+    {SCALAR("map32", "retry_exponent"), .unit = "slope",
+     .description = "Plain retry after a failing MAP_32BIT mmap: k of the best a + b n^k (1: "
+                    "linear)",
+     PROM("threadwatch_map32_retry_exponent",
+          "Exponent k of the best a + b n^k fit of the retry (1: linear, near 0: a tree).", NULL,
+          1)},
+    {SCALAR("map32", "window_vmas"), .unit = "vmas",
+     .description = "VMAs inside the MAP_32BIT window once full (2 per stack)",
+     PROM("threadwatch_map32_window_vmas", "VMAs inside the MAP_32BIT window once full.", NULL, 1)},
+    {SCALAR("map32", "window_vmas_at_stack_size"), .unit = "vmas",
+     .description = "VMAs a window filled with stacks of this size alone would hold: 2 x 1 GiB / "
+                    "(stack + guard)"},
+    {SCALAR("map32", "plain_ns_at_max"), .unit = "ns",
+     .description = "Plain mmap alone (the baseline) at the retry ladder's top"},
     {SCALAR("threads", "stack_bytes"), .unit = "bytes",
      .description = "Stack size of each created thread"},
     {SCALAR("threads", "default_stack_lo"), .unit = "address",
@@ -173,6 +238,17 @@ const struct catalog_metric catalog_metrics[] = {
            NULL),
     POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL, "Lowest creates/s with low stacks"),
     POLICY("high", "high (MAP_STACK) stacks", 0, NULL, NULL, NULL),
+    {SCALAR("threads", "capacity_predicted"), .unit = "threads",
+     .description = "Stacks the 1 GiB MAP_32BIT window holds at this stack size: where the knee "
+                    "should be",
+     PROM("threadwatch_threads_capacity_predicted",
+          "Stacks the MAP_32BIT window holds at the probe's stack size: where the low knee "
+          "should be.",
+          NULL, 1)},
+    {SCALAR("threads", "bucket_width"), .unit = "threads",
+     .description = "Live threads per bucket of the create-cost series"},
+    {SCALAR("threads", "low_window_stacks"), .unit = "threads",
+     .description = "Low-policy stacks MAP_32BIT placed in the window"},
     {SCALAR("threads", "max_threads"), .unit = "threads",
      .description = "Live threads reached (after clamping to host limits)",
      PROM("threadwatch_threads_max", "Live threads the last threads run reached.", NULL, 1),
@@ -181,9 +257,9 @@ const struct catalog_metric catalog_metrics[] = {
 const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
 
 const struct catalog_probe catalog_probes[] = {
-    {"ctxsw", 20, "ratio", NULL},
-    {"threads", 40, "low_min_rate", NULL},
-    {"map32", 30, "fail_ns_at_max", "class"},
+    {"ctxsw", 20, "ratio", {NULL}},
+    {"threads", 40, "low_min_rate", {NULL}},
+    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
 

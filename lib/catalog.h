@@ -46,7 +46,9 @@ struct catalog_probe {
 	const char *name;
 	double timeout_s;       /* default time limit of a run */
 	const char *key_scalar; /* the run's key figure in run listings */
-	const char *info;       /* an info entry `threadwatch run` also shows, or NULL */
+	/* Info entries `threadwatch run` also shows (NULL-padded); the label
+	 * is the name up to "_class" ("fail_class" shows as "fail"). */
+	const char *info[2];
 };
 
 extern const struct catalog_metric catalog_metrics[];

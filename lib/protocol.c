@@ -54,7 +54,7 @@ static const char *excerpt(const char *s, char *out, size_t outlen)
 
 static const char *const units[] = {
     "ns",      "cycles", "ratio", "bytes",   "count", "hz", "per_s",
-    "threads", "vmas",   "bool",  "address", "slope", "s",
+    "threads", "vmas",   "bool",  "address", "slope", "s",  "ns_per_vma",
 };
 
 static int unit_known(const char *u)

@@ -39,7 +39,7 @@ struct rec_in {
 	int have_ci;
 	double ci_lo, ci_hi;
 	struct rec_num window;
-	struct rec_curve fail, low_create, high_create;
+	struct rec_curve fail, retry, plain, low_create, high_create;
 	struct rec_num family, model;
 };
 
@@ -75,6 +75,8 @@ static const struct rec_curve_field {
 	size_t offset;
 } rec_curves[] = {
     {"map32", "fail_ns", offsetof(struct rec_in, fail)},
+    {"map32", "retry_ns", offsetof(struct rec_in, retry)},
+    {"map32", "plain_ns", offsetof(struct rec_in, plain)},
     {"threads", "low_create_ns", offsetof(struct rec_in, low_create)},
     {"threads", "high_create_ns", offsetof(struct rec_in, high_create)},
 };
@@ -298,6 +300,30 @@ static double curve_eval(const struct rec_curve *c, double x, int *extrapolated)
 	return c->y[i] * pow(x / c->x[i], k);
 }
 
+/* A map32 curve at x (a VMA count): inside its range as curve_eval();
+ * beyond its last point a straight line through that point with the
+ * least-squares slope of all points (never below 0), since the walks of
+ * the old kernels cost a + b n; below its first point, the first point. */
+static double curve_eval_walk(const struct rec_curve *c, double x, int *extrapolated)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0, b;
+	size_t last = c->n - 1;
+
+	if (c->n == 1 || x <= c->x[last])
+		return curve_eval(c, x, extrapolated);
+	*extrapolated = 1;
+	for (size_t i = 0; i < c->n; i++) {
+		mx += c->x[i] / (double)c->n;
+		my += c->y[i] / (double)c->n;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		sxx += (c->x[i] - mx) * (c->x[i] - mx);
+		sxy += (c->x[i] - mx) * (c->y[i] - my);
+	}
+	b = sxx > 0 && sxy > 0 ? sxy / sxx : 0;
+	return c->y[last] + b * (x - c->x[last]);
+}
+
 /* The rule that decided, in the order they are tried. */
 enum rec_rule {
 	RULE_NO_CTXSW,       /* no switch figures: high, confidence none */
@@ -322,9 +348,13 @@ struct rec_model {
 	int window_assumed;
 	double missing; /* threads beyond the window */
 	/* The extra cost of one create that misses the window. */
-	const char *e_source; /* "map32.fail_ns", "threads" or NULL (unknown) */
+	const char *e_source; /* "map32", "threads" or NULL (unknown) */
 	double e, e_at, e_vmas, e_low, e_high;
+	double e_fail, e_fail_vmas, e_retry, e_plain; /* the map32 terms */
 	int e_extrapolated;
+	/* The threads probe's own extra cost at the workload's count, when it
+	 * measured that far (a cross-check of the map32 terms). */
+	double e_measured;
 	double extra_total, benefit_total;
 	double be, be_lo, be_hi; /* break-even switches per low-stack thread */
 	double flip_threads, flip_spt;
@@ -332,18 +362,43 @@ struct rec_model {
 	const char *confidence;
 };
 
-/* The extra cost E of a create that misses the window at `n` live threads. */
+/* A map32 term: the curve at x, or 0 when the curve is absent. */
+static double walk_term(const struct rec_curve *c, double x, int *extrapolated)
+{
+	int x1 = 0;
+	double y;
+
+	if (!c->n)
+		return 0;
+	y = curve_eval_walk(c, x, &x1);
+	*extrapolated |= x1;
+	return y;
+}
+
+/* The extra cost E of a create that misses the window at `n` live threads.
+ * From map32 (the old kernels' two walks): the failing MAP_32BIT call with
+ * the window full of 2 C VMAs, plus the retry among the 2 n VMAs of n
+ * threads, less the plain mmap a high stack costs there. Otherwise from the
+ * threads probe: low less high create cost at n. */
 static int extra_cost(const struct rec_model *m, double n, double *e, struct rec_model *detail)
 {
 	const struct rec_in *in = m->in;
 	int x1 = 0, x2 = 0;
 	double lo, hi;
 
-	if (in->fail.n) {
-		*e = curve_eval(&in->fail, REC_VMAS_PER_THREAD * n, &x1);
+	if (in->fail.n || in->retry.n) {
+		double fv = REC_VMAS_PER_THREAD * m->cap, rv = REC_VMAS_PER_THREAD * n;
+		double f = walk_term(&in->fail, fv, &x1), r = walk_term(&in->retry, rv, &x1);
+		double p = walk_term(&in->plain, rv, &x1);
+
+		*e = f + r - p > 0 ? f + r - p : 0;
 		if (detail) {
-			detail->e_source = "map32.fail_ns";
-			detail->e_vmas = REC_VMAS_PER_THREAD * n;
+			detail->e_source = "map32";
+			detail->e_fail = in->fail.n ? f : NAN;
+			detail->e_fail_vmas = fv;
+			detail->e_retry = in->retry.n ? r : NAN;
+			detail->e_plain = in->plain.n ? p : NAN;
+			detail->e_vmas = rv;
 			detail->e_extrapolated = x1;
 		}
 		return isnan(*e) ? -1 : 0;
@@ -362,6 +417,22 @@ static int extra_cost(const struct rec_model *m, double n, double *e, struct rec
 		detail->e_extrapolated = x1 || x2;
 	}
 	return 0;
+}
+
+/* low - high create cost at n from the threads curves, when both reach n
+ * (NAN otherwise). */
+static double extra_measured(const struct rec_in *in, double n)
+{
+	int x1 = 0, x2 = 0;
+	double lo, hi;
+
+	if (!in->low_create.n || !in->high_create.n)
+		return NAN;
+	lo = curve_eval(&in->low_create, n, &x1);
+	hi = curve_eval(&in->high_create, n, &x2);
+	if (x1 || x2 || isnan(lo - hi))
+		return NAN;
+	return lo > hi ? lo - hi : 0;
 }
 
 static double safe_div(double a, double b)
@@ -441,6 +512,7 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 	m->extra_total = m->benefit_total = NAN;
 	m->be = m->be_lo = m->be_hi = NAN;
 	m->e = m->e_at = m->e_vmas = m->e_low = m->e_high = NAN;
+	m->e_fail = m->e_fail_vmas = m->e_retry = m->e_plain = m->e_measured = NAN;
 	m->flip_threads = m->flip_spt = NAN;
 }
 
@@ -465,6 +537,8 @@ static void model_figures(struct rec_model *m)
 		m->e = e;
 	else
 		m->e_source = NULL;
+	if (m->e_source && !strcmp(m->e_source, "map32"))
+		m->e_measured = extra_measured(m->in, m->e_at);
 	if (m->missing > 0 && m->e_source) {
 		m->extra_total = m->missing * m->e;
 		if (m->cap >= 1 && m->s > 0) {
@@ -675,6 +749,49 @@ static void reason_window(const struct rec_model *m, json_t *r)
 	           NUM(m->stack), NUM(m->n), fit);
 }
 
+/* " (map32.NAME, measured from X to Y VMAs)" or " (map32.NAME not measured:
+ * counted as 0)". */
+static const char *term_src(char *buf, size_t len, const struct rec_curve *c, const char *name)
+{
+	char a[48], b[48];
+
+	if (!c->n)
+		snprintf(buf, len, " (map32.%s not measured: counted as 0)", name);
+	else if (c->n == 1)
+		snprintf(buf, len, " (map32.%s, taken as flat from its single usable point)", name);
+	else
+		snprintf(buf, len, " (map32.%s, measured from %s to %s VMAs)", name,
+		         fmt_num(a, sizeof(a), c->x[0]), fmt_num(b, sizeof(b), c->x[c->n - 1]));
+	return buf;
+}
+
+#define SRC(c, name) term_src((char[160]){0}, 160, (c), (name))
+
+static void reason_extra_map32(const struct rec_model *m, json_t *r, const char *lead)
+{
+	const struct rec_in *in = m->in;
+
+	add_reason(r,
+	           "%s an extra %s ns%s, as the kernels before 3.8 charged it: the failing "
+	           "MAP_32BIT mmap walks the %s VMAs of the full window (2 × %s stacks), %s ns%s; "
+	           "then the plain retry walks the %s VMAs of %s threads (%.0f each), %s ns%s; "
+	           "less the plain mmap a high stack costs there, %s ns%s.%s",
+	           lead, NUM(m->e), DURP(m->e), NUM(m->e_fail_vmas), NUM(m->cap), NUM(m->e_fail),
+	           SRC(&in->fail, "fail_ns"), NUM(m->e_vmas), NUM(m->e_at), REC_VMAS_PER_THREAD,
+	           NUM(m->e_retry), SRC(&in->retry, "retry_ns"), NUM(m->e_plain),
+	           SRC(&in->plain, "plain_ns"),
+	           m->e_extrapolated ? " Beyond a curve's last point it is extrapolated linearly "
+	                               "(through that point, with the least-squares slope of "
+	                               "the curve)."
+	                             : "");
+	if (!isnan(m->e_measured))
+		add_reason(
+		    r,
+		    "Cross-check: the threads probe measured a low-policy create at %s threads "
+		    "%s ns dearer than a high-policy one; E is %.2f times that.",
+		    NUM(m->e_at), NUM(m->e_measured), m->e / m->e_measured);
+}
+
 static void reason_extra(const struct rec_model *m, json_t *r)
 {
 	const struct rec_in *in = m->in;
@@ -690,15 +807,10 @@ static void reason_extra(const struct rec_model *m, json_t *r)
 		              "point (x and y above 0).");
 		return;
 	}
-	if (!strcmp(m->e_source, "map32.fail_ns"))
-		add_reason(r,
-		           "%s an extra %s ns%s: the failing MAP_32BIT mmap at %s VMAs (%.0f "
-		           "per thread at %s threads), %s on log-log axes from map32.fail_ns (%s "
-		           "to %s VMAs).",
-		           lead, NUM(m->e), DURP(m->e), NUM(m->e_vmas), REC_VMAS_PER_THREAD,
-		           NUM(m->e_at), interp_word(&in->fail, m->e_extrapolated),
-		           NUM(in->fail.x[0]), NUM(in->fail.x[in->fail.n - 1]));
-	else
+	if (!strcmp(m->e_source, "map32")) {
+		reason_extra_map32(m, r, lead);
+		return;
+	} else
 		add_reason(r,
 		           "%s an extra %s ns%s: at %s live threads a low-policy create takes "
 		           "%s ns and a high-policy one %s ns, %s on log-log axes from "
@@ -909,7 +1021,7 @@ static const char *const rec_rule_names[] = {
 
 static json_t *figures(const struct rec_model *m)
 {
-	return json_pack(
+	json_t *f = json_pack(
 	    "{s:o s:o s:o s:o s:o s:o s:b s:o s:o s:o s:o s:o s:o s:o s:o s:s? s:o s:o s:o s:o "
 	    "s:o s:o s:o s:o s:o s:o s:o}",
 	    "switch_low_ns", jnum(m->low_ns), "switch_high_ns", jnum(m->high_ns),
@@ -927,6 +1039,17 @@ static json_t *figures(const struct rec_model *m)
 	    jpair(m->be_lo, m->be_hi), "flip_threads", jnum(m->flip_threads),
 	    "flip_switches_per_thread", jnum(m->flip_spt), "strong_ratio", jnum(REC_STRONG_RATIO),
 	    "guard_bytes", jnum(REC_GUARD_BYTES));
+	json_t *terms = json_pack(
+	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", jnum(m->e_fail),
+	    "extra_create_fail_vmas",
+	    jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->e_fail_vmas : NAN),
+	    "extra_create_retry_ns", jnum(m->e_retry), "extra_create_plain_ns", jnum(m->e_plain),
+	    "extra_create_measured_ns", jnum(m->e_measured), "extra_create_vs_measured",
+	    jnum(m->e_measured > 0 ? m->e / m->e_measured : NAN));
+
+	json_object_update(f, terms);
+	json_decref(terms);
+	return f;
 }
 
 static json_t *result_build(const struct rec_model *m)
@@ -1199,6 +1322,10 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 		set_num(o, "window_bytes", doc_scalar(map32_doc, "window_bytes"));
 		if ((c = doc_curve(map32_doc, "fail_median_ns")))
 			json_object_set_new(o, "fail_ns", c);
+		if ((c = doc_curve(map32_doc, "retry_median_ns")))
+			json_object_set_new(o, "retry_ns", c);
+		if ((c = doc_curve(map32_doc, "plain_median_ns")))
+			json_object_set_new(o, "plain_ns", c);
 		json_object_set_new(in, "map32", o);
 	} else if (arch && strcmp(arch, "x86_64")) {
 		/* MAP_32BIT exists only on x86-64. */

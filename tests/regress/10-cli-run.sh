@@ -44,6 +44,26 @@ grep -Eq '^ctxsw +ok +[0-9.]+ s +low [0-9]+ ns' "$TW_TMP/table.txt" ||
 	fail "no ctxsw row in the table: $(cat "$TW_TMP/table.txt")"
 ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
 
+# --- map32 and threads feed the recommendation's extra create cost ----------
+# Issue 13: map32.fail_ns against the VMAs in the window, map32.retry_ns and
+# plain_ns against all VMAs, and E from them (source "map32"), with the
+# threads probe's own low - high beside it where it measured that far.
+"$TW" run --quick --json map32 threads >"$TW_TMP/m.json" 2>"$TW_TMP/m.err" ||
+	fail "run --quick --json map32 threads exited $?: $(cat "$TW_TMP/m.err")"
+jq -e '.recommendation.inputs.map32 as $m |
+  ($m.fail_ns | length) >= 3 and ($m.retry_ns | length) >= 3 and ($m.plain_ns | length) >= 3 and
+  $m.fail_ns[0][0] == .probes.map32.scalars.window_vmas.value and
+  $m.retry_ns[-1][0] == .probes.map32.scalars.retry_max_vmas.value and $m.window_bytes > 0' \
+	"$TW_TMP/m.json" >/dev/null || fail "map32 inputs: $(jq -c '.recommendation.inputs.map32' "$TW_TMP/m.json" | head -c 400)"
+jq -e '.recommendation.result.figures | .extra_create_source == "map32" and
+  .extra_create_fail_vmas == 2 * .window_stacks and .extra_create_vmas == 2 * .extra_create_at_threads and
+  (.extra_create_ns | numbers) >= 0' "$TW_TMP/m.json" >/dev/null ||
+	fail "E: $(jq -c '.recommendation.result.figures' "$TW_TMP/m.json" | head -c 600)"
+"$TW" run --quick map32 >"$TW_TMP/m.txt" || fail "run --quick map32 exited $?"
+grep -Eq '^map32 +ok .*fail (flat|sublinear|linear), retry (flat|sublinear|linear)' "$TW_TMP/m.txt" ||
+	fail "no map32 row with both classes: $(cat "$TW_TMP/m.txt")"
+ok "map32 feeds E: $(jq -c '.recommendation.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/m.json")"
+
 # --- usage errors exit 2 ----------------------------------------------------
 expect_usage() {
 	local rc

@@ -401,13 +401,16 @@ static json_t *make_map32(const struct host_model *m, int64_t t_ms)
 	                    json_integer((json_int_t)STACK_BYTES));
 	fm = doc_series(doc, "fail_median_ns", "vmas", "ns");
 	fp = doc_series(doc, "fail_p99_ns", "vmas", "ns");
-	bm = doc_series(doc, "fallback_median_ns", "vmas", "ns");
-	bp = doc_series(doc, "fallback_p99_ns", "vmas", "ns");
+	bm = doc_series(doc, "retry_median_ns", "vmas", "ns");
+	bp = doc_series(doc, "retry_p99_ns", "vmas", "ns");
 	pm = doc_series(doc, "plain_median_ns", "vmas", "ns");
 	pp = doc_series(doc, "plain_p99_ns", "vmas", "ns");
 	for (v = m->start_vmas + 2 * 128; v < MAX_MAP_COUNT / 2 && n < 32; v = floor(v * 1.6)) {
 		double f = fail_cost(m, v) * jitter(0.03);
-		double b = m->fallback_ns * jitter(0.04), p = m->plain_ns * jitter(0.04);
+		/* The retry after a failure walks every VMA on a linear-search
+		 * kernel (issue 13); both ladders share x here for simplicity. */
+		double b = ((m->linear ? fail_cost(m, v) : 0) + m->fallback_ns) * jitter(0.04);
+		double p = m->plain_ns * jitter(0.04);
 
 		point_add(fm, v, f);
 		point_add(fp, v, f * (1.4 + 0.3 * rng_uniform()));
@@ -443,7 +446,8 @@ static json_t *make_map32(const struct host_model *m, int64_t t_ms)
 	doc_scalar(doc, "fail_ns_at_max", last_fail, "ns");
 	doc_scalar(doc, "max_vmas", last_v, "vmas");
 	doc_scalar(doc, "start_vmas", m->start_vmas, "vmas");
-	doc_info_str(doc, "class", cls);
+	doc_info_str(doc, "fail_class", cls);
+	doc_info_str(doc, "retry_class", cls);
 	doc_info_str(doc, "window_stopped_by", "window_full");
 	doc_info_str(doc, "ladder_stopped_by", "target");
 	json_object_set_new(json_object_get(doc, "info"), "reps",

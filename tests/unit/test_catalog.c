@@ -52,6 +52,8 @@ static const char *const own_families[] = {
     "threadwatch_recommendation_info",
     "threadwatch_recommendation_break_even_switches",
     "threadwatch_recommendation_switch_saving_seconds",
+    "threadwatch_recommendation_extra_create_seconds",
+    "threadwatch_recommendation_extra_create_measured_seconds",
     "threadwatch_recommendation_timestamp_seconds",
     "threadwatch_headroom_ratio",
     "threadwatch_headroom_warning",

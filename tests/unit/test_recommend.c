@@ -408,7 +408,7 @@ static void test_log_log_interpolation(void **state)
 	r = compute(
 	    "{\"workload\":{\"threads\":500,\"stack_bytes\":%d,\"switches_per_thread\":1},"
 	    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[100,1000],[10000,100000]]}}",
+	    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[100,1000],[10000,100000]]}}",
 	    HAND_STACK);
 	CLOSE(fig(r, "extra_create_ns"), 10000);
 	CLOSE(fig(r, "extra_create_vmas"), 1000);
@@ -420,7 +420,7 @@ static void test_log_log_interpolation(void **state)
 	r = compute(
 	    "{\"workload\":{\"threads\":50000,\"stack_bytes\":%d},"
 	    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[100,1000],[10000,100000]]}}",
+	    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[100,1000],[10000,100000]]}}",
 	    HAND_STACK);
 	CLOSE(fig(r, "extra_create_ns"), 1e6);
 	assert_true(json_is_true(
@@ -430,7 +430,7 @@ static void test_log_log_interpolation(void **state)
 	/* a power law y = x^2 between two points, read in the middle */
 	r = compute("{\"workload\":{\"threads\":50,\"stack_bytes\":%d},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,100],[1000,1000000]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,100],[1000,1000000]]}}",
 	            HAND_STACK);
 	CLOSE(fig(r, "extra_create_ns"), 10000); /* 100 VMAs squared */
 	json_decref(r);
@@ -474,7 +474,7 @@ static void test_threads_curves(void **state)
 	            HAND_STACK);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "figures"),
 	                                                      "extra_create_source")),
-	                    "map32.fail_ns");
+	                    "map32");
 	CLOSE(fig(r, "extra_create_ns"), 1e6);
 	json_decref(r);
 	/* one curve only is not enough */
@@ -487,6 +487,55 @@ static void test_threads_curves(void **state)
 	json_decref(r);
 }
 
+/* E from map32: fail at 2 C in-window VMAs + retry at 2 n VMAs - plain,
+ * a curve beyond its end extrapolated linearly, and the cross-check with
+ * the threads probe where it measured n. */
+static void test_map32_terms(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	/* C = 10: fail read at 20 VMAs (interpolated, 20 x 100 ns); n = 30:
+	 * retry at 60 VMAs, beyond its last point (40, 4000): the line
+	 * through it with the least-squares slope 100 ns per VMA, so 6000;
+	 * plain flat 500. E = 2000 + 6000 - 500. The threads probe measured
+	 * low - high at 30 threads, read on log-log axes: 1000 x 30^(ln 10 /
+	 * ln 64) - 1000, about 5,574 ns, so E is about 1.35 of it. */
+	r = compute(
+	    "{\"workload\":{\"threads\":30,\"stack_bytes\":%d,\"switches_per_thread\":1},"
+	    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
+	    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1000],[40,4000]],"
+	    "\"retry_ns\":[[10,1000],[20,2000],[40,4000]],\"plain_ns\":[[10,500],[100,500]]},"
+	    "\"threads\":{\"low_create_ns\":[[1,1000],[64,10000]],"
+	    "\"high_create_ns\":[[1,1000],[64,1000]]}}",
+	    HAND_STACK);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "figures"),
+	                                                      "extra_create_source")),
+	                    "map32");
+	CLOSE(fig(r, "extra_create_fail_vmas"), 20);
+	CLOSE(fig(r, "extra_create_fail_ns"), 2000);
+	CLOSE(fig(r, "extra_create_vmas"), 60);
+	CLOSE(fig(r, "extra_create_retry_ns"), 6000);
+	CLOSE(fig(r, "extra_create_plain_ns"), 500);
+	CLOSE(fig(r, "extra_create_ns"), 7500);
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(r, "figures"), "extra_create_extrapolated")));
+	assert_true(reason_has(r, "extrapolated linearly"));
+	CLOSE(fig(r, "extra_create_measured_ns"), 1000 * pow(30, log(10) / log(64)) - 1000);
+	CLOSE(fig(r, "extra_create_vs_measured"), 7500 / fig(r, "extra_create_measured_ns"));
+	assert_true(reason_has(r, "Cross-check"));
+	json_decref(r);
+	/* without the retry curve its term is 0, and the reasons say so */
+	r = compute("{\"workload\":{\"threads\":30,\"stack_bytes\":%d},"
+	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
+	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1000],[40,4000]]}}",
+	            HAND_STACK);
+	CLOSE(fig(r, "extra_create_ns"), 2000);
+	assert_true(isnan(fig(r, "extra_create_retry_ns")));
+	assert_true(reason_has(r, "map32.retry_ns not measured"));
+	json_decref(r);
+}
+
 /* The flip points are real: just past them the verdict is the other one,
  * just short of them it is unchanged. */
 static void check_flip_threads(double threads, double spt)
@@ -495,7 +544,7 @@ static void check_flip_threads(double threads, double spt)
 	    compute("{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,"
 	            "\"switches_per_thread\":%g},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 	            threads, HAND_STACK, spt);
 	double flip = fig(r, "flip_threads"), be = fig(r, "flip_switches_per_thread");
 	const char *v = verdict(r);
@@ -505,14 +554,14 @@ static void check_flip_threads(double threads, double spt)
 	/* at the flip count the verdict is the other one */
 	o = compute("{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,\"switches_per_thread\":%g},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 	            flip, HAND_STACK, spt);
 	assert_string_not_equal(verdict(o), v);
 	json_decref(o);
 	/* one step back toward the workload it is still the same */
 	o = compute("{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,\"switches_per_thread\":%g},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 	            flip + (flip < threads ? 1 : -1), HAND_STACK, spt);
 	assert_string_equal(verdict(o), v);
 	json_decref(o);
@@ -522,7 +571,7 @@ static void check_flip_threads(double threads, double spt)
 		    "{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,"
 		    "\"switches_per_thread\":%.17g},"
 		    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-		    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+		    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 		    threads, HAND_STACK, be * 1.001);
 		assert_string_equal(verdict(o), "low");
 		json_decref(o);
@@ -530,7 +579,7 @@ static void check_flip_threads(double threads, double spt)
 		    "{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,"
 		    "\"switches_per_thread\":%.17g},"
 		    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-		    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+		    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 		    threads, HAND_STACK, be * 0.999);
 		assert_string_equal(verdict(o), "high");
 		json_decref(o);
@@ -849,13 +898,23 @@ static void test_2008_p4_thousands_of_threads(void **state)
 	       P4_CREATE_CURVES);
 	expect(r, "low", "strong", "break_even");
 	json_decref(r);
-	/* the same from map32.fail_ns: a linear search, 25,000,000 cycles at
-	 * 20,000 VMAs (10,000 threads), glibc's 8 MiB stacks (127 fit) */
+	/* the same from map32, glibc's 8 MiB stacks (127 fit): the failing
+	 * call walks the 254 VMAs of the full window (417 ns each), the retry
+	 * the 20,000 VMAs of 10,000 threads, 8,333,333 ns; a plain mmap costs
+	 * 2,000 ns */
 	r = p4("{\"threads\":10000,\"stack_bytes\":8388608,\"switches_per_thread\":1000}",
-	       ",\"fail_ns\":[[200,83333],[20000,8333333]]", "");
+	       ",\"fail_ns\":[[254,105918],[1016,423672]],"
+	       "\"retry_ns\":[[200,83333],[20000,8333333]],"
+	       "\"plain_ns\":[[200,2000],[20000,2000]]",
+	       "");
 	expect(r, "high", "strong", "break_even");
-	CLOSE(fig(r, "extra_create_ns"), 8333333);
-	CLOSE(fig(r, "break_even_switches"), 9873 * 8333333.0 / (127 * 600.0));
+	CLOSE(fig(r, "extra_create_fail_vmas"), 254);
+	CLOSE(fig(r, "extra_create_fail_ns"), 105918);
+	CLOSE(fig(r, "extra_create_retry_ns"), 8333333);
+	CLOSE(fig(r, "extra_create_plain_ns"), 2000);
+	CLOSE(fig(r, "extra_create_ns"), 105918 + 8333333 - 2000);
+	CLOSE(fig(r, "break_even_switches"), 9873 * (105918 + 8333333.0 - 2000) / (127 * 600.0));
+	assert_true(isnan(fig(r, "extra_create_measured_ns")));
 	json_decref(r);
 }
 
@@ -907,6 +966,7 @@ int main(void)
 	    cmocka_unit_test(test_single_point_curve),
 	    cmocka_unit_test(test_log_log_interpolation),
 	    cmocka_unit_test(test_threads_curves),
+	    cmocka_unit_test(test_map32_terms),
 	    cmocka_unit_test(test_flip_points),
 	    cmocka_unit_test(test_extra_keys_ignored),
 	    cmocka_unit_test(test_rejections),
