@@ -8,8 +8,8 @@
 #include "catalog.h"
 
 const char *const catalog_units[] = {
-    "ns",    "cycles", "ratio", "count",   "hz",    "bool",       "address",
-    "bytes", "slope",  "vmas",  "threads", "per_s", "ns_per_vma", NULL,
+    "ns",    "cycles", "ratio",   "count", "hz",         "bool", "address", "bytes",
+    "slope", "vmas",   "threads", "per_s", "ns_per_vma", "s",    NULL,
 };
 
 /* A row for a probe's scalar. */

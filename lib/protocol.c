@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "protocol.h"
 
 #define MAX_SCALARS 1024
@@ -52,15 +53,11 @@ static const char *excerpt(const char *s, char *out, size_t outlen)
 	return out;
 }
 
-static const char *const units[] = {
-    "ns",      "cycles", "ratio", "bytes",   "count", "hz", "per_s",
-    "threads", "vmas",   "bool",  "address", "slope", "s",  "ns_per_vma",
-};
-
+/* A probe may use any unit of the catalogue's list (lib/catalog.c). */
 static int unit_known(const char *u)
 {
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(u, units[i]))
+	for (size_t i = 0; catalog_units[i]; i++)
+		if (!strcmp(u, catalog_units[i]))
 			return 1;
 	return 0;
 }
