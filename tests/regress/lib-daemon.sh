@@ -81,9 +81,9 @@ stop_daemon() {
 	local start rc i
 	start=$(date +%s.%N)
 	kill -TERM "$DPID"
-	for i in $(seq 1 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+	for i in $(seq 1 150); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
 	STOP_S=$(echo "$(date +%s.%N) - $start" | bc)
-	kill -0 "$DPID" 2>/dev/null && { kill -KILL "$DPID"; fail "threadwatchd still runs 5 s after SIGTERM"; }
+	kill -0 "$DPID" 2>/dev/null && { kill -KILL "$DPID"; fail "threadwatchd still runs 15 s after SIGTERM (the unit's TimeoutStopSec)"; }
 	wait "$DPID"
 	rc=$?
 	[ "$rc" = 0 ] || fail "threadwatchd exited with $rc after SIGTERM"
