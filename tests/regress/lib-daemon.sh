@@ -76,7 +76,7 @@ start_daemon() {
 }
 DAEMON_ENV=()
 
-# stop_daemon: SIGTERM, then checks that it exits 0 within 5 s; sets STOP_S.
+# stop_daemon: SIGTERM, then checks that it exits 0 within 15 s; sets STOP_S.
 stop_daemon() {
 	local start rc i
 	start=$(date +%s.%N)
