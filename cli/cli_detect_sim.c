@@ -24,10 +24,13 @@
 
 struct sim_args {
 	struct dsim_params p;
+	struct detect_config c;
 	int json, help, phi_given;
 };
 
 enum opt_type { O_UINT, O_SEED, O_REAL, O_DURATION, O_NOISE, O_FLAG };
+
+
 
 /* The options: the parser, the usage text and the checks. */
 static const struct sim_opt {
@@ -64,6 +67,14 @@ static const struct sim_opt {
     {"with-fingerprint-change", NULL, O_FLAG, P(fp_change),
      "the step comes with a new kernel (a host fingerprint change)"},
     {"within", "K", O_UINT, P(within), "a step counts as found in time within K cycles (4)"},
+    {"detect-k", "K", O_UINT, offsetof(struct sim_args, c.k),
+     "the config key detect_k, to see what another setting would do"},
+    {"detect-min-effect", "X", O_REAL, offsetof(struct sim_args, c.min_effect),
+     "the config key detect_min_effect"},
+    {"detect-alpha", "X", O_REAL, offsetof(struct sim_args, c.alpha),
+     "the config key detect_alpha"},
+    {"detect-baseline-runs", "N", O_UINT, offsetof(struct sim_args, c.baseline_runs),
+     "the config key detect_baseline_runs"},
     {"json", NULL, O_FLAG, offsetof(struct sim_args, json), "print one JSON object"},
     {"help", NULL, O_FLAG, offsetof(struct sim_args, help), "show this help"},
 #undef P
@@ -322,13 +333,13 @@ static void print_text(const struct sim_args *a, const struct detect_config *c,
 int cli_detect_sim(int argc, char **argv)
 {
 	struct sim_args a = {0};
-	struct detect_config c;
 	struct dsim_result r;
 	struct timespec t0, t1;
 	char err[256];
 	int rc;
 
 	dsim_params_default(&a.p);
+	detect_config_default(&a.c);
 	if (parse_args(argc, argv, &a) < 0)
 		return 2;
 	if (a.help) {
@@ -339,9 +350,12 @@ int cli_detect_sim(int argc, char **argv)
 		fprintf(stderr, CMD ": %s\n", err);
 		return 2;
 	}
-	detect_config_default(&c);
+	if (detect_config_check(&a.c, err, sizeof(err)) < 0) {
+		fprintf(stderr, CMD ": %s\n", err);
+		return 2;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = dsim_run(&c, &a.p, &r);
+	rc = dsim_run(&a.c, &a.p, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc < 0) {
 		fprintf(stderr, CMD ": the simulation failed: %s\n", strerror(-rc));
@@ -349,9 +363,9 @@ int cli_detect_sim(int argc, char **argv)
 		return 1;
 	}
 	if (a.json)
-		print_json(&a, &c, &r);
+		print_json(&a, &a.c, &r);
 	else
-		print_text(&a, &c, &r,
+		print_text(&a, &a.c, &r,
 		           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	dsim_result_free(&r);
 	return 0;

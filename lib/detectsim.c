@@ -178,9 +178,9 @@ static void classify(const struct dsim_params *p, const struct detect_event *ev,
 		size_t at = (size_t)llround((double)(ev[e].detected_ms - T0_MS) / (p->every_s * 1000));
 
 		if (step_at != SIZE_MAX && !*delay && at >= step_at && ev[e].direction == dir) {
-			*delay = (unsigned)(at - step_at + 1);
+			*delay = (unsigned)(at - step_at) + 1; /* stored + 1: 0 is "not found" */
 			t->detected++;
-			t->in_time += *delay <= p->within;
+			t->in_time += *delay - 1 <= p->within;
 			continue;
 		}
 		t->false_events++;
@@ -241,7 +241,7 @@ static void delays_sum_up(unsigned *d, size_t n, struct dsim_result *r)
 
 	for (size_t i = 0; i < n; i++)
 		if (d[i])
-			d[m++] = d[i];
+			d[m++] = d[i] - 1;
 	qsort(d, m, sizeof(*d), by_value);
 	r->median_delay_cycles = !m       ? NAN
 	                         : m % 2 ? d[m / 2]

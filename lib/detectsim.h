@@ -38,7 +38,10 @@ struct dsim_params {
 	double step;     /* relative step on every figure; 0: none */
 	double step_day; /* when it comes (days from the start) */
 	int fp_change;   /* the step comes with a fingerprint change */
-	unsigned within; /* a step counts as found in time within this many cycles */
+	/* a step counts as found in time when the run that completes the
+	 * evidence comes at most this many cycles after the first run that
+	 * shows it (the delay: 0 when that run itself completes it) */
+	unsigned within;
 };
 
 /* The defaults of `threadwatch detect-sim`. */
@@ -58,7 +61,7 @@ struct dsim_result {
 	uint64_t false_events;
 	uint64_t *false_by_figure; /* detect_n_figures counts; malloc'd */
 	uint64_t steps, detected_steps, detected_in_time;
-	double median_delay_cycles; /* NAN when no step was found */
+	double median_delay_cycles; /* of the steps found; NAN when none was */
 	unsigned max_delay_cycles;
 };
 
