@@ -30,8 +30,6 @@ struct sim_args {
 
 enum opt_type { O_UINT, O_SEED, O_REAL, O_DURATION, O_NOISE, O_FLAG };
 
-
-
 /* The options: the parser, the usage text and the checks. */
 static const struct sim_opt {
 	const char *name;
@@ -48,8 +46,9 @@ static const struct sim_opt {
     {"seed", "N", O_SEED, P(seed), "the simulation's seed (default 1)"},
     {"noise", "MODEL", O_NOISE, P(noise),
      "iid | ar1 | bimodal | episodic (default iid); each adds to Gaussian noise of --cv"},
-    {"cv", "X", O_REAL, P(cv), "the Gaussian noise's standard deviation, relative: "
-                               "0.05 or 5% (default 2%)"},
+    {"cv", "X", O_REAL, P(cv),
+     "the Gaussian noise's standard deviation, relative: "
+     "0.05 or 5% (default 2%)"},
     {"phi", "X", O_REAL, P(phi),
      "its lag-1 autocorrelation, AR(1), in every model (default 0.5 for ar1, else 0)"},
     {"mode-gap", "X", O_REAL, P(mode_gap), "bimodal: how much slower the slow mode is (10%)"},
@@ -61,8 +60,9 @@ static const struct sim_opt {
     {"episode-size", "X", O_REAL, P(episode_size),
      "episodic: mean slow-down of every figure in an episode, uniform from half to "
      "1.5 times it (10%: 5-15%)"},
-    {"step", "X", O_REAL, P(step), "a true change of every key figure of every host: "
-                                   "0.10 or 10%, negative for faster (default none)"},
+    {"step", "X", O_REAL, P(step),
+     "a true change of every key figure of every host: "
+     "0.10 or 10%, negative for faster (default none)"},
     {"step-day", "D", O_REAL, P(step_day), "the day the step comes (default 60)"},
     {"with-fingerprint-change", NULL, O_FLAG, P(fp_change),
      "the step comes with a new kernel (a host fingerprint change)"},
@@ -366,7 +366,8 @@ int cli_detect_sim(int argc, char **argv)
 		print_json(&a, &a.c, &r);
 	else
 		print_text(&a, &a.c, &r,
-		           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		           (double)(t1.tv_sec - t0.tv_sec) +
+		               (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	dsim_result_free(&r);
 	return 0;
 }

@@ -8,7 +8,6 @@
 
 #include "cli.h"
 
-
 struct cli_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);

@@ -19,7 +19,7 @@
 #include "xmalloc.h"
 
 #define QN_SCALE 2.2219 /* Qn to standard deviation for normal noise */
-#define QN_MAX 60 /* Qn is estimated from the last 60 runs of the noise window */
+#define QN_MAX 60       /* Qn is estimated from the last 60 runs of the noise window */
 #define MAX_K 64
 #define MAX_BASELINE 1000
 #define SLOPE_FLOOR 0.1 /* log-log slopes: 0.03 (flat) to 1 (linear) */
@@ -362,8 +362,7 @@ static int shows_change(const struct detect_config *c, const struct detect_serie
 	dir = mk - m >= eff && mk > m ? 1 : m - mk >= eff && mk < m ? -1 : 0;
 	/* every run on the new side, the first nearer the new level than the
 	 * old (else the change began later: the next run's judgement says) */
-	if (!dir || beyond(pts, a, i, m, 0, dir) < k ||
-	    (pts[a].value - m) * dir < fabs(mk - m) / 2)
+	if (!dir || beyond(pts, a, i, m, 0, dir) < k || (pts[a].value - m) * dir < fabs(mk - m) / 2)
 		return 0;
 	for (size_t j = n0; j <= b1; j++)
 		w->noise[j - n0] = pts[j].value;

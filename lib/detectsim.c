@@ -175,7 +175,8 @@ static void classify(const struct dsim_params *p, const struct detect_event *ev,
 	const int dir = p->step > 0 ? 1 : -1;
 
 	for (size_t e = 0; e < n_ev; e++) {
-		size_t at = (size_t)llround((double)(ev[e].detected_ms - T0_MS) / (p->every_s * 1000));
+		size_t at =
+		    (size_t)llround((double)(ev[e].detected_ms - T0_MS) / (p->every_s * 1000));
 
 		if (step_at != SIZE_MAX && !*delay && at >= step_at && ev[e].direction == dir) {
 			*delay = (unsigned)(at - step_at) + 1; /* stored + 1: 0 is "not found" */
@@ -243,9 +244,7 @@ static void delays_sum_up(unsigned *d, size_t n, struct dsim_result *r)
 		if (d[i])
 			d[m++] = d[i] - 1;
 	qsort(d, m, sizeof(*d), by_value);
-	r->median_delay_cycles = !m       ? NAN
-	                         : m % 2 ? d[m / 2]
-	                                 : (d[m / 2 - 1] + d[m / 2]) / 2.0;
+	r->median_delay_cycles = !m ? NAN : m % 2 ? d[m / 2] : (d[m / 2 - 1] + d[m / 2]) / 2.0;
 	r->max_delay_cycles = m ? d[m - 1] : 0;
 }
 

@@ -57,7 +57,7 @@ size_t dsim_step_at(const struct dsim_params *p);
 
 struct dsim_result {
 	double host_days;
-	uint64_t runs;     /* judged runs, every figure of every host */
+	uint64_t runs; /* judged runs, every figure of every host */
 	uint64_t false_events;
 	uint64_t *false_by_figure; /* detect_n_figures counts; malloc'd */
 	uint64_t steps, detected_steps, detected_in_time;

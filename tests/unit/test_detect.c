@@ -558,7 +558,8 @@ static void test_bad_input(void **state)
 	/* a constant figure that changes (the window's capacity), once it
 	 * held for k runs after a baseline of 20 */
 	for (size_t i = 20; i < 40; i++)
-		p[i] = (struct detect_point){(int64_t)i + 1, T0_MS + (int64_t)i, i < 35 ? 1.0 : 2.0, 1};
+		p[i] = (struct detect_point){(int64_t)i + 1, T0_MS + (int64_t)i, i < 35 ? 1.0 : 2.0,
+		                             1};
 	assert_int_equal(scan(&c, p, 39, 0, &ev, &n), 0);
 	assert_int_equal(scan(&c, p, 40, 0, &ev, &n), 1);
 	assert_int_equal(ev[0].ref_id, 36);
