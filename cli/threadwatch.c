@@ -8,6 +8,7 @@
 
 #include "cli.h"
 
+
 struct cli_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
