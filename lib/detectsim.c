@@ -95,19 +95,6 @@ int dsim_params_check(const struct dsim_params *p, char *err, size_t errlen)
 	return 0;
 }
 
-static double uniform(struct stats_rng *r)
-{
-	return (double)(stats_rng_next(r) >> 11) / 9007199254740992.0;
-}
-
-/* A standard normal deviate (Box-Muller). */
-static double normal(struct stats_rng *r)
-{
-	double u = ((double)(stats_rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
-
-	return sqrt(-2 * log(u)) * cos(2 * M_PI * uniform(r));
-}
-
 /* The factor every figure of the host shares in each cycle: the slow
  * mode, or the slow-down of a noisy neighbour's episode. */
 static void host_factors(const struct dsim_params *p, struct stats_rng *r, double *f, size_t n)
@@ -117,13 +104,13 @@ static void host_factors(const struct dsim_params *p, struct stats_rng *r, doubl
 
 	for (size_t i = 0; i < n; i++) {
 		f[i] = 1;
-		if (p->noise == DSIM_BIMODAL && uniform(r) < p->mode_p)
+		if (p->noise == DSIM_BIMODAL && stats_rng_uniform(r) < p->mode_p)
 			f[i] += p->mode_gap;
 		if (p->noise != DSIM_EPISODIC)
 			continue;
-		if (!left && uniform(r) < p->episode_rate) {
+		if (!left && stats_rng_uniform(r) < p->episode_rate) {
 			left = p->episode_cycles;
-			size = p->episode_size * (0.5 + uniform(r));
+			size = p->episode_size * (0.5 + stats_rng_uniform(r));
 		}
 		if (left) {
 			f[i] += size;
@@ -138,11 +125,11 @@ static void figure_history(const struct dsim_params *p, struct stats_rng *r, con
                            size_t n, size_t step_at, struct detect_point *pts)
 {
 	const double every_ms = p->every_s * 1000, innov = sqrt(1 - p->phi * p->phi);
-	double x = p->cv * normal(r);
+	double x = p->cv * stats_rng_normal(r);
 
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			x = p->phi * x + innov * p->cv * normal(r);
+			x = p->phi * x + innov * p->cv * stats_rng_normal(r);
 		pts[i] = (struct detect_point){
 		    .run_id = (int64_t)i + 1,
 		    .t_ms = T0_MS + (int64_t)((double)i * every_ms),

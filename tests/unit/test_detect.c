@@ -42,19 +42,6 @@ struct gen {
 	uint64_t seed;
 };
 
-static double normal(struct stats_rng *r)
-{
-	double u = ((double)(stats_rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
-	double v = (double)(stats_rng_next(r) >> 11) / 9007199254740992.0;
-
-	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
-}
-
-static double uniform(struct stats_rng *r)
-{
-	return (double)(stats_rng_next(r) >> 11) / 9007199254740992.0;
-}
-
 static struct detect_point *gen_history(const struct gen *g)
 {
 	struct detect_point *p = xcalloc(g->n, sizeof(*p));
@@ -64,10 +51,11 @@ static struct detect_point *gen_history(const struct gen *g)
 	for (size_t i = 0; i < g->n; i++) {
 		int stepped = g->step_at != NONE && i >= g->step_at &&
 		              (!g->step_len || i < g->step_at + g->step_len);
-		double v = g->base * (1 + (stepped ? g->step : 0)) * (1 + g->cv * normal(&r));
+		double v =
+		    g->base * (1 + (stepped ? g->step : 0)) * (1 + g->cv * stats_rng_normal(&r));
 
-		if (g->neighbour > 0 && uniform(&r) < g->neighbour)
-			v *= 1.04 + 0.12 * uniform(&r);
+		if (g->neighbour > 0 && stats_rng_uniform(&r) < g->neighbour)
+			v *= 1.04 + 0.12 * stats_rng_uniform(&r);
 		p[i] = (struct detect_point){
 		    .run_id = (int64_t)i + 1,
 		    .t_ms = T0_MS + (int64_t)i * EVERY_MS,
