@@ -318,7 +318,10 @@ static void print_text(const struct sim_args *a, const struct detect_config *c,
 		if (r->false_by_figure[k])
 			printf("  %-32s %llu\n", detect_figures[k].metric,
 			       (unsigned long long)r->false_by_figure[k]);
-	if (r->steps)
+	if (r->steps && !r->detected_steps)
+		printf("steps of %+g%% on day %g: none of %llu found\n", p->step * 100, p->step_day,
+		       (unsigned long long)r->steps);
+	else if (r->steps)
 		printf("steps of %+g%% on day %g%s: %llu of %llu found (%.1f%%), %llu (%.1f%%) "
 		       "within %u cycles; delay median %g, at most %u cycles\n",
 		       p->step * 100, p->step_day, p->fp_change ? " with a kernel change" : "",

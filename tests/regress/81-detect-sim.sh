@@ -46,11 +46,14 @@ jq -e '.false_per_1000_host_days > 1' <<<"$k3" >/dev/null ||
 	fail "detect_k 3 met the episodic target too: $(jq .false_per_1000_host_days <<<"$k3")"
 ok "detect_k 3 misses it: $(jq .false_per_1000_host_days <<<"$k3") per 1,000 host-days"
 
-again=$("$T" detect-sim "${SIM[@]}" --noise ar1 --cv 5% --phi 0.5 --json)
-[ "$again" = "$ar1" ] || fail "the same seed gave another report"
+one=$("$T" detect-sim --hosts 50 --seed 3 --noise episodic --cv 5% --phi 0.5 --detect-k 3 --json)
+two=$("$T" detect-sim --hosts 50 --seed 3 --noise episodic --cv 5% --phi 0.5 --detect-k 3 --json)
+other=$("$T" detect-sim --hosts 50 --seed 4 --noise episodic --cv 5% --phi 0.5 --detect-k 3 --json)
+[ "$one" = "$two" ] || fail "the same seed gave another report"
+[ "$one" != "$other" ] || fail "another seed gave the same report"
 "$T" detect-sim --hosts 20 --days 30 --noise bimodal --mode-gap 10% --mode-p 0.3 | grep -q '^false events: ' ||
 	fail "no text report"
-ok "same seed, same report; the text report and the bimodal model"
+ok "same seed, same report, another seed another; the text report and the bimodal model"
 
 bad() {
 	local want=$1 out rc
