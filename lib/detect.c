@@ -1,9 +1,10 @@
 /*
  * detect: the regression detection method of doc/regression.md: the last k
  * runs of a key figure against the runs before them (since the last
- * fingerprint change, at most N), a two-sided Mann-Whitney test and a
- * minimum effect held by every run, one event per change; and verdict
- * flips. Pure functions over arrays the caller fills from the store.
+ * fingerprint change, at most N): a minimum effect, every run on the new
+ * side, their mean beyond the host's noise scaled for autocorrelation, a
+ * two-sided Mann-Whitney test; one event per change; and verdict flips.
+ * Pure functions over arrays the caller fills from the store.
  */
 #include <errno.h>
 #include <math.h>

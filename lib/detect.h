@@ -1,9 +1,9 @@
 /*
  * detect: regression detection, the pure method (doc/regression.md). Compares
- * the last k runs of one key figure with the host's own baseline (a
- * Mann-Whitney rank test plus a minimum effect that every one of the k runs
- * must show), reports each change once with the fingerprint difference
- * between the two periods, and turns every flip of the recommendation's
+ * the last k runs of one key figure with the host's own baseline (a minimum
+ * effect, their mean beyond the host's noise scaled for its autocorrelation,
+ * every run on the new side, a Mann-Whitney rank test), reports each change once with the
+ * fingerprint difference between the two periods, and turns every flip of the recommendation's
  * verdict into an event. No I/O: the caller reads the history from the
  * store and stores the events.
  */
