@@ -90,7 +90,7 @@ CMDS_TEST  := node=nodejs npm=npm
 # lib/: shared by every program; links jansson and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/recommend.c lib/detect.c \
-	lib/catalog.c
+	lib/catalog.c lib/detectsim.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c
 PROBE_NAMES := ctxsw threads map32
@@ -102,7 +102,8 @@ DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/event
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
 	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c
 # cli/: threadwatch.
-CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c
+CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
+	cli/cli_detect_sim.c
 
 LIB_OBJS    := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
 PLIB_OBJS   := $(patsubst %.c,$(B)/%.o,$(PLIB_SRCS))

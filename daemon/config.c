@@ -171,7 +171,7 @@ static const struct cfg_key keys[] = {
     {"workload_switches_per_thread", T_DOUBLE, -1, 1e12, "-1",
      "Recommendation input: context switches per thread over its life; -1: unknown.",
      OFF(workload_switches_per_thread), 0, NULL},
-    {"detect_k", T_INT, 1, 64, "3",
+    {"detect_k", T_INT, 1, 64, "5",
      "Regression detection: a change is reported once it held for this many runs in a row.",
      OFF(detect_k), 0, NULL},
     {"detect_min_effect", T_DOUBLE, 0, 1, "0.05",

@@ -205,6 +205,19 @@ size_t stats_rng_below(struct stats_rng *r, size_t n)
 	return (size_t)(x % bound);
 }
 
+double stats_rng_uniform(struct stats_rng *r)
+{
+	return (double)(stats_rng_next(r) >> 11) / 9007199254740992.0;
+}
+
+double stats_rng_normal(struct stats_rng *r)
+{
+	/* u in (0, 1): never 0, whose log is -inf */
+	double u = ((double)(stats_rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
+
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * stats_rng_uniform(r));
+}
+
 /* Percentile bootstrap of the median of v: resamples n values with
  * replacement `iters` times and takes the 2.5th and 97.5th percentiles of
  * the resampled medians. */

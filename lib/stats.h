@@ -31,6 +31,10 @@ void stats_rng_seed(struct stats_rng *r, uint64_t seed);
 uint64_t stats_rng_next(struct stats_rng *r);
 /* Uniform integer in [0, n). */
 size_t stats_rng_below(struct stats_rng *r, size_t n);
+/* Uniform in [0, 1), 53 bits. */
+double stats_rng_uniform(struct stats_rng *r);
+/* A standard normal deviate (Box-Muller, the cosine half), for simulations. */
+double stats_rng_normal(struct stats_rng *r);
 
 /* Percentile bootstrap 95% CI of the median: `iters` resamples with the given
  * seed. Returns 0 or -EINVAL (n == 0 or iters == 0). */
