@@ -385,3 +385,133 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 		z = 0;
 	return fmin(1.0, erfc(z / sqrt(2.0)));
 }
+
+struct sr_item {
+	double mag;
+	int pos;
+};
+
+static int cmp_sr(const void *a, const void *b)
+{
+	return cmp_double(&((const struct sr_item *)a)->mag, &((const struct sr_item *)b)->mag);
+}
+
+/* P(W+ >= w) (upper) under the null for n untied ranks 1..n: counts the
+ * subsets of {1..n} by their sum (dynamic programming over ranks). */
+static double signed_rank_exact_upper(size_t n, double w)
+{
+	size_t max = n * (n + 1) / 2;
+	double *cnt = stats_xmalloc((max + 1) * sizeof(*cnt)), tail = 0;
+
+	memset(cnt, 0, (max + 1) * sizeof(*cnt));
+	cnt[0] = 1;
+	for (size_t r = 1; r <= n; r++)
+		for (size_t s = max; s >= r; s--)
+			cnt[s] += cnt[s - r];
+	for (size_t s = 0; s <= max; s++)
+		if ((double)s >= w - 1e-9)
+			tail += cnt[s];
+	free(cnt);
+	return tail / ldexp(1.0, (int)n);
+}
+
+/* Ranks the nonzero |d| (ties get their mean rank); returns how many remain,
+ * W+ in *wplus and the tie term sum(t^3 - t) in *ties; -1 on a bad input. */
+static long signed_rank_w(const double *d, size_t n, double *wplus, double *ties)
+{
+	struct sr_item *it = stats_xmalloc((n ? n : 1) * sizeof(*it));
+	size_t m = 0;
+
+	*wplus = *ties = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(d[i])) {
+			free(it);
+			return -1;
+		}
+		if (d[i] != 0)
+			it[m++] = (struct sr_item){fabs(d[i]), d[i] > 0};
+	}
+	qsort(it, m, sizeof(*it), cmp_sr);
+	for (size_t i = 0; i < m;) {
+		size_t j = i;
+
+		while (j + 1 < m && it[j + 1].mag == it[i].mag)
+			j++;
+		double t = (double)(j - i + 1), rank = (double)(i + j) / 2.0 + 1.0;
+
+		for (size_t k = i; k <= j; k++)
+			if (it[k].pos)
+				*wplus += rank;
+		*ties += t * t * t - t;
+		i = j + 1;
+	}
+	free(it);
+	return (long)m;
+}
+
+double stats_signed_rank_p(const double *d, size_t n, enum stats_tail tail)
+{
+	double w, ties, mu, var, z, p;
+	long m = signed_rank_w(d, n, &w, &ties);
+
+	if (m <= 0)
+		return 1.0;
+	mu = (double)m * (double)(m + 1) / 4.0;
+	if (ties == 0 && m <= STATS_SIGNED_RANK_EXACT) {
+		/* The null distribution is symmetric about mu: P(W+ <= w) is
+		 * P(W+ >= 2 mu - w). */
+		double up = signed_rank_exact_upper((size_t)m, w);
+		double down = signed_rank_exact_upper((size_t)m, 2 * mu - w);
+
+		if (tail == STATS_GREATER)
+			return up;
+		if (tail == STATS_LESS)
+			return down;
+		return fmin(1.0, 2 * fmin(up, down));
+	}
+	var = (double)m * (double)(m + 1) * (double)(2 * m + 1) / 24.0 - ties / 48.0;
+	if (!(var > 0))
+		return 1.0;
+	if (tail == STATS_GREATER)
+		z = (w - mu - 0.5) / sqrt(var);
+	else if (tail == STATS_LESS)
+		z = (mu - w - 0.5) / sqrt(var);
+	else
+		z = (fabs(w - mu) - 0.5) / sqrt(var);
+	/* One-sided: the upper tail of z; two-sided: both tails of |z|. */
+	p = tail == STATS_TWO_SIDED ? erfc(fmax(z, 0) / sqrt(2.0)) : 0.5 * erfc(z / sqrt(2.0));
+	return fmin(1.0, p);
+}
+
+int stats_tost_ratio(const double *a, const double *b, size_t n, double margin, double *p)
+{
+	double *lo, *hi, p_lo, p_hi;
+
+	if (n == 0 || !(margin > 0 && margin < 1))
+		return -EINVAL;
+	lo = stats_xmalloc(n * sizeof(*lo));
+	hi = stats_xmalloc(n * sizeof(*hi));
+	for (size_t i = 0; i < n; i++) {
+		double r = a[i] / b[i];
+
+		if (!(isfinite(r) && r > 0)) {
+			free(lo);
+			free(hi);
+			return -EINVAL;
+		}
+		lo[i] = log(r) - log(1 - margin);
+		hi[i] = log(r) - log(1 + margin);
+	}
+	/* Equivalent when the ratio is shown above 1 - m and below 1 + m. */
+	p_lo = stats_signed_rank_p(lo, n, STATS_GREATER);
+	p_hi = stats_signed_rank_p(hi, n, STATS_LESS);
+	*p = fmax(p_lo, p_hi);
+	free(lo);
+	free(hi);
+	return 0;
+}
+
+int stats_ci_equivalent(double lo, double hi, double margin)
+{
+	return lo >= 1 - margin && hi <= 1 + margin && lo <= hi;
+}

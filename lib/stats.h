@@ -64,4 +64,29 @@ double stats_t95(size_t df);
  * side is empty or every value is tied). */
 double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
 
+/* Which side a one-sided test looks at. */
+enum stats_tail { STATS_TWO_SIDED = 0, STATS_GREATER = 1, STATS_LESS = -1 };
+
+/* Wilcoxon signed-rank test of paired differences d[i] against a median of
+ * 0: zeros are dropped (Wilcoxon's rule), tied magnitudes share their mean
+ * rank. Exact null distribution of W+ when there are no ties and at most
+ * STATS_SIGNED_RANK_EXACT differences remain; otherwise the normal
+ * approximation with tie correction and a continuity correction of 1/2.
+ * STATS_GREATER tests "median > 0", STATS_LESS "median < 0". Returns the
+ * p-value; 1.0 when no nonzero difference remains or an input is not
+ * finite. */
+#define STATS_SIGNED_RANK_EXACT 30
+double stats_signed_rank_p(const double *d, size_t n, enum stats_tail tail);
+
+/* Paired equivalence of a[i] / b[i] to 1 within a relative margin m (two
+ * one-sided tests, TOST): signed-rank tests of log(a/b) > log(1 - m) and
+ * of log(a/b) < log(1 + m). p is the larger of the two one-sided p-values;
+ * p < alpha shows equivalence at level alpha. Returns 0, or -EINVAL when
+ * n == 0, m is not in (0, 1) or a ratio is not finite and positive. */
+int stats_tost_ratio(const double *a, const double *b, size_t n, double margin, double *p);
+
+/* Equivalence read from a confidence interval of a ratio: 1 when
+ * [lo, hi] lies inside [1 - m, 1 + m], else 0. */
+int stats_ci_equivalent(double lo, double hi, double margin);
+
 #endif
