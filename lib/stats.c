@@ -515,3 +515,30 @@ int stats_ci_equivalent(double lo, double hi, double margin)
 {
 	return lo >= 1 - margin && hi <= 1 + margin && lo <= hi;
 }
+
+int stats_median_ci_order(const double *v, size_t n, double ci[2])
+{
+	double pmf, cdf = 0, *c;
+	size_t k = 0;
+
+	if (n < 6)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return -EINVAL;
+	/* k = how many ranks from each end may be cut: P(B <= k - 1) <= 0.025. */
+	pmf = ldexp(1.0, -(int)n);
+	for (size_t j = 0; j < n; j++) {
+		cdf += pmf;
+		if (cdf > 0.025)
+			break;
+		k = j + 1;
+		pmf = pmf * (double)(n - j) / (double)(j + 1);
+	}
+	c = stats_copy(v, n);
+	qsort(c, n, sizeof(*c), cmp_double);
+	ci[0] = c[k - 1];
+	ci[1] = c[n - k];
+	free(c);
+	return 0;
+}

@@ -43,6 +43,14 @@ int stats_bootstrap_median_ci(const double *v, size_t n, unsigned iters, uint64_
 int stats_paired_ratio(const double *a, const double *b, size_t n, unsigned iters, uint64_t seed,
                        double *median, double ci[2]);
 
+/* Distribution-free 95% CI of the median: the order statistics
+ * [x_(k), x_(n+1-k)] with k the largest rank for which P(B < k) <= 0.025,
+ * B ~ Binomial(n, 1/2) (the sign-test interval). Its coverage is at least
+ * 95% for any continuous distribution, where a percentile bootstrap of a
+ * median under-covers small samples. Returns 0, or -EINVAL when n < 6
+ * (no such interval exists) or a value is not finite. */
+int stats_median_ci_order(const double *v, size_t n, double ci[2]);
+
 /* Least-squares fit of log(y) = intercept + slope * log(x) with the slope's
  * 95% CI (Student t with n - 2 degrees of freedom). Points with x <= 0 or
  * y <= 0 are rejected: -EINVAL. Needs n >= 3 for a CI (n == 2 gives a CI

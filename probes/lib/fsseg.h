@@ -22,9 +22,9 @@ enum fsseg_kind { FSSEG_NONE, FSSEG_GDT, FSSEG_LDT };
 
 struct fsseg {
 	enum fsseg_kind kind;
-	int gdt_entry;   /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
-	char path[96];   /* how the descriptor is installed */
-	char why[320];   /* FSSEG_NONE: why neither way works */
+	int gdt_entry; /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
+	char path[96]; /* how the descriptor is installed */
+	char why[320]; /* FSSEG_NONE: why neither way works */
 };
 
 /* Finds out, in a child process so that a faulting int $0x80 harms

@@ -500,6 +500,37 @@ static void test_ci_equivalent(void **state)
 	assert_int_equal(stats_ci_equivalent(NAN, 1.0, 0.02), 0);
 }
 
+static void test_median_ci_order(void **state)
+{
+	const double six[] = {6, 1, 5, 2, 4, 3};
+	const double nine[] = {90, 10, 80, 20, 70, 30, 60, 40, 50};
+	const double bad[] = {1, 2, 3, NAN, 5, 6};
+	double v[39], ci[2];
+
+	(void)state;
+	/* n = 6: P(B <= 0) = 1/64 = 0.0156 <= 0.025, P(B <= 1) = 7/64 > 0.025,
+	 * so k = 1: the whole range [x(1), x(6)] = [1, 6]. */
+	assert_int_equal(stats_median_ci_order(six, 6, ci), 0);
+	assert_near(ci[0], 1, EPS);
+	assert_near(ci[1], 6, EPS);
+	/* n = 9: P(B <= 1) = (1 + 9) / 512 = 0.0195, P(B <= 2) = (1 + 9 + 36) /
+	 * 512 = 0.0898: k = 2, [x(2), x(8)] = [20, 80]. */
+	assert_int_equal(stats_median_ci_order(nine, 9, ci), 0);
+	assert_near(ci[0], 20, EPS);
+	assert_near(ci[1], 80, EPS);
+	/* n = 39: P(B <= 12) = 6515349244 / 2^39 = 0.01185, adding C(39, 13) =
+	 * 8122425444 gives 0.0266: k = 13, [x(13), x(27)]. Values 0..38
+	 * scrambled (i * 7 mod 39 visits each once): [12, 26]. */
+	for (int i = 0; i < 39; i++)
+		v[i] = (double)((i * 7) % 39);
+	assert_int_equal(stats_median_ci_order(v, 39, ci), 0);
+	assert_near(ci[0], 12, EPS);
+	assert_near(ci[1], 26, EPS);
+	/* too few values for a 95% interval, or a bad one */
+	assert_int_equal(stats_median_ci_order(six, 5, ci), -EINVAL);
+	assert_int_equal(stats_median_ci_order(bad, 6, ci), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +553,7 @@ int main(void)
 	    cmocka_unit_test(test_signed_rank_normal),
 	    cmocka_unit_test(test_tost),
 	    cmocka_unit_test(test_ci_equivalent),
+	    cmocka_unit_test(test_median_ci_order),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
