@@ -14,12 +14,17 @@
  *     instruction raises #GP and exc_general_protection() kills the thread
  *     group with a forced SIGSEGV; this shim raises SIGSEGV with the
  *     default action, which ends the process the same way.
+ * With NO_SEGMENTS_KEEP_LDT=1 in the environment modify_ldt is left to the
+ * kernel: a kernel booted with ia32_emulation=0 that still has
+ * CONFIG_MODIFY_LDT_SYSCALL, as most distribution kernels do.
  * Every other system call made through syscall(3) goes to the kernel.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,7 +39,9 @@ long syscall(long nr, ...)
 	long a[6];
 	va_list ap;
 
-	if (nr == SYS_modify_ldt
+	const char *keep = getenv("NO_SEGMENTS_KEEP_LDT");
+
+	if ((nr == SYS_modify_ldt && !(keep && !strcmp(keep, "1")))
 #ifdef SYS_set_thread_area
 	    || nr == SYS_set_thread_area
 #endif
