@@ -998,6 +998,36 @@ static void test_issue14_rejects(void **state)
 	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"aa_ratio_ci95\":[0,-1]}}");
 }
 
+/* Issue 14: the margin, the selector arm and the A/A control reach the
+ * inputs from the ctxsw document's scalars. */
+static void test_inputs_build_mechanism(void **state)
+{
+	json_t *ctxsw = doc(
+	    "ctxsw", "ok",
+	    json_pack("{s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f}}",
+	              "low_ns", "value", 800.0, "high_ns", "value", 800.0, "equivalence_margin",
+	              "value", 0.03, "selector_ratio", "value", 1.012, "selector_ratio_ci_lo",
+	              "value", 1.004, "selector_ratio_ci_hi", "value", 1.02, "aa_ratio", "value",
+	              1.001, "aa_ratio_ci_lo", "value", 0.99, "aa_ratio_ci_hi", "value", 1.01),
+	    json_object());
+	json_t *in = rec_inputs_build(NULL, ctxsw, NULL, NULL, NULL), *exp;
+
+	(void)state;
+	exp = json_loads("{\"low_ns\":800,\"high_ns\":800,\"equivalence_margin\":0.03,"
+	                 "\"selector_ratio\":1.012,\"selector_ratio_ci95\":[1.004,1.02],"
+	                 "\"aa_ratio_ci95\":[0.99,1.01]}",
+	                 0, NULL);
+	assert_non_null(exp);
+	if (!json_equal(json_object_get(in, "ctxsw"), exp)) {
+		char *got = json_dumps(json_object_get(in, "ctxsw"), JSON_COMPACT);
+
+		fail_msg("built ctxsw inputs differ: %s", got);
+	}
+	json_decref(exp);
+	json_decref(in);
+	json_decref(ctxsw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1025,6 +1055,7 @@ int main(void)
 	    cmocka_unit_test(test_equivalence_and_selector),
 	    cmocka_unit_test(test_aa_control),
 	    cmocka_unit_test(test_issue14_rejects),
+	    cmocka_unit_test(test_inputs_build_mechanism),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
