@@ -693,10 +693,11 @@ static void reason_mechanism(const struct rec_model *m, json_t *r)
 	if (m->have_ci)
 		add_reason(r,
 		           "At an equivalence margin of ±%.0f%%, low and high stacks are %s: the "
-		           "ratio's 95%% CI, %.3f to %.3f, lies %s [%.3f, %.3f].",
+		           "ratio's 95%% CI, %.3f to %.3f, %s [%.3f, %.3f].",
 		           100 * m->margin, m->equivalent ? "equivalent" : "not shown equivalent",
-		           m->ci_lo, m->ci_hi, m->equivalent ? "inside" : "not inside",
-		           1 - m->margin, 1 + m->margin);
+		           m->ci_lo, m->ci_hi,
+		           m->equivalent ? "lies inside" : "does not lie inside", 1 - m->margin,
+		           1 + m->margin);
 	if (!isnan(m->sel_ratio)) {
 		char ci[96];
 
