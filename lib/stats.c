@@ -334,31 +334,26 @@ int stats_loglog_fit(const double *x, const double *y, size_t n, struct stats_fi
 	return 0;
 }
 
-struct mw_item {
+/* A value to rank, marked or not (from sample a; a positive difference). */
+struct rank_item {
 	double v;
-	int from_a;
+	int marked;
 };
 
-static int cmp_mw(const void *a, const void *b)
+static int cmp_rank(const void *a, const void *b)
 {
-	return cmp_double(&((const struct mw_item *)a)->v, &((const struct mw_item *)b)->v);
+	return cmp_double(&((const struct rank_item *)a)->v, &((const struct rank_item *)b)->v);
 }
 
-double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+/* Sorts it[0..n) and returns the sum of the ranks of the marked items;
+ * tied values share the mean of the ranks they span. *ties gets
+ * sum(t^3 - t) over the groups of t tied values. */
+static double rank_sum_marked(struct rank_item *it, size_t n, double *ties)
 {
-	size_t n = na + nb;
-	struct mw_item *it;
-	double rank_a = 0, ties = 0, u, mu, var, z;
+	double sum = 0;
 
-	if (na == 0 || nb == 0)
-		return 1.0;
-	it = stats_xmalloc(n * sizeof(*it));
-	for (size_t i = 0; i < na; i++)
-		it[i] = (struct mw_item){a[i], 1};
-	for (size_t i = 0; i < nb; i++)
-		it[na + i] = (struct mw_item){b[i], 0};
-	qsort(it, n, sizeof(*it), cmp_mw);
-	/* Tied values share the mean of the ranks they span. */
+	*ties = 0;
+	qsort(it, n, sizeof(*it), cmp_rank);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 
@@ -367,11 +362,28 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 		double t = (double)(j - i + 1), rank = (double)(i + j) / 2.0 + 1.0;
 
 		for (size_t k = i; k <= j; k++)
-			if (it[k].from_a)
-				rank_a += rank;
-		ties += t * t * t - t;
+			if (it[k].marked)
+				sum += rank;
+		*ties += t * t * t - t;
 		i = j + 1;
 	}
+	return sum;
+}
+
+double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+{
+	size_t n = na + nb;
+	struct rank_item *it;
+	double rank_a, ties, u, mu, var, z;
+
+	if (na == 0 || nb == 0)
+		return 1.0;
+	it = stats_xmalloc(n * sizeof(*it));
+	for (size_t i = 0; i < na; i++)
+		it[i] = (struct rank_item){a[i], 1};
+	for (size_t i = 0; i < nb; i++)
+		it[na + i] = (struct rank_item){b[i], 0};
+	rank_a = rank_sum_marked(it, n, &ties);
 	free(it);
 	u = rank_a - (double)na * (double)(na + 1) / 2.0;
 	mu = (double)na * (double)nb / 2.0;
@@ -384,16 +396,6 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 	if (z < 0)
 		z = 0;
 	return fmin(1.0, erfc(z / sqrt(2.0)));
-}
-
-struct sr_item {
-	double mag;
-	int pos;
-};
-
-static int cmp_sr(const void *a, const void *b)
-{
-	return cmp_double(&((const struct sr_item *)a)->mag, &((const struct sr_item *)b)->mag);
 }
 
 /* P(W+ >= w) (upper) under the null for n untied ranks 1..n: counts the
@@ -419,32 +421,18 @@ static double signed_rank_exact_upper(size_t n, double w)
  * W+ in *wplus and the tie term sum(t^3 - t) in *ties; -1 on a bad input. */
 static long signed_rank_w(const double *d, size_t n, double *wplus, double *ties)
 {
-	struct sr_item *it = stats_xmalloc((n ? n : 1) * sizeof(*it));
+	struct rank_item *it = stats_xmalloc((n ? n : 1) * sizeof(*it));
 	size_t m = 0;
 
-	*wplus = *ties = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!isfinite(d[i])) {
 			free(it);
 			return -1;
 		}
 		if (d[i] != 0)
-			it[m++] = (struct sr_item){fabs(d[i]), d[i] > 0};
+			it[m++] = (struct rank_item){fabs(d[i]), d[i] > 0};
 	}
-	qsort(it, m, sizeof(*it), cmp_sr);
-	for (size_t i = 0; i < m;) {
-		size_t j = i;
-
-		while (j + 1 < m && it[j + 1].mag == it[i].mag)
-			j++;
-		double t = (double)(j - i + 1), rank = (double)(i + j) / 2.0 + 1.0;
-
-		for (size_t k = i; k <= j; k++)
-			if (it[k].pos)
-				*wplus += rank;
-		*ties += t * t * t - t;
-		i = j + 1;
-	}
+	*wplus = rank_sum_marked(it, m, ties);
 	free(it);
 	return (long)m;
 }
