@@ -59,7 +59,7 @@
 #define CTXSW_STACK_BYTES (256u << 10)
 #define CTXSW_MIN_PAIRS 15
 /* Reaching the minimum number of blocks may take this many budgets. */
-#define CTXSW_GIVE_UP 2.0
+#define CTXSW_GIVE_UP 4.0
 #define CTXSW_MAX_PAIRS 400
 #define CTXSW_BOOT_ITERS 2000
 #define CTXSW_LOW_LIMIT (UINT64_C(1) << 32)
@@ -804,6 +804,22 @@ static int fsgsbase_enabled(void)
 #endif
 }
 
+/* Whether CPU i is in a comma-separated list such as "2,3". */
+static int in_cpu_list(const char *list, int i)
+{
+	for (const char *p = list; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			return 0;
+		if (v == i)
+			return 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
 /* Runs the main thread on another allowed CPU when there is one (not an
  * SMT sibling when it can), so that starting a sample does not share the
  * measured CPU. */
@@ -815,14 +831,11 @@ static int pin_main_elsewhere(int cpu, const char *siblings)
 	if (sched_getaffinity(0, sizeof(set), &set) < 0)
 		return -errno;
 	for (int i = 0; i < CPU_SETSIZE; i++) {
-		char me[16];
-
 		if (i == cpu || !CPU_ISSET(i, &set))
 			continue;
-		snprintf(me, sizeof(me), "%d", i);
 		if (other < 0)
 			other = i;
-		if (!strstr(siblings, me)) {
+		if (!in_cpu_list(siblings, i)) {
 			other = i;
 			break;
 		}
