@@ -120,9 +120,15 @@ static int probe_child(struct fsseg *s, void *low)
 	if (n < (ssize_t)sizeof(m[0]))
 		return -EIO;
 	if (n < (ssize_t)sizeof(m)) {
-		snprintf(s->why, sizeof(s->why),
-		         "set_thread_area through int $0x80 %s (no IA32 emulation)",
-		         WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "ended the test process");
+		/* A kernel without IA32 emulation answers int $0x80 with #GP,
+		 * that is SIGSEGV; an emulator may raise something else. */
+		if (WIFSIGNALED(st))
+			snprintf(s->why, sizeof(s->why), "set_thread_area through int $0x80: %s%s",
+			         strsignal(WTERMSIG(st)),
+			         WTERMSIG(st) == SIGSEGV ? " (no IA32 emulation)" : "");
+		else
+			snprintf(s->why, sizeof(s->why),
+			         "set_thread_area through int $0x80 ended the test process");
 		m[1].gdt_err = -1;
 	} else if (m[1].gdt_err) {
 		snprintf(s->why, sizeof(s->why), "set_thread_area through int $0x80: %s",
@@ -141,7 +147,7 @@ static int probe_child(struct fsseg *s, void *low)
 
 		snprintf(s->why + o, sizeof(s->why) - o, "; modify_ldt: %s%s",
 		         strerror(m[0].ldt_err),
-		         m[0].ldt_err == ENOSYS ? " (CONFIG_MODIFY_LDT_SYSCALL off)" : "");
+		         m[0].ldt_err == ENOSYS ? " (no CONFIG_MODIFY_LDT_SYSCALL?)" : "");
 	}
 	return 0;
 }
