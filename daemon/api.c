@@ -70,6 +70,7 @@ static const struct api_metric_desc metric_descs[] = {
     {"ctxsw.equivalence_margin", "ratio", "Equivalence margin m: equivalent means within 1 +- m"},
     {"ctxsw.equivalent", "bool",
      "1 when the low/high ratio's 95% CI lies inside [1 - m, 1 + m], else 0"},
+    /* end of issue 14 */
     {"map32.window_lo", "address", "Start of the MAP_32BIT window"},
     {"map32.window_hi", "address", "End of the MAP_32BIT window"},
     {"map32.window_bytes", "bytes", "Size of the MAP_32BIT window"},
