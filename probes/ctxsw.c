@@ -918,6 +918,11 @@ static void setup_cycles(struct probe_doc *doc, struct ctxsw_env *env)
 		return;
 	}
 	probe_info_str(doc, "cycles_source", clock_have_tsc() ? "tsc" : "none");
+	if (clock_have_tsc())
+		probe_info_str(
+		    doc, "cycles_what",
+		    "TSC ticks at tsc_hz over the timed rounds: reference cycles, not core "
+		    "cycles");
 	snprintf(why, sizeof(why), "perf_event_open(PERF_COUNT_HW_CPU_CYCLES): %s", strerror(-fd));
 	probe_info_str(doc, "cycles_why", why);
 }
