@@ -92,7 +92,8 @@ LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c 
 	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/recommend.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c
 # probes/lib/: what only the probes use.
-PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c
+PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c probes/lib/placement.c \
+	probes/lib/cycles.c probes/lib/fsseg.c
 PROBE_NAMES := ctxsw threads map32
 # daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
 # into libtwd.a for the unit tests.

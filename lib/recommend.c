@@ -16,6 +16,7 @@
 #include "protocol.h"
 #include "errbuf.h"
 #include "recommend.h"
+#include "stats.h"
 #include "xmalloc.h"
 
 /* --- validated inputs -------------------------------------------------- */
@@ -38,6 +39,10 @@ struct rec_in {
 	struct rec_num low_ns, high_ns, ratio;
 	int have_ci;
 	double ci_lo, ci_hi;
+	/* issue 14: equivalence, the segment path, the A/A control */
+	struct rec_num margin, sel_ratio;
+	int have_sel_ci, have_aa_ci;
+	double sel_lo, sel_hi, aa_lo, aa_hi;
 	struct rec_num window;
 	struct rec_curve fail, retry, plain, low_create, high_create;
 	struct rec_num family, model;
@@ -64,6 +69,8 @@ static const struct rec_field {
     {"ctxsw", "low_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, low_ns)},
     {"ctxsw", "high_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, high_ns)},
     {"ctxsw", "ratio", 0, 0, offsetof(struct rec_in, ratio)},
+    {"ctxsw", "equivalence_margin", F_POSITIVE, 0, offsetof(struct rec_in, margin)},
+    {"ctxsw", "selector_ratio", F_POSITIVE, 0, offsetof(struct rec_in, sel_ratio)},
     {"map32", "window_bytes", 0, REC_MAX_WINDOW, offsetof(struct rec_in, window)},
     {"cpu", "family", F_NULL, 0, offsetof(struct rec_in, family)},
     {"cpu", "model", F_NULL, 0, offsetof(struct rec_in, model)},
@@ -179,28 +186,43 @@ static int curve_parse(const json_t *arr, const char *what, struct rec_curve *c,
 	return 0;
 }
 
-static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
+/* ctxsw.KEY: absent, null, or [lo, hi] with 0 <= lo <= hi. */
+static int ci_parse(const json_t *ctxsw, const char *key, int *have, double *lo, double *hi,
+                    char *err, size_t errlen)
 {
-	const json_t *ci = json_object_get(ctxsw, "ratio_ci95");
+	const json_t *ci = json_object_get(ctxsw, key);
 	double b[2];
 
 	if (!ci || json_is_null(ci))
 		return 0;
 	if (!json_is_array(ci) || json_array_size(ci) != 2)
-		return errbuf_set(err, errlen, -EINVAL,
-		                  "ctxsw.ratio_ci95: must be an array [lo, hi]");
+		return errbuf_set(err, errlen, -EINVAL, "ctxsw.%s: must be an array [lo, hi]", key);
 	for (int k = 0; k < 2; k++) {
 		char what[64];
 
-		snprintf(what, sizeof(what), "ctxsw.ratio_ci95[%d]", k);
+		snprintf(what, sizeof(what), "ctxsw.%s[%d]", key, k);
 		if (number_check(json_array_get(ci, k), what, 0, 0, &b[k], err, errlen) < 0)
 			return -EINVAL;
 	}
 	if (b[0] > b[1])
-		return errbuf_set(err, errlen, -EINVAL, "ctxsw.ratio_ci95: lo must not exceed hi");
-	in->have_ci = 1;
-	in->ci_lo = b[0];
-	in->ci_hi = b[1];
+		return errbuf_set(err, errlen, -EINVAL, "ctxsw.%s: lo must not exceed hi", key);
+	*have = 1;
+	*lo = b[0];
+	*hi = b[1];
+	return 0;
+}
+
+static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
+{
+	if (ci_parse(ctxsw, "ratio_ci95", &in->have_ci, &in->ci_lo, &in->ci_hi, err, errlen) < 0 ||
+	    ci_parse(ctxsw, "selector_ratio_ci95", &in->have_sel_ci, &in->sel_lo, &in->sel_hi, err,
+	             errlen) < 0 ||
+	    ci_parse(ctxsw, "aa_ratio_ci95", &in->have_aa_ci, &in->aa_lo, &in->aa_hi, err, errlen) <
+	        0)
+		return -EINVAL;
+	if (in->margin.set && in->margin.v >= 0.5)
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "ctxsw.equivalence_margin: must be below 0.5 (a fraction of 1)");
 	return 0;
 }
 
@@ -343,6 +365,10 @@ struct rec_model {
 	int spt_known;
 	double low_ns, high_ns, ratio, ci_lo, ci_hi;
 	int have_ci, significant;
+	double margin;                    /* equivalence margin m */
+	int equivalent;                   /* the ratio's CI lies inside [1 - m, 1 + m] */
+	double sel_ratio, sel_lo, sel_hi; /* the segment path against high */
+	int have_sel_ci, aa_biased;
 	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
 	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
 	int window_assumed;
@@ -507,6 +533,13 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 	} else {
 		m->low_ns = m->high_ns = m->ratio = m->ci_lo = m->ci_hi = NAN;
 	}
+	m->margin = in->margin.set ? in->margin.v : REC_DEFAULT_MARGIN;
+	m->equivalent = m->have_ci && stats_ci_equivalent(m->ci_lo, m->ci_hi, m->margin);
+	m->sel_ratio = in->sel_ratio.set ? in->sel_ratio.v : NAN;
+	m->have_sel_ci = in->have_sel_ci && in->sel_ratio.set;
+	m->sel_lo = m->have_sel_ci ? in->sel_lo : NAN;
+	m->sel_hi = m->have_sel_ci ? in->sel_hi : NAN;
+	m->aa_biased = in->have_aa_ci && !(in->aa_lo <= 1 && 1 <= in->aa_hi);
 	m->window_assumed = !in->window.set;
 	m->window = in->window.set ? in->window.v : REC_DEFAULT_WINDOW;
 	m->extra_total = m->benefit_total = NAN;
@@ -585,6 +618,8 @@ static void model_verdict(struct rec_model *m)
 		if (solid && (m->verdict_low ? m->spt > m->be_hi : m->spt < m->be_lo))
 			m->confidence = "strong";
 	}
+	if (m->aa_biased && !strcmp(m->confidence, "strong"))
+		m->confidence = "weak";
 	m->flip_threads = flip_threads(m);
 	if (m->significant && m->missing > 0 && !isnan(m->be))
 		m->flip_spt = m->be;
@@ -722,6 +757,43 @@ static void reason_switch(const struct rec_model *m, json_t *r)
 	           NUM(m->low_ns), NUM(m->high_ns), m->ratio, m->s >= 0 ? "save" : "lose",
 	           NUM(fabs(m->s)), NUM(m->high_ns), m->ratio, 100 * fabs(1 - m->ratio),
 	           m->s >= 0 ? "benefit" : "loss", ci, sig);
+}
+
+/* Equivalence at the margin, the segment path and the A/A control. */
+static void reason_mechanism(const struct rec_model *m, json_t *r)
+{
+	const struct rec_in *in = m->in;
+
+	if (m->have_ci)
+		add_reason(r,
+		           "At an equivalence margin of ±%.0f%%, low and high stacks are %s: the "
+		           "ratio's 95%% CI, %.3f to %.3f, %s [%.3f, %.3f].",
+		           100 * m->margin, m->equivalent ? "equivalent" : "not shown equivalent",
+		           m->ci_lo, m->ci_hi,
+		           m->equivalent ? "lies inside" : "does not lie inside", 1 - m->margin,
+		           1 + m->margin);
+	if (!isnan(m->sel_ratio)) {
+		char ci[96];
+
+		if (m->have_sel_ci)
+			snprintf(ci, sizeof(ci), "95%% CI %.3f to %.3f", m->sel_lo, m->sel_hi);
+		else
+			snprintf(ci, sizeof(ci), "no CI given");
+		add_reason(
+		    r,
+		    "Threads whose FS is loaded from a 32-bit segment selector, the path "
+		    "kernels before 4.7 took for bases below 4 GiB, switch at %.3f times the "
+		    "high-stack time (%s); today's kernels write every FS base with wrfsbase "
+		    "or wrmsr instead, so low stacks cannot get this path.",
+		    m->sel_ratio, ci);
+	}
+	if (in->have_aa_ci)
+		add_reason(r,
+		           "The A/A control (high against high) has a 95%% CI of %.3f to %.3f: %s.",
+		           in->aa_lo, in->aa_hi,
+		           m->aa_biased ? "it excludes 1.0, so the run is biased and no confidence "
+		                          "is strong"
+		                        : "it holds 1.0, so the design shows no bias");
 }
 
 static void reason_window(const struct rec_model *m, json_t *r)
@@ -880,10 +952,11 @@ static const char *weak_caps(const struct rec_model *m, char *buf, size_t len)
 {
 	int weak = strcmp(m->confidence, "strong") != 0;
 
-	snprintf(buf, len, "%s%s%s", weak && !m->have_ci ? "; no CI was given for the ratio" : "",
+	snprintf(buf, len, "%s%s%s%s", weak && !m->have_ci ? "; no CI was given for the ratio" : "",
 	         weak && m->window_assumed ? "; the window was assumed, not measured" : "",
 	         weak && m->e_extrapolated && m->missing > 0 ? "; the extra cost was extrapolated"
-	                                                     : "");
+	                                                     : "",
+	         weak && m->aa_biased ? "; the A/A control shows the run is biased" : "");
 	return buf;
 }
 
@@ -951,6 +1024,54 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 	}
 }
 
+/* What the segment path would do here, as a clause after "; " ("" when
+ * the selector arm was not measured). */
+static const char *selector_clause(const struct rec_model *m, char *buf, size_t len)
+{
+	if (isnan(m->sel_ratio))
+		snprintf(buf, len, "%s", "");
+	else if (m->have_sel_ci && m->sel_lo > 1)
+		snprintf(buf, len, "; the 32-bit segment path would cost +%.1f%% here",
+		         100 * (m->sel_ratio - 1));
+	else if (m->have_sel_ci && m->sel_hi < 1)
+		snprintf(buf, len,
+		         "; the segment path is %.1f%% cheaper on this CPU, but this kernel does "
+		         "not use it",
+		         100 * (1 - m->sel_ratio));
+	else
+		snprintf(buf, len,
+		         "; the 32-bit segment path makes no measurable difference here (ratio "
+		         "%.3f)",
+		         m->sel_ratio);
+	return buf;
+}
+
+/* The no_benefit sentence names the mechanism: equal switches mean the
+ * kernel writes FS the same way for both placements. "Equivalent" only
+ * when the CI lies within the margin. */
+static char *sentence_no_benefit(const struct rec_model *m)
+{
+	char sel[160], *s = NULL;
+
+	selector_clause(m, sel, sizeof(sel));
+	if (m->equivalent)
+		xasprintf(&s,
+		          "Keep high stacks: this kernel writes FS the same way for low and high "
+		          "stacks, whose switches are equivalent within ±%.0f%% (ratio %.3f)%s.",
+		          100 * m->margin, m->ratio, sel);
+	else if (m->have_ci && m->ci_lo > 1)
+		xasprintf(&s,
+		          "Keep high stacks: a low stack makes context switches slower here (ratio "
+		          "%.3f)%s.",
+		          m->ratio, sel);
+	else
+		xasprintf(&s,
+		          "Keep high stacks: a low stack does not make context switches "
+		          "significantly faster here (ratio %.3f)%s.",
+		          m->ratio, sel);
+	return s;
+}
+
 static char *sentence(const struct rec_model *m)
 {
 	char *s = NULL;
@@ -972,10 +1093,7 @@ static char *sentence(const struct rec_model *m)
 		              "ones.");
 		break;
 	case RULE_NO_BENEFIT:
-		xasprintf(&s,
-		          "Keep high stacks: a low stack does not make context switches "
-		          "significantly faster here (ratio %.3f).",
-		          m->ratio);
+		s = sentence_no_benefit(m);
 		break;
 	case RULE_FITS:
 		xasprintf(&s,
@@ -1052,15 +1170,33 @@ static json_t *figures(const struct rec_model *m)
 	return f;
 }
 
+/* The figures of issue 14, added to figures(). */
+static void figures_mechanism(const struct rec_model *m, json_t *f)
+{
+	const struct rec_in *in = m->in;
+
+	json_object_set_new(f, "equivalence_margin", jnum(m->margin));
+	json_object_set_new(f, "switch_equivalent",
+	                    m->have_ci ? json_boolean(m->equivalent) : json_null());
+	json_object_set_new(f, "selector_ratio", jnum(m->sel_ratio));
+	json_object_set_new(f, "selector_ratio_ci",
+	                    m->have_sel_ci ? jpair(m->sel_lo, m->sel_hi) : json_null());
+	json_object_set_new(f, "aa_ratio_ci",
+	                    in->have_aa_ci ? jpair(in->aa_lo, in->aa_hi) : json_null());
+	json_object_set_new(f, "aa_biased",
+	                    in->have_aa_ci ? json_boolean(m->aa_biased) : json_null());
+}
+
 static json_t *result_build(const struct rec_model *m)
 {
 	json_t *reasons = json_array();
 	char *sent = sentence(m);
-	json_t *res;
+	json_t *res, *fig;
 
-	if (m->in->have_ctxsw)
+	if (m->in->have_ctxsw) {
 		reason_switch(m, reasons);
-	else
+		reason_mechanism(m, reasons);
+	} else
 		reason_rule(m, reasons);
 	reason_window(m, reasons);
 	reason_extra(m, reasons);
@@ -1068,9 +1204,11 @@ static json_t *result_build(const struct rec_model *m)
 	reason_sensitivity(m, reasons);
 	if (m->in->have_ctxsw)
 		reason_rule(m, reasons);
+	fig = figures(m);
+	figures_mechanism(m, fig);
 	res = json_pack("{s:s s:s s:s s:s s:o s:o}", "verdict", m->verdict_low ? "low" : "high",
 	                "confidence", m->confidence, "rule", rec_rule_names[m->rule], "sentence",
-	                sent, "reasons", reasons, "figures", figures(m));
+	                sent, "reasons", reasons, "figures", fig);
 	free(sent);
 	assert(res);
 	return res;
@@ -1284,6 +1422,34 @@ static json_t *inputs_cpu(const json_t *fingerprint)
 	return out;
 }
 
+/* ctxsw.KEY_ci95 from the scalars KEY_ci_lo and KEY_ci_hi when both are
+ * there. */
+static void set_ci95(json_t *o, const json_t *doc, const char *key)
+{
+	char lo[64], hi[64], out[64];
+
+	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
+	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
+	snprintf(out, sizeof(out), "%s_ci95", key);
+	if (isfinite(doc_scalar(doc, lo)) && isfinite(doc_scalar(doc, hi)))
+		json_object_set_new(
+		    o, out,
+		    json_pack("[oo]", jnum(doc_scalar(doc, lo)), jnum(doc_scalar(doc, hi))));
+}
+
+/* The issue 14 figures of a ctxsw document: margin, selector, A/A. */
+static void inputs_ctxsw_mechanism(const json_t *doc, json_t *o)
+{
+	if (isfinite(doc_scalar(doc, "equivalence_margin")) &&
+	    doc_scalar(doc, "equivalence_margin") > 0)
+		set_num(o, "equivalence_margin", doc_scalar(doc, "equivalence_margin"));
+	if (isfinite(doc_scalar(doc, "selector_ratio")) && doc_scalar(doc, "selector_ratio") > 0) {
+		set_num(o, "selector_ratio", doc_scalar(doc, "selector_ratio"));
+		set_ci95(o, doc, "selector_ratio");
+	}
+	set_ci95(o, doc, "aa_ratio");
+}
+
 json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
                          const json_t *map32_doc, const json_t *threads_doc,
                          const struct rec_workload *w)
@@ -1309,12 +1475,8 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 		set_num(o, "low_ns", doc_scalar(ctxsw_doc, "low_ns"));
 		set_num(o, "high_ns", doc_scalar(ctxsw_doc, "high_ns"));
 		set_num(o, "ratio", doc_scalar(ctxsw_doc, "ratio"));
-		if (isfinite(doc_scalar(ctxsw_doc, "ratio_ci_lo")) &&
-		    isfinite(doc_scalar(ctxsw_doc, "ratio_ci_hi")))
-			json_object_set_new(o, "ratio_ci95",
-			                    json_pack("[oo]",
-			                              jnum(doc_scalar(ctxsw_doc, "ratio_ci_lo")),
-			                              jnum(doc_scalar(ctxsw_doc, "ratio_ci_hi"))));
+		set_ci95(o, ctxsw_doc, "ratio");
+		inputs_ctxsw_mechanism(ctxsw_doc, o);
 		json_object_set_new(in, "ctxsw", o);
 	}
 	if (doc_ok(map32_doc)) {

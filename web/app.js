@@ -1,5 +1,5 @@
 /* The threadwatch dashboard: reads the public JSON API under /api/v1 (see
- * /api/v1/openapi.json) and draws the first screen, four charts with the
+ * /api/v1/openapi.json) and draws the first screen, five charts with the
  * host's own dygraphs, the regression events (also marked on the charts)
  * and the runs table. The chart objects are exposed as
  * window.twCharts and the page's state as body[data-state] ("ready",
@@ -497,15 +497,25 @@ function barsRows(triples) {
   return [...m.keys()].sort((a, b) => a - b).map((t) => [new Date(t), ...m.get(t)]);
 }
 
+/* The arms of the ctxsw chart: name, label, colour; selector and A/A only
+ * where stored runs have them (issue 14). */
+const CTXSW_ARMS = [
+  ['low', 'low stacks', '--c-low'],
+  ['high', 'high stacks', '--c-high'],
+  ['selector', 'segment selector', '--c-extra'],
+  ['aa', 'A/A (high again)', '--c-default'],
+];
+
 async function drawCtxsw() {
-  const names = ['low_ci_lo', 'low_ns', 'low_ci_hi', 'high_ci_lo', 'high_ns', 'high_ci_hi'];
-  const s = await Promise.all(names.map((n) => fetchSeries(`ctxsw.${n}`, 500)));
-  const rows = barsRows([s.slice(0, 3), s.slice(3)]);
+  const arms = CTXSW_ARMS.filter(([a], i) => i < 2 || state.stored.has(`ctxsw.${a}_ns`));
+  const s = await Promise.all(arms.flatMap(([a]) =>
+    [`${a}_ci_lo`, `${a}_ns`, `${a}_ci_hi`].map((n) => fetchSeries(`ctxsw.${n}`, 500))));
+  const rows = barsRows(arms.map((_, i) => s.slice(3 * i, 3 * i + 3)));
   if (!rows.length) return emptyChart('ctxsw', 'No ctxsw runs in this range.');
   const marks = fpMarks(s[1]), events = eventMarks(['ctxsw.low_ns', 'ctxsw.high_ns']);
   draw('ctxsw', rows, {
-    labels: ['time', 'low stacks', 'high stacks'],
-    colors: [cssVar('--c-low'), cssVar('--c-high')],
+    labels: ['time', ...arms.map(([, label]) => label)],
+    colors: arms.map(([, , c]) => cssVar(c)),
     customBars: true,
     fillAlpha: 0.25,
     xlabel: 'time',
@@ -515,7 +525,54 @@ async function drawCtxsw() {
     underlayCallback: marksUnderlay(marks, events),
   });
   const last = rows[rows.length - 1];
-  $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: low ${fmtNum(last[1] && last[1][1], 0)}, high ${fmtNum(last[2] && last[2][1], 0)}). Low stacks pay only where the bands part.`;
+  const latest = arms.map(([, label], i) => `${label} ${fmtNum(last[i + 1] && last[i + 1][1], 0)}`).join(', ');
+  $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: ${latest}). Low stacks pay only where the bands part; the A/A control must overlap high.`;
+}
+
+/* "0.998 [0.990, 1.006]" for a ratio scalar and its CI. */
+function ratioText(doc, p) {
+  const r = scalar(doc, `${p}ratio`), lo = scalar(doc, `${p}ratio_ci_lo`), hi = scalar(doc, `${p}ratio_ci_hi`);
+  return `${fmtNum(r, 3)}` + (lo != null && hi != null ? ` [${fmtNum(lo, 3)}, ${fmtNum(hi, 3)}]` : '');
+}
+
+/* What the latest ctxsw run says: equivalence (only when its CI lies in
+ * the margin), the segment path and the A/A control. */
+function ctxswVerdict(doc) {
+  const m = scalar(doc, 'equivalence_margin') ?? 0.02, pct = `±${fmtNum(100 * m, 0)}%`;
+  const parts = [`low/high ${ratioText(doc, '')}: ` +
+    (scalar(doc, 'equivalent') === 1 ? `equivalent within ${pct}` : `not shown equivalent within ${pct}`)];
+  const sel = scalar(doc, 'selector_ratio'), slo = scalar(doc, 'selector_ratio_ci_lo'), shi = scalar(doc, 'selector_ratio_ci_hi');
+  if (sel != null)
+    parts.push(`segment selector/high ${ratioText(doc, 'selector_')}: ` +
+      (slo > 1 ? `the 32-bit segment path would cost +${fmtNum(100 * (sel - 1), 1)}% here`
+        : shi < 1 ? `the segment path is ${fmtNum(100 * (1 - sel), 1)}% cheaper, but this kernel does not use it`
+          : 'no measurable difference'));
+  else if (doc.info && typeof doc.info.selector === 'string')
+    parts.push(`segment path ${doc.info.selector}`);
+  if (scalar(doc, 'aa_ratio') != null)
+    parts.push(`A/A ${ratioText(doc, 'aa_')}: ` + (doc.info && doc.info.aa_biased ? 'its CI excludes 1.0, so this run is biased' : 'unbiased'));
+  return parts.join('; ');
+}
+
+/* The ring of threads of the latest ctxsw run: ns per switch against the
+ * threads in the ring, for high stacks and the segment selector. */
+function drawRing(doc) {
+  const cap = $('#cap-ring');
+  if (!doc) return emptyChart('ring', 'No successful ctxsw run yet.');
+  const data = mergeByX(['ring_ns', 'ring_selector_ns'].map((n) => seriesPoints(doc, n)));
+  if (!data.length) return emptyChart('ring', 'The latest ctxsw run has no ring series.');
+  const sel = seriesPoints(doc, 'ring_selector_ns');
+  draw('ring', sel ? data : data.map((r) => r.slice(0, 2)), {
+    labels: ['threads', 'high stacks', ...(sel ? ['segment selector'] : [])],
+    colors: [cssVar('--c-high'), cssVar('--c-extra')],
+    axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    drawPoints: true,
+    pointSize: 3,
+    xlabel: 'threads in the ring (log)',
+    ylabel: 'ns per switch',
+  });
+  cap.textContent = `A token passed around a ring of threads on one CPU (run of ${fmtTime(doc.started_unix * 1000)}, ` +
+    `cycles from ${(doc.info && doc.info.cycles_source) || 'unknown'}). ${ctxswVerdict(doc)}.`;
 }
 
 /* The figures whose history is drawn: the catalogue's labelled metrics,
@@ -667,9 +724,10 @@ async function loadAll() {
      * drawing, since dygraphs sizes itself from its element. */
     $('#charts').hidden = $('#events-box').hidden = $('#runs-box').hidden = !hasRuns;
     if (hasRuns) {
-      const [threadsDoc, map32Doc] = await Promise.all([latestDoc('threads'), latestDoc('map32')]);
+      const [threadsDoc, map32Doc, ctxswDoc] = await Promise.all([latestDoc('threads'), latestDoc('map32'), latestDoc('ctxsw')]);
       drawCreates(threadsDoc);
       drawMap32(map32Doc);
+      drawRing(ctxswDoc);
       await loadRange();
     }
     renderStatus(status, hasRuns);

@@ -183,6 +183,25 @@ async function checkCharts(page, rec, host) {
     r[1][1] === lowS.points[i].avg && r[1][0] === Math.min(loS.points[i].avg, r[1][1]) &&
     r[1][0] <= r[1][1] && r[1][1] <= r[1][2] && r[2][0] <= r[2][1] && r[2][1] <= r[2][2]) &&
     ctxsw.rows.some((r) => r[1][0] < r[1][2]), 'the ctxsw chart draws low and high with CI bands');
+  // Issue 14: the segment selector and the A/A control as two more banded
+  // arms; the ring of threads of the latest run; the caption says
+  // "equivalent within ±2%" exactly when that run's CI lies in [0.98, 1.02].
+  check(ctxsw && ctxsw.labels.join('|') === 'time|low stacks|high stacks|segment selector|A/A (high again)' &&
+    ctxsw.rows.every((r) => [3, 4].every((c) => Array.isArray(r[c]) && r[c][0] <= r[c][1] && r[c][1] <= r[c][2])),
+  'the ctxsw chart draws the selector and A/A arms with CI bands', ctxsw && ctxsw.labels);
+  const clist = await apiGet(URL_FULL, '/runs?probe=ctxsw&status=ok&limit=1');
+  const cdoc = (await apiGet(URL_FULL, `/runs/${clist.runs[0].id}`)).doc;
+  const ring = await chartData(page, 'ring'), ringPts = cdoc.series.ring_ns.points;
+  check(ring && ring.rows.length === ringPts.length && ring.labels.length === 3 &&
+    ringPts.every((p, i) => ring.rows[i][0] === p[0] && ring.rows[i][1] === p[1] &&
+      ring.rows[i][2] === cdoc.series.ring_selector_ns.points[i][1]) &&
+    [2, 8, 64].every((n) => ring.rows.some((r) => r[0] === n)),
+  'the ring chart holds the ring series of the latest ctxsw run', ring && ring.rows);
+  const capRing = await page.textContent('#cap-ring');
+  const equiv = cdoc.scalars.equivalent.value === 1;
+  check(capRing.includes('equivalent within ±2%') && capRing.includes('not shown equivalent') === !equiv &&
+    capRing.includes('the 32-bit segment path would cost +1.2% here') && capRing.includes('unbiased'),
+  'the ring caption says equivalent only when the CI is inside the margin', { equiv, capRing });
 
   // History: every key figure drawn, each with the fingerprint change marked.
   const change = host.history.find((h) => h.diff);
@@ -242,10 +261,11 @@ async function checkRange(page, rec, n30) {
   const before = seriesRequests(rec).length;
   await page.click('#range button[data-range="7d"]');
   await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n30, { timeout: 10000 }).catch(() => {});
+  // 18 series: low, high, selector and A/A with their CI bounds (12), six history charts.
   const asked = seriesRequests(rec).slice(before);
   const n7 = await page.evaluate(() => window.twCharts.ctxsw.numRows());
   const since7 = (Date.now() - 7 * 86400e3) / 1000;
-  check(asked.length === 12 && asked.every((u) => Math.abs(Number(new URL(u).searchParams.get('since')) - since7) < 300),
+  check(asked.length === 18 && asked.every((u) => Math.abs(Number(new URL(u).searchParams.get('since')) - since7) < 300),
     'the 7 d range asks the series endpoint again for the last 7 days', asked.slice(0, 2));
   check(n7 > 0 && n7 < n30 / 3, 'the 7 d range draws fewer points than 30 d', [n7, n30]);
   const runRows = await page.$$eval('#runs tbody tr[data-id]', (trs) => trs.length);
@@ -257,7 +277,7 @@ async function checkRange(page, rec, n30) {
   await page.click('#range button[data-range="all"]');
   await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n7, { timeout: 10000 }).catch(() => {});
   const all = seriesRequests(rec).slice(mark);
-  check(all.length === 12 && all.every((u) => Number(new URL(u).searchParams.get('since')) === Math.floor(oldest / 1000)) &&
+  check(all.length === 18 && all.every((u) => Number(new URL(u).searchParams.get('since')) === Math.floor(oldest / 1000)) &&
     await page.evaluate(() => window.twCharts.ctxsw.numRows()) >= n30,
   'the all range asks from the first fingerprint on', all.slice(0, 1));
   await page.click('#range button[data-range="30d"]');

@@ -23,6 +23,18 @@ for s in low_ns high_ns low_cycles high_cycles low_mad_ns high_mad_ns low_ci_lo 
 done
 jq -e '.probes.ctxsw.series.pair_ratio.points | length >= 15' "$out" >/dev/null ||
 	fail "ctxsw series pair_ratio has fewer than 15 pairs"
+# issue 14: the A/A control, equivalence, the selector arm, order, cycles, ring.
+for s in aa_ratio aa_ratio_ci_lo aa_ratio_ci_hi equivalence_margin equivalent selector_ns \
+	selector_ratio selector_ratio_ci_lo selector_ratio_ci_hi; do
+	jq -e --arg s "$s" '.probes.ctxsw.scalars[$s].value | numbers' "$out" >/dev/null ||
+		fail "ctxsw scalar $s missing"
+done
+for i in selector order cycles_source; do
+	jq -e --arg i "$i" '.probes.ctxsw.info[$i] | strings' "$out" >/dev/null ||
+		fail "ctxsw info.$i missing"
+done
+jq -e '[.probes.ctxsw.series.ring_ns.points[][0]] | contains([2, 8, 64])' "$out" >/dev/null ||
+	fail "ctxsw series ring_ns lacks 2, 8 or 64 threads"
 for f in hostname kernel kernel_version glibc arch virtualization ncpus vulnerabilities \
 	cpu.vendor cpu.family cpu.model cpu.stepping cpu.microcode cpu.model_name cpu.fsgsbase \
 	limits.threads_max limits.pid_max limits.nproc_soft limits.stack_soft limits.pids_max \

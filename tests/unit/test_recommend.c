@@ -951,6 +951,142 @@ static void test_2008_other_cpus(void **state)
 		}
 }
 
+static const char *sentence_of(const json_t *r)
+{
+	return json_string_value(json_object_get(r, "sentence"));
+}
+
+/* Issue 14: the sentence names the mechanism; "equivalent within +-2%"
+ * only when the CI lies inside [0.98, 1.02]. */
+static void test_equivalence_and_selector(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	/* CI 0.99 to 1.006: inside [0.98, 1.02] */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006]}}");
+	expect(r, "high", "strong", "no_benefit");
+	assert_non_null(strstr(sentence_of(r), "writes FS the same way"));
+	assert_non_null(strstr(sentence_of(r), "equivalent within ±2% (ratio 0.998)"));
+	assert_true(
+	    json_is_true(json_object_get(json_object_get(r, "figures"), "switch_equivalent")));
+	CLOSE(fig(r, "equivalence_margin"), 0.02);
+	assert_true(reason_has(r, "lies inside [0.980, 1.020]"));
+	json_decref(r);
+	/* CI 0.97 to 1.02: not significant, but not shown equivalent either */
+	r = compute("{\"ctxsw\":{\"low_ns\":995,\"high_ns\":1000,\"ratio\":0.995,"
+	            "\"ratio_ci95\":[0.97,1.02]}}");
+	assert_null(strstr(sentence_of(r), "equivalent"));
+	assert_non_null(strstr(sentence_of(r), "not make context switches significantly faster"));
+	assert_true(
+	    json_is_false(json_object_get(json_object_get(r, "figures"), "switch_equivalent")));
+	json_decref(r);
+	/* a wider margin of 5% makes the same CI equivalent */
+	r = compute("{\"ctxsw\":{\"low_ns\":995,\"high_ns\":1000,\"ratio\":0.995,"
+	            "\"ratio_ci95\":[0.97,1.02],\"equivalence_margin\":0.05}}");
+	assert_non_null(strstr(sentence_of(r), "equivalent within ±5%"));
+	json_decref(r);
+	/* no CI: never "equivalent" */
+	r = compute("{\"ctxsw\":{\"low_ns\":1000,\"high_ns\":1000}}");
+	assert_null(strstr(sentence_of(r), "equivalent"));
+	assert_true(
+	    json_is_null(json_object_get(json_object_get(r, "figures"), "switch_equivalent")));
+	json_decref(r);
+	/* the segment path costs 1.2% (CI above 1) */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":1.012,"
+	            "\"selector_ratio_ci95\":[1.004,1.02]}}");
+	assert_non_null(strstr(sentence_of(r), "; the 32-bit segment path would cost +1.2% here."));
+	assert_true(
+	    reason_has(r, "switch at 1.012 times the high-stack time (95% CI 1.004 to 1.020)"));
+	CLOSE(fig(r, "selector_ratio"), 1.012);
+	CLOSE(fig_at(r, "selector_ratio_ci", 1), 1.02);
+	json_decref(r);
+	/* the segment path saves 10% (CI below 1): cheaper, but unused */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":0.9,"
+	            "\"selector_ratio_ci95\":[0.85,0.95]}}");
+	assert_non_null(strstr(sentence_of(r), "the segment path is 10.0% cheaper on this CPU, but "
+	                                       "this kernel does not use it"));
+	json_decref(r);
+	/* a selector CI holding 1.0: no measurable difference */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":1.004,"
+	            "\"selector_ratio_ci95\":[0.99,1.02]}}");
+	assert_non_null(
+	    strstr(sentence_of(r), "makes no measurable difference here (ratio 1.004)"));
+	json_decref(r);
+}
+
+static void test_aa_control(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	/* holding 1.0: the strong no_benefit stays strong */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"aa_ratio_ci95\":[0.995,1.004]}}");
+	expect(r, "high", "strong", "no_benefit");
+	assert_true(reason_has(r, "it holds 1.0"));
+	assert_true(json_is_false(json_object_get(json_object_get(r, "figures"), "aa_biased")));
+	json_decref(r);
+	/* excluding 1.0: the run is biased and nothing is strong */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"aa_ratio_ci95\":[1.004,1.03]}}");
+	expect(r, "high", "weak", "no_benefit");
+	assert_true(reason_has(r, "the run is biased"));
+	assert_true(json_is_true(json_object_get(json_object_get(r, "figures"), "aa_biased")));
+	json_decref(r);
+}
+
+static void test_issue14_rejects(void **state)
+{
+	(void)state;
+	rejects("ctxsw.equivalence_margin: must be below 0.5 (a fraction of 1)",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"equivalence_margin\":0.5}}");
+	rejects("ctxsw.equivalence_margin: must be positive",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"equivalence_margin\":0}}");
+	rejects("ctxsw.selector_ratio: must be a number",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"selector_ratio\":\"x\"}}");
+	rejects("ctxsw.selector_ratio_ci95: lo must not exceed hi",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"selector_ratio_ci95\":[2,1]}}");
+	rejects("ctxsw.aa_ratio_ci95: must be an array [lo, hi]",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"aa_ratio_ci95\":[1]}}");
+	rejects("ctxsw.aa_ratio_ci95[1]: must not be negative",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"aa_ratio_ci95\":[0,-1]}}");
+}
+
+/* Issue 14: the margin, the selector arm and the A/A control reach the
+ * inputs from the ctxsw document's scalars. */
+static void test_inputs_build_mechanism(void **state)
+{
+	json_t *ctxsw = doc(
+	    "ctxsw", "ok",
+	    json_pack("{s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f}}",
+	              "low_ns", "value", 800.0, "high_ns", "value", 800.0, "equivalence_margin",
+	              "value", 0.03, "selector_ratio", "value", 1.012, "selector_ratio_ci_lo",
+	              "value", 1.004, "selector_ratio_ci_hi", "value", 1.02, "aa_ratio", "value",
+	              1.001, "aa_ratio_ci_lo", "value", 0.99, "aa_ratio_ci_hi", "value", 1.01),
+	    json_object());
+	json_t *in = rec_inputs_build(NULL, ctxsw, NULL, NULL, NULL), *exp;
+
+	(void)state;
+	exp = json_loads("{\"low_ns\":800,\"high_ns\":800,\"equivalence_margin\":0.03,"
+	                 "\"selector_ratio\":1.012,\"selector_ratio_ci95\":[1.004,1.02],"
+	                 "\"aa_ratio_ci95\":[0.99,1.01]}",
+	                 0, NULL);
+	assert_non_null(exp);
+	if (!json_equal(json_object_get(in, "ctxsw"), exp)) {
+		char *got = json_dumps(json_object_get(in, "ctxsw"), JSON_COMPACT);
+
+		fail_msg("built ctxsw inputs differ: %s", got);
+	}
+	json_decref(exp);
+	json_decref(in);
+	json_decref(ctxsw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -976,6 +1112,10 @@ int main(void)
 	    cmocka_unit_test(test_2008_p4_few_threads),
 	    cmocka_unit_test(test_2008_p4_thousands_of_threads),
 	    cmocka_unit_test(test_2008_other_cpus),
+	    cmocka_unit_test(test_equivalence_and_selector),
+	    cmocka_unit_test(test_aa_control),
+	    cmocka_unit_test(test_issue14_rejects),
+	    cmocka_unit_test(test_inputs_build_mechanism),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
