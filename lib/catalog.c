@@ -282,7 +282,6 @@ const struct catalog_metric catalog_metrics[] = {
     LADDER("fail", "Failing MAP_32BIT mmap", "inside the window"),
     LADDER("retry", "Plain retry after a failing MAP_32BIT mmap", "in the process"),
     {SCALAR("map32", "retry_ns_at_max"), .unit = "ns", .key = 1,
-     .label = "Retry after a failing MAP_32BIT mmap at most VMAs",
      .description = "Plain retry after a failing MAP_32BIT mmap at the top rung of its ladder",
      PROM("threadwatch_map32_retry_seconds",
           "Time of the plain retry right after a failing MAP_32BIT mmap, at the largest VMA "

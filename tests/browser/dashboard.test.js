@@ -207,7 +207,10 @@ async function checkCharts(page, rec, host) {
   const change = host.history.find((h) => h.diff);
   const hist = await page.evaluate(() => Object.keys(window.twCharts).filter((k) => k.startsWith('history-'))
     .map((k) => ({ k, n: window.twCharts[k].numRows(), marks: window.twCharts[k].twMarks })));
-  check(hist.length === 6 && hist.every((h) => h.n > 50), 'every history chart has drawn data', hist.map((h) => [h.k, h.n]));
+  // One history chart per catalogue metric with a dashboard label.
+  const labelled = (await apiGet(URL_FULL, '/catalog')).metrics.filter((m) => m.label).length;
+  check(labelled >= 6 && hist.length === labelled && hist.every((h) => h.n > 50),
+    'every history chart has drawn data', hist.map((h) => [h.k, h.n]));
   check(change && hist.every((h) => h.marks.some((m) => m.x === change.first_seen_ms && m.diff === change.diff)) &&
     ctxsw.marks.some((m) => m.x === change.first_seen_ms), 'the history and ctxsw charts mark the kernel change',
   { change: change && change.first_seen_ms, marks: hist[0] && hist[0].marks });
@@ -261,11 +264,13 @@ async function checkRange(page, rec, n30) {
   const before = seriesRequests(rec).length;
   await page.click('#range button[data-range="7d"]');
   await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n30, { timeout: 10000 }).catch(() => {});
-  // 18 series: low, high, selector and A/A with their CI bounds (12), six history charts.
+  // Low, high, selector and A/A with their CI bounds (12 series), and one
+  // per history chart (the catalogue's labelled metrics).
+  const nSeries = 12 + (await apiGet(URL_FULL, '/catalog')).metrics.filter((m) => m.label).length;
   const asked = seriesRequests(rec).slice(before);
   const n7 = await page.evaluate(() => window.twCharts.ctxsw.numRows());
   const since7 = (Date.now() - 7 * 86400e3) / 1000;
-  check(asked.length === 18 && asked.every((u) => Math.abs(Number(new URL(u).searchParams.get('since')) - since7) < 300),
+  check(asked.length === nSeries && asked.every((u) => Math.abs(Number(new URL(u).searchParams.get('since')) - since7) < 300),
     'the 7 d range asks the series endpoint again for the last 7 days', asked.slice(0, 2));
   check(n7 > 0 && n7 < n30 / 3, 'the 7 d range draws fewer points than 30 d', [n7, n30]);
   const runRows = await page.$$eval('#runs tbody tr[data-id]', (trs) => trs.length);
@@ -277,7 +282,7 @@ async function checkRange(page, rec, n30) {
   await page.click('#range button[data-range="all"]');
   await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n7, { timeout: 10000 }).catch(() => {});
   const all = seriesRequests(rec).slice(mark);
-  check(all.length === 18 && all.every((u) => Number(new URL(u).searchParams.get('since')) === Math.floor(oldest / 1000)) &&
+  check(all.length === nSeries && all.every((u) => Number(new URL(u).searchParams.get('since')) === Math.floor(oldest / 1000)) &&
     await page.evaluate(() => window.twCharts.ctxsw.numRows()) >= n30,
   'the all range asks from the first fingerprint on', all.slice(0, 1));
   await page.click('#range button[data-range="30d"]');
