@@ -97,7 +97,8 @@ PROBE_NAMES := ctxsw threads map32
 DAEMON_MAIN := daemon/threadwatchd.c
 DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/events.c \
 	daemon/store.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
-	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c
+	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
+	daemon/guard.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c
 

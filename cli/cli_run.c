@@ -200,43 +200,22 @@ static const struct builtin_probe *builtin_get(const char *name)
 	return NULL;
 }
 
-static int dir_has_probes(const char *dir)
-{
-	for (size_t i = 0; i < N_BUILTIN; i++) {
-		char *p = runner_find_probe(dir, builtin_probes[i].name);
-		if (p) {
-			free(p);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* --probe-dir, $THREADWATCH_PROBE_DIR, probes/ beside the executable (a
  * build tree), or the installed directory. malloc'd. */
 static char *probe_dirs(const struct run_args *a)
 {
 	const char *env = getenv("THREADWATCH_PROBE_DIR");
-	char exe[4096], *slash, *beside;
-	ssize_t n;
+	const char *names[N_BUILTIN];
+	char *beside;
 
 	if (a->probe_dir)
 		return xstrdup(a->probe_dir);
 	if (env && *env)
 		return xstrdup(env);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			xasprintf(&beside, "%s/probes", exe);
-			if (dir_has_probes(beside))
-				return beside;
-			free(beside);
-		}
-	}
-	return xstrdup(TW_PROBEDIR);
+	for (size_t i = 0; i < N_BUILTIN; i++)
+		names[i] = builtin_probes[i].name;
+	beside = runner_probes_beside_exe(names, N_BUILTIN);
+	return beside ? beside : xstrdup(TW_PROBEDIR);
 }
 
 static int probe_name_ok(const char *s)

@@ -68,6 +68,17 @@ struct cfg_key {
 };
 
 static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
+/* In the order of enum guard_mode (daemon/guard.h). */
+static const char *const guard_modes[] = {"auto", "psi", "busy", "loadavg", "off", NULL};
+
+/* Keys renamed since a release: the old name still reads as the new one,
+ * so that an old file keeps working. */
+static const struct {
+	const char *old, *name;
+} renamed[] = {
+    {"load_threshold", "guard_loadavg_per_cpu_max"},
+    {"load_wait_max", "guard_wait_max"},
+};
 
 #define OFF(f) offsetof(struct config, f)
 #define DAY 86400.0
@@ -104,12 +115,28 @@ static const struct cfg_key keys[] = {
     {"probe_timeout", T_DURATION, 1, DAY, "15m",
      "Wall-clock limit of one probe run; an overrun is killed and recorded as an error.",
      OFF(probe_timeout), 0, NULL},
-    {"load_threshold", T_DOUBLE, 0, 1000, "0.7",
-     "Quiet-host guard: a cycle waits while the 1-minute load average per CPU is above this.",
-     OFF(load_threshold), 0, NULL},
-    {"load_wait_max", T_DURATION, 0, DAY, "1h",
-     "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait.",
-     OFF(load_wait_max), 0, NULL},
+    {"guard", T_CHOICE, 0, 0, "auto",
+     "Quiet-host guard: what a scheduled cycle looks at before it starts. auto: CPU pressure "
+     "(psi) where the kernel has it, else busy CPU time (busy), else the load average "
+     "(loadavg); off: never wait. See \"The quiet-host guard\" in the README.",
+     OFF(guard), 0, guard_modes},
+    {"guard_cpu_pressure_max", T_DOUBLE, 0, 100, "10",
+     "Quiet-host guard (psi): a cycle waits while the share of the last 10 s in which some "
+     "runnable task waited for a CPU (/proc/pressure/cpu, some avg10, percent) is above this.",
+     OFF(guard_cpu_pressure_max), 0, NULL},
+    {"guard_cpu_busy_max", T_DOUBLE, 0, 100, "50",
+     "Quiet-host guard (busy): a cycle waits while the busy share of all CPU time over the "
+     "last few seconds (/proc/stat, percent), threadwatchd's own processes left out, is above "
+     "this.",
+     OFF(guard_cpu_busy_max), 0, NULL},
+    {"guard_loadavg_per_cpu_max", T_DOUBLE, 0, 1000, "0.7",
+     "Quiet-host guard (loadavg, the last resort): a cycle waits while the 1-minute load "
+     "average per CPU is above this. Formerly load_threshold.",
+     OFF(guard_loadavg_per_cpu_max), 0, NULL},
+    {"guard_wait_max", T_DURATION, 0, DAY, "1h",
+     "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait. "
+     "Formerly load_wait_max.",
+     OFF(guard_wait_max), 0, NULL},
     {"nice", T_INT, 0, 19, "10",
      "Niceness added for the probes (they also run in the idle I/O class).", OFF(nice), 0, NULL},
     {"retention_raw_days", T_INT, 1, 36500, "30",
@@ -659,8 +686,9 @@ static int parse_choice(const struct cfg_key *k, const char *text, void *f, char
 			*(int *)f = i;
 			return 0;
 		}
-	say(why, wlen, "\"%s\" is not one of: err, warning, notice, info, debug",
-	    shown(text, b, sizeof(b)));
+	say(why, wlen, "\"%s\" is not one of: ", shown(text, b, sizeof(b)));
+	for (int i = 0; k->choices[i]; i++)
+		say(why + strlen(why), wlen - strlen(why), "%s%s", i ? ", " : "", k->choices[i]);
 	return -EINVAL;
 }
 
@@ -735,7 +763,7 @@ static const struct cfg_type {
     [T_ADDRESS] = {"address", "ADDRESS", sizeof(char *), 1, parse_address, format_string, NULL},
     [T_SPAN] = {"percent or duration", "SPAN", sizeof(struct config_span), 0, parse_span,
                 format_span, range_span},
-    [T_CHOICE] = {"choice", "LEVEL", sizeof(int), 0, parse_choice, format_choice, range_choice},
+    [T_CHOICE] = {"choice", "CHOICE", sizeof(int), 0, parse_choice, format_choice, range_choice},
 };
 
 /* The key's range as text for the docs ("" when there is none). */
@@ -761,18 +789,23 @@ static void quote_value(const char *v, char *buf, size_t len)
 
 /* --- keys ------------------------------------------------------------------ */
 
+static int same_name(const char *key, const char *name, int dashes_ok)
+{
+	while (*key && (*key == *name || (dashes_ok && *key == '_' && *name == '-'))) {
+		key++;
+		name++;
+	}
+	return !*key && !*name;
+}
+
 static int key_index(const char *name, int dashes_ok)
 {
-	for (size_t i = 0; i < N_KEYS; i++) {
-		const char *a = keys[i].name, *b = name;
-
-		while (*a && (*a == *b || (dashes_ok && *a == '_' && *b == '-'))) {
-			a++;
-			b++;
-		}
-		if (!*a && !*b)
+	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (same_name(renamed[i].old, name, dashes_ok))
+			name = renamed[i].name;
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (same_name(keys[i].name, name, dashes_ok))
 			return (int)i;
-	}
 	return -1;
 }
 
@@ -1038,6 +1071,13 @@ static const char *origin_of(const struct config *c, const char *key)
 	int i = key_index(key, 0);
 
 	return i >= 0 && c->origin[i] ? c->origin[i] : "default";
+}
+
+const char *config_origin(const struct config *c, const char *key)
+{
+	int i = key_index(key, 1);
+
+	return i >= 0 ? c->origin[i] : NULL;
 }
 
 /* A file named by tls_cert, tls_key or token_file: a relative name is a

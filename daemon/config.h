@@ -33,8 +33,11 @@ struct config {
 	char *probe_dir;
 	char *probes_d;
 	double probe_timeout;
-	double load_threshold;
-	double load_wait_max;
+	int guard; /* enum guard_mode (daemon/guard.h) */
+	double guard_cpu_pressure_max;
+	double guard_cpu_busy_max;
+	double guard_loadavg_per_cpu_max;
+	double guard_wait_max;
 	int nice;
 	int retention_raw_days;
 	int retention_samples_days;
@@ -90,6 +93,10 @@ int config_key_is_bool(const char *name);
  * --check-config ("--port", "FILE:LINE"). 0 or -EINVAL with a reason. */
 int config_set(struct config *c, const char *key, const char *value, const char *origin, char *err,
                size_t errlen);
+
+/* Where a key got its value ("FILE:LINE", "--key", ...), or NULL for its
+ * default or an unknown key. */
+const char *config_origin(const struct config *c, const char *key);
 
 /* Checks the rules between keys, fills the derived values (the database
  * path from state_dir or $STATE_DIRECTORY, the token from token_file) and

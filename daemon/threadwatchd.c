@@ -23,6 +23,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "runner.h"
 #include "scheduler.h"
 #include "store.h"
 #include "systemd.h"
@@ -45,7 +46,8 @@ struct opts {
 	const char *config_file; /* NULL: the default file, which may be missing */
 	const char *state_dir;
 	const char *port_file;
-	int foreground;
+	int foreground; /* the default; the flag is kept for old scripts */
+	int detach;
 	int check_config;
 	enum action action;
 	struct key_set *sets; /* --key=value, applied over the file */
@@ -71,8 +73,10 @@ static const struct daemon_flag {
     {"port-file", FLAG_STR, "FILE", offsetof(struct opts, port_file), ACT_RUN,
      "write the bound port to FILE once listening (for --port=0)"},
     {"foreground", FLAG_BOOL, NULL, offsetof(struct opts, foreground), ACT_RUN,
-     "stay in the foreground; without it threadwatchd detaches once ready, unless systemd "
-     "started it"},
+     "stay in the foreground (the default; kept for old scripts)"},
+    {"detach", FLAG_BOOL, NULL, offsetof(struct opts, detach), ACT_RUN,
+     "fork into the background once ready, for an init without supervision; the command "
+     "returns 0 when the daemon serves, 1 when it could not start"},
     {"check-config", FLAG_BOOL, NULL, offsetof(struct opts, check_config), ACT_RUN,
      "validate the configuration, print the effective values and exit (0: valid, 1: not)"},
     {"dump-config-doc", FLAG_ACTION, NULL, 0, ACT_DOC,
@@ -185,6 +189,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* A daemon run from a build tree (build/threadwatchd beside build/probes/)
+ * uses those probes unless probe_dir was set; an installed one has no
+ * probes beside it and keeps the packaged directory. */
+static int probes_beside(struct config *c, char *err, size_t errlen)
+{
+	static const char *const builtins[] = {"ctxsw", "threads", "map32"};
+	char *dir, origin[64];
+	int r;
+
+	if (config_origin(c, "probe_dir"))
+		return 0;
+	dir = runner_probes_beside_exe(builtins, sizeof(builtins) / sizeof(builtins[0]));
+	if (!dir)
+		return 0;
+	snprintf(origin, sizeof(origin), "beside the executable");
+	r = config_set(c, "probe_dir", dir, origin, err, errlen);
+	free(dir);
+	return r;
+}
+
 /* The configuration from the file and the command line. 0 or -errno with a
  * message in err; c is freed on failure. */
 static int build_config(const struct opts *o, struct config *c, char *err, size_t errlen)
@@ -198,6 +222,8 @@ static int build_config(const struct opts *o, struct config *c, char *err, size_
 		r = 0; /* no configuration at all: the defaults */
 	for (size_t i = 0; r >= 0 && i < o->n_sets; i++)
 		r = config_set(c, o->sets[i].key, o->sets[i].value, o->sets[i].origin, err, errlen);
+	if (r >= 0)
+		r = probes_beside(c, err, errlen);
 	if (r >= 0)
 		r = config_resolve(c, o->state_dir, err, errlen);
 	if (r < 0)
@@ -220,6 +246,7 @@ struct daemon {
 	struct http_hooks hooks;
 	struct http_server *http;
 	unsigned port;
+	int listen_fds; /* read first thing in main(), before any fork */
 	int socket_activated;
 	unsigned long long wd_usec;
 	double next_ping;
@@ -390,13 +417,13 @@ static void sched_fini(struct daemon *d)
 static int http_init(struct daemon *d)
 {
 	const struct config *c = &d->boot;
-	int n = systemd_listen_fds(), r;
+	int n = d->listen_fds, r;
 
 	if (n < 0)
-		log_warning("Failed to read the sockets passed by systemd: %s, ignoring",
+		log_warning("Failed to read the sockets passed (LISTEN_FDS): %s, ignoring",
 		            strerror(-n));
 	if (n > 1)
-		log_warning("systemd passed %d sockets; using the first, ignoring the rest", n);
+		log_warning("%d sockets were passed; using the first, ignoring the rest", n);
 	d->socket_activated = n >= 1;
 	d->http_cfg = (struct http_config){
 	    .address = c->listen_address,
@@ -416,7 +443,7 @@ static int http_init(struct daemon *d)
 	r = http_start(&d->http_cfg, d->ro, &d->hooks, &d->http);
 	if (r < 0) {
 		if (d->socket_activated)
-			log_err("Failed to serve HTTP on the socket passed by systemd: %s",
+			log_err("Failed to serve HTTP on the socket passed (LISTEN_FDS): %s",
 			        strerror(-r));
 		else
 			log_err("Failed to serve HTTP on %s port %d: %s", c->listen_address,
@@ -425,7 +452,8 @@ static int http_init(struct daemon *d)
 	}
 	d->port = http_port(d->http);
 	if (d->socket_activated)
-		log_notice("Serving HTTP on the socket passed by systemd (port %u)", d->port);
+		log_notice("Serving HTTP on the socket passed by the launcher (LISTEN_FDS, port %u)",
+		           d->port);
 	else
 		log_notice("Listening on http%s://%s%s%s:%u/", c->tls_cert[0] ? "s" : "",
 		           strchr(c->listen_address, ':') ? "[" : "", c->listen_address,
@@ -635,8 +663,10 @@ static int run(struct daemon *d)
 	return r < 0 ? 1 : 0;
 }
 
-/* Detaches from the terminal unless told not to or started by systemd. The
- * parent exits once the child is ready (0) or gone (1). */
+/* With --detach only (a new-style daemon stays in the foreground): forks
+ * into the background; the parent exits once the child is ready (0) or
+ * gone (1). The passed sockets were taken before, so the child keeps them
+ * whatever LISTEN_PID said. */
 static int detach(struct daemon *d)
 {
 	int p[2];
@@ -644,7 +674,7 @@ static int detach(struct daemon *d)
 	char c;
 	int fd;
 
-	if (d->opts->foreground || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
+	if (!d->opts->detach)
 		return 0;
 	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		log_err("Failed to detach: %s", strerror(errno));
@@ -673,6 +703,9 @@ int main(int argc, char **argv)
 	char err[1024];
 	int r;
 
+	/* Before anything could fork: sd_listen_fds() checks LISTEN_PID
+	 * against our pid and unsets LISTEN_*, so the probes inherit none. */
+	d.listen_fds = systemd_listen_fds();
 	log_open("threadwatchd", LOG_INFO);
 	if (parse_args(argc, argv, &o) < 0) {
 		opts_free(&o);
