@@ -125,7 +125,7 @@ unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *
 {
 	(void)arg;
 	return simple(t, store_api_recommendation, ctx, body, err,
-	              "no recommendation yet: it is computed after the first cycle");
+	              "not enough data yet: a recommendation is computed once a probe has answered");
 }
 
 /* The recorded headroom with each limit's ratio and the warnings. */

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -475,7 +476,8 @@ static int parse_double(const struct cfg_key *k, const char *text, void *f, char
 static void format_double(const struct cfg_key *k, const void *f, char *buf, size_t len)
 {
 	(void)k;
-	format_shortest(*(const double *)f, "", 1, buf, len);
+	/* 10, not 1e+01; an exponent only where plain digits cannot say it */
+	format_shortest(*(const double *)f, "", 0, buf, len);
 }
 
 static int set_string(const struct cfg_key *k, const char *text, void *f)
@@ -933,8 +935,10 @@ static char *extract_value(char *v, const char **why)
 	return trim(v);
 }
 
+/* Unknown keys in a drop-in are noted in *warn (one line each) and
+ * skipped when warn is set; elsewhere they are errors. */
 static int parse_line(char *line, const char *name, unsigned lineno, unsigned *seen,
-                      struct config *c, char *err, size_t errlen)
+                      struct config *c, char **warn, char *err, size_t errlen)
 {
 	char *s = trim(line), *eq, *key, *value, origin[PATH_MAX + 32], b[64];
 	const char *why = NULL;
@@ -951,6 +955,15 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 	*eq = '\0';
 	key = trim(s);
 	i = key_index(key, 0);
+	if (i < 0 && warn) {
+		char *more;
+
+		xasprintf(&more, "%s%s:%u: unknown key \"%s\", ignored\n", *warn ? *warn : "", name,
+		          lineno, shown(key, b, sizeof(b)));
+		free(*warn);
+		*warn = more;
+		return 0;
+	}
 	if (i < 0) {
 		say(err, errlen, "%s:%u: unknown key \"%s\"", name, lineno,
 		    shown(key, b, sizeof(b)));
@@ -971,8 +984,8 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 	return set_key(c, (size_t)i, value, origin, err, errlen);
 }
 
-int config_parse_named(const char *buf, size_t len, const char *name, struct config *c, char *err,
-                       size_t errlen)
+static int parse_text(const char *buf, size_t len, const char *name, struct config *c, char **warn,
+                      char *err, size_t errlen)
 {
 	unsigned seen[CONFIG_MAX_KEYS] = {0}, lineno = 0;
 	const char *nul = memchr(buf, '\0', len);
@@ -990,7 +1003,7 @@ int config_parse_named(const char *buf, size_t len, const char *name, struct con
 		const char *start = buf + pos, *nl = memchr(start, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - start) : len - pos;
 		char *line = xstrndup(start, n);
-		int r = parse_line(line, name, ++lineno, seen, c, err, errlen);
+		int r = parse_line(line, name, ++lineno, seen, c, warn, err, errlen);
 
 		free(line);
 		if (r < 0)
@@ -998,6 +1011,12 @@ int config_parse_named(const char *buf, size_t len, const char *name, struct con
 		pos += n + (nl ? 1 : 0);
 	}
 	return 0;
+}
+
+int config_parse_named(const char *buf, size_t len, const char *name, struct config *c, char *err,
+                       size_t errlen)
+{
+	return parse_text(buf, len, name, c, NULL, err, errlen);
 }
 
 int config_parse_buffer(const char *buf, size_t len, struct config *c, char *err, size_t errlen)
@@ -1040,7 +1059,7 @@ out:
 	return ret;
 }
 
-int config_load_file(const char *path, struct config *c, char *err, size_t errlen)
+static int load_file(const char *path, struct config *c, char **warn, char *err, size_t errlen)
 {
 	struct stat st;
 	size_t len;
@@ -1059,8 +1078,47 @@ int config_load_file(const char *path, struct config *c, char *err, size_t errle
 			say(err, errlen, "Failed to read \"%s\": %s", path, strerror(-r));
 		return r;
 	}
-	r = config_parse_named(buf, len, path, c, err, errlen);
+	r = parse_text(buf, len, path, c, warn, err, errlen);
 	free(buf);
+	return r;
+}
+
+int config_load_file(const char *path, struct config *c, char *err, size_t errlen)
+{
+	return load_file(path, c, NULL, err, errlen);
+}
+
+static int dropin_name(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".conf");
+}
+
+int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings,
+                        char *err, size_t errlen)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, dropin_name, alphasort), r = 0;
+
+	*warnings = NULL;
+	if (n < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		r = -errno;
+		say(err, errlen, "Failed to list \"%s\": %s", dir, strerror(errno));
+		return r;
+	}
+	for (int i = 0; i < n; i++) {
+		char *path;
+
+		xasprintf(&path, "%s/%s", dir, ents[i]->d_name);
+		if (r >= 0)
+			r = load_file(path, c, strict ? NULL : warnings, err, errlen);
+		free(path);
+		free(ents[i]);
+	}
+	free(ents);
 	return r;
 }
 

@@ -14,6 +14,7 @@
 
 #define CONFIG_MAX_KEYS 64
 #define CONFIG_DEFAULT_FILE TW_SYSCONFDIR "/threadwatch/threadwatchd.conf"
+#define CONFIG_DROPIN_SUFFIX ".d" /* threadwatchd.conf.d/ beside the file */
 #define CONFIG_DB_NAME "threadwatch.db"
 
 /* A span that is either a duration or a percentage of another duration
@@ -82,6 +83,15 @@ int config_parse_buffer(const char *buf, size_t len, struct config *c, char *err
 /* Reads and parses a file. -ENOENT when it does not exist (err set), -EINVAL
  * for bad content, other -errno for read errors. */
 int config_load_file(const char *path, struct config *c, char *err, size_t errlen);
+
+/* Reads the drop-in directory (threadwatchd.conf.d): each *.conf file in
+ * name order over c, so a later file wins. An unknown key is an error when
+ * strict (--check-config); otherwise it goes, as "FILE:LINE: ...\n", into
+ * *warnings (malloc'd, NULL when none) and is skipped, so that a key from
+ * a newer version does not stop the daemon. A missing directory is no
+ * error. 0 or -errno with a message in err. */
+int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings,
+                        char *err, size_t errlen);
 
 /* Is `name` a key? Accepts dashes for underscores ("probe-dir"). Returns
  * the canonical name or NULL. */

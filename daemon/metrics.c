@@ -30,6 +30,7 @@ enum source {
 	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
 	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
 	SRC_EVENTS,     /* for each key figure (and any other metric): events/total/METRIC */
+	SRC_CYCLE,      /* for each cycle status: 1 for the last cycle's, else 0 */
 };
 
 struct metric_def {
@@ -88,6 +89,10 @@ static const struct metric_def metric_defs[] = {
      "last_cycle/ended_ms", 1e3, NULL},
     {"threadwatch_last_cycle_duration_seconds", "gauge", "How long the last probe cycle took.", "s",
      SRC_VALUE, "last_cycle/duration_s", 1, NULL},
+    {"threadwatch_last_cycle_status", "gauge",
+     "1 for the last finished cycle's status: ok (every probe answered), partial (some "
+     "failed), failed (none answered) or interrupted; 0 for the others.",
+     "", SRC_CYCLE, "last_cycle/status", 1, NULL},
     {"threadwatch_host_change_timestamp_seconds", "gauge",
      "When the host's identity (kernel, glibc, CPU, microcode) last changed, as a Unix time.", "s",
      SRC_VALUE, "fingerprint/first_seen_ms", 1e3, NULL},
@@ -337,6 +342,15 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 		                                                         w) if (number(w, &x))
 		    sample(o, d, x, (const char *const[]){"probe", name, "status", status, NULL});
 		break;
+	case SRC_CYCLE: {
+		static const char *const all[] = {"ok", "partial", "failed", "interrupted"};
+
+		status = json_string_value(at(snap, d->path));
+		for (size_t i = 0; status && i < sizeof(all) / sizeof(all[0]); i++)
+			sample(o, d, !strcmp(status, all[i]),
+			       (const char *const[]){"status", all[i], NULL});
+		break;
+	}
 	case SRC_REC_LOW:
 	case SRC_REC_INFO:
 		rec = json_object_get(snap, "recommendation");

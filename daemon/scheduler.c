@@ -518,6 +518,13 @@ static void recommend(struct sched *s, const struct config *c)
 		            strerror(-r));
 		return;
 	}
+	if (!json_object_get(docs, "ctxsw") && !json_object_get(docs, "map32") &&
+	    !json_object_get(docs, "threads")) {
+		/* Nothing measured yet: a verdict now would rest on assumptions
+		 * alone, so there is none (the API says "not enough data yet"). */
+		log_notice("No recommendation yet: not enough data (no probe has answered)");
+		goto out;
+	}
 	rec_workload_default(&w);
 	w.threads = c->workload_threads;
 	w.stack_bytes = (double)c->workload_stack_size;

@@ -214,12 +214,24 @@ static int probes_beside(struct config *c, char *err, size_t errlen)
 static int build_config(const struct opts *o, struct config *c, char *err, size_t errlen)
 {
 	const char *path = o->config_file ? o->config_file : CONFIG_DEFAULT_FILE;
+	char *dropins, *warnings = NULL;
 	int r;
 
 	config_init(c);
 	r = config_load_file(path, c, err, errlen);
 	if (r == -ENOENT && !o->config_file)
 		r = 0; /* no configuration at all: the defaults */
+	xasprintf(&dropins, "%s%s", path, CONFIG_DROPIN_SUFFIX);
+	if (r >= 0)
+		r = config_load_dropins(dropins, c, o->check_config, &warnings, err, errlen);
+	for (char *w = warnings, *nl; w && *w; w = nl + 1) {
+		nl = strchrnul(w, '\n');
+		log_warning("%.*s", (int)(nl - w), w);
+		if (!*nl)
+			break;
+	}
+	free(warnings);
+	free(dropins);
 	for (size_t i = 0; r >= 0 && i < o->n_sets; i++)
 		r = config_set(c, o->sets[i].key, o->sets[i].value, o->sets[i].origin, err, errlen);
 	if (r >= 0)

@@ -841,7 +841,7 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 
 static char *sentence(const struct rec_model *m)
 {
-	char *s = NULL;
+	char *s = NULL, *assumed;
 
 	switch (m->rule) {
 	case RULE_NO_CTXSW:
@@ -892,6 +892,14 @@ static char *sentence(const struct rec_model *m)
 		          DUR(m->benefit_total), m->verdict_low ? "more than" : "not more than",
 		          DUR(m->extra_total), NUM(m->missing));
 		break;
+	}
+	if (m->window_assumed && m->rule != RULE_NO_CTXSW && m->rule != RULE_NO_THREADS) {
+		/* never pass an assumption off as a measurement */
+		xasprintf(&assumed, "%s (The MAP_32BIT window is assumed, not measured: no map32 "
+		                    "figures yet.)",
+		          s);
+		free(s);
+		s = assumed;
 	}
 	return s;
 }

@@ -240,7 +240,7 @@ function renderRecommendation(r) {
   const s = $('#rec-sentence');
   const v = $('#rec-verdict'), c = $('#rec-confidence');
   if (!r) {
-    s.textContent = 'No recommendation yet: it is computed at the end of the first probe cycle.';
+    s.textContent = 'Not enough data yet: a recommendation comes once a probe cycle has measured this host.';
     v.textContent = c.textContent = '';
     facts($('#rec-facts'), []);
     $('#rec-reasons-box').hidden = true;
@@ -258,7 +258,8 @@ function renderRecommendation(r) {
     ['Saving per switch', f.switch_saving_ns != null ? `${fmtNum(f.switch_saving_ns, 1)} ns` +
       (ci && ci[0] != null ? ` (95% CI ${fmtNum(ci[0], 1)} to ${fmtNum(ci[1], 1)})` : '') : null],
     ['Extra per create', f.extra_create_ns != null ? `${fmtUnit(f.extra_create_ns, 'ns')} once the window is full` : null],
-    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` : null],
+    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` +
+      (f.window_assumed ? ' (assumed window, not measured: no map32 figures yet)' : '') : null],
     ['Computed', fmtWhen(r.computed_ms)],
   ]);
   $('#rec-reasons').replaceChildren(...(r.reasons || []).map((t) => el('li', { text: t })));
@@ -270,7 +271,9 @@ function renderStatus(st, hasRuns) {
   const last = st.last_cycle_ms || (lc && lc.ended_ms);
   const status = st.cycle_running ? `running${st.current_probe ? `: ${st.current_probe}` : ''}`
     : lc ? `${lc.status || 'unfinished'}, took ${fmtDuration(lc.duration_s)} (${lc.trigger})` : '—';
-  const badge = el('span', {}, el('span', { class: 'dot ' + (st.cycle_running ? 'run' : lc && lc.status === 'ok' ? 'ok' : 'bad') }), status);
+  /* ok: every probe answered; partial: some failed; failed: none did */
+  const dot = st.cycle_running ? 'run' : !lc ? 'bad' : lc.status === 'ok' ? 'ok' : lc.status === 'partial' ? 'warn' : 'bad';
+  const badge = el('span', {}, el('span', { class: 'dot ' + dot }), status);
   facts($('#cycle-facts'), [
     ['Last cycle', last ? fmtWhen(last) : 'none yet'],
     ['Status', lc || st.cycle_running ? badge : null],
@@ -315,6 +318,9 @@ function draw(id, data, opts) {
   const div = plotDiv(id);
   div.replaceChildren();
   const g = new Dygraph(div, data, Object.assign({
+    /* one or two rows make no visible line: draw them as points */
+    drawPoints: data.length <= 2,
+    pointSize: data.length <= 2 ? 4 : 1,
     axisLineColor: cssVar('--line'),
     gridLineColor: cssVar('--grid'),
     strokeWidth: 1.6,
