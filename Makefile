@@ -220,7 +220,7 @@ RUN_ARGS ?=
 run: deps-run
 	$(MAKE) all
 	mkdir -p var
-	exec $(B)/threadwatchd --foreground --state-dir var --probe-dir $(abspath $(B))/probes $(RUN_ARGS)
+	exec $(B)/threadwatchd --state-dir var $(RUN_ARGS)
 
 test: deps-test
 	$(MAKE) all

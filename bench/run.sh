@@ -103,7 +103,7 @@ start_daemon() {
 	rm -f "$W/$name.port"
 	"$TWD" --foreground --config="$W/empty.conf" --database="$db" --port=0 \
 		--port-file="$W/$name.port" --probe_dir="$PROBES" --probes_d= \
-		--load_threshold=1000 --log_level=info >"$W/$name.log" 2>&1 &
+		--guard=off --log_level=info >"$W/$name.log" 2>&1 &
 	DPID=$!
 	PIDS+=("$DPID")
 	for i in $(seq 1200); do

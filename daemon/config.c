@@ -119,7 +119,7 @@ static const struct cfg_key keys[] = {
     {"guard", T_CHOICE, 0, 0, "auto",
      "Quiet-host guard: what a scheduled cycle looks at before it starts. auto: CPU pressure "
      "(psi) where the kernel has it, else busy CPU time (busy), else the load average "
-     "(loadavg); off: never wait. See \"The quiet-host guard\" in the README.",
+     "(loadavg); off: never wait.",
      OFF(guard), 0, guard_modes},
     {"guard_cpu_pressure_max", T_DOUBLE, 0, 100, "10",
      "Quiet-host guard (psi): a cycle waits while the share of the last 10 s in which some "

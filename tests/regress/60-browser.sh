@@ -51,7 +51,7 @@ mkdir -p "$TW_TMP/probes.d" "$TW_TMP/full"
 start_daemon full --database "$TW_TMP/full/threadwatch.db" --interval 365d
 FULL_PID=$DPID FULL_PORT=$PORT
 # An empty database: its first cycle waits for a quiet host (load 0) all day.
-start_daemon empty --interval 365d --load-threshold 0 --load-wait-max 1d
+start_daemon empty --interval 365d --guard loadavg --guard-loadavg-per-cpu-max 0 --guard-wait-max 1d
 EMPTY_PID=$DPID EMPTY_PORT=$PORT
 PORT=$FULL_PORT
 cycles_before=$(api /api/v1/status | jq -r '.last_cycle.id')
