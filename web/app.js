@@ -317,10 +317,13 @@ function draw(id, data, opts) {
   if (charts[id]) charts[id].destroy();
   const div = plotDiv(id);
   div.replaceChildren();
+  /* One or two rows make no visible line: draw them as points, and a lone
+   * point in time in the middle of an hour either side, not on the edge. */
+  const few = data.length <= 2, lone = data.length === 1 && data[0][0] instanceof Date;
   const g = new Dygraph(div, data, Object.assign({
-    /* one or two rows make no visible line: draw them as points */
-    drawPoints: data.length <= 2,
-    pointSize: data.length <= 2 ? 4 : 1,
+    drawPoints: few,
+    pointSize: few ? 4 : 1,
+    dateWindow: lone ? [data[0][0].getTime() - 3600e3, data[0][0].getTime() + 3600e3] : null,
     axisLineColor: cssVar('--line'),
     gridLineColor: cssVar('--grid'),
     strokeWidth: 1.6,
