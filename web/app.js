@@ -282,12 +282,14 @@ function renderStatus(st, hasRuns) {
   $('#trigger').hidden = !st.trigger_enabled;
   if (hasRuns) return banner(null);
   const next = st.next_cycle_ms;
+  const pending = 'Pending: the context-switch (ctxsw), thread-creation (threads) and MAP_32BIT (map32) probes; ';
   if (st.cycle_running)
-    banner('info', 'No runs yet — the first cycle is under way.',
-      'Results appear here as each probe finishes (a quiet-host guard may hold it while the machine is busy).');
+    banner('info', 'No runs yet — the first cycle is under way' + (st.current_probe ? `: ${st.current_probe} is running.` : '.'),
+      pending + (st.current_probe ? 'results appear here as each one finishes.'
+        : 'it starts as soon as the quiet-host guard finds the machine quiet.'));
   else
     banner('info', `No runs yet — the first cycle starts at ${next ? fmtWhen(next) : 'start-up'}.`,
-      st.trigger_enabled ? 'Or start it now with the token under Probe cycles.' : 'The charts fill in after it.');
+      pending + (st.trigger_enabled ? 'or start it now with the token under Probe cycles.' : 'the charts fill in after it.'));
 }
 
 function renderHeadroom(h) {

@@ -306,6 +306,8 @@ async function testEmpty(browser) {
   check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'empty', 'an empty database shows the empty state');
   const text = await page.textContent('#banner');
   check(/No runs yet — the first cycle (starts at \d{4}-|is under way)/.test(text), 'the empty state says when the first cycle comes', text);
+  check(/Pending: .*ctxsw.*threads.*map32/.test(text) && /quiet-host guard|starts at/.test(text),
+    'the empty state says what is pending and what it waits for', text);
   check(/Not enough data yet/.test(await page.textContent('#rec-sentence')), 'the empty state says there is not enough data yet');
   await page.screenshot({ path: path.join(OUT, 'dashboard-empty.png') });
   check(rec.errors.length === 0, 'no console errors on an empty database', rec.errors);
