@@ -124,8 +124,9 @@ unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *
                             json_t **body, struct api_error *err)
 {
 	(void)arg;
-	return simple(t, store_api_recommendation, ctx, body, err,
-	              "not enough data yet: a recommendation is computed once a probe has answered");
+	return simple(
+	    t, store_api_recommendation, ctx, body, err,
+	    "not enough data yet: a recommendation is computed once a probe has answered");
 }
 
 /* The recorded headroom with each limit's ratio and the warnings. */

@@ -1095,8 +1095,8 @@ static int dropin_name(const struct dirent *e)
 	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".conf");
 }
 
-int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings,
-                        char *err, size_t errlen)
+int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings, char *err,
+                        size_t errlen)
 {
 	struct dirent **ents = NULL;
 	int n = scandir(dir, &ents, dropin_name, alphasort), r = 0;

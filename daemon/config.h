@@ -90,8 +90,8 @@ int config_load_file(const char *path, struct config *c, char *err, size_t errle
  * *warnings (malloc'd, NULL when none) and is skipped, so that a key from
  * a newer version does not stop the daemon. A missing directory is no
  * error. 0 or -errno with a message in err. */
-int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings,
-                        char *err, size_t errlen);
+int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings, char *err,
+                        size_t errlen);
 
 /* Is `name` a key? Accepts dashes for underscores ("probe-dir"). Returns
  * the canonical name or NULL. */

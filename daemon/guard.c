@@ -95,9 +95,8 @@ int guard_read_own(const char *path, unsigned long long *ticks)
 	/* the command name may hold spaces and parentheses: fields 14 to 17
 	 * (utime stime cutime cstime) count from after its last ')' */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
-	                 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut,
-	                 &st, &cut, &cst) != 4)
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld",
+	                 &ut, &st, &cut, &cst) != 4)
 		return -EINVAL;
 	*ticks = ut + st + (unsigned long long)(cut > 0 ? cut : 0) +
 	         (unsigned long long)(cst > 0 ? cst : 0);
@@ -189,9 +188,8 @@ int guard_look(struct guard *g, const struct guard_limits *lim, struct guard_loo
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int r = 0;
 
-	*out = (struct guard_look){.known = 1,
-	                           .measure = modes[g->mode].measure,
-	                           .unit = modes[g->mode].unit};
+	*out = (struct guard_look){
+	    .known = 1, .measure = modes[g->mode].measure, .unit = modes[g->mode].unit};
 	switch (g->mode) {
 	case GUARD_PSI:
 		r = guard_read_psi(g->paths->psi, &out->value);

@@ -359,8 +359,9 @@ static double load_guard(struct sched *s, const struct config *c)
 		if (look.known && !look.busy)
 			break;
 		if (look.known && waited >= c->guard_wait_max) {
-			log_notice("%s is still %.2f%s after waiting %.0f s; running the cycle anyway",
-			           look.measure, look.value, look.unit, waited);
+			log_notice(
+			    "%s is still %.2f%s after waiting %.0f s; running the cycle anyway",
+			    look.measure, look.value, look.unit, waited);
 			break;
 		}
 		if (!look.known)
@@ -677,7 +678,7 @@ static void run_cycle(struct sched *s, const char *why)
 		step(s);
 		upkeep(s, &c);
 	}
-	log_msg(!strcmp(status, "ok")        ? LOG_INFO
+	log_msg(!strcmp(status, "ok")       ? LOG_INFO
 	        : !strcmp(status, "failed") ? LOG_ERR
 	                                    : LOG_WARNING,
 	        "Cycle %lld finished: %s", (long long)cycle_id, status);

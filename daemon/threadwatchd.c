@@ -464,8 +464,9 @@ static int http_init(struct daemon *d)
 	}
 	d->port = http_port(d->http);
 	if (d->socket_activated)
-		log_notice("Serving HTTP on the socket passed by the launcher (LISTEN_FDS, port %u)",
-		           d->port);
+		log_notice(
+		    "Serving HTTP on the socket passed by the launcher (LISTEN_FDS, port %u)",
+		    d->port);
 	else
 		log_notice("Listening on http%s://%s%s%s:%u/", c->tls_cert[0] ? "s" : "",
 		           strchr(c->listen_address, ':') ? "[" : "", c->listen_address,

@@ -895,8 +895,9 @@ static char *sentence(const struct rec_model *m)
 	}
 	if (m->window_assumed && m->rule != RULE_NO_CTXSW && m->rule != RULE_NO_THREADS) {
 		/* never pass an assumption off as a measurement */
-		xasprintf(&assumed, "%s (The MAP_32BIT window is assumed, not measured: no map32 "
-		                    "figures yet.)",
+		xasprintf(&assumed,
+		          "%s (The MAP_32BIT window is assumed, not measured: no map32 "
+		          "figures yet.)",
 		          s);
 		free(s);
 		s = assumed;

@@ -414,7 +414,8 @@ static void test_dropins(void **state)
 	assert_true(c.interval == 3 * 3600);
 	assert_int_equal(c.nice, 4);
 	assert_true(c.quick);
-	snprintf(where, sizeof(where), "%s/20-b.conf:2: unknown key \"future_key\", ignored\n", dir);
+	snprintf(where, sizeof(where), "%s/20-b.conf:2: unknown key \"future_key\", ignored\n",
+	         dir);
 	assert_non_null(warn);
 	assert_string_equal(warn, where);
 	snprintf(where, sizeof(where), "%s/20-b.conf:3", dir);

@@ -194,8 +194,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_readers),     cmocka_unit_test(test_busy_pct),
-	    cmocka_unit_test(test_auto_order),  cmocka_unit_test(test_after_spike),
+	    cmocka_unit_test(test_readers),    cmocka_unit_test(test_busy_pct),
+	    cmocka_unit_test(test_auto_order), cmocka_unit_test(test_after_spike),
 	    cmocka_unit_test(test_busy_look),
 	};
 

@@ -309,10 +309,9 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_start_delay), cmocka_unit_test(test_readers),
-	    cmocka_unit_test(test_names),       cmocka_unit_test(test_discover),
-	    cmocka_unit_test(test_cycle_status),
-	    cmocka_unit_test(test_lifecycle),
+	    cmocka_unit_test(test_start_delay),  cmocka_unit_test(test_readers),
+	    cmocka_unit_test(test_names),        cmocka_unit_test(test_discover),
+	    cmocka_unit_test(test_cycle_status), cmocka_unit_test(test_lifecycle),
 	};
 
 	return cmocka_run_group_tests_name("scheduler", tests, setup, teardown);
