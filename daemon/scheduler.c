@@ -781,6 +781,12 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 	delay = sched_start_delay(now_ms, last_ms, have_last, cfg->interval);
 	s->status.last_cycle_ms = have_last ? last_ms : 0;
 	if (have_last) {
+		char *prev = NULL;
+
+		/* keep the last cycle's status across a restart (/healthz, STATUS=) */
+		if (store_state_get(st, "last_cycle_status", &prev) == 0 && prev)
+			snprintf(s->status.last_status, sizeof(s->status.last_status), "%s", prev);
+		free(prev);
 		s->last_end = mono_s() - (double)(now_ms - last_ms) / 1000.0;
 		s->have_last_end = 1;
 	}

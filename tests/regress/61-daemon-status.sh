@@ -61,6 +61,13 @@ rec=$(api /api/v1/recommendation)
 jq -r '.reasons[]' <<<"$rec" | grep -q '^Assuming (no map32 figures)' ||
 	fail "the reasons present the assumed window as measured: $(jq -c .reasons <<<"$rec")"
 stop_daemon
+# A restart keeps the last cycle's status (no new cycle is due for an hour).
+start_daemon one --interval 1h
+[ "$(api /healthz | jq -r .last_cycle_status)" = partial ] ||
+	fail "after a restart /healthz says $(api /healthz)"
+[ "$(api /api/v1/status | jq -r .last_cycle_status)" = partial ] || fail "after a restart the status forgot"
+stop_daemon
+ok "a restart keeps the last cycle's status"
 
 fake_probe "$TW_TMP/probes" map32 ok
 start_daemon all --interval 1h
