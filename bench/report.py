@@ -78,6 +78,11 @@ def fmt(x, nd=3):
     return f"{x:.{nd}g}" if a < 1 else f"{x:.2f}"
 
 
+def whole(x):
+    """A count: no decimals when it has none (a median of counts may)."""
+    return fmt(int(x)) if float(x).is_integer() else fmt(x)
+
+
 def pct(x, nd=2):
     return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{nd}f}%"
 
@@ -787,14 +792,16 @@ class Bench:
         for r in ran:
             if r["load1"] / cpus > self.load_limit():
                 return (f"phase {r['name']} started at load1 {fmt(r['load1'])} ({fmt(r['load1'] / cpus)} per CPU, "
-                        f"above BENCH_LOAD_MAX {self.load_limit()}) after waiting up to BENCH_SETTLE_S")
+                        f"above BENCH_LOAD_MAX {self.load_limit()}) after waiting up to "
+                        f"{self.meta.get('BENCH_SETTLE_S', 'n/a')} s for it to fall")
         return None
 
     def section_load(self):
         cpus = int(self.meta.get("cpus", "1") or 1)
         rows = [[r["name"], fmt(r["load1"]), fmt(r["load1"] / cpus), r["psi"] or "n/a", fmt(r["max_load1"]),
-                 "reported" if r["load1"] / cpus <= self.load_limit() or r["name"] in ("setup", "report", "idle-wait")
-                 else "**refused**"] for r in self.phase_rows]
+                 "(none)" if r["name"] in ("setup", "report", "idle-wait")
+                 else "reported" if r["load1"] / cpus <= self.load_limit() else "**refused**"]
+                for r in self.phase_rows]
         return ["## Load during each phase", "",
                 f"Each phase waits up to BENCH_SETTLE_S ({self.meta.get('BENCH_SETTLE_S', 'n/a')} s) for load1 to "
                 f"fall to BENCH_LOAD_MAX ({self.load_limit()}) per CPU; a phase that starts above it is not "
@@ -837,8 +844,8 @@ class Bench:
             p99s = [d["runq"]["p99"] for d in ds if d["runq"]["p99"] is not None]
             rises = [d["load1_rise"] for d in ds]
             lat = [d["neighbour"]["p99_ms"] for d in ds if d["neighbour"].get("p99_ms")]
-            rows.append([name, len(ds), f"{fmt(median(peaks))} [{fmt(max(peaks))}]" if peaks else "n/a",
-                         f"{fmt(median(p99s))}" if p99s else "n/a",
+            rows.append([name, len(ds), f"{whole(median(peaks))} [{whole(max(peaks))}]" if peaks else "n/a",
+                         f"{whole(median(p99s))}" if p99s else "n/a",
                          f"{fmt(median(rises))} [{fmt(max(rises))}]",
                          f"{fmt(median(lat))} [{fmt(max(lat))}]" if lat else "n/a",
                          f"{median(lat) / base_p99:.2f}×" if lat and base_p99 else "n/a"])
