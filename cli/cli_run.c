@@ -398,6 +398,12 @@ static json_t *recommendation(const json_t *fp, json_t *probes, char **text)
 	json_t *inputs, *result, *out;
 	char err[256];
 
+	*text = NULL;
+	if (!json_object_get(probes, "ctxsw") && !json_object_get(probes, "map32") &&
+	    !json_object_get(probes, "threads"))
+		/* no figures at all: a verdict would rest on assumptions alone */
+		return json_pack("{s:n, s:n, s:s}", "inputs", "result", "error",
+		                 "not enough data yet: no probe produced figures");
 	rec_workload_default(&w);
 	inputs =
 	    rec_inputs_build(fp, json_object_get(probes, "ctxsw"), json_object_get(probes, "map32"),
@@ -523,13 +529,18 @@ int cli_run_inputs(int quick, json_t **inputs)
 	run_probes(&a, dirs, names, n, &fp, &entries);
 	ok = ok_docs(entries);
 	rec_workload_default(&w);
-	*inputs = rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
-	                           json_object_get(ok, "threads"), &w);
+	*inputs = NULL;
+	if (json_object_size(ok))
+		*inputs =
+		    rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
+		                     json_object_get(ok, "threads"), &w);
+	else
+		fprintf(stderr, "threadwatch: not enough data yet: no probe produced figures\n");
 	json_decref(ok);
 	json_decref(entries);
 	json_decref(fp);
 	free(dirs);
-	return stop_flag ? -EINTR : 0;
+	return stop_flag ? -EINTR : *inputs ? 0 : -ENODATA;
 }
 
 int cli_run(int argc, char **argv)
