@@ -607,6 +607,22 @@ static void detect_regressions(struct sched *s, const struct config *c)
 	json_decref(found);
 }
 
+/* The end of a cycle in the journal: its priority by status (info, warning
+ * when partial, error when failed) and CYCLE_ID=, CYCLE_STATUS= fields. */
+static void log_cycle_end(int64_t cycle_id, const char *status)
+{
+	char id[40], st[48];
+	const char *const fields[] = {id, st, NULL};
+
+	snprintf(id, sizeof(id), "CYCLE_ID=%lld", (long long)cycle_id);
+	snprintf(st, sizeof(st), "CYCLE_STATUS=%s", status);
+	log_event(!strcmp(status, "ok")       ? LOG_INFO
+	          : !strcmp(status, "failed") ? LOG_ERR
+	                                      : LOG_WARNING,
+	          SCHED_MESSAGE_ID_CYCLE, fields, "Cycle %lld finished: %s", (long long)cycle_id,
+	          status);
+}
+
 /* Answers a waiting API caller. Called with the lock held. */
 static void answer_locked(struct sched *s, uint64_t seq, int result, int64_t cycle_id)
 {
@@ -678,10 +694,7 @@ static void run_cycle(struct sched *s, const char *why)
 		step(s);
 		upkeep(s, &c);
 	}
-	log_msg(!strcmp(status, "ok")       ? LOG_INFO
-	        : !strcmp(status, "failed") ? LOG_ERR
-	                                    : LOG_WARNING,
-	        "Cycle %lld finished: %s", (long long)cycle_id, status);
+	log_cycle_end(cycle_id, status);
 done:
 	pthread_mutex_lock(&s->lock);
 	s->status.running = 0;

@@ -17,6 +17,10 @@ struct config;
 struct store;
 struct sched;
 
+/* MESSAGE_ID of the journal message that ends each cycle (fields
+ * CYCLE_ID=, CYCLE_STATUS=). */
+#define SCHED_MESSAGE_ID_CYCLE "b1f3c5e0a6d94e2c8d7f41a9c3e6b270"
+
 /* What the main loop shows in STATUS= and the watchdog looks at. */
 struct sched_status {
 	int running;           /* a cycle is going (including its quiet-host wait) */
