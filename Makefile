@@ -82,6 +82,11 @@ PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev 
 	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian \
 	prometheus-node-exporter
 PKGS_RUN   := $(PKGS_BUILD)
+# `make deb`: debian/control's Build-Depends (versions dropped; the virtual
+# debhelper-compat comes with debhelper) and dpkg-buildpackage's package.
+PKGS_DEB    = dpkg-dev $(shell sed -n '/^Build-Depends:/,/^[^ ]/p' debian/control | \
+	sed '1s/^Build-Depends://;/^[^ ]/d' | tr ',' '\n' | sed 's/(.*)//;s/|.*//' | \
+	tr -d ' \t' | sed 's/^debhelper-compat$$/debhelper/' | grep .)
 # Commands that may come from elsewhere than a Debian package (a machine
 # may ship Node.js with its own npm): COMMAND=PACKAGE, installed only when
 # the command is missing.
@@ -101,7 +106,8 @@ DAEMON_MAIN := daemon/threadwatchd.c
 DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/events.c \
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
-	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c
+	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
+	daemon/guard.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c
@@ -124,7 +130,7 @@ BUILTIN_IN := $(sort $(wildcard sql/*.sql) $(wildcard web/*.html web/*.js web/*.
 
 BINS := $(B)/threadwatchd $(B)/threadwatch
 
-.PHONY: all clean install run test deps-build deps-test deps-run check-unit \
+.PHONY: all clean install run test deps-build deps-test deps-run deps-deb check-unit \
 	check-regress check-sanitize check-fuzz fuzz format check-format bench deb docs
 
 all: $(BINS) $(PROBES) $(SHIMS) $(TOOLS)
@@ -224,13 +230,15 @@ deps-run:
 	$(call need_pkgs,$(PKGS_RUN))
 deps-test:
 	$(call need_pkgs,$(PKGS_TEST),$(CMDS_TEST))
+deps-deb:
+	$(call need_pkgs,$(PKGS_DEB))
 
 # --- the two commands -----------------------------------------------------
 RUN_ARGS ?=
 run: deps-run
 	$(MAKE) all
 	mkdir -p var
-	exec $(B)/threadwatchd --foreground --state-dir var --probe-dir $(abspath $(B))/probes $(RUN_ARGS)
+	exec $(B)/threadwatchd --state-dir var $(RUN_ARGS)
 
 test: deps-test
 	$(MAKE) all
@@ -300,7 +308,8 @@ check-format:
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PROBEDIR) \
 		$(DESTDIR)$(PROBESDDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/threadwatch $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(SYSCONFDIR)/threadwatch $(DESTDIR)$(SYSCONFDIR)/threadwatch/threadwatchd.conf.d \
+		$(DESTDIR)$(DOCDIR)
 	install -m 0755 $(B)/threadwatch $(DESTDIR)$(BINDIR)/threadwatch
 	install -m 0755 $(B)/threadwatchd $(DESTDIR)$(SBINDIR)/threadwatchd
 	install -m 0755 $(PROBES) $(DESTDIR)$(PROBEDIR)/
@@ -321,7 +330,7 @@ install: all
 
 # The Debian package, built from a copy of the tree so that nothing is
 # written outside build/.
-deb:
+deb: deps-deb
 	rm -rf $(B)/deb && mkdir -p $(B)/deb/threadwatch-$(VERSION)
 	tar --exclude=./build --exclude=./.git --exclude=./var --exclude=./tests/out \
 		--exclude=./tests/browser/node_modules -cf - . \

@@ -85,8 +85,9 @@ unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *
                             json_t **body, struct api_error *err)
 {
 	(void)arg;
-	return simple(t, store_read_recommendation, ctx, body, err,
-	              "no recommendation yet: it is computed after the first cycle");
+	return simple(
+	    t, store_read_recommendation, ctx, body, err,
+	    "not enough data yet: a recommendation is computed once a probe has answered");
 }
 
 /* The recorded headroom with each limit's ratio and the warnings. */

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -70,6 +71,17 @@ struct cfg_key {
 };
 
 static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
+/* In the order of enum guard_mode (daemon/guard.h). */
+static const char *const guard_modes[] = {"auto", "psi", "busy", "loadavg", "off", NULL};
+
+/* Keys renamed since a release: the old name still reads as the new one,
+ * so that an old file keeps working. */
+static const struct {
+	const char *old, *name;
+} renamed[] = {
+    {"load_threshold", "guard_loadavg_per_cpu_max"},
+    {"load_wait_max", "guard_wait_max"},
+};
 
 #define OFF(f) offsetof(struct config, f)
 #define DAY 86400.0
@@ -106,12 +118,28 @@ static const struct cfg_key keys[] = {
     {"probe_timeout", T_DURATION, 1, DAY, "15m",
      "Wall-clock limit of one probe run; an overrun is killed and recorded as an error.",
      OFF(probe_timeout), 0, NULL},
-    {"load_threshold", T_DOUBLE, 0, 1000, "0.7",
-     "Quiet-host guard: a cycle waits while the 1-minute load average per CPU is above this.",
-     OFF(load_threshold), 0, NULL},
-    {"load_wait_max", T_DURATION, 0, DAY, "1h",
-     "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait.",
-     OFF(load_wait_max), 0, NULL},
+    {"guard", T_CHOICE, 0, 0, "auto",
+     "Quiet-host guard: what a scheduled cycle looks at before it starts. auto: CPU pressure "
+     "(psi) where the kernel has it, else busy CPU time (busy), else the load average "
+     "(loadavg); off: never wait.",
+     OFF(guard), 0, guard_modes},
+    {"guard_cpu_pressure_max", T_DOUBLE, 0, 100, "10",
+     "Quiet-host guard (psi): a cycle waits while the share of the last 10 s in which some "
+     "runnable task waited for a CPU (/proc/pressure/cpu, some avg10, percent) is above this.",
+     OFF(guard_cpu_pressure_max), 0, NULL},
+    {"guard_cpu_busy_max", T_DOUBLE, 0, 100, "50",
+     "Quiet-host guard (busy): a cycle waits while the busy share of all CPU time over the "
+     "last few seconds (/proc/stat, percent), threadwatchd's own processes left out, is above "
+     "this.",
+     OFF(guard_cpu_busy_max), 0, NULL},
+    {"guard_loadavg_per_cpu_max", T_DOUBLE, 0, 1000, "0.7",
+     "Quiet-host guard (loadavg, the last resort): a cycle waits while the 1-minute load "
+     "average per CPU is above this. Formerly load_threshold.",
+     OFF(guard_loadavg_per_cpu_max), 0, NULL},
+    {"guard_wait_max", T_DURATION, 0, DAY, "1h",
+     "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait. "
+     "Formerly load_wait_max.",
+     OFF(guard_wait_max), 0, NULL},
     {"nice", T_INT, 0, 19, "10",
      "Niceness added for the probes (they also run in the idle I/O class).", OFF(nice), 0, NULL},
     {"retention_raw_days", T_INT, 1, 36500, "30",
@@ -295,7 +323,8 @@ static int parse_double(const struct cfg_key *k, const char *text, void *f, char
 static void format_double(const struct cfg_key *k, const void *f, char *buf, size_t len)
 {
 	(void)k;
-	units_format_number(*(const double *)f, "", 1, buf, len);
+	/* 10, not 1e+01; an exponent only where plain digits cannot say it */
+	units_format_number(*(const double *)f, "", 0, buf, len);
 }
 
 static int set_string(const struct cfg_key *k, const char *text, void *f)
@@ -507,8 +536,9 @@ static int parse_choice(const struct cfg_key *k, const char *text, void *f, char
 			*(int *)f = i;
 			return 0;
 		}
-	say(why, wlen, "\"%s\" is not one of: err, warning, notice, info, debug",
-	    shown(text, b, sizeof(b)));
+	say(why, wlen, "\"%s\" is not one of: ", shown(text, b, sizeof(b)));
+	for (int i = 0; k->choices[i]; i++)
+		say(why + strlen(why), wlen - strlen(why), "%s%s", i ? ", " : "", k->choices[i]);
 	return -EINVAL;
 }
 
@@ -583,7 +613,7 @@ static const struct cfg_type {
     [T_ADDRESS] = {"address", "ADDRESS", sizeof(char *), 1, parse_address, format_string, NULL},
     [T_SPAN] = {"percent or duration", "SPAN", sizeof(struct config_span), 0, parse_span,
                 format_span, range_span},
-    [T_CHOICE] = {"choice", "LEVEL", sizeof(int), 0, parse_choice, format_choice, range_choice},
+    [T_CHOICE] = {"choice", "CHOICE", sizeof(int), 0, parse_choice, format_choice, range_choice},
 };
 
 /* The key's range as text for the docs ("" when there is none). */
@@ -609,18 +639,23 @@ static void quote_value(const char *v, char *buf, size_t len)
 
 /* --- keys ------------------------------------------------------------------ */
 
+static int same_name(const char *key, const char *name, int dashes_ok)
+{
+	while (*key && (*key == *name || (dashes_ok && *key == '_' && *name == '-'))) {
+		key++;
+		name++;
+	}
+	return !*key && !*name;
+}
+
 static int key_index(const char *name, int dashes_ok)
 {
-	for (size_t i = 0; i < N_KEYS; i++) {
-		const char *a = keys[i].name, *b = name;
-
-		while (*a && (*a == *b || (dashes_ok && *a == '_' && *b == '-'))) {
-			a++;
-			b++;
-		}
-		if (!*a && !*b)
+	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (same_name(renamed[i].old, name, dashes_ok))
+			name = renamed[i].name;
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (same_name(keys[i].name, name, dashes_ok))
 			return (int)i;
-	}
 	return -1;
 }
 
@@ -773,8 +808,10 @@ static char *extract_value(char *v, const char **why)
 	return trim(v);
 }
 
+/* Unknown keys in a drop-in are noted in *warn (one line each) and
+ * skipped when warn is set; elsewhere they are errors. */
 static int parse_line(char *line, const char *name, unsigned lineno, unsigned *seen,
-                      struct config *c, char *err, size_t errlen)
+                      struct config *c, char **warn, char *err, size_t errlen)
 {
 	char *s = trim(line), *eq, *key, *value, origin[PATH_MAX + 32], b[64];
 	const char *why = NULL;
@@ -791,6 +828,15 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 	*eq = '\0';
 	key = trim(s);
 	i = key_index(key, 0);
+	if (i < 0 && warn) {
+		char *more;
+
+		xasprintf(&more, "%s%s:%u: unknown key \"%s\", ignored\n", *warn ? *warn : "", name,
+		          lineno, shown(key, b, sizeof(b)));
+		free(*warn);
+		*warn = more;
+		return 0;
+	}
 	if (i < 0) {
 		say(err, errlen, "%s:%u: unknown key \"%s\"", name, lineno,
 		    shown(key, b, sizeof(b)));
@@ -811,8 +857,8 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 	return set_key(c, (size_t)i, value, origin, err, errlen);
 }
 
-int config_parse_named(const char *buf, size_t len, const char *name, struct config *c, char *err,
-                       size_t errlen)
+static int parse_text(const char *buf, size_t len, const char *name, struct config *c, char **warn,
+                      char *err, size_t errlen)
 {
 	unsigned seen[CONFIG_MAX_KEYS] = {0}, lineno = 0;
 	const char *nul = memchr(buf, '\0', len);
@@ -830,7 +876,7 @@ int config_parse_named(const char *buf, size_t len, const char *name, struct con
 		const char *start = buf + pos, *nl = memchr(start, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - start) : len - pos;
 		char *line = xstrndup(start, n);
-		int r = parse_line(line, name, ++lineno, seen, c, err, errlen);
+		int r = parse_line(line, name, ++lineno, seen, c, warn, err, errlen);
 
 		free(line);
 		if (r < 0)
@@ -838,6 +884,12 @@ int config_parse_named(const char *buf, size_t len, const char *name, struct con
 		pos += n + (nl ? 1 : 0);
 	}
 	return 0;
+}
+
+int config_parse_named(const char *buf, size_t len, const char *name, struct config *c, char *err,
+                       size_t errlen)
+{
+	return parse_text(buf, len, name, c, NULL, err, errlen);
 }
 
 int config_parse_buffer(const char *buf, size_t len, struct config *c, char *err, size_t errlen)
@@ -880,7 +932,7 @@ out:
 	return ret;
 }
 
-int config_load_file(const char *path, struct config *c, char *err, size_t errlen)
+static int load_file(const char *path, struct config *c, char **warn, char *err, size_t errlen)
 {
 	struct stat st;
 	size_t len;
@@ -899,8 +951,47 @@ int config_load_file(const char *path, struct config *c, char *err, size_t errle
 			say(err, errlen, "Failed to read \"%s\": %s", path, strerror(-r));
 		return r;
 	}
-	r = config_parse_named(buf, len, path, c, err, errlen);
+	r = parse_text(buf, len, path, c, warn, err, errlen);
 	free(buf);
+	return r;
+}
+
+int config_load_file(const char *path, struct config *c, char *err, size_t errlen)
+{
+	return load_file(path, c, NULL, err, errlen);
+}
+
+static int dropin_name(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".conf");
+}
+
+int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings, char *err,
+                        size_t errlen)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, dropin_name, alphasort), r = 0;
+
+	*warnings = NULL;
+	if (n < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		r = -errno;
+		say(err, errlen, "Failed to list \"%s\": %s", dir, strerror(errno));
+		return r;
+	}
+	for (int i = 0; i < n; i++) {
+		char *path;
+
+		xasprintf(&path, "%s/%s", dir, ents[i]->d_name);
+		if (r >= 0)
+			r = load_file(path, c, strict ? NULL : warnings, err, errlen);
+		free(path);
+		free(ents[i]);
+	}
+	free(ents);
 	return r;
 }
 
@@ -911,6 +1002,13 @@ static const char *origin_of(const struct config *c, const char *key)
 	int i = key_index(key, 0);
 
 	return i >= 0 && c->origin[i] ? c->origin[i] : "default";
+}
+
+const char *config_origin(const struct config *c, const char *key)
+{
+	int i = key_index(key, 1);
+
+	return i >= 0 ? c->origin[i] : NULL;
 }
 
 /* A file named by tls_cert, tls_key or token_file: a relative name is a

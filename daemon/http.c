@@ -293,15 +293,30 @@ static enum MHD_Result send_store_error(struct ctx *c, int rc)
 	return send_api_error(c, &err);
 }
 
+/* About the daemon itself: 200 while it serves and its store answers,
+ * whatever the probes did; the last cycle's state rides in the body. */
 static enum MHD_Result h_healthz(struct ctx *c)
 {
-	char *v = NULL;
-	int rc = store_state_get(c->srv->api.st, "cycle_running", &v);
+	char *running = NULL, *last = NULL;
+	int rc = store_state_get(c->srv->api.st, "cycle_running", &running);
+	json_t *body;
 
-	free(v);
-	if (rc < 0 && rc != -ENOENT)
+	if (rc >= 0 || rc == -ENOENT) {
+		int r2 = store_state_get(c->srv->api.st, "last_cycle_status", &last);
+
+		rc = r2 == -ENOENT ? 0 : r2;
+	}
+	if (rc < 0) {
+		free(running);
+		free(last);
 		return send_store_error(c, rc);
-	return send_json(c, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"));
+	}
+	body = json_pack("{s:s,s:b,s:s?}", "status", "ok", "cycle_running",
+	                 running && strcmp(running, "0"), "last_cycle_status",
+	                 last && last[0] ? last : NULL);
+	free(running);
+	free(last);
+	return send_json(c, MHD_HTTP_OK, body);
 }
 
 /* Compares in time that depends only on the secret's length. */

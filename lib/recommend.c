@@ -1074,7 +1074,7 @@ static char *sentence_no_benefit(const struct rec_model *m)
 
 static char *sentence(const struct rec_model *m)
 {
-	char *s = NULL;
+	char *s = NULL, *assumed;
 
 	switch (m->rule) {
 	case RULE_NO_CTXSW:
@@ -1122,6 +1122,15 @@ static char *sentence(const struct rec_model *m)
 		          DUR(m->benefit_total), m->verdict_low ? "more than" : "not more than",
 		          DUR(m->extra_total), NUM(m->missing));
 		break;
+	}
+	if (m->window_assumed && m->rule != RULE_NO_CTXSW && m->rule != RULE_NO_THREADS) {
+		/* never pass an assumption off as a measurement */
+		xasprintf(&assumed,
+		          "%s (The MAP_32BIT window is assumed, not measured: no map32 "
+		          "figures yet.)",
+		          s);
+		free(s);
+		s = assumed;
 	}
 	return s;
 }

@@ -226,7 +226,7 @@ function renderRecommendation(r) {
   const s = $('#rec-sentence');
   const v = $('#rec-verdict'), c = $('#rec-confidence');
   if (!r) {
-    s.textContent = 'No recommendation yet: it is computed at the end of the first probe cycle.';
+    s.textContent = 'Not enough data yet: a recommendation comes once a probe cycle has measured this host.';
     v.textContent = c.textContent = '';
     facts($('#rec-facts'), []);
     $('#rec-reasons-box').hidden = true;
@@ -244,7 +244,8 @@ function renderRecommendation(r) {
     ['Saving per switch', f.switch_saving_ns != null ? `${fmtNum(f.switch_saving_ns, 1)} ns` +
       (ci && ci[0] != null ? ` (95% CI ${fmtNum(ci[0], 1)} to ${fmtNum(ci[1], 1)})` : '') : null],
     ['Extra per create', f.extra_create_ns != null ? `${fmtUnit(f.extra_create_ns, 'ns')} once the window is full` : null],
-    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` : null],
+    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` +
+      (f.window_assumed ? ' (assumed window, not measured: no map32 figures yet)' : '') : null],
     ['Computed', fmtWhen(r.computed_ms)],
   ]);
   $('#rec-reasons').replaceChildren(...(r.reasons || []).map((t) => el('li', { text: t })));
@@ -256,7 +257,9 @@ function renderStatus(st, hasRuns) {
   const last = st.last_cycle_ms || (lc && lc.ended_ms);
   const status = st.cycle_running ? `running${st.current_probe ? `: ${st.current_probe}` : ''}`
     : lc ? `${lc.status || 'unfinished'}, took ${fmtDuration(lc.duration_s)} (${lc.trigger})` : '—';
-  const badge = el('span', {}, el('span', { class: 'dot ' + (st.cycle_running ? 'run' : lc && lc.status === 'ok' ? 'ok' : 'bad') }), status);
+  /* ok: every probe answered; partial: some failed; failed: none did */
+  const dot = st.cycle_running ? 'run' : !lc ? 'bad' : lc.status === 'ok' ? 'ok' : lc.status === 'partial' ? 'warn' : 'bad';
+  const badge = el('span', {}, el('span', { class: 'dot ' + dot }), status);
   facts($('#cycle-facts'), [
     ['Last cycle', last ? fmtWhen(last) : 'none yet'],
     ['Status', lc || st.cycle_running ? badge : null],
@@ -265,12 +268,14 @@ function renderStatus(st, hasRuns) {
   $('#trigger').hidden = !st.trigger_enabled;
   if (hasRuns) return banner(null);
   const next = st.next_cycle_ms;
+  const pending = 'Pending: the context-switch (ctxsw), thread-creation (threads) and MAP_32BIT (map32) probes; ';
   if (st.cycle_running)
-    banner('info', 'No runs yet — the first cycle is under way.',
-      'Results appear here as each probe finishes (a quiet-host guard may hold it while the machine is busy).');
+    banner('info', 'No runs yet — the first cycle is under way' + (st.current_probe ? `: ${st.current_probe} is running.` : '.'),
+      pending + (st.current_probe ? 'results appear here as each one finishes.'
+        : 'it starts as soon as the quiet-host guard finds the machine quiet.'));
   else
     banner('info', `No runs yet — the first cycle starts at ${next ? fmtWhen(next) : 'start-up'}.`,
-      st.trigger_enabled ? 'Or start it now with the token under Probe cycles.' : 'The charts fill in after it.');
+      pending + (st.trigger_enabled ? 'or start it now with the token under Probe cycles.' : 'the charts fill in after it.'));
 }
 
 function renderHeadroom(h) {
@@ -300,7 +305,13 @@ function draw(id, data, opts) {
   if (charts[id]) charts[id].destroy();
   const div = plotDiv(id);
   div.replaceChildren();
+  /* One or two rows make no visible line: draw them as points, and a lone
+   * point in time in the middle of an hour either side, not on the edge. */
+  const few = data.length <= 2, lone = data.length === 1 && data[0][0] instanceof Date;
   const g = new Dygraph(div, data, Object.assign({
+    drawPoints: few,
+    pointSize: few ? 4 : 1,
+    dateWindow: lone ? [data[0][0].getTime() - 3600e3, data[0][0].getTime() + 3600e3] : null,
     axisLineColor: cssVar('--line'),
     gridLineColor: cssVar('--grid'),
     strokeWidth: 1.6,

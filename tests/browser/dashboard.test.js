@@ -8,7 +8,10 @@
 // unreachable states, the weight, and that nothing logs a console error.
 // Saves screenshots for people to look at.
 //
-// usage: node dashboard.test.js --url URL --empty-url URL --out DIR
+// A database with exactly one cycle (the first hour of a new host): every
+// chart draws its single point visibly (dygraphs drawPoints).
+//
+// usage: node dashboard.test.js --url URL --empty-url URL --one-url URL --out DIR
 'use strict';
 
 const fs = require('fs');
@@ -20,9 +23,10 @@ const args = {};
 for (let i = 2; i + 1 < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 const URL_FULL = args.url;
 const URL_EMPTY = args['empty-url'];
+const URL_ONE = args['one-url'];
 const OUT = args.out;
-if (!URL_FULL || !URL_EMPTY || !OUT) {
-  console.error('usage: node dashboard.test.js --url URL --empty-url URL --out DIR');
+if (!URL_FULL || !URL_EMPTY || !URL_ONE || !OUT) {
+  console.error('usage: node dashboard.test.js --url URL --empty-url URL --one-url URL --out DIR');
   process.exit(2);
 }
 fs.mkdirSync(OUT, { recursive: true });
@@ -331,9 +335,50 @@ async function testEmpty(browser) {
   check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'empty', 'an empty database shows the empty state');
   const text = await page.textContent('#banner');
   check(/No runs yet — the first cycle (starts at \d{4}-|is under way)/.test(text), 'the empty state says when the first cycle comes', text);
-  check(/No recommendation yet/.test(await page.textContent('#rec-sentence')), 'the empty state has no recommendation yet');
+  check(/Pending: .*ctxsw.*threads.*map32/.test(text) && /quiet-host guard|starts at/.test(text),
+    'the empty state says what is pending and what it waits for', text);
+  check(/Not enough data yet/.test(await page.textContent('#rec-sentence')), 'the empty state says there is not enough data yet');
   await page.screenshot({ path: path.join(OUT, 'dashboard-empty.png') });
   check(rec.errors.length === 0, 'no console errors on an empty database', rec.errors);
+  await page.close();
+}
+
+/* One cycle: each chart holds what the API has and draws it as points
+ * big enough to see, since one or two points make no visible line. */
+async function testOneCycle(browser) {
+  const { page, rec } = await newPage(browser);
+  await page.goto(URL_ONE);
+  check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'ready', 'a one-cycle database is ready');
+  const status = await apiGet(URL_ONE, '/status');
+  check(status.last_cycle && status.last_cycle.id === 1 && status.last_cycle.status === 'ok', 'the database holds exactly one ok cycle', status.last_cycle);
+  await page.waitForFunction(() => Object.keys(window.twCharts).filter((k) => k.startsWith('history-')).length === 6,
+    null, { timeout: 20000 }).catch(() => {});
+  const charts = await page.evaluate(() => Object.entries(window.twCharts).map(([k, g]) => ({
+    k, rows: g.numRows(), points: g.getOption('drawPoints'), size: g.getOption('pointSize'),
+    // the drawn points: the canvas coordinates of row 0 of each series, inside the plot area
+    inside: (() => {
+      const a = g.getArea();
+      return g.layout_.points.every((pts) => pts.length > 0 && pts.every((p) =>
+        isFinite(p.canvasx) && isFinite(p.canvasy) && p.canvasx >= a.x - 1 && p.canvasx <= a.x + a.w + 1 &&
+        p.canvasy >= a.y - 1 && p.canvasy <= a.y + a.h + 1));
+    })(),
+  })));
+  const names = charts.map((c) => c.k).sort();
+  check(['creates', 'ctxsw', 'map32'].every((k) => names.includes(k)) && names.filter((k) => k.startsWith('history-')).length === 6,
+    'every chart is drawn on a one-cycle database', names);
+  const few = charts.filter((c) => c.rows <= 2);
+  check(charts.find((c) => c.k === 'ctxsw').rows === 1 && few.length >= 7, 'the ctxsw and history charts have one row each',
+    charts.map((c) => [c.k, c.rows]));
+  check(few.every((c) => c.points === true && c.size >= 3), 'charts of one or two rows draw visible points',
+    few.map((c) => [c.k, c.points, c.size]));
+  check(charts.every((c) => c.inside), 'every point lies inside its plot area', charts.filter((c) => !c.inside).map((c) => c.k));
+  const lone = await page.evaluate(() => Object.entries(window.twCharts).filter(([, g]) => g.numRows() === 1)
+    .map(([k, g]) => { const a = g.getArea(), x = g.layout_.points[0][0].canvasx; return [k, (x - a.x) / a.w]; }));
+  check(lone.length >= 7 && lone.every(([, f]) => f > 0.25 && f < 0.75), 'a lone point sits in the middle of its chart, not on the edge', lone);
+  const text = await page.textContent('#cycle-facts');
+  check(/Status.*ok/.test(text), 'the cycle card shows the one cycle as ok', text);
+  await page.screenshot({ path: path.join(OUT, 'dashboard-one-cycle.png'), fullPage: true });
+  check(rec.errors.length === 0, 'no console errors on a one-cycle database', rec.errors);
   await page.close();
 }
 
@@ -370,6 +415,7 @@ async function testFailures(browser) {
     });
     await testFull(browser);
     await testEmpty(browser);
+    await testOneCycle(browser);
     await testFailures(browser);
   } catch (e) {
     failed++;

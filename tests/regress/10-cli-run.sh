@@ -149,4 +149,15 @@ grep -Eq '^hello +ok .*answer 42' "$TW_TMP/mixed.txt" ||
 	fail "no hello row: $(cat "$TW_TMP/mixed.txt")"
 THREADWATCH_PROBE_DIR=$pd "$TW" run hello >/dev/null || fail "a good user probe gave exit $?"
 ok "THREADWATCH_PROBE_DIR: crash reported, a user's own probe ran"
+
+# Every built-in probe fails: no verdict from assumptions alone.
+mkdir -p "$TW_TMP/failing"
+for p in ctxsw threads map32; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/$p"; chmod +x "$TW_TMP/failing/$p"; done
+out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" run 2>&1)
+[ $? = 1 ] || fail "all probes failing did not exit 1: $out"
+grep -q '^no recommendation: not enough data yet' <<<"$out" || fail "a verdict without data: $out"
+grep -q '^verdict' <<<"$out" && fail "a verdict without data: $out"
+out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" recommend 2>&1)
+[ $? = 1 ] && grep -q 'not enough data yet' <<<"$out" || fail "recommend without data: $out"
+ok "no probe data: \"not enough data yet\", no verdict"
 exit 0

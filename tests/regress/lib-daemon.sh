@@ -63,10 +63,10 @@ start_daemon() {
 	shift
 	mkdir -p "$TW_TMP/$name"
 	rm -f "$TW_TMP/$name/port"
-	env "${DAEMON_ENV[@]}" "$TWD" --foreground --config "$TW_TMP/empty.conf" \
+	env "${DAEMON_ENV[@]}" "$TWD" --config "$TW_TMP/empty.conf" \
 		--state-dir "$TW_TMP/$name" --port 0 --port-file "$TW_TMP/$name/port" \
 		--probe-dir "$TW_TMP/probes" --probes-d "$TW_TMP/probes.d" --quick \
-		--load-threshold 1000 --splay 0 "$@" >>"$TW_TMP/$name.log" 2>&1 &
+		--guard off --splay 0 "$@" >>"$TW_TMP/$name.log" 2>&1 &
 	DPID=$!
 	if ! wait_for test -s "$TW_TMP/$name/port"; then
 		cat "$TW_TMP/$name.log" >&2

@@ -252,6 +252,14 @@ static void test_no_ci_and_assumed_window(void **state)
 	assert_true(json_is_true(json_object_get(json_object_get(r, "figures"), "window_assumed")));
 	CLOSE(fig(r, "window_bytes"), REC_DEFAULT_WINDOW);
 	CLOSE(fig(r, "window_stacks"), 127); /* floor(2^30 / (8 MiB + 4 KiB)) */
+	/* ... and the sentence says so, not only the reasons */
+	assert_non_null(strstr(json_string_value(json_object_get(r, "sentence")),
+	                       "window is assumed, not measured"));
+	json_decref(r);
+	/* a measured window is not called assumed */
+	r = compute("{\"workload\":{\"threads\":100},\"ctxsw\":{\"low_ns\":500,\"high_ns\":1000,"
+	            "\"ratio_ci95\":[0.45,0.55]},\"map32\":{\"window_bytes\":1e9}}");
+	assert_null(strstr(json_string_value(json_object_get(r, "sentence")), "assumed"));
 	json_decref(r);
 }
 
