@@ -666,30 +666,44 @@ const char *config_key_name(const char *name)
 	return i < 0 ? NULL : keys[i].name;
 }
 
-/* The dashed spellings of the keys' names, for config_options(). */
-static char dashed_names[CONFIG_MAX_KEYS][48];
+#define N_RENAMED (sizeof(renamed) / sizeof(renamed[0]))
+
+/* The dashed spellings of the keys' names and of their former names, for
+ * config_options(). */
+static char dashed_names[CONFIG_MAX_KEYS + N_RENAMED][48];
+
+/* Adds --NAME and, when it has an underscore, its dashed twin for key i. */
+static size_t add_option(struct option *out, size_t n, size_t max, const char *name, size_t i,
+                         char *dashed, size_t dlen, int base)
+{
+	struct option o = {name, keys[i].type == T_BOOL ? optional_argument : required_argument,
+	                   NULL, base + (int)i};
+
+	if (n < max)
+		out[n++] = o;
+	if (!strchr(name, '_'))
+		return n;
+	snprintf(dashed, dlen, "%s", name);
+	for (char *p = dashed; *p; p++)
+		if (*p == '_')
+			*p = '-';
+	o.name = dashed;
+	if (n < max)
+		out[n++] = o;
+	return n;
+}
 
 size_t config_options(struct option *out, size_t max, int base)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < N_KEYS; i++) {
-		struct option o = {keys[i].name,
-		                   keys[i].type == T_BOOL ? optional_argument : required_argument,
-		                   NULL, base + (int)i};
-
-		if (n < max)
-			out[n++] = o;
-		if (!strchr(keys[i].name, '_'))
-			continue;
-		snprintf(dashed_names[i], sizeof(dashed_names[i]), "%s", keys[i].name);
-		for (char *p = dashed_names[i]; *p; p++)
-			if (*p == '_')
-				*p = '-';
-		o.name = dashed_names[i];
-		if (n < max)
-			out[n++] = o;
-	}
+	for (size_t i = 0; i < N_KEYS; i++)
+		n = add_option(out, n, max, keys[i].name, i, dashed_names[i], sizeof(dashed_names[i]),
+		               base);
+	/* A renamed key's former name is a flag too (--load-threshold). */
+	for (size_t r = 0; r < N_RENAMED; r++)
+		n = add_option(out, n, max, renamed[r].old, (size_t)key_index(renamed[r].name, 0),
+		               dashed_names[N_KEYS + r], sizeof(dashed_names[0]), base);
 	return n;
 }
 

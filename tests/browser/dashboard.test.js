@@ -351,8 +351,9 @@ async function testOneCycle(browser) {
   check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'ready', 'a one-cycle database is ready');
   const status = await apiGet(URL_ONE, '/status');
   check(status.last_cycle && status.last_cycle.id === 1 && status.last_cycle.status === 'ok', 'the database holds exactly one ok cycle', status.last_cycle);
-  await page.waitForFunction(() => Object.keys(window.twCharts).filter((k) => k.startsWith('history-')).length === 6,
-    null, { timeout: 20000 }).catch(() => {});
+  const labelled = (await apiGet(URL_ONE, '/catalog')).metrics.filter((m) => m.label).length;
+  await page.waitForFunction((n) => Object.keys(window.twCharts).filter((k) => k.startsWith('history-')).length === n,
+    labelled, { timeout: 20000 }).catch(() => {});
   const charts = await page.evaluate(() => Object.entries(window.twCharts).map(([k, g]) => ({
     k, rows: g.numRows(), points: g.getOption('drawPoints'), size: g.getOption('pointSize'),
     // the drawn points: the canvas coordinates of row 0 of each series, inside the plot area
@@ -364,7 +365,7 @@ async function testOneCycle(browser) {
     })(),
   })));
   const names = charts.map((c) => c.k).sort();
-  check(['creates', 'ctxsw', 'map32'].every((k) => names.includes(k)) && names.filter((k) => k.startsWith('history-')).length === 6,
+  check(['creates', 'ctxsw', 'map32'].every((k) => names.includes(k)) && names.filter((k) => k.startsWith('history-')).length === labelled,
     'every chart is drawn on a one-cycle database', names);
   const few = charts.filter((c) => c.rows <= 2);
   check(charts.find((c) => c.k === 'ctxsw').rows === 1 && few.length >= 7, 'the ctxsw and history charts have one row each',
