@@ -21,6 +21,8 @@
 
 #include "tmpdir.h"
 
+#include "clock.h"
+
 #include "config.h"
 #include "log.h"
 #include "scheduler.h"
@@ -73,6 +75,22 @@ static void test_start_delay(void **state)
 	assert_true(sched_start_delay(3601000, 1000, 1, 3600) == 0);  /* exactly */
 	assert_true(fabs(sched_start_delay(1001000, 1000, 1, 3600) - 2600) < 1e-9);
 	assert_true(sched_start_delay(1000, 5000000, 1, 3600) == 0); /* in the future */
+}
+
+static void test_retry_delay(void **state)
+{
+	(void)state;
+	assert_true(sched_retry_delay(0, 21600) == 21600); /* regular: the interval */
+	assert_true(sched_retry_delay(1, 21600) == 60);
+	assert_true(sched_retry_delay(2, 21600) == 300);
+	assert_true(sched_retry_delay(3, 21600) == 1800);
+	assert_true(sched_retry_delay(40, 21600) == 1800);
+	assert_true(sched_retry_delay(2, 120) == 120); /* capped at the interval */
+	assert_true(sched_retry_delay(1, 30) == 30);
+	assert_true(sched_status_retried("failed"));
+	assert_true(sched_status_retried("interrupted"));
+	assert_false(sched_status_retried("ok"));
+	assert_false(sched_status_retried(""));
 }
 
 static void test_readers(void **state)
@@ -265,13 +283,46 @@ static void test_lifecycle(void **state)
 	assert_int_equal(sched_trigger(s, &id), -ESHUTDOWN);
 	sched_free(s);
 
-	/* A new scheduler on the same store does not re-run a recent cycle. */
+	/* A new scheduler on the same store retries the interrupted cycle a
+	 * minute after it ended (with at most 10% of that as splay), not an
+	 * interval later, and says so. */
+	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
+	assert_int_equal(store_state_get(st, "next_cycle_retry", &value), 0);
+	assert_string_equal(value, "1");
+	free(value);
+	assert_int_equal(sched_start(s), 0);
+	usleep(200000);
+	sched_get_status(s, &ss);
+	assert_int_equal(ss.cycles, 0);
+	assert_false(ss.running);
+	assert_int_equal(ss.retry, 1);
+	assert_string_equal(ss.last_status, "interrupted");
+	assert_int_equal(store_last_cycle(st, &ended), 0);
+	assert_true(ss.next_cycle_ms - ended >= 59 * 1000LL);
+	assert_true(ss.next_cycle_ms - ended <= 67 * 1000LL);
+	sched_free(s);
+
+	/* A process that died during a cycle left it marked running: the next
+	 * start retries it (the second retry: five minutes from now). */
+	assert_int_equal(store_state_set(st, "cycle_running", "1"), 0);
+	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
+	sched_get_status(s, &ss);
+	assert_int_equal(ss.retry, 2);
+	assert_true(ss.next_cycle_ms - (int64_t)(clock_wall_ns() / 1000000) > 290 * 1000LL);
+	assert_true(ss.next_cycle_ms - (int64_t)(clock_wall_ns() / 1000000) < 340 * 1000LL);
+	sched_free(s);
+
+	/* An ok cycle ends the retries: then a recent cycle is not re-run. */
+	assert_int_equal(store_state_set(st, "cycle_running", "0"), 0);
+	assert_int_equal(store_state_set(st, "last_cycle_status", "ok"), 0);
 	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
 	assert_int_equal(sched_start(s), 0);
 	usleep(200000);
 	sched_get_status(s, &ss);
 	assert_int_equal(ss.cycles, 0);
 	assert_false(ss.running);
+	assert_int_equal(ss.retry, 0);
+	assert_true(ss.next_cycle_ms - ended > 3590 * 1000LL);
 	sched_free(s);
 	store_close(st);
 	config_free(&c);
@@ -297,9 +348,9 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_start_delay), cmocka_unit_test(test_readers),
-	    cmocka_unit_test(test_names),       cmocka_unit_test(test_discover),
-	    cmocka_unit_test(test_lifecycle),
+	    cmocka_unit_test(test_start_delay), cmocka_unit_test(test_retry_delay),
+	    cmocka_unit_test(test_readers),     cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_discover),    cmocka_unit_test(test_lifecycle),
 	};
 
 	return cmocka_run_group_tests_name("scheduler", tests, setup, teardown);
