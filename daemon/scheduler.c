@@ -70,6 +70,7 @@ struct sched {
 	double last_end;
 	int have_last_end;
 	const char *pending; /* "start" or "fingerprint": a cycle is due now */
+	int replanned;       /* the plan changed outside the thread: publish it */
 
 	/* the API handshake */
 	int api_pending;
@@ -745,6 +746,13 @@ static void *sched_main(void *arg)
 		struct timespec ts;
 		int changed_host, stored;
 
+		if (s->replanned) {
+			s->replanned = 0;
+			pthread_mutex_unlock(&s->lock);
+			publish(s);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		if (why) {
 			run_cycle(s, why);
 			continue;
@@ -877,9 +885,11 @@ void sched_reconfigure(struct sched *s, const struct config *cfg)
 	old = s->cfg.interval;
 	config_free(&s->cfg);
 	config_copy(&s->cfg, cfg);
-	if (!s->status.running && cfg->interval != old)
+	if (!s->status.running && cfg->interval != old) {
 		plan_next_locked(s, s->have_last_end ? s->last_end : mono_s(),
 		                 sched_retry_delay(s->status.retry, cfg->interval));
+		s->replanned = 1; /* the thread publishes it (the API reads the store) */
+	}
 	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	changed(s);

@@ -323,6 +323,22 @@ static void test_lifecycle(void **state)
 	assert_false(ss.running);
 	assert_int_equal(ss.retry, 0);
 	assert_true(ss.next_cycle_ms - ended > 3590 * 1000LL);
+
+	/* A reload with a new interval re-plans, and the API (which reads the
+	 * store) sees the new plan. */
+	assert_int_equal(config_set(&c, "interval", "3h", "t", err, sizeof(err)), 0);
+	sched_reconfigure(s, &c);
+	for (int i = 0; i < 100; i++) {
+		value = NULL;
+		assert_int_equal(store_state_get(st, "next_cycle_ms", &value), 0);
+		if (atoll(value) - ended > 10790 * 1000LL)
+			break;
+		free(value);
+		usleep(20000);
+	}
+	assert_true(atoll(value) - ended > 10790 * 1000LL);
+	assert_true(atoll(value) - ended < 11900 * 1000LL);
+	free(value);
 	sched_free(s);
 	store_close(st);
 	config_free(&c);
