@@ -290,13 +290,21 @@ static void step(struct sched *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+static void publish(struct sched *s);
+
+/* The probe running now, in the status and (when it changed) for the API. */
 static void set_probe(struct sched *s, const char *name, double bound_s)
 {
+	int differs;
+
 	pthread_mutex_lock(&s->lock);
+	differs = strcmp(s->status.probe, name ? name : "") != 0;
 	snprintf(s->status.probe, sizeof(s->status.probe), "%s", name ? name : "");
 	promise(s, bound_s);
 	pthread_mutex_unlock(&s->lock);
 	changed(s);
+	if (differs)
+		publish(s);
 }
 
 static int64_t next_cycle_ms_locked(const struct sched *s)

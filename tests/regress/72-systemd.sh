@@ -232,7 +232,9 @@ ok "watchdog: SIGSTOP, restarted after $t_wd s (WatchdogSec=10s + RestartSec=5s)
 # --- regression events in the journal -------------------------------------------------------
 STEP_ID=78d06f1af1ac4ee9afec21ee1a5d4526
 SD=$R/var/lib/private/threadwatch
-in_ct systemctl stop threadwatchd.service
+# Stopping the socket stops the service that requires it.
+in_ct systemctl stop threadwatchd.socket
+[ "$(in_ct systemctl is-active threadwatchd.service)" = inactive ] || fail "the service outlived its socket"
 rm -f "$SD"/threadwatch.db*
 "$B/tests/twseed" --db "$SD/threadwatch.db" --days 30 --kernel-change-at 20 --step 10 --seed 1 --quiet ||
 	fail "twseed failed"
@@ -248,8 +250,9 @@ events_settled() {
 }
 wait_secs 30 events_settled || fail "no MESSAGE_ID=$STEP_ID in the journal"
 evj=$(ev | jq -c '{m: .MESSAGE, pr: .PRIORITY, k: .EVENT_KIND, metric: .METRIC, p: .PROBE, r: .RUN_ID}')
-bad=$(jq -c 'select(.pr != "5" or .k != "step" or (.metric | not) or (.p | not) or
-	(.metric | startswith(.p + ".") | not) or (.r | test("^[0-9]+$") | not))' <<<"$evj" | head -n 3)
+bad=$(jq -c 'select(.pr != "5" or .k != "step" or .metric == null or .p == null or .r == null or
+	(.p as $p | .metric | startswith($p + ".") | not) or (.r | test("^[0-9]+$") | not))' <<<"$evj") ||
+	fail "jq: $bad"
 [ -z "$bad" ] || fail "regression events without PRIORITY=5, EVENT_KIND=step, METRIC=, PROBE=, RUN_ID=: $bad"
 n_ev=$(wc -l <<<"$evj")
 [ "$(api /api/v1/events | jq '.events | length')" = "$n_ev" ] || fail "the journal and the API disagree"
@@ -289,7 +292,8 @@ ok "remove: units stopped, nothing on port 8437, database and configuration kept
 # --- a reboot during the first cycle ------------------------------------------------------
 apt_in install "/root/$(basename "$deb")" >"$TW_TMP/install2.log" 2>&1 ||
 	fail "reinstalling failed: $(cat "$TW_TMP/install2.log")"
-wait_secs 30 status_is .current_probe threads || fail "the first cycle's threads probe did not start"
+wait_secs 30 status_is .current_probe threads ||
+	fail "the first cycle's threads probe did not start: $(api /api/v1/status) $(in_ct systemctl status threadwatchd.socket threadwatchd.service --no-pager)"
 in_ct systemctl reboot
 t=$(date +%s)
 nspawn_wait_exit 60 || fail "the container did not go down for the reboot"

@@ -273,10 +273,14 @@ static void test_lifecycle(void **state)
 	assert_string_equal(value, "0");
 	free(value);
 
-	/* Stopping during map32's sleep interrupts the cycle promptly. */
+	/* Stopping during map32's sleep interrupts the cycle promptly. The
+	 * API sees the probe that runs. */
 	assert_int_equal(sched_trigger(s, &id), 0);
 	assert_int_equal(id, 3);
 	usleep(300000);
+	assert_int_equal(store_state_get(st, "current_probe", &value), 0);
+	assert_string_equal(value, "map32");
+	free(value);
 	sched_stop(s);
 	sched_get_status(s, &ss);
 	assert_string_equal(ss.last_status, "interrupted");
