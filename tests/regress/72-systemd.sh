@@ -158,15 +158,15 @@ next=$(status .next_cycle_ms)
 last=$(status .last_cycle_ms)
 gap=$(((next - last) / 1000))
 [ "$gap" -ge 10800 ] && [ "$gap" -le 11880 ] || fail "after interval = 3h the next cycle is $gap s after the last"
-echo "interval = banana" >>"$CONF"
-n=$(count_msg 'Reloading the configuration failed, keeping the old one')
+sed -i 's/^interval = 3h$/interval = banana/' "$CONF"
+n=$(count_msg 'Reloading the configuration failed, keeping the old one: .*threadwatchd.conf:[0-9]*: interval')
 in_ct systemctl reload threadwatchd.service || fail "systemctl reload (bad file) failed"
-wait_secs 10 msg_more 'Reloading the configuration failed, keeping the old one' "$n" ||
+wait_secs 10 msg_more 'Reloading the configuration failed, keeping the old one: .*threadwatchd.conf:[0-9]*: interval' "$n" ||
 	fail "no refusal of the bad file in the journal: $(jlog | jq -r .MESSAGE | tail -n 5)"
 [ "$(status .next_cycle_ms)" = "$next" ] || fail "the bad file changed the plan"
 [ "$(show MainPID)" = "$pid" ] || fail "reload changed the main PID"
 wait_secs 10 svc_active || fail "not active after reloads"
-sed -i '/^interval = banana$/d' "$CONF"
+sed -i 's/^interval = banana$/interval = 3h/' "$CONF"
 ok "reload: interval = 3h planned the next cycle $gap s after the last; \"interval = banana\" refused, old plan and PID kept"
 
 # --- restart keeps the history (and applies a token and quick probes) -------------------
