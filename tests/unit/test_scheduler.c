@@ -221,6 +221,20 @@ static void wait_cycles(struct sched *s, unsigned n)
 	fail_msg("%u cycles did not finish in 6 s", n);
 }
 
+/* A new scheduler on st, started, that runs no cycle at once. */
+static struct sched *start_idle(const struct config *c, struct store *st, struct sched_status *ss)
+{
+	struct sched *s;
+
+	assert_int_equal(sched_new(c, st, NULL, NULL, &s), 0);
+	assert_int_equal(sched_start(s), 0);
+	usleep(200000);
+	sched_get_status(s, ss);
+	assert_int_equal(ss->cycles, 0);
+	assert_false(ss->running);
+	return s;
+}
+
 static void test_lifecycle(void **state)
 {
 	struct config c;
@@ -290,15 +304,10 @@ static void test_lifecycle(void **state)
 	/* A new scheduler on the same store retries the interrupted cycle a
 	 * minute after it ended (with at most 10% of that as splay), not an
 	 * interval later, and says so. */
-	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
+	s = start_idle(&c, st, &ss);
 	assert_int_equal(store_state_get(st, "next_cycle_retry", &value), 0);
 	assert_string_equal(value, "1");
 	free(value);
-	assert_int_equal(sched_start(s), 0);
-	usleep(200000);
-	sched_get_status(s, &ss);
-	assert_int_equal(ss.cycles, 0);
-	assert_false(ss.running);
 	assert_int_equal(ss.retry, 1);
 	assert_string_equal(ss.last_status, "interrupted");
 	assert_int_equal(store_last_cycle(st, &ended), 0);
@@ -319,12 +328,7 @@ static void test_lifecycle(void **state)
 	/* An ok cycle ends the retries: then a recent cycle is not re-run. */
 	assert_int_equal(store_state_set(st, "cycle_running", "0"), 0);
 	assert_int_equal(store_state_set(st, "last_cycle_status", "ok"), 0);
-	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
-	assert_int_equal(sched_start(s), 0);
-	usleep(200000);
-	sched_get_status(s, &ss);
-	assert_int_equal(ss.cycles, 0);
-	assert_false(ss.running);
+	s = start_idle(&c, st, &ss);
 	assert_int_equal(ss.retry, 0);
 	assert_true(ss.next_cycle_ms - ended > 3590 * 1000LL);
 
