@@ -8,7 +8,7 @@
 # threads and a full MAP_32BIT window inside the unit; the online security
 # exposure (at most 1.5); reload (a bad file keeps the old configuration);
 # restart keeps the history; the sandbox refuses writes outside the state
-# directory; a probe longer than WatchdogSec causes no restart while a
+# directory; the README's textfile drop-in writes node_exporter's file; a probe longer than WatchdogSec causes no restart while a
 # SIGSTOPped daemon is restarted; regression events in the journal with
 # their MESSAGE_ID, probe lines with PROBE= and RUN_ID=, each at its
 # priority; upgrade, remove (history kept) and purge (history gone); and a
@@ -53,6 +53,7 @@ R=$TW_TMP/root
 trap nspawn_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+nspawn_works || exit 77
 mkdir -p "$R/etc/systemd/system/threadwatchd.service.d"
 cat >"$R/etc/systemd/system/threadwatchd.service.d/50-test.conf" <<'EOF'
 # 72-systemd: the quiet-host guard off (the build machine is busy) and a
@@ -230,6 +231,28 @@ in_ct journalctl -u threadwatchd.service --no-pager -o cat | grep -q 'Watchdog t
 	fail "no watchdog timeout in the journal"
 [ "$t_wd" -le 25 ] || fail "the restart took $t_wd s (WatchdogSec=10s, RestartSec=5s)"
 ok "watchdog: SIGSTOP, restarted after $t_wd s (WatchdogSec=10s + RestartSec=5s); NRestarts $(show NRestarts)"
+
+# --- the README's textfile drop-in (node_exporter) ---------------------------------------
+# The dynamic user cannot write the root-owned directory: a group of its
+# own, given to the directory and to the service, lets it.
+TF=/var/lib/prometheus/node-exporter
+in_ct mkdir -p "$TF"
+in_ct groupadd --system tw-textfile
+in_ct chgrp tw-textfile "$TF"
+in_ct chmod 2775 "$TF"
+printf '[Service]\nReadWritePaths=%s\nSupplementaryGroups=tw-textfile\n' "$TF" \
+	>"$R/etc/systemd/system/threadwatchd.service.d/fleet.conf"
+echo "textfile_path = $TF/threadwatch.prom" >>"$CONF"
+in_ct systemctl daemon-reload
+in_ct systemctl restart threadwatchd.service || fail "restart with the textfile drop-in failed"
+wait_secs 10 api /api/v1/status || fail "no API after the textfile drop-in"
+cid=$(in_ct curl -sf -X POST -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8437/api/v1/runs | jq -r .cycle_id)
+wait_secs 60 status_is .last_cycle.id "$cid" || fail "cycle $cid did not finish"
+prom=$(in_ct stat -c '%a %G' "$TF/threadwatch.prom") ||
+	fail "no textfile: $(jlog | jq -r .MESSAGE | grep -i textfile)"
+[ "$prom" = "644 tw-textfile" ] || fail "the textfile is $prom, not 644 tw-textfile"
+in_ct grep -q '^threadwatch_' "$TF/threadwatch.prom" || fail "the textfile holds no threadwatch_ metric"
+ok "textfile drop-in (ReadWritePaths=, SupplementaryGroups=): $TF/threadwatch.prom written, mode $prom"
 
 # --- regression events in the journal -------------------------------------------------------
 STEP_ID=78d06f1af1ac4ee9afec21ee1a5d4526

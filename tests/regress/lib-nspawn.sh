@@ -103,6 +103,24 @@ nspawn_copy() {
 	cp -a --reflink=auto "$NSPAWN_ROOT" "$NSPAWN_DIR"
 }
 
+# The options that register the container: none on a host without systemd
+# as PID 1 (this one keeps the caller's cgroup); a host that runs systemd
+# gives it a scope of its own.
+nspawn_opts() {
+	if [ -d /run/systemd/system ]; then echo --register=no; else echo --register=no --keep-unit; fi
+}
+
+# 0 when systemd-nspawn can run a command in NSPAWN_DIR (no boot); else 1
+# with its complaint on stdout (no namespaces, no cgroups, ...).
+nspawn_works() {
+	# shellcheck disable=SC2046
+	systemd-nspawn -q $(nspawn_opts) --private-network --machine="$NSPAWN_NAME" -D "$NSPAWN_DIR" \
+		/bin/true </dev/null >"$TW_TMP/nspawn-true.log" 2>&1 && return 0
+	echo "systemd-nspawn cannot run a container here: $(tail -n 3 "$TW_TMP/nspawn-true.log")"
+	rm -rf "/run/systemd/nspawn/propagate/$NSPAWN_NAME"
+	return 1
+}
+
 # Runs a command inside the container, as root, with a clean environment.
 in_ct() {
 	nsenter -t "$NSPAWN_LEADER" -a env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -113,10 +131,9 @@ in_ct() {
 # over. Sets NSPAWN_PID (systemd-nspawn) and NSPAWN_LEADER (the
 # container's PID 1 as the host sees it). 1 when it does not come up.
 nspawn_boot() {
-	local i keep=(--register=no --keep-unit) st
-	# A host that runs systemd itself gives the container a scope of its own.
-	[ -d /run/systemd/system ] && keep=(--register=no)
-	systemd-nspawn "${keep[@]}" --private-network --machine="$NSPAWN_NAME" -D "$NSPAWN_DIR" \
+	local i st
+	# shellcheck disable=SC2046
+	systemd-nspawn $(nspawn_opts) --private-network --machine="$NSPAWN_NAME" -D "$NSPAWN_DIR" \
 		-b --console=pipe </dev/null >>"$TW_TMP/console.log" 2>&1 &
 	NSPAWN_PID=$!
 	NSPAWN_LEADER=""
