@@ -79,7 +79,7 @@ no_failed_units() {
 	[ -z "$f" ] || fail "$1: failed units: $f $(in_ct journalctl -b --no-pager -n 30)"
 }
 # The journal of the service, as JSON lines.
-jlog() { in_ct journalctl -u threadwatchd.service -o json --no-pager "$@"; }
+jlog() { in_ct journalctl -u threadwatchd.service -o json --no-pager; }
 count_msg() { jlog | jq -r .MESSAGE | grep -c -- "$1"; }
 wait_secs() { # wait_secs N CMD...: retries CMD every second for N seconds
 	local n=$1 i

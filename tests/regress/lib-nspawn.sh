@@ -52,7 +52,7 @@ nspawn_mirror() {
 		  }
 		  if (deb && hit && uri != "") { print uri; exit } }')
 	[ -n "$m" ] || m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-		sed -n "s/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]]\+$NSPAWN_SUITE[[:space:]].*/\2/p" |
+		sed -n "s/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]\+\)[[:space:]]\+${NSPAWN_SUITE}[[:space:]].*/\2/p" |
 		head -n 1)
 	echo "${m:-http://deb.debian.org/debian}"
 }
@@ -97,10 +97,16 @@ nspawn_root() {
 }
 
 # nspawn_copy DIR: the root of this run, a copy of the cached one (a
-# reflink where the file system can).
+# reflink where the file system can), under a shared lock so that no
+# other run removes the root as stale meanwhile.
 nspawn_copy() {
+	local rc
 	NSPAWN_DIR=$1
+	flock -s -w 900 9 || return 1
 	cp -a --reflink=auto "$NSPAWN_ROOT" "$NSPAWN_DIR"
+	rc=$?
+	flock -u 9
+	return $rc
 }
 
 # The options that register the container: none on a host without systemd
