@@ -8,7 +8,8 @@
 # threads and a full MAP_32BIT window inside the unit; the online security
 # exposure (at most 1.5); reload (a bad file keeps the old configuration);
 # restart keeps the history; the sandbox refuses writes outside the state
-# directory; the README's textfile drop-in writes node_exporter's file; a probe longer than WatchdogSec causes no restart while a
+# directory; the README's fleet drop-ins (every address; node_exporter's
+# textfile) work; a probe longer than WatchdogSec causes no restart while a
 # SIGSTOPped daemon is restarted; regression events in the journal with
 # their MESSAGE_ID, probe lines with PROBE= and RUN_ID=, each at its
 # priority; upgrade, remove (history kept) and purge (history gone); and a
@@ -232,8 +233,9 @@ in_ct journalctl -u threadwatchd.service --no-pager -o cat | grep -q 'Watchdog t
 [ "$t_wd" -le 25 ] || fail "the restart took $t_wd s (WatchdogSec=10s, RestartSec=5s)"
 ok "watchdog: SIGSTOP, restarted after $t_wd s (WatchdogSec=10s + RestartSec=5s); NRestarts $(show NRestarts)"
 
-# --- the README's textfile drop-in (node_exporter) ---------------------------------------
-# The dynamic user cannot write the root-owned directory: a group of its
+# --- the README's fleet drop-ins: every address, and the textfile ------------------------
+# The socket listens on every address (here: [::1] as well). The dynamic
+# user cannot write node_exporter's root-owned directory: a group of its
 # own, given to the directory and to the service, lets it.
 TF=/var/lib/prometheus/node-exporter
 in_ct mkdir -p "$TF"
@@ -242,17 +244,24 @@ in_ct chgrp tw-textfile "$TF"
 in_ct chmod 2775 "$TF"
 printf '[Service]\nReadWritePaths=%s\nSupplementaryGroups=tw-textfile\n' "$TF" \
 	>"$R/etc/systemd/system/threadwatchd.service.d/fleet.conf"
+mkdir -p "$R/etc/systemd/system/threadwatchd.socket.d"
+printf '[Socket]\nListenStream=\nListenStream=8437\n' >"$R/etc/systemd/system/threadwatchd.socket.d/fleet.conf"
 echo "textfile_path = $TF/threadwatch.prom" >>"$CONF"
+pid=$(show MainPID)
 in_ct systemctl daemon-reload
-in_ct systemctl restart threadwatchd.service || fail "restart with the textfile drop-in failed"
-wait_secs 10 api /api/v1/status || fail "no API after the textfile drop-in"
+# Restarting the socket restarts the service that requires it.
+in_ct systemctl restart threadwatchd.socket || fail "restarting the socket failed"
+no_failed_units "after restarting the socket"
+[ "$(show MainPID)" != "$pid" ] || fail "the service did not restart with its socket"
+wait_secs 10 api /api/v1/status || fail "no API after the fleet drop-ins"
+in_ct curl -sf --max-time 10 -o /dev/null 'http://[::1]:8437/healthz' || fail "no answer on [::1]:8437"
 cid=$(in_ct curl -sf -X POST -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8437/api/v1/runs | jq -r .cycle_id)
 wait_secs 60 status_is .last_cycle.id "$cid" || fail "cycle $cid did not finish"
 prom=$(in_ct stat -c '%a %G' "$TF/threadwatch.prom") ||
 	fail "no textfile: $(jlog | jq -r .MESSAGE | grep -i textfile)"
 [ "$prom" = "644 tw-textfile" ] || fail "the textfile is $prom, not 644 tw-textfile"
 in_ct grep -q '^threadwatch_' "$TF/threadwatch.prom" || fail "the textfile holds no threadwatch_ metric"
-ok "textfile drop-in (ReadWritePaths=, SupplementaryGroups=): $TF/threadwatch.prom written, mode $prom"
+ok "fleet drop-ins: the socket's restart restarted the service, [::1]:8437 answers; $TF/threadwatch.prom written, mode $prom"
 
 # --- regression events in the journal -------------------------------------------------------
 STEP_ID=78d06f1af1ac4ee9afec21ee1a5d4526
@@ -310,7 +319,7 @@ no_failed_units "after purge"
 for p in /var/lib/private/threadwatch /var/lib/threadwatch /etc/threadwatch; do
 	[ ! -e "$R$p" ] && [ ! -L "$R$p" ] || fail "purge left $p"
 done
-left=$(find "$R/etc/systemd/system" -name 'threadwatchd.*' ! -name 'threadwatchd.service.d')
+left=$(find "$R/etc/systemd/system" -name 'threadwatchd.*' ! -name '*.d') # drop-in directories are the admin's
 [ -z "$left" ] || fail "purge left unit links: $left"
 ok "remove: units stopped, nothing on port 8437, database and configuration kept; purge: both gone"
 
