@@ -288,7 +288,7 @@ unsigned api_catalog(const struct api_ctx *ctx, const struct api_target *t, cons
 
 /* The scheduler state /status publishes (daemon/scheduler.c writes it as
  * text): how each value reads. */
-enum state_kind { STATE_MS, STATE_FLAG, STATE_TEXT };
+enum state_kind { STATE_MS, STATE_FLAG, STATE_TEXT, STATE_COUNT };
 static const struct {
 	const char *key;
 	enum state_kind kind;
@@ -296,10 +296,11 @@ static const struct {
     {"last_cycle_ms", STATE_MS},       {"next_cycle_ms", STATE_MS},
     {"cycle_running", STATE_FLAG},     {"trigger_enabled", STATE_FLAG},
     {"last_cycle_status", STATE_TEXT}, {"current_probe", STATE_TEXT},
+    {"next_cycle_retry", STATE_COUNT},
 };
 
-/* A state value as JSON: a time (0 or absent: null), a flag (absent: null)
- * or a text (empty or absent: null). */
+/* A state value as JSON: a time (0 or absent: null), a flag (absent: null),
+ * a text (empty or absent: null) or a count (absent: null). */
 static json_t *state_value(struct store *st, const char *key, enum state_kind kind, int *rc)
 {
 	char *v = NULL, *end;
@@ -317,7 +318,8 @@ static json_t *state_value(struct store *st, const char *key, enum state_kind ki
 		out = json_string(v);
 	else if (kind == STATE_FLAG && (!strcmp(v, "true") || !strcmp(v, "false")))
 		out = json_boolean(v[0] == 't');
-	else if (kind != STATE_TEXT && end != v && !*end && (n > 0 || kind == STATE_FLAG))
+	else if (kind != STATE_TEXT && end != v && !*end &&
+	         (kind == STATE_FLAG || n > 0 || (kind == STATE_COUNT && n == 0)))
 		out = kind == STATE_FLAG ? json_boolean(n != 0) : json_integer(n);
 	free(v);
 	return out;

@@ -273,12 +273,21 @@ static char *num_field(const json_t *event, const char *key, const char *name, i
 void events_log(const json_t *event)
 {
 	const char *kind = json_string_value(json_object_get(event, "kind"));
-	const char *fields[7];
-	char *f[6];
+	const char *metric = json_string_value(json_object_get(event, "metric"));
+	const char *dot = metric ? strchr(metric, '.') : NULL;
+	json_t *run = json_object_get(event, "run_id");
+	const char *fields[9];
+	char *f[8];
 	size_t n = 0;
 
 	xasprintf(&f[n++], "EVENT_KIND=%s", kind ? kind : "?");
-	xasprintf(&f[n++], "METRIC=%s", json_string_value(json_object_get(event, "metric")) ?: "?");
+	xasprintf(&f[n++], "METRIC=%s", metric ?: "?");
+	/* A step names the probe of its figure and the first run after the
+	 * change, like the probe's own log lines. */
+	if (dot)
+		xasprintf(&f[n++], "PROBE=%.*s", (int)(dot - metric), metric);
+	if (json_is_integer(run))
+		xasprintf(&f[n++], "RUN_ID=%" JSON_INTEGER_FORMAT, json_integer_value(run));
 	xasprintf(&f[n++], "FINGERPRINT_DIFF=%s",
 	          json_string_value(json_object_get(event, "fingerprint_diff")) ?: "");
 	xasprintf(&f[n++], "EVENT_ID=%" JSON_INTEGER_FORMAT,

@@ -27,7 +27,8 @@ int events_detect(struct store *st, const struct detect_config *c, int64_t now_m
 
 /* One journal message for an event, with its kind's MESSAGE_ID
  * (DETECT_MESSAGE_ID_STEP or _FLIP) and the fields EVENT_KIND=, METRIC=,
- * CHANGE_PCT=, P_VALUE=, FINGERPRINT_DIFF= and EVENT_ID=. */
+ * CHANGE_PCT=, P_VALUE=, FINGERPRINT_DIFF= and EVENT_ID=; a step also has
+ * PROBE= (its figure's probe) and RUN_ID= (the first run after it). */
 void events_log(const json_t *event);
 
 #endif

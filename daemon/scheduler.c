@@ -39,11 +39,19 @@
 #define GUARD_POLL_S 5.0    /* quiet-host guard: how often the host is looked at */
 #define GUARD_SAMPLE_S 3.0  /* ... and the first busy-time sample */
 #define TRIGGER_WAIT_S 10.0 /* how long the API waits for the scheduler */
-#define RETRY_MAX_S 600.0   /* a failed cycle is retried after at most this */
 #define STEP_GRACE_S 120.0  /* bound of a step without its own (store, fingerprint) */
 #define PROBE_GRACE_S 30.0  /* beyond a probe's own time limit */
 #define RETENTION_BATCH 1000
 #define MAX_OUTPUT ((size_t)4 << 20)
+
+/* Backoff of the retries of a failed or interrupted cycle, in seconds: the
+ * first retry comes a minute after it, the second five, every later one
+ * half an hour (each capped at the interval). Soon enough that a host
+ * rebooted during its first cycle has data within minutes, slow enough
+ * that a cycle failing for good does not keep the host busy. */
+static const double retry_delays[] = {60, 300, 1800};
+/* The cycle statuses that are retried (others wait for the interval). */
+static const char *const retried_statuses[] = {"failed", "interrupted"};
 
 struct sched {
 	pthread_mutex_t lock;
@@ -63,6 +71,7 @@ struct sched {
 	double last_end;
 	int have_last_end;
 	const char *pending; /* "start" or "fingerprint": a cycle is due now */
+	int replanned;       /* the plan changed outside the thread: publish it */
 
 	/* the API handshake */
 	int api_pending;
@@ -142,6 +151,23 @@ double sched_start_delay(int64_t now_ms, int64_t last_ms, int have_last, double 
 	if (age < 0 || age >= interval_s)
 		return 0;
 	return interval_s - age;
+}
+
+double sched_retry_delay(unsigned retry, double interval_s)
+{
+	size_t n = sizeof(retry_delays) / sizeof(retry_delays[0]);
+
+	if (retry == 0)
+		return interval_s;
+	return fmin(retry_delays[retry <= n ? retry - 1 : n - 1], interval_s);
+}
+
+int sched_status_retried(const char *status)
+{
+	for (size_t i = 0; i < sizeof(retried_statuses) / sizeof(retried_statuses[0]); i++)
+		if (!strcmp(status, retried_statuses[i]))
+			return 1;
+	return 0;
 }
 
 int sched_probe_name_ok(const char *name)
@@ -244,13 +270,21 @@ static void step(struct sched *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+static void publish(struct sched *s);
+
+/* The probe running now, in the status and (when it changed) for the API. */
 static void set_probe(struct sched *s, const char *name, double bound_s)
 {
+	int differs;
+
 	pthread_mutex_lock(&s->lock);
+	differs = strcmp(s->status.probe, name ? name : "") != 0;
 	snprintf(s->status.probe, sizeof(s->status.probe), "%s", name ? name : "");
 	promise(s, bound_s);
 	pthread_mutex_unlock(&s->lock);
 	changed(s);
+	if (differs)
+		publish(s);
 }
 
 static int64_t next_cycle_ms_locked(const struct sched *s)
@@ -258,9 +292,17 @@ static int64_t next_cycle_ms_locked(const struct sched *s)
 	return wall_ms() + (int64_t)llround((s->next_due - mono_s()) * 1000.0);
 }
 
+/* Plans the next cycle delay seconds after from, plus a random splay: the
+ * configured one for a regular cycle, the same share of its delay for a
+ * retry (a fleet rebooted at once does not retry in step, and a retry due
+ * in a minute stays near a minute). */
 static void plan_next_locked(struct sched *s, double from, double delay)
 {
-	s->next_due = from + delay + rand01() * config_splay_seconds(&s->cfg);
+	double splay = config_splay_seconds(&s->cfg);
+
+	if (s->status.retry)
+		splay *= sched_retry_delay(s->status.retry, s->cfg.interval) / s->cfg.interval;
+	s->next_due = from + delay + rand01() * splay;
 	s->status.next_cycle_ms = next_cycle_ms_locked(s);
 }
 
@@ -268,11 +310,11 @@ static void plan_next_locked(struct sched *s, double from, double delay)
 static void publish(struct sched *s)
 {
 	struct sched_status st;
-	char v[8][72];
+	char v[9][72];
 	const char *keys[] = {"cycle_running",     "cycle_id",      "last_cycle_ms",
 	                      "last_cycle_status", "next_cycle_ms", "trigger_enabled",
-	                      "current_probe",     "cycles"};
-	const char *vals[8];
+	                      "current_probe",     "cycles",        "next_cycle_retry"};
+	const char *vals[9];
 	int r;
 
 	sched_get_status(s, &st);
@@ -284,7 +326,8 @@ static void publish(struct sched *s)
 	snprintf(v[5], sizeof(v[5]), "%d", s->trigger_enabled);
 	snprintf(v[6], sizeof(v[6]), "%s", st.probe);
 	snprintf(v[7], sizeof(v[7]), "%u", st.cycles);
-	for (int i = 0; i < 8; i++)
+	snprintf(v[8], sizeof(v[8]), "%u", st.retry);
+	for (int i = 0; i < 9; i++)
 		vals[i] = v[i];
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		r = store_state_set(s->st, keys[i], vals[i]);
@@ -708,9 +751,14 @@ done:
 	s->status.cycles++;
 	s->last_end = mono_s();
 	s->have_last_end = 1;
-	plan_next_locked(s, s->last_end,
-	                 strcmp(status, "failed") ? s->cfg.interval
-	                                          : fmin(s->cfg.interval, RETRY_MAX_S));
+	if (!sched_status_retried(status))
+		s->status.retry = 0;
+	else if (s->status.retry < UINT_MAX)
+		s->status.retry++;
+	plan_next_locked(s, s->last_end, sched_retry_delay(s->status.retry, s->cfg.interval));
+	if (s->status.retry && !s->stop)
+		log_notice("Retrying the cycle in %.0f s (retry %u)", s->next_due - s->last_end,
+		           s->status.retry);
 	pthread_mutex_unlock(&s->lock);
 	publish(s);
 	write_textfile(&c, s->st);
@@ -740,11 +788,18 @@ static void *sched_main(void *arg)
 		double now = mono_s(), until;
 		const char *why = s->api_pending       ? "api"
 		                  : s->pending         ? s->pending
-		                  : now >= s->next_due ? "interval"
+		                  : now >= s->next_due ? (s->status.retry ? "retry" : "interval")
 		                                       : NULL;
 		struct timespec ts;
 		int changed_host, stored;
 
+		if (s->replanned) {
+			s->replanned = 0;
+			pthread_mutex_unlock(&s->lock);
+			publish(s);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		if (why) {
 			run_cycle(s, why);
 			continue;
@@ -768,6 +823,37 @@ static void *sched_main(void *arg)
 	return NULL;
 }
 
+/* How the previous process left the cycles, from the state it published:
+ * the last status, and the number of the retry due next (0: none). A
+ * cycle still marked running died with its process (a crash, a kill, a
+ * power cut): the next one retries it, *died is set. */
+static unsigned restore_retry(struct store *st, char *last_status, size_t size, int *died)
+{
+	char *running = NULL, *status = NULL, *retry = NULL, *end;
+	unsigned long n = 0;
+
+	store_state_get(st, "cycle_running", &running);
+	store_state_get(st, "last_cycle_status", &status);
+	store_state_get(st, "next_cycle_retry", &retry);
+	if (retry) {
+		n = strtoul(retry, &end, 10);
+		if (end == retry || *end || n >= UINT_MAX)
+			n = 0;
+	}
+	*died = running && !strcmp(running, "1");
+	snprintf(last_status, size, "%s", status ? status : "");
+	if (*died)
+		n++;
+	else if (status && sched_status_retried(status))
+		n = n ? n : 1;
+	else
+		n = 0;
+	free(running);
+	free(status);
+	free(retry);
+	return (unsigned)n;
+}
+
 int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_change, void *ctx,
               struct sched **out)
 {
@@ -775,7 +861,7 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 	pthread_condattr_t ca;
 	int64_t last_ms = 0, now_ms;
 	double delay;
-	int r, have_last, stored;
+	int r, have_last, stored, died;
 
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -796,7 +882,12 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 	}
 	have_last = r == 0;
 	now_ms = wall_ms();
-	delay = sched_start_delay(now_ms, last_ms, have_last, cfg->interval);
+	s->status.retry =
+	    restore_retry(st, s->status.last_status, sizeof(s->status.last_status), &died);
+	/* A retry counts from the end of the cycle it retries; one that died
+	 * has no end: from now. */
+	delay = sched_start_delay(now_ms, died ? now_ms : last_ms, have_last || died,
+	                          sched_retry_delay(s->status.retry, cfg->interval));
 	s->status.last_cycle_ms = have_last ? last_ms : 0;
 	if (have_last) {
 		char *prev = NULL;
@@ -809,8 +900,14 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 		s->have_last_end = 1;
 	}
 	refresh_fingerprint(s, 1, &stored);
+	if (s->status.retry)
+		log_notice("The last cycle %s; retry %u in %.0f s",
+		           died ? "did not finish (the daemon stopped during it)"
+		           : !strcmp(s->status.last_status, "failed") ? "failed"
+		                                                      : "was interrupted",
+		           s->status.retry, delay);
 	if (delay == 0)
-		s->pending = "start";
+		s->pending = s->status.retry ? "retry" : "start";
 	else if (stored) {
 		log_notice("The host changed since the last cycle; starting a cycle");
 		s->pending = "fingerprint";
@@ -841,8 +938,11 @@ void sched_reconfigure(struct sched *s, const struct config *cfg)
 	old = s->cfg.interval;
 	config_free(&s->cfg);
 	config_copy(&s->cfg, cfg);
-	if (!s->status.running && cfg->interval != old)
-		plan_next_locked(s, s->have_last_end ? s->last_end : mono_s(), cfg->interval);
+	if (!s->status.running && cfg->interval != old) {
+		plan_next_locked(s, s->have_last_end ? s->last_end : mono_s(),
+		                 sched_retry_delay(s->status.retry, cfg->interval));
+		s->replanned = 1; /* the thread publishes it (the API reads the store) */
+	}
 	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	changed(s);

@@ -4,8 +4,10 @@
  * via the runner; then the recommendation, the headroom and retention) at
  * start when the last cycle is older than the interval, every interval
  * plus a random splay, at once when the host's fingerprint changes, and
- * when the HTTP API asks. All waiting is on CLOCK_MONOTONIC, so a step of
- * the wall clock neither starts a storm of cycles nor stalls them.
+ * when the HTTP API asks. A failed or interrupted cycle (a stop or a
+ * reboot in the middle, even a crash) is retried with backoff instead:
+ * after 1 min, 5 min, then every 30 min, never later than the interval. All waiting is on
+ * CLOCK_MONOTONIC, so a step of the wall clock neither starts a storm of cycles nor stalls them.
  */
 #ifndef TW_SCHEDULER_H
 #define TW_SCHEDULER_H
@@ -30,6 +32,8 @@ struct sched_status {
 	int64_t last_cycle_ms; /* end of the last cycle, Unix ms (0: none) */
 	char last_status[16];  /* "ok", "partial", "failed", "interrupted" or "" */
 	int64_t next_cycle_ms; /* the next planned cycle, Unix ms */
+	unsigned retry;        /* the next cycle retries failed or interrupted ones:
+	                          its number (1, 2, ...); 0: a regular cycle */
 	unsigned cycles;       /* cycles finished since start */
 };
 
@@ -69,6 +73,13 @@ int sched_alive(struct sched *s);
  * when it is older than the interval, or when it lies in the future (the
  * clock stepped back); otherwise what is left of the interval. */
 double sched_start_delay(int64_t now_ms, int64_t last_ms, int have_last, double interval_s);
+
+/* Seconds from the end of a failed or interrupted cycle to retry number
+ * `retry` (1, 2, ...): 60, 300, then 1800 each time, at most interval_s;
+ * retry 0 (a regular cycle) gets the interval. */
+double sched_retry_delay(unsigned retry, double interval_s);
+/* 1 when a cycle that ended with this status is retried. */
+int sched_status_retried(const char *status);
 
 /* The 1-minute load average from a /proc/loadavg-style file. 0 or -errno. */
 int sched_read_loadavg(const char *path, double *load1);

@@ -63,7 +63,7 @@ struct store_run {
  * -ENOSPC when the disk is full. */
 int store_run_insert(struct store *st, const struct store_run *run, int64_t *run_id);
 
-/* Cycles group runs; trigger is "start", "interval", "fingerprint", "api". */
+/* Cycles group runs; trigger is "start", "interval", "retry", "fingerprint", "api". */
 int store_cycle_begin(struct store *st, int64_t now_ms, const char *trigger, double waited_s,
                       int64_t *cycle_id);
 int store_cycle_end(struct store *st, int64_t cycle_id, int64_t now_ms, const char *status);

@@ -576,11 +576,12 @@ static void update_status(struct daemon *d)
 		         s.probe[0] ? ": probe " : "", s.probe);
 	else if (s.last_cycle_ms) {
 		format_time(s.last_cycle_ms, last, sizeof(last));
-		snprintf(text, sizeof(text), "Last cycle %s%s%s%s; next %s", last,
+		snprintf(text, sizeof(text), "Last cycle %s%s%s%s; %s %s", last,
 		         s.last_status[0] ? " (" : "", s.last_status, s.last_status[0] ? ")" : "",
-		         next);
+		         s.retry ? "retry" : "next", next);
 	} else
-		snprintf(text, sizeof(text), "No cycle yet; next %s", next);
+		snprintf(text, sizeof(text), "No cycle yet; %s %s", s.retry ? "retry" : "next",
+		         next);
 	if (strcmp(text, d->status)) {
 		snprintf(d->status, sizeof(d->status), "%s", text);
 		systemd_notifyf("STATUS=%s", text);

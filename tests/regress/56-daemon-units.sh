@@ -2,8 +2,10 @@
 # 56-daemon-units: systemd/threadwatchd.service and .socket. `systemd-analyze
 # verify` prints nothing on stderr (on copies whose ExecStart= names the
 # built binary, since verify wants it to exist), the socket's port is the
-# daemon's default, TasksMax= is set and CPUQuota= is not, and the offline
-# security exposure stays at or below 2.5.
+# daemon's default, TasksMax= is set and CPUQuota= is not, the unit runs no
+# program outside the package and essential ones (no /bin/kill), the
+# service requires and follows its socket, and the offline security
+# exposure stays at or below 2.5.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v systemd-analyze >/dev/null || { echo "systemd-analyze is missing"; exit 77; }
@@ -28,6 +30,20 @@ grep -q '^TasksMax=[0-9]' "$U/threadwatchd.service" || fail "TasksMax= is not se
 grep -q '^CPUQuota=' "$U/threadwatchd.service" && fail "CPUQuota= distorts the timings"
 grep -q '^Type=notify$' "$U/threadwatchd.service" || fail "not Type=notify"
 ok "socket on 127.0.0.1:$port; TasksMax= set; no CPUQuota="
+
+# Every program the service runs is the daemon or the shell: an essential
+# package, while /bin/kill (procps) is missing on a minimal system and the
+# package does not depend on it (tests/regress/72-systemd.sh reloads there).
+progs=$(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$U/threadwatchd.service")
+for p in $progs; do
+	[ "$p" = "$B/threadwatchd" ] || [ "$p" = /bin/sh ] || fail "the unit runs $p (not the daemon or /bin/sh)"
+done
+grep -q '^ExecReload=/bin/sh -c .kill -HUP' "$U/threadwatchd.service" || fail "no ExecReload= sending SIGHUP"
+# The socket before the service, whoever starts it (issue: the postinst
+# started the service first and the socket failed).
+grep -qx 'Requires=threadwatchd.socket' "$U/threadwatchd.service" || fail "no Requires=threadwatchd.socket"
+grep -qx 'After=threadwatchd.socket' "$U/threadwatchd.service" || fail "no After=threadwatchd.socket"
+ok "programs run: $(echo $progs | sed "s|$B/|build/|g"); Requires= and After= its socket"
 
 out=$(systemd-analyze security --offline=yes "$U/threadwatchd.service" 2>&1) ||
 	fail "systemd-analyze security failed: $out"

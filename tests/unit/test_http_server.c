@@ -162,6 +162,7 @@ static void seed(struct fixture *f)
 	assert_int_equal(store_headroom_record(f->rw, T0 + 12000, headroom), 0);
 	assert_int_equal(store_state_set(f->rw, "next_cycle_ms", "1796305916000"), 0);
 	assert_int_equal(store_state_set(f->rw, "cycle_running", "0"), 0);
+	assert_int_equal(store_state_set(f->rw, "next_cycle_retry", "0"), 0);
 	json_decref(fp);
 	json_decref(ctxsw);
 	json_decref(map32);
@@ -472,6 +473,9 @@ static void test_recommendation_status_headroom(void **state)
 	assert_int_equal(json_integer_value(get(r.json, "next_cycle_ms")), 1796305916000LL);
 	assert_int_equal(json_integer_value(get(r.json, "last_cycle_ms")), T0 + 12000);
 	assert_string_equal(json_string_value(get(r.json, "last_cycle.trigger")), "start");
+	/* a count: 0 is a value (a regular next cycle), not null */
+	assert_true(json_is_integer(get(r.json, "next_cycle_retry")));
+	assert_int_equal(json_integer_value(get(r.json, "next_cycle_retry")), 0);
 	reply_free(&r);
 
 	fetch(f, "/api/v1/headroom", &r);

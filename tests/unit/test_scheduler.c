@@ -21,6 +21,8 @@
 
 #include "tmpdir.h"
 
+#include "clock.h"
+
 #include "config.h"
 #include "log.h"
 #include "scheduler.h"
@@ -73,6 +75,22 @@ static void test_start_delay(void **state)
 	assert_true(sched_start_delay(3601000, 1000, 1, 3600) == 0);  /* exactly */
 	assert_true(fabs(sched_start_delay(1001000, 1000, 1, 3600) - 2600) < 1e-9);
 	assert_true(sched_start_delay(1000, 5000000, 1, 3600) == 0); /* in the future */
+}
+
+static void test_retry_delay(void **state)
+{
+	(void)state;
+	assert_true(sched_retry_delay(0, 21600) == 21600); /* regular: the interval */
+	assert_true(sched_retry_delay(1, 21600) == 60);
+	assert_true(sched_retry_delay(2, 21600) == 300);
+	assert_true(sched_retry_delay(3, 21600) == 1800);
+	assert_true(sched_retry_delay(40, 21600) == 1800);
+	assert_true(sched_retry_delay(2, 120) == 120); /* capped at the interval */
+	assert_true(sched_retry_delay(1, 30) == 30);
+	assert_true(sched_status_retried("failed"));
+	assert_true(sched_status_retried("interrupted"));
+	assert_false(sched_status_retried("ok"));
+	assert_false(sched_status_retried(""));
 }
 
 static void test_readers(void **state)
@@ -215,6 +233,20 @@ static void wait_cycles(struct sched *s, unsigned n)
 	fail_msg("%u cycles did not finish in 6 s", n);
 }
 
+/* A new scheduler on st, started, that runs no cycle at once. */
+static struct sched *start_idle(const struct config *c, struct store *st, struct sched_status *ss)
+{
+	struct sched *s;
+
+	assert_int_equal(sched_new(c, st, NULL, NULL, &s), 0);
+	assert_int_equal(sched_start(s), 0);
+	usleep(200000);
+	sched_get_status(s, ss);
+	assert_int_equal(ss->cycles, 0);
+	assert_false(ss->running);
+	return s;
+}
+
 static void test_lifecycle(void **state)
 {
 	struct config c;
@@ -267,23 +299,66 @@ static void test_lifecycle(void **state)
 	assert_string_equal(value, "0");
 	free(value);
 
-	/* Stopping during map32's sleep interrupts the cycle promptly. */
+	/* Stopping during map32's sleep interrupts the cycle promptly. The
+	 * API sees the probe that runs. */
 	assert_int_equal(sched_trigger(s, &id), 0);
 	assert_int_equal(id, 3);
 	usleep(300000);
+	assert_int_equal(store_state_get(st, "current_probe", &value), 0);
+	assert_string_equal(value, "map32");
+	free(value);
 	sched_stop(s);
 	sched_get_status(s, &ss);
 	assert_string_equal(ss.last_status, "interrupted");
 	assert_int_equal(sched_trigger(s, &id), -ESHUTDOWN);
 	sched_free(s);
 
-	/* A new scheduler on the same store does not re-run a recent cycle. */
+	/* A new scheduler on the same store retries the interrupted cycle a
+	 * minute after it ended (with at most 10% of that as splay), not an
+	 * interval later, and says so. */
+	s = start_idle(&c, st, &ss);
+	assert_int_equal(store_state_get(st, "next_cycle_retry", &value), 0);
+	assert_string_equal(value, "1");
+	free(value);
+	assert_int_equal(ss.retry, 1);
+	assert_string_equal(ss.last_status, "interrupted");
+	assert_int_equal(store_last_cycle(st, &ended), 0);
+	assert_true(ss.next_cycle_ms - ended >= 59 * 1000LL);
+	assert_true(ss.next_cycle_ms - ended <= 67 * 1000LL);
+	sched_free(s);
+
+	/* A process that died during a cycle left it marked running: the next
+	 * start retries it (the second retry: five minutes from now). */
+	assert_int_equal(store_state_set(st, "cycle_running", "1"), 0);
 	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
-	assert_int_equal(sched_start(s), 0);
-	usleep(200000);
 	sched_get_status(s, &ss);
-	assert_int_equal(ss.cycles, 0);
-	assert_false(ss.running);
+	assert_int_equal(ss.retry, 2);
+	assert_true(ss.next_cycle_ms - (int64_t)(clock_wall_ns() / 1000000) > 290 * 1000LL);
+	assert_true(ss.next_cycle_ms - (int64_t)(clock_wall_ns() / 1000000) < 340 * 1000LL);
+	sched_free(s);
+
+	/* An ok cycle ends the retries: then a recent cycle is not re-run. */
+	assert_int_equal(store_state_set(st, "cycle_running", "0"), 0);
+	assert_int_equal(store_state_set(st, "last_cycle_status", "ok"), 0);
+	s = start_idle(&c, st, &ss);
+	assert_int_equal(ss.retry, 0);
+	assert_true(ss.next_cycle_ms - ended > 3590 * 1000LL);
+
+	/* A reload with a new interval re-plans, and the API (which reads the
+	 * store) sees the new plan. */
+	assert_int_equal(config_set(&c, "interval", "3h", "t", err, sizeof(err)), 0);
+	sched_reconfigure(s, &c);
+	for (int i = 0; i < 100; i++) {
+		value = NULL;
+		assert_int_equal(store_state_get(st, "next_cycle_ms", &value), 0);
+		if (atoll(value) - ended > 10790 * 1000LL)
+			break;
+		free(value);
+		usleep(20000);
+	}
+	assert_true(atoll(value) - ended > 10790 * 1000LL);
+	assert_true(atoll(value) - ended < 11900 * 1000LL);
+	free(value);
 	sched_free(s);
 	store_close(st);
 	config_free(&c);
@@ -309,9 +384,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_start_delay),  cmocka_unit_test(test_readers),
-	    cmocka_unit_test(test_names),        cmocka_unit_test(test_discover),
-	    cmocka_unit_test(test_cycle_status), cmocka_unit_test(test_lifecycle),
+	    cmocka_unit_test(test_start_delay), cmocka_unit_test(test_retry_delay),
+	    cmocka_unit_test(test_readers),     cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_discover),    cmocka_unit_test(test_cycle_status),
+	    cmocka_unit_test(test_lifecycle),
 	};
 
 	return cmocka_run_group_tests_name("scheduler", tests, setup, teardown);

@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# 72-systemd: the package under a real PID-1 systemd. Boots a minimal
+# Debian 12 container with systemd-nspawn (its root built once with
+# debootstrap and cached, see lib-nspawn.sh), installs the freshly built
+# .deb with apt-get and checks, with systemctl, journalctl and the API
+# inside it: no failed unit; the socket started first and handed to the
+# service; the first cycle ok within a minute, its probes reaching 4096
+# threads and a full MAP_32BIT window inside the unit; the online security
+# exposure (at most 1.5); reload (a bad file keeps the old configuration);
+# restart keeps the history; the sandbox refuses writes outside the state
+# directory; the README's fleet drop-ins (every address; node_exporter's
+# textfile) work; a probe longer than WatchdogSec causes no restart while a
+# SIGSTOPped daemon is restarted; regression events in the journal with
+# their MESSAGE_ID, probe lines with PROBE= and RUN_ID=, each at its
+# priority; upgrade, remove (history kept) and purge (history gone); and a
+# reboot during the first cycle, after which the cycle is retried within
+# minutes. The test's drop-in turns the quiet-host guard off (the build
+# machine is busy) and shortens WatchdogSec to 10 s. Needs root; skips
+# when nspawn, debootstrap or namespaces are missing.
+set -u
+. "$SRC/tests/regress/lib.sh"
+. "$SRC/tests/regress/lib-nspawn.sh"
+[ "$(id -u)" = 0 ] || { echo "not root: booting a container needs root"; exit 77; }
+nspawn_preflight || exit 77
+for c in dpkg-buildpackage dpkg-deb jq bc; do
+	command -v "$c" >/dev/null || { echo "$c is not installed"; exit 77; }
+done
+[ -x "$B/tests/twseed" ] || fail "\"$B/tests/twseed\" is not built"
+T0=$(date +%s)
+since() { echo $(($(date +%s) - $1)); }
+
+# --- the package, and a copy of it with a higher version for the upgrade ----------
+if [ -n "${TW_DEB:-}" ]; then
+	deb=$TW_DEB
+else
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$SRC" deb B="$TW_TMP/b" >"$TW_TMP/deb.log" 2>&1 ||
+		{ tail -n 40 "$TW_TMP/deb.log" >&2; fail "make deb failed"; }
+	deb=$(ls "$TW_TMP"/b/deb/threadwatch_*.deb)
+fi
+[ -f "$deb" ] || fail "no single threadwatch_*.deb: $deb"
+version=$(dpkg-deb -f "$deb" Version)
+up_version=$version+systemdtest1
+mkdir "$TW_TMP/up"
+dpkg-deb -R "$deb" "$TW_TMP/up/pkg"
+sed -i "s/^Version: .*/Version: $up_version/" "$TW_TMP/up/pkg/DEBIAN/control"
+dpkg-deb -b "$TW_TMP/up/pkg" "$TW_TMP/up/threadwatch_${up_version}_amd64.deb" >/dev/null ||
+	fail "repacking the .deb as $up_version failed"
+ok "$(basename "$deb") built; $up_version repacked for the upgrade ($(since "$T0") s)"
+
+# --- the container --------------------------------------------------------------------
+nspawn_root "$(dpkg-deb -f "$deb" Depends)" || fail "no container root"
+nspawn_copy "$TW_TMP/root" || fail "copying the container root failed"
+R=$TW_TMP/root
+trap nspawn_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+nspawn_works || exit 77
+mkdir -p "$R/etc/systemd/system/threadwatchd.service.d"
+cat >"$R/etc/systemd/system/threadwatchd.service.d/50-test.conf" <<'EOF'
+# 72-systemd: the quiet-host guard off (the build machine is busy) and a
+# short watchdog, so that the watchdog checks take seconds.
+[Service]
+ExecStart=
+ExecStart=/usr/sbin/threadwatchd --load-threshold=1000
+WatchdogSec=10s
+EOF
+cp "$deb" "$TW_TMP/up/threadwatch_${up_version}_amd64.deb" "$R/root/"
+t=$(date +%s)
+nspawn_boot || fail "the container did not boot: $(tail -n 20 "$TW_TMP/console.log")"
+ok "booted systemd $(in_ct systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p') in the container to \"$(in_ct systemctl is-system-running)\" in $(since "$t") s"
+in_ct test ! -e /bin/kill -a ! -e /usr/bin/kill || fail "the container has a kill program (procps)"
+
+api() { in_ct curl -sf --max-time 10 "http://127.0.0.1:8437$1"; }
+status() { api /api/v1/status | jq -r "$1"; }
+show() { in_ct systemctl show threadwatchd.service -p "$1" --value; }
+# failed_units: none, or fail naming them
+no_failed_units() {
+	local f
+	f=$(in_ct systemctl --failed --plain --no-legend)
+	[ -z "$f" ] || fail "$1: failed units: $f $(in_ct journalctl -b --no-pager -n 30)"
+}
+# The journal of the service, as JSON lines.
+jlog() { in_ct journalctl -u threadwatchd.service -o json --no-pager; }
+count_msg() { jlog | jq -r .MESSAGE | grep -c -- "$1"; }
+wait_secs() { # wait_secs N CMD...: retries CMD every second for N seconds
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
+	return 1
+}
+# Conditions for wait_secs.
+status_is() { [ "$(status "$1")" = "$2" ]; }
+msg_more() { [ "$(count_msg "$1")" -gt "$2" ]; }
+svc_active() { [ "$(in_ct systemctl is-active threadwatchd.service)" = active ]; }
+restarts_more() { [ "$(show NRestarts)" -gt "$1" ]; }
+apt_in() {
+	in_ct env DEBIAN_FRONTEND=noninteractive apt-get -y -q --no-install-recommends "$@"
+}
+
+# --- install ------------------------------------------------------------------------------
+t=$(date +%s)
+apt_in install "/root/$(basename "$deb")" >"$TW_TMP/install.log" 2>&1 ||
+	{ cat "$TW_TMP/install.log" >&2; fail "apt-get install failed"; }
+grep -q 'Could not execute systemctl' "$TW_TMP/install.log" && fail "postinst: $(cat "$TW_TMP/install.log")"
+t_install=$(since "$t")
+no_failed_units "after install"
+[ "$(in_ct systemctl is-active threadwatchd.socket threadwatchd.service | tr '\n' ' ')" = "active active " ] ||
+	fail "socket and service are not both active: $(in_ct systemctl status threadwatchd.socket threadwatchd.service --no-pager)"
+sock_t=$(in_ct systemctl show threadwatchd.socket -p ActiveEnterTimestampMonotonic --value)
+svc_t=$(show ExecMainStartTimestampMonotonic)
+[ "$sock_t" -le "$svc_t" ] || fail "the socket became active (${sock_t} us) after the service started (${svc_t} us)"
+jlog | jq -r .MESSAGE | grep -q 'Serving HTTP on the socket passed by systemd' ||
+	fail "the service did not get its socket from systemd: $(jlog | jq -r .MESSAGE)"
+ok "installed in $t_install s; no failed unit; socket active first, service socket-activated"
+
+# --- the first cycle: ok within a minute, in the unit's limits ---------------------------
+wait_secs 60 status_is .last_cycle_status ok ||
+	fail "no ok cycle a minute after install: $(api /api/v1/status) $(jlog | jq -r .MESSAGE)"
+t_cycle=$(since "$t")
+[ "$(status .last_cycle.trigger)" = start ] || fail "the first cycle's trigger: $(status .last_cycle.trigger)"
+ok "first cycle ok $t_cycle s after the install began ($(status .last_cycle.duration_s) s long)"
+
+runs=$(api '/api/v1/runs?limit=10')
+tid=$(jq -r '.runs[] | select(.probe == "threads") | .id' <<<"$runs")
+mid=$(jq -r '.runs[] | select(.probe == "map32") | .id' <<<"$runs")
+th=$(api "/api/v1/runs/$tid" | jq -c '.doc.info | {d: .default_live_max, h: .high_live_max,
+	l: .low_live_max, why: [.default_stopped_by, .high_stopped_by, .low_stopped_by] | unique}')
+[ "$th" = '{"d":4096,"h":4096,"l":4096,"why":["target"]}' ] ||
+	fail "the threads probe did not reach 4096 live threads per policy inside the unit: $th"
+win=$(api "/api/v1/runs/$mid" | jq -r '.doc.info.window_stopped_by')
+[ "$win" = window_full ] || fail "map32 did not fill the MAP_32BIT window inside the unit: $win"
+limits="TasksMax=$(show TasksMax) LimitNPROC=$(show LimitNPROC) TasksCurrent=$(show TasksCurrent)"
+ok "inside the unit ($limits): 4096 live threads under each stack policy; MAP_32BIT window filled"
+
+# --- security, online ---------------------------------------------------------------------
+sec=$(in_ct systemd-analyze security threadwatchd.service --no-pager 2>&1)
+level=$(sed -n 's/.*Overall exposure level for threadwatchd.service: \([0-9.]*\).*/\1/p' <<<"$sec")
+[ -n "$level" ] || fail "no exposure level in: $sec"
+[ "$(echo "$level <= 1.5" | bc)" = 1 ] || fail "online exposure $level is above 1.5: $sec"
+ok "systemd-analyze security (online, the running unit): exposure $level"
+
+# --- the journal: probe lines with PROBE= and RUN_ID=, at their priority ------------------
+jl=$(jlog | jq -c 'select(.PROBE != null) | {m: .MESSAGE, p: .PROBE, r: .RUN_ID, pr: .PRIORITY}')
+for p in ctxsw threads map32; do
+	jq -se --arg p "$p" 'any(.[]; .p == $p and .pr == "6" and (.r | test("^[0-9]+$")) and
+		(.m | startswith("Probe " + $p + " ok")))' <<<"$jl" >/dev/null ||
+		fail "no \"Probe $p ok\" line with PROBE=$p, RUN_ID= at priority 6: $jl"
+done
+jlog | jq -se 'any(.[]; (.MESSAGE | startswith("Cycle 1 finished: ok")) and .PRIORITY == "6")' >/dev/null ||
+	fail "no \"Cycle 1 finished: ok\" at priority 6"
+ok "journal: probe lines carry PROBE= and RUN_ID= at priority 6 (info)"
+
+# --- reload: a good file takes effect, a bad one keeps the old --------------------------
+CONF=$R/etc/threadwatch/threadwatchd.conf
+pid=$(show MainPID)
+printf '\n# 72-systemd\ninterval = 3h\n' >>"$CONF"
+n=$(count_msg 'Reloaded the configuration')
+in_ct systemctl reload threadwatchd.service || fail "systemctl reload failed: $(jlog | jq -r .MESSAGE | tail -n 5)"
+wait_secs 10 msg_more 'Reloaded the configuration' "$n" || fail "no reload in the journal"
+wait_secs 10 svc_active
+next=$(status .next_cycle_ms)
+last=$(status .last_cycle_ms)
+gap=$(((next - last) / 1000))
+[ "$gap" -ge 10800 ] && [ "$gap" -le 11880 ] || fail "after interval = 3h the next cycle is $gap s after the last"
+sed -i 's/^interval = 3h$/interval = banana/' "$CONF"
+n=$(count_msg 'Reloading the configuration failed, keeping the old one: .*threadwatchd.conf:[0-9]*: interval')
+in_ct systemctl reload threadwatchd.service || fail "systemctl reload (bad file) failed"
+wait_secs 10 msg_more 'Reloading the configuration failed, keeping the old one: .*threadwatchd.conf:[0-9]*: interval' "$n" ||
+	fail "no refusal of the bad file in the journal: $(jlog | jq -r .MESSAGE | tail -n 5)"
+[ "$(status .next_cycle_ms)" = "$next" ] || fail "the bad file changed the plan"
+[ "$(show MainPID)" = "$pid" ] || fail "reload changed the main PID"
+wait_secs 10 svc_active || fail "not active after reloads"
+sed -i 's/^interval = banana$/interval = 3h/' "$CONF"
+ok "reload: interval = 3h planned the next cycle $gap s after the last; \"interval = banana\" refused, old plan and PID kept"
+
+# --- restart keeps the history (and applies a token and quick probes) -------------------
+TOKEN=systemd-test-token-0123456789abcdef
+printf 'token = %s\nquick = yes\n' "$TOKEN" >>"$CONF"
+before=$(api '/api/v1/runs?limit=100' | jq -c '[.runs[].id]')
+in_ct systemctl restart threadwatchd.service || fail "systemctl restart failed"
+[ "$(show MainPID)" != "$pid" ] || fail "restart kept the main PID"
+wait_secs 10 api /api/v1/status || fail "no API after restart"
+after=$(api '/api/v1/runs?limit=100' | jq -c '[.runs[].id]')
+[ "$after" = "$before" ] || fail "restart changed the history: $before -> $after"
+sleep 2
+[ "$(status .cycle_running)" = false ] && [ "$(status .last_cycle.id)" = 1 ] ||
+	fail "restart started a cycle although the last one is recent: $(api /api/v1/status)"
+no_failed_units "after restart"
+ok "restart: new PID, the same $(jq length <<<"$after") runs, no new cycle"
+
+# --- the sandbox and a long, legitimate probe (longer than WatchdogSec) ----------------
+PD=$R/usr/lib/threadwatch/probes.d
+cat >"$PD/zz-sandbox" <<'EOF'
+#!/bin/sh
+# 72-systemd's probe: where it may write from inside the unit, then a wait
+# longer than WatchdogSec, then a valid document.
+for p in /etc /usr/lib /var/lib /var/cache /root /home /run "$STATE_DIRECTORY"; do
+	if touch "$p/tw-sandbox" 2>/dev/null; then echo "$p writable"; rm -f "$p/tw-sandbox"; else echo "$p refused"; fi
+done >"$STATE_DIRECTORY/sandbox.txt"
+sleep 25
+echo '{"probe":"zz-sandbox","protocol":1,"status":"ok","reason":null,"started_at":"2026-12-03T07:51:56.123Z","started_unix":1796284316.123,"duration_s":25,"params":{},"scalars":{"v":{"value":1,"unit":"count"}},"series":{},"info":{}}'
+EOF
+chmod 0755 "$PD/zz-sandbox"
+pid=$(show MainPID)
+nr=$(show NRestarts)
+t=$(date +%s)
+cid=$(in_ct curl -sf -X POST -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8437/api/v1/runs | jq -r .cycle_id)
+[ -n "$cid" ] && [ "$cid" != null ] || fail "POST /api/v1/runs did not start a cycle"
+wait_secs 120 status_is .last_cycle.id "$cid" || fail "cycle $cid did not finish"
+t_long=$(since "$t")
+[ "$(status .last_cycle_status)" = ok ] || fail "cycle $cid: $(api /api/v1/status)"
+[ "$(show NRestarts)" = "$nr" ] && [ "$(show MainPID)" = "$pid" ] ||
+	fail "the watchdog restarted the daemon during a long probe: NRestarts $(show NRestarts), PID $(show MainPID)"
+zz=$(api '/api/v1/runs?limit=10' | jq -r '.runs[] | select(.probe == "zz-sandbox") | "\(.status) \(.duration_s)"')
+[[ "$zz" == "ok 2"[5-9]* ]] || fail "the long probe's run: $zz"
+sb=$(cat "$R/var/lib/private/threadwatch/sandbox.txt")
+[ "$(grep -c refused <<<"$sb")" = 7 ] && grep -qx "/var/lib/threadwatch writable" <<<"$sb" ||
+	fail "the sandbox: $sb"
+rm -f "$PD/zz-sandbox" "$R/var/lib/private/threadwatch/sandbox.txt"
+ok "cycle $cid with a 25 s probe (WatchdogSec=10s) took $t_long s: no restart (NRestarts $nr)"
+ok "sandbox: a probe may write only its state directory: $(grep refused <<<"$sb" | cut -d' ' -f1 | tr '\n' ' ')refused"
+
+# --- the watchdog: a stopped daemon is restarted -----------------------------------------
+pid=$(show MainPID)
+t=$(date +%s)
+in_ct sh -c "kill -STOP $pid"
+wait_secs 40 restarts_more "$nr" || fail "a SIGSTOPped daemon was not restarted within 40 s"
+t_wd=$(since "$t")
+wait_secs 20 svc_active || fail "not active after the watchdog"
+[ "$(show MainPID)" != "$pid" ] || fail "the same PID after the watchdog"
+in_ct journalctl -u threadwatchd.service --no-pager -o cat | grep -q 'Watchdog timeout' ||
+	fail "no watchdog timeout in the journal"
+[ "$t_wd" -le 25 ] || fail "the restart took $t_wd s (WatchdogSec=10s, RestartSec=5s)"
+ok "watchdog: SIGSTOP, restarted after $t_wd s (WatchdogSec=10s + RestartSec=5s); NRestarts $(show NRestarts)"
+
+# --- the README's fleet drop-ins: every address, and the textfile ------------------------
+# The socket listens on every address (here: [::1] as well). The dynamic
+# user cannot write node_exporter's root-owned directory: a group of its
+# own, given to the directory and to the service, lets it.
+TF=/var/lib/prometheus/node-exporter
+in_ct mkdir -p "$TF"
+in_ct groupadd --system tw-textfile
+in_ct chgrp tw-textfile "$TF"
+in_ct chmod 2775 "$TF"
+printf '[Service]\nReadWritePaths=%s\nSupplementaryGroups=tw-textfile\n' "$TF" \
+	>"$R/etc/systemd/system/threadwatchd.service.d/fleet.conf"
+mkdir -p "$R/etc/systemd/system/threadwatchd.socket.d"
+printf '[Socket]\nListenStream=\nListenStream=8437\n' >"$R/etc/systemd/system/threadwatchd.socket.d/fleet.conf"
+echo "textfile_path = $TF/threadwatch.prom" >>"$CONF"
+pid=$(show MainPID)
+in_ct systemctl daemon-reload
+# Restarting the socket restarts the service that requires it.
+in_ct systemctl restart threadwatchd.socket || fail "restarting the socket failed"
+no_failed_units "after restarting the socket"
+[ "$(show MainPID)" != "$pid" ] || fail "the service did not restart with its socket"
+wait_secs 10 api /api/v1/status || fail "no API after the fleet drop-ins"
+in_ct curl -sf --max-time 10 -o /dev/null 'http://[::1]:8437/healthz' || fail "no answer on [::1]:8437"
+cid=$(in_ct curl -sf -X POST -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8437/api/v1/runs | jq -r .cycle_id)
+wait_secs 60 status_is .last_cycle.id "$cid" || fail "cycle $cid did not finish"
+prom=$(in_ct stat -c '%a %G' "$TF/threadwatch.prom") ||
+	fail "no textfile: $(jlog | jq -r .MESSAGE | grep -i textfile)"
+[ "$prom" = "644 tw-textfile" ] || fail "the textfile is $prom, not 644 tw-textfile"
+in_ct grep -q '^threadwatch_' "$TF/threadwatch.prom" || fail "the textfile holds no threadwatch_ metric"
+ok "fleet drop-ins: the socket's restart restarted the service, [::1]:8437 answers; $TF/threadwatch.prom written, mode $prom"
+
+# --- regression events in the journal -------------------------------------------------------
+STEP_ID=78d06f1af1ac4ee9afec21ee1a5d4526
+SD=$R/var/lib/private/threadwatch
+# Stopping the socket stops the service that requires it.
+in_ct systemctl stop threadwatchd.socket
+[ "$(in_ct systemctl is-active threadwatchd.service)" = inactive ] || fail "the service outlived its socket"
+rm -f "$SD"/threadwatch.db*
+"$B/tests/twseed" --db "$SD/threadwatch.db" --days 30 --kernel-change-at 20 --step 10 --seed 1 --quiet ||
+	fail "twseed failed"
+chown --reference="$SD" "$SD"/threadwatch.db*
+in_ct systemctl start threadwatchd.service || fail "start with the seeded database failed"
+ev() { in_ct journalctl MESSAGE_ID=$STEP_ID -o json --no-pager; }
+# logged and their number held for a second (they come one after another)
+events_settled() {
+	local a
+	a=$(ev | wc -l)
+	sleep 1
+	[ "$a" -gt 0 ] && [ "$(ev | wc -l)" = "$a" ]
+}
+wait_secs 30 events_settled || fail "no MESSAGE_ID=$STEP_ID in the journal"
+evj=$(ev | jq -c '{m: .MESSAGE, pr: .PRIORITY, k: .EVENT_KIND, metric: .METRIC, p: .PROBE, r: .RUN_ID}')
+bad=$(jq -c 'select(.pr != "5" or .k != "step" or .metric == null or .p == null or .r == null or
+	(.p as $p | .metric | startswith($p + ".") | not) or (.r | test("^[0-9]+$") | not))' <<<"$evj") ||
+	fail "jq: $bad"
+[ -z "$bad" ] || fail "regression events without PRIORITY=5, EVENT_KIND=step, METRIC=, PROBE=, RUN_ID=: $bad"
+n_ev=$(wc -l <<<"$evj")
+[ "$(api /api/v1/events | jq '.events | length')" = "$n_ev" ] || fail "the journal and the API disagree"
+ok "journalctl MESSAGE_ID=$STEP_ID: $n_ev events at priority 5 (notice), e.g. $(head -n 1 <<<"$evj")"
+
+# --- upgrade, remove, purge -----------------------------------------------------------------
+pid=$(show MainPID)
+apt_in install "/root/threadwatch_${up_version}_amd64.deb" >"$TW_TMP/upgrade.log" 2>&1 ||
+	{ cat "$TW_TMP/upgrade.log" >&2; fail "the upgrade failed"; }
+grep -q 'Could not execute systemctl' "$TW_TMP/upgrade.log" && fail "upgrade: $(cat "$TW_TMP/upgrade.log")"
+[ "$(in_ct dpkg-query -W -f '${Version}' threadwatch)" = "$up_version" ] || fail "not upgraded"
+no_failed_units "after the upgrade"
+[ "$(in_ct systemctl is-active threadwatchd.socket threadwatchd.service | tr '\n' ' ')" = "active active " ] ||
+	fail "after the upgrade: $(in_ct systemctl status threadwatchd.socket threadwatchd.service --no-pager)"
+[ "$(show MainPID)" != "$pid" ] || fail "the upgrade did not restart the daemon"
+wait_secs 10 api /api/v1/status || fail "no API after the upgrade"
+[ "$(api /api/v1/events | jq '.events | length')" = "$n_ev" ] || fail "the upgrade lost events"
+grep -q "^token = $TOKEN" "$CONF" || fail "the upgrade lost the configuration change"
+ok "upgrade to $up_version: restarted, no failed unit, database ($n_ev events) and configuration kept"
+
+apt_in remove threadwatch >"$TW_TMP/remove.log" 2>&1 || fail "remove: $(cat "$TW_TMP/remove.log")"
+no_failed_units "after remove"
+for u in threadwatchd.socket threadwatchd.service; do
+	[ "$(in_ct systemctl is-active "$u")" != active ] || fail "$u is still active after remove"
+done
+in_ct curl -s --max-time 3 http://127.0.0.1:8437/ >/dev/null && fail "port 8437 still answers after remove"
+[ -s "$SD/threadwatch.db" ] && [ -f "$CONF" ] || fail "remove deleted the database or the configuration"
+apt_in purge threadwatch >"$TW_TMP/purge.log" 2>&1 || fail "purge: $(cat "$TW_TMP/purge.log")"
+no_failed_units "after purge"
+for p in /var/lib/private/threadwatch /var/lib/threadwatch /etc/threadwatch; do
+	[ ! -e "$R$p" ] && [ ! -L "$R$p" ] || fail "purge left $p"
+done
+left=$(find "$R/etc/systemd/system" -name 'threadwatchd.*' ! -name '*.d') # drop-in directories are the admin's
+[ -z "$left" ] || fail "purge left unit links: $left"
+ok "remove: units stopped, nothing on port 8437, database and configuration kept; purge: both gone"
+
+# --- a reboot during the first cycle ------------------------------------------------------
+apt_in install "/root/$(basename "$deb")" >"$TW_TMP/install2.log" 2>&1 ||
+	fail "reinstalling failed: $(cat "$TW_TMP/install2.log")"
+wait_secs 30 status_is .current_probe threads ||
+	fail "the first cycle's threads probe did not start: $(api /api/v1/status) $(in_ct systemctl status threadwatchd.socket threadwatchd.service --no-pager)"
+in_ct systemctl reboot 2>/dev/null # the bus goes away under it
+t=$(date +%s)
+nspawn_wait_exit 60 || fail "the container did not go down for the reboot"
+[ "$NSPAWN_RC" = 133 ] || fail "systemd-nspawn exited with $NSPAWN_RC, not 133 (reboot)"
+nspawn_boot || fail "the container did not come back: $(tail -n 20 "$TW_TMP/console.log")"
+t_boot=$(since "$t")
+no_failed_units "after the reboot"
+wait_secs 20 api /api/v1/status || fail "no API after the reboot"
+st=$(api /api/v1/status)
+[ "$(jq -r .last_cycle_status <<<"$st")" = interrupted ] || fail "after the reboot: $st"
+[ "$(jq -r .next_cycle_retry <<<"$st")" = 1 ] || fail "no retry planned: $st"
+wait_in=$((($(jq .next_cycle_ms <<<"$st") - $(jq .now_ms <<<"$st")) / 1000))
+[ "$wait_in" -le 66 ] || fail "the retry is $wait_in s away: $st"
+stline=$(show StatusText)
+[[ "$stline" == *"(interrupted); retry "* ]] || fail "STATUS= does not say retry: $stline"
+wait_secs 150 status_is .last_cycle_status ok || fail "no cycle within 150 s of the reboot: $(api /api/v1/status)"
+[ "$(status .last_cycle.trigger)" = retry ] || fail "the cycle after the reboot: $(status .last_cycle)"
+[ "$(status .next_cycle_retry)" = 0 ] || fail "still retrying after an ok cycle"
+t_retry=$(since "$t")
+ok "reboot during the first cycle: up again in $t_boot s, STATUS=\"$stline\"; the retry ran ok $t_retry s after the reboot"
+
+nspawn_halt || fail "the container did not power off"
+ok "powered off; the whole test took $(since "$T0") s"
