@@ -289,7 +289,7 @@ static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_a
 	size_t failed = 0, unreachable = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		json_array_append_new(rows, fleet_host_row(&hosts[i]));
+		json_array_append(rows, hosts[i].row);
 		failed += hosts[i].error != NULL;
 		unreachable += !hosts[i].reachable;
 	}
@@ -340,6 +340,7 @@ static void hosts_free(struct fleet_host *hosts, size_t n)
 		free(hosts[i].base);
 		free(hosts[i].body.buf);
 		free(hosts[i].error);
+		json_decref(hosts[i].row);
 		for (int s = 0; s < STEP_DONE; s++)
 			json_decref(hosts[i].answer[s]);
 	}

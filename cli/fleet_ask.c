@@ -203,11 +203,19 @@ static void host_answer(struct fleet_host *h, CURLcode res, CURLM *multi, double
 		host_request(h, multi, timeout_s);
 }
 
-/* A host is done: its handle goes (its connection stays in the multi
- * handle's cache, which CURLMOPT_MAXCONNECTS keeps small). */
+/* A host is done: its row is made and its answers and handle go (its
+ * connection stays in the multi handle's cache, which CURLMOPT_MAXCONNECTS
+ * keeps small). */
 static void host_done(struct fleet_host *h, struct fleet_run *r)
 {
 	h->end_ns = clock_ns();
+	h->row = fleet_host_row(h);
+	for (int s = 0; s < STEP_DONE; s++) {
+		json_decref(h->answer[s]);
+		h->answer[s] = NULL;
+	}
+	free(h->body.buf);
+	h->body = (struct fleet_body){0};
 	curl_easy_cleanup(h->easy);
 	h->easy = NULL;
 	r->active--;

@@ -85,10 +85,12 @@ struct fleet_host {
 	long long run_id;          /* the latest ok threads run; 0: none */
 	int reachable;             /* /api/v1/status answered */
 	char *error;               /* why the host could not be read */
+	json_t *row;               /* fleet_host_row(), made when the host is done */
 };
 
-/* Asks every host until each has its answers or an error; 0 or -errno
- * (libcurl itself failed). */
+/* Asks every host until each has its answers or an error, and makes each
+ * host's row as soon as it is done (freeing its answers, so that memory
+ * stays small with thousands of hosts); 0 or -errno (libcurl failed). */
 int fleet_ask(struct fleet_host *hosts, size_t n, const struct fleet_conn *c);
 
 /* The report: one JSON object per host, then a table or a document. */
