@@ -35,6 +35,7 @@
 
 struct fleet_args {
 	int json, help, insecure;
+	const char *scheme; /* of targets without one */
 	struct fleet_conn conn;
 	char *cacert, *token;
 	struct fleet_targets targets;
@@ -62,8 +63,19 @@ static int set_concurrency(void *ctx, const char *v, char *why, size_t wlen)
 	a->conn.concurrency = strtol(v, &end, 10);
 	if (errno || end == v || *end || a->conn.concurrency < 1 ||
 	    a->conn.concurrency > FLEET_MAX_CONCURRENCY)
-		return errbuf_set(why, wlen, -EINVAL, "a number of hosts from 1 to %d",
+		return errbuf_set(why, wlen, -EINVAL,
+		                  "--concurrency \"%s\": a number of hosts from 1 to %d", v,
 		                  FLEET_MAX_CONCURRENCY);
+	return 0;
+}
+
+static int set_scheme(void *ctx, const char *v, char *why, size_t wlen)
+{
+	struct fleet_args *a = ctx;
+
+	if (strcmp(v, "http") && strcmp(v, "https"))
+		return errbuf_set(why, wlen, -EINVAL, "--scheme \"%s\": http or https", v);
+	a->scheme = strcmp(v, "http") ? "https" : "http";
 	return 0;
 }
 
@@ -137,6 +149,10 @@ static const struct opt fleet_opts[] = {
      set_timeout, 0},
     {"concurrency", 0, "N", "ask at most N hosts at once (default 64; 1 to 4096)", set_concurrency,
      0},
+    {"scheme", 0, "SCHEME",
+     "http or https for targets given as HOST:PORT (default http; a file_sd group's "
+     "__scheme__ label wins)",
+     set_scheme, 0},
     {"cacert", 0, "FILE", "verify the daemons' TLS certificates against the CAs in FILE",
      set_cacert, 0},
     {"insecure", 0, NULL, "do not verify TLS certificates (self-signed daemons)", NULL,
@@ -158,9 +174,8 @@ static void usage(FILE *f)
 	        "glibc, verdict, confidence, switch-time ratio, the thread-create knee with low\n"
 	        "stacks, age of the last cycle, headroom warnings and regression events, or the\n"
 	        "error for a host that could not be read.\n\n"
-	        "URL: http[s]://HOST[:PORT][/PREFIX], or HOST:PORT, which is plain HTTP, or\n"
-	        "HTTPS when --cacert or --insecure is given (a file_sd group's __scheme__\n"
-	        "label decides for its targets).\n\n"
+	        "URL: http[s]://HOST[:PORT][/PREFIX], or HOST:PORT with the scheme of --scheme\n"
+	        "(default http) or of its file_sd group's __scheme__ label.\n\n"
 	        "Exit status: 0 every host was read; 1 some host was unreachable or failed;\n"
 	        "2 bad usage or a bad --file (its messages name FILE:LINE).\n\n"
 	        "Options:\n");
@@ -306,10 +321,11 @@ static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_a
 	return failed ? 1 : 0;
 }
 
-/* Every target's base URL; 0, or -EINVAL after a message. */
+/* Every target's base URL; 0, or -EINVAL after a message. As in
+ * Prometheus, a target's scheme is its group's __scheme__ label, else the
+ * job's (--scheme); --cacert and --insecure only say how TLS is checked. */
 static int hosts_make(struct fleet_host *hosts, const struct fleet_args *a)
 {
-	const char *tls_default = a->cacert || a->insecure ? "https" : "http";
 	char why[160];
 
 	for (size_t i = 0; i < a->targets.n; i++) {
@@ -324,7 +340,7 @@ static int hosts_make(struct fleet_host *hosts, const struct fleet_args *a)
 			return -EINVAL;
 		}
 		hosts[i].base =
-		    base_url(t->url, t->scheme ? t->scheme : tls_default, why, sizeof(why));
+		    base_url(t->url, t->scheme ? t->scheme : a->scheme, why, sizeof(why));
 		if (!hosts[i].base) {
 			fprintf(stderr, "threadwatch fleet: bad URL \"%s\" (%s): %s\n", t->url,
 			        t->origin, why);
@@ -349,7 +365,8 @@ static void hosts_free(struct fleet_host *hosts, size_t n)
 
 int cli_fleet(int argc, char **argv)
 {
-	struct fleet_args a = {.conn = {.timeout_s = FLEET_DEFAULT_TIMEOUT_S,
+	struct fleet_args a = {.scheme = "http",
+	                       .conn = {.timeout_s = FLEET_DEFAULT_TIMEOUT_S,
 	                                .concurrency = FLEET_DEFAULT_CONCURRENCY}};
 	struct fleet_host *hosts = NULL;
 	int rc = 2;

@@ -366,9 +366,7 @@ static void print_line(char *const *cells, const size_t *width, const int *shown
 		if (!shown[c] || (error && c > COL_LABELS))
 			continue;
 		printf("%s%s%*s", first ? "" : "  ", s,
-		       c == last || (error && c == COL_LABELS) ? 0
-		                                               : (int)(width[c] - text_width(s)),
-		       "");
+		       c == last ? 0 : (int)(width[c] - text_width(s)), "");
 		first = 0;
 	}
 	if (error)

@@ -402,32 +402,42 @@ else
 		"https://$TLS/api/v1/recommendation" | jq -r .verdict)
 	[ -n "$want" ] && [ "$want" != null ] || fail "the TLS daemon gives no verdict to curl"
 	for u in "https://$TLS" "$TLS"; do
-		fleet --cacert "$TW_TMP/creds/tls.crt" "$u"
+		fleet --scheme https --cacert "$TW_TMP/creds/tls.crt" "$u"
 		[ "$RC" = 0 ] || fail "--cacert $u: exit status $RC: $OUT $ERR"
 		expect_cell "$u" VERDICT "$want"
-		fleet --insecure "$u"
+		fleet --insecure --scheme https "$u"
 		[ "$RC" = 0 ] || fail "--insecure $u: exit status $RC: $OUT $ERR"
 		expect_cell "$u" VERDICT "$want"
 	done
+	# file_sd: __scheme__ picks https for one group; the other stays http.
+	printf -- '- targets: [%s]\n  labels: {__scheme__: https, role: db}\n- targets: [%s]\n' \
+		"$TLS" "$H1" >"$TW_TMP/tls.yml"
+	fleet --cacert "$TW_TMP/creds/tls.crt" --file "$TW_TMP/tls.yml"
+	[ "$RC" = 0 ] || fail "__scheme__ https next to plain http: exit status $RC: $OUT $ERR"
+	expect_cell "$TLS" VERDICT "$want"
+	expect_cell "$TLS" LABELS role=db
+	expect_cell "$H1" VERDICT low
 	fleet "https://$TLS"
 	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "unreachable: .*certificate" ||
 		fail "a self-signed daemon without --cacert: $OUT"
 	fleet --cacert "$TW_TMP/creds/other.crt" "https://$TLS"
 	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "unreachable: .*certificate" ||
 		fail "--cacert with the wrong CA: $OUT"
-	fleet --timeout 3s "$TLS"
-	[ "$RC" = 1 ] || fail "plain HTTP to the TLS daemon: exit status $RC"
-	for args in "--cacert $TW_TMP/creds/tls.crt --insecure $U1" "--cacert $TW_TMP/missing.crt $U1"; do
+	fleet --timeout 3s --cacert "$TW_TMP/creds/tls.crt" "$TLS"
+	[ "$RC" = 1 ] || fail "HOST:PORT without --scheme https is plain HTTP: exit status $RC"
+	for args in "--cacert $TW_TMP/creds/tls.crt --insecure $U1" "--cacert $TW_TMP/missing.crt $U1" \
+		"--scheme ftp $U1" "--scheme"; do
 		# shellcheck disable=SC2086
 		fleet $args
 		[ "$RC" = 2 ] || fail "fleet $args: exit status $RC, expected 2"
 	done
-	ok "TLS: --cacert and --insecure read a self-signed daemon (https:// and HOST:PORT); an unknown CA is refused"
+	ok "TLS: --cacert and --insecure read a self-signed daemon (https://, --scheme https, __scheme__); an unknown CA is refused"
 fi
 
 # --- bad arguments ------------------------------------------------------------------
 printf 'http://a:1 http://b:2\n' >"$TW_TMP/two.txt"
-for args in "" "--bogus $U1" "--timeout 0 $U1" "--timeout x $U1" "--json=yes $U1" \
+for args in "" "--bogus $U1" "--timeout 0 $U1" "--concurrency 0 $U1" "--concurrency x $U1" \
+	"--token" "--insecure=1 $U1" "--timeout x $U1" "--json=yes $U1" \
 	"ftp://127.0.0.1/" "http://a/?q=1" "--file $TW_TMP/missing.txt" "--file $TW_TMP/two.txt" \
 	"--timeout" "--timeout 2h $U1" "--time 5 $U1"; do
 	# shellcheck disable=SC2086
