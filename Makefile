@@ -181,6 +181,13 @@ $(B)/tests/test_%: tests/unit/test_%.c $(TEST_LIBS) | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
 
+# test_fleet_sd also links the CLI's --file readers (before the libraries
+# they call).
+FLEET_SD_OBJS := $(B)/cli/fleet_targets.o $(B)/cli/fleet_sd_json.o $(B)/cli/fleet_sd_yaml.o
+$(B)/tests/test_fleet_sd: tests/unit/test_fleet_sd.c $(FLEET_SD_OBJS) $(TEST_LIBS) | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
+
 # Test tools (seeders, receivers) link the shared code but not cmocka.
 $(B)/tests/%: tests/tools/%.c $(TEST_LIBS) | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm

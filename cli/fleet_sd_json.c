@@ -34,7 +34,8 @@ static int one_group(const char *path, const char *buf, size_t len, size_t off, 
 {
 	json_error_t err;
 	json_t *g =
-	    json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &err);
+	    json_loadb(buf + off, len - off,
+	               JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
 	char origin[4200];
 	const char *key;
 	json_t *v;

@@ -60,8 +60,9 @@ static void cut_comment(char *s)
 	char quote = 0;
 
 	for (char *p = s; *p; p++) {
-		if (quote == '"' && *p == '\\' && p[1])
-			p++;
+		if ((quote == '"' && *p == '\\' && p[1]) ||
+		    (quote == '\'' && *p == '\'' && p[1] == '\''))
+			p++; /* an escape, or '' in a single-quoted string */
 		else if (quote && *p == quote)
 			quote = 0;
 		else if (!quote && (*p == '\'' || *p == '"') &&
