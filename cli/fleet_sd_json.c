@@ -55,10 +55,11 @@ static int one_group(const char *path, const char *buf, size_t len, size_t off, 
 	json_object_foreach(g, key, v)
 	{
 		if (strcmp(key, "targets") && strcmp(key, "labels")) {
-			json_decref(g);
-			return errbuf_set(why, wlen, -EINVAL,
-			                  "%s: unknown key \"%s\" (a group has targets and labels)",
-			                  origin, key);
+			rc = errbuf_set(why, wlen, -EINVAL,
+			                "%s: unknown key \"%s\" (a group has targets and labels)",
+			                origin, key);
+			json_decref(g); /* key lives in g */
+			return rc;
 		}
 	}
 	rc = fleet_sd_group(t, json_object_get(g, "targets"), json_object_get(g, "labels"), origin,

@@ -176,37 +176,49 @@ static const char *skip_sp(const char *p)
 	return p + strspn(p, " \t");
 }
 
+/* One entry at *p, advancing *p past it: "name: value" into a map, "value"
+ * into a list; flow: inside [...] or {...}. 0, or -EINVAL after yerr(). */
+static int entry(struct yaml *y, unsigned no, const char **p, int flow, json_t *into)
+{
+	int map = json_is_object(into), rc = 0;
+	char *k = NULL, *v;
+
+	if (map) {
+		k = scalar(y, no, p, flow, 1);
+		if (!k)
+			return -EINVAL;
+		if (**p != ':') {
+			free(k);
+			return yerr(y, no, "expected \"name: value\"");
+		}
+		*p = skip_sp(*p + 1);
+	}
+	v = scalar(y, no, p, flow, 0);
+	if (!v)
+		rc = -EINVAL;
+	else if (map && json_object_get(into, k))
+		rc = yerr(y, no, "a label named twice");
+	else if (map)
+		json_object_set_new(into, k, json_string(v));
+	else
+		json_array_append_new(into, json_string(v));
+	free(k);
+	free(v);
+	return rc;
+}
+
 /* A flow list [a, 'b'] or map {k: v} taking the rest of the line. */
 static int flow(struct yaml *y, unsigned no, const char *p, json_t *into)
 {
 	int map = json_is_object(into);
-	char close = map ? '}' : ']', *k = NULL, *v;
+	char close = map ? '}' : ']';
 
 	if (*p != (map ? '{' : '['))
 		return yerr(y, no, "expected %s or nothing after the colon",
 		            map ? "{k: v}" : "[...]");
 	for (p = skip_sp(p + 1); *p != close;) {
-		if (map && !(k = scalar(y, no, &p, 1, 1)))
+		if (entry(y, no, &p, 1, into) < 0)
 			return -EINVAL;
-		if (map && *p != ':') {
-			free(k);
-			return yerr(y, no, "expected \"name: value\" in {...}");
-		}
-		p = map ? skip_sp(p + 1) : p;
-		if (!(v = scalar(y, no, &p, 1, 0))) {
-			free(k);
-			return -EINVAL;
-		}
-		if (map && json_object_get(into, k)) {
-			free(k), free(v);
-			return yerr(y, no, "a label named twice");
-		}
-		if (map)
-			json_object_set_new(into, k, json_string(v));
-		else
-			json_array_append_new(into, json_string(v));
-		free(k), free(v);
-		k = NULL;
 		p = skip_sp(p);
 		if (*p == ',')
 			p = skip_sp(p + 1);
@@ -228,8 +240,7 @@ static int block(struct yaml *y, int key_col, json_t *into)
 	while (y->i < y->n) {
 		const struct yline *l = &y->l[y->i];
 		int item = l->text[0] == '-' && (l->text[1] == ' ' || !l->text[1]);
-		const char *p = l->text;
-		char *k = NULL, *v;
+		const char *p = map ? l->text : skip_sp(l->text + 1);
 
 		if (l->indent < key_col || (l->indent == key_col && (map || !item)))
 			break;
@@ -238,25 +249,10 @@ static int block(struct yaml *y, int key_col, json_t *into)
 		col = l->indent;
 		if (!map && !item)
 			return yerr(y, l->no, "expected \"- HOST:PORT\"");
-		if (map && (!(k = scalar(y, l->no, &p, 0, 1)) || *p != ':')) {
-			free(k);
-			return k ? yerr(y, l->no, "expected \"name: value\"") : -EINVAL;
-		}
-		p = skip_sp(p + 1);
-		if (!(v = scalar(y, l->no, &p, 0, 0))) {
-			free(k);
+		if (entry(y, l->no, &p, 0, into) < 0)
 			return -EINVAL;
-		}
-		if (*skip_sp(p) || (map && json_object_get(into, k))) {
-			free(k), free(v);
-			return yerr(y, l->no,
-			            *skip_sp(p) ? "text after the value" : "a label named twice");
-		}
-		if (map)
-			json_object_set_new(into, k, json_string(v));
-		else
-			json_array_append_new(into, json_string(v));
-		free(k), free(v);
+		if (*skip_sp(p))
+			return yerr(y, l->no, "text after the value");
 		y->i++;
 	}
 	if (col < 0 && !map)
