@@ -201,6 +201,11 @@ $(B)/tests/replay_fuzz_api: tests/fuzz/fuzz_api.c tests/fuzz/replay.c $(B)/daemo
 		$(B)/daemon/asset.o $(B)/libtw.a | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lz -lm
 
+# The file_sd harness links the CLI's --file readers.
+$(B)/tests/replay_fuzz_fleet_sd: tests/fuzz/fuzz_fleet_sd.c tests/fuzz/replay.c $(FLEET_SD_OBJS) \
+		$(B)/libtw.a | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
 $(B)/lib $(B)/daemon $(B)/cli $(B)/probes/lib $(B)/tests $(B)/fuzz:
 	mkdir -p $@
 
