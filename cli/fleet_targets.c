@@ -142,20 +142,28 @@ static int url_list(const char *path, char *buf, struct fleet_targets *t, char *
 static int slurp(const char *path, char **buf, size_t *len, char *why, size_t wlen)
 {
 	FILE *f = fopen(path, "re");
-	size_t got;
+	size_t cap = 0, got;
 	int rc = 0;
 
 	if (!f)
 		return errbuf_set(why, wlen, -errno, "cannot read \"%s\": %s", path,
 		                  strerror(errno));
-	*buf = xmalloc(FLEET_MAX_FILE + 1);
-	got = fread(*buf, 1, FLEET_MAX_FILE + 1, f);
+	*buf = NULL;
+	*len = 0;
+	do {
+		if (*len == cap) {
+			cap = cap ? cap * 2 : 64 * 1024;
+			*buf = xrealloc(*buf, cap + 1);
+		}
+		got = fread(*buf + *len, 1, cap - *len, f);
+		*len += got;
+	} while (got > 0 && *len <= FLEET_MAX_FILE);
 	if (ferror(f))
 		rc = errbuf_set(why, wlen, -EIO, "cannot read \"%s\": %s", path, strerror(errno));
-	else if (got > FLEET_MAX_FILE)
+	else if (*len > FLEET_MAX_FILE)
 		rc = errbuf_set(why, wlen, -EFBIG, "%s: larger than %u MiB", path,
 		                FLEET_MAX_FILE >> 20);
-	else if (memchr(*buf, '\0', got))
+	else if (memchr(*buf, '\0', *len))
 		rc = errbuf_set(why, wlen, -EINVAL, "%s: a NUL byte: not a text file", path);
 	fclose(f);
 	if (rc < 0) {
@@ -163,8 +171,7 @@ static int slurp(const char *path, char **buf, size_t *len, char *why, size_t wl
 		*buf = NULL;
 		return rc;
 	}
-	(*buf)[got] = '\0';
-	*len = got;
+	(*buf)[*len] = '\0';
 	return 0;
 }
 
