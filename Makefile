@@ -79,8 +79,14 @@ PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libsystemd-de
 	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev
 PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev \
 	systemd prometheus chromium wrk valgrind procps psmisc \
-	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian
+	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian \
+	prometheus-node-exporter
 PKGS_RUN   := $(PKGS_BUILD)
+# `make deb`: debian/control's Build-Depends (versions dropped; the virtual
+# debhelper-compat comes with debhelper) and dpkg-buildpackage's package.
+PKGS_DEB    = dpkg-dev $(shell sed -n '/^Build-Depends:/,/^[^ ]/p' debian/control | \
+	sed '1s/^Build-Depends://;/^[^ ]/d' | tr ',' '\n' | sed 's/(.*)//;s/|.*//' | \
+	tr -d ' \t' | sed 's/^debhelper-compat$$/debhelper/' | grep .)
 # Commands that may come from elsewhere than a Debian package (a machine
 # may ship Node.js with its own npm): COMMAND=PACKAGE, installed only when
 # the command is missing.
@@ -89,9 +95,10 @@ CMDS_TEST  := node=nodejs npm=npm
 # lib/: shared by every program; links jansson and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/recommend.c lib/detect.c \
-	lib/catalog.c
+	lib/catalog.c lib/detectsim.c
 # probes/lib/: what only the probes use.
-PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c
+PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c probes/lib/placement.c \
+	probes/lib/cycles.c probes/lib/fsseg.c
 PROBE_NAMES := ctxsw threads map32
 # daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
 # into libtwd.a for the unit tests.
@@ -99,11 +106,12 @@ DAEMON_MAIN := daemon/threadwatchd.c
 DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/events.c \
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
-	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c
+	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
+	daemon/guard.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
-               cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c cli/fleet_ask.c \
-               cli/fleet_report.c
+	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
+	cli/fleet_ask.c cli/fleet_report.c
 
 LIB_OBJS    := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
 PLIB_OBJS   := $(patsubst %.c,$(B)/%.o,$(PLIB_SRCS))
@@ -123,8 +131,8 @@ BUILTIN_IN := $(sort $(wildcard sql/*.sql) $(wildcard web/*.html web/*.js web/*.
 
 BINS := $(B)/threadwatchd $(B)/threadwatch
 
-.PHONY: all clean install run test deps-build deps-test deps-run check-unit \
-	check-regress check-sanitize check-fuzz fuzz format check-format bench deb
+.PHONY: all clean install run test deps-build deps-test deps-run deps-deb check-unit \
+	check-regress check-sanitize check-fuzz fuzz format check-format bench deb docs
 
 all: $(BINS) $(PROBES) $(SHIMS) $(TOOLS)
 
@@ -235,13 +243,15 @@ deps-run:
 	$(call need_pkgs,$(PKGS_RUN))
 deps-test:
 	$(call need_pkgs,$(PKGS_TEST),$(CMDS_TEST))
+deps-deb:
+	$(call need_pkgs,$(PKGS_DEB))
 
 # --- the two commands -----------------------------------------------------
 RUN_ARGS ?=
 run: deps-run
 	$(MAKE) all
 	mkdir -p var
-	exec $(B)/threadwatchd --foreground --state-dir var --probe-dir $(abspath $(B))/probes $(RUN_ARGS)
+	exec $(B)/threadwatchd --state-dir var $(RUN_ARGS)
 
 test: deps-test
 	$(MAKE) all
@@ -296,6 +306,11 @@ fuzz:
 bench: all
 	@B=$(abspath $(B)) SRC=$(CURDIR) bench/run.sh
 
+# The README's configuration table, systemd/threadwatchd.conf and the KEYS
+# section of threadwatchd.conf(5), regenerated from the daemon's key table.
+docs: $(B)/threadwatchd
+	python3 doc/gen-config-docs.py $(B)/threadwatchd $(CURDIR)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
@@ -306,11 +321,14 @@ check-format:
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PROBEDIR) \
 		$(DESTDIR)$(PROBESDDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/threadwatch $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(SYSCONFDIR)/threadwatch $(DESTDIR)$(SYSCONFDIR)/threadwatch/threadwatchd.conf.d \
+		$(DESTDIR)$(DOCDIR)
 	install -m 0755 $(B)/threadwatch $(DESTDIR)$(BINDIR)/threadwatch
 	install -m 0755 $(B)/threadwatchd $(DESTDIR)$(SBINDIR)/threadwatchd
 	install -m 0755 $(PROBES) $(DESTDIR)$(PROBEDIR)/
 	install -m 0644 sql/*.sql $(DESTDIR)$(DATADIR)/
+	install -m 0644 contrib/prometheus/threadwatch.rules.yml contrib/remote-scrape.conf \
+		contrib/grafana/threadwatch.json $(DESTDIR)$(DATADIR)/
 	install -m 0644 probes/PROTOCOL.md README.md $(DESTDIR)$(DOCDIR)/
 	for m in doc/man/*.[0-9]; do [ -f "$$m" ] || continue; sec=$${m##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$sec; \
@@ -325,7 +343,7 @@ install: all
 
 # The Debian package, built from a copy of the tree so that nothing is
 # written outside build/.
-deb:
+deb: deps-deb
 	rm -rf $(B)/deb && mkdir -p $(B)/deb/threadwatch-$(VERSION)
 	tar --exclude=./build --exclude=./.git --exclude=./var --exclude=./tests/out \
 		--exclude=./tests/browser/node_modules -cf - . \

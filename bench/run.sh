@@ -22,9 +22,16 @@
 #                          `threadwatch fleet` against fleet_stub.py (BENCH_FLEET_MAX [1000] ports)
 #   BENCH_WORK [$B/bench]  raw outputs (emptied first); BENCH_KEEP_DB=1 keeps the databases
 #   BENCH_OUT [$SRC/bench/RESULTS.md]
-#   BENCH_PHASES [all]     or some of: idle ctxsw threads cycles seed api fleet (api needs seed);
-#                          a partial run leaves its raw outputs in $BENCH_WORK and RESULTS.md as it
-#                          is, but for `fleet`, whose section of RESULTS.md it rewrites in place
+#   BENCH_CITIZEN_ROUNDS [3] interleaved rounds of the good-citizen phase: the neighbour
+#                          (wrk, BENCH_CITIZEN_CONN [4] connections, on nginx) alone, beside a
+#                          default cycle, beside perf bench and beside stress-ng for as long
+#   BENCH_LOAD_MAX [0.3]   load1 per CPU above which a phase (or a citizen run) does not
+#                          start; it waits up to BENCH_SETTLE_S [300] s for the load to fall,
+#                          and one that still starts above it is refused in the report
+#   BENCH_PHASES [all]     or some of: idle ctxsw threads cycles seed api citizen fleet (api
+#                          needs seed); a partial run writes its report to $BENCH_WORK/RESULTS.md
+#                          and leaves bench/RESULTS.md as it is, but for fleet, whose section of
+#                          bench/RESULTS.md it rewrites (`make bench BENCH_PHASES=fleet`)
 set -euo pipefail
 
 : "${B:?B (the build directory) must be set}"
@@ -46,6 +53,10 @@ BENCH_PROFILE_S=${BENCH_PROFILE_S:-4}
 BENCH_FLEET_SIZES=${BENCH_FLEET_SIZES:-200 1000}
 BENCH_FLEET_ROUNDS=${BENCH_FLEET_ROUNDS:-5}
 BENCH_FLEET_MAX=${BENCH_FLEET_MAX:-1000}
+BENCH_CITIZEN_ROUNDS=${BENCH_CITIZEN_ROUNDS:-3}
+BENCH_CITIZEN_CONN=${BENCH_CITIZEN_CONN:-4}
+BENCH_LOAD_MAX=${BENCH_LOAD_MAX:-0.3}
+BENCH_SETTLE_S=${BENCH_SETTLE_S:-300}
 BENCH_PHASES=${BENCH_PHASES:-all}
 W=${BENCH_WORK:-$B/bench}
 OUT=${BENCH_OUT:-$SRC/bench/RESULTS.md}
@@ -60,8 +71,26 @@ log() { printf '[bench %4ds] %s\n' $(($(date +%s) - T0)) "$*" | tee -a "$W/run.l
 die() { log "error: $*"; exit 1; }
 ru() { python3 "$HERE/rusage.py" "$@"; } # ru --out F [--stdout F] [--sample S] -- CMD...
 load_now() { cut -d' ' -f1-3 /proc/loadavg; }
+psi_now() { sed -n 's/^some avg10=\([0-9.]*\).*/\1/p' /proc/pressure/cpu 2>/dev/null || true; }
 want() { [ "$BENCH_PHASES" = all ] || [[ " $BENCH_PHASES " == *" $1 "* ]]; }
-phase() { log "== $1 (load $(load_now))"; printf '%s\t%s\t%s\n' "$1" "$(date +%s)" "$(load_now)" >>"$W/phases.tsv"; }
+# quiet: waits up to BENCH_SETTLE_S for load1 per CPU to fall to BENCH_LOAD_MAX
+# (other work, or the previous phase's own threads); 0 when it did.
+quiet() {
+	local i
+	for i in $(seq "$BENCH_SETTLE_S"); do
+		awk -v n="$(nproc)" -v m="$BENCH_LOAD_MAX" '{ exit !($1 / n <= m) }' /proc/loadavg && return 0
+		sleep 1
+	done
+	return 1
+}
+# phase NAME: waits for a quiet host, then records the load the phase starts
+# at (report.py refuses a phase that started above BENCH_LOAD_MAX).
+phase() {
+	local q=quiet
+	case $1 in setup | report | idle-wait) ;; *) quiet || q=busy ;; esac
+	log "== $1 (load $(load_now), CPU pressure $(psi_now)%, $q)"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$(date +%s)" "$(load_now)" "$(psi_now)" "$q" >>"$W/phases.tsv"
+}
 
 # --- tools ------------------------------------------------------------------
 # Debian packages the comparisons need; installed when missing and root.
@@ -103,13 +132,53 @@ trap 'exit 130' INT TERM
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# start_nginx: nginx on a free loopback port serving $W/www; sets NPORT, NG.
+start_nginx() {
+	NPORT=$(free_port)
+	NGINX_CONF=$W/nginx/nginx.conf
+	mkdir -p "$W/nginx/tmp"
+	cat >"$NGINX_CONF" <<EOF
+# nginx for the benchmark: the daemon's bytes as static files on loopback.
+worker_processes 2;
+user root;
+pid $W/nginx/nginx.pid;
+error_log $W/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	sendfile on;
+	tcp_nopush on;
+	keepalive_requests 1000000;
+	keepalive_timeout 60s;
+	client_body_temp_path $W/nginx/tmp/body;
+	proxy_temp_path $W/nginx/tmp/proxy;
+	fastcgi_temp_path $W/nginx/tmp/fastcgi;
+	uwsgi_temp_path $W/nginx/tmp/uwsgi;
+	scgi_temp_path $W/nginx/tmp/scgi;
+	server {
+		listen 127.0.0.1:$NPORT;
+		root $W/www;
+		location = /api/v1/recommendation { default_type application/json; }
+		location = /metrics { default_type "text/plain; version=0.0.4"; }
+		location = / { default_type text/html; try_files /index.html =404; }
+	}
+}
+EOF
+	nginx -p "$W/nginx" -c "$NGINX_CONF" || die "nginx did not start"
+	NG="http://127.0.0.1:$NPORT"
+}
+stop_nginx() {
+	nginx -p "$W/nginx" -c "$NGINX_CONF" -s stop || true
+	NGINX_CONF=""
+}
+
 # start_daemon NAME DB: threadwatchd on an ephemeral port; sets DPID, DPORT.
 start_daemon() {
 	local name=$1 db=$2 i
 	rm -f "$W/$name.port"
 	"$TWD" --foreground --config="$W/empty.conf" --database="$db" --port=0 \
 		--port-file="$W/$name.port" --probe_dir="$PROBES" --probes_d= \
-		--load_threshold=1000 --log_level=info >"$W/$name.log" 2>&1 &
+		--guard=off --log_level=info >"$W/$name.log" 2>&1 &
 	DPID=$!
 	PIDS+=("$DPID")
 	for i in $(seq 1200); do
@@ -126,14 +195,14 @@ cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13, $14 + $15
 
 # ------------------------------------------------------------------------------
 rm -rf "$W"
-mkdir -p "$W"/{ctxsw,perf,sngsw,threads,sngpt,map32,cycle,api,query,prof,www/api/v1,nginx}
+mkdir -p "$W"/{ctxsw,perf,sngsw,threads,sngpt,map32,cycle,api,query,prof,www/api/v1,nginx,citizen}
 : >"$W/empty.conf"
 : >"$W/run.log"
 for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatch" "$TWSEED"; do
 	[ -x "$f" ] || die "\"$f\" is not built (run make B=$B all first)"
 done
 for p in $BENCH_PHASES; do
-	case $p in all | idle | ctxsw | threads | cycles | seed | api | fleet) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
+	case $p in all | idle | ctxsw | threads | cycles | seed | api | citizen | fleet) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
 done
 want api && ! want seed && die "BENCH_PHASES: api needs seed (the year it queries)"
 need_pkgs linux-perf stress-ng wrk nginx-light curl jq sqlite3 procps util-linux time python3
@@ -159,11 +228,15 @@ phase setup
 	echo "git=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo uncommitted)"
 	for v in BENCH_RUNS BENCH_THREADS_RUNS BENCH_MAP32_RUNS BENCH_CYCLES BENCH_PEER_S \
 		BENCH_IDLE_S BENCH_SEED_DAYS BENCH_SEED_EVERY BENCH_API_ROUNDS BENCH_API_S \
-		BENCH_API_CONN BENCH_API_THREADS BENCH_QUERY_REPS BENCH_PROFILE_S BENCH_FLEET_SIZES \
-		BENCH_FLEET_ROUNDS BENCH_FLEET_MAX BENCH_PHASES; do
+		BENCH_API_CONN BENCH_API_THREADS BENCH_QUERY_REPS BENCH_PROFILE_S BENCH_CITIZEN_ROUNDS \
+		BENCH_CITIZEN_CONN BENCH_LOAD_MAX BENCH_SETTLE_S BENCH_FLEET_SIZES BENCH_FLEET_ROUNDS \
+		BENCH_FLEET_MAX BENCH_PHASES; do
 		echo "$v=${!v}"
 	done
 } >"$W/meta.env"
+# The load through the whole run, every 5 s (the kernel's own period).
+(while :; do printf '%s\t%s\t%s\n' "$(date +%s)" "$(load_now)" "$(psi_now)"; sleep 5; done) >"$W/load.tsv" &
+PIDS+=($!)
 
 # --- 1. the daemon's first cycle, then its idle time ---------------------------
 if want idle; then
@@ -304,38 +377,7 @@ if want api; then
 	curl -sf -D "$W/api/headers-recommendation.txt" -o /dev/null "$TW/api/v1/recommendation"
 	curl -sf -D "$W/api/headers-metrics.txt" -o /dev/null "$TW/metrics"
 
-	NPORT=$(free_port)
-	NGINX_CONF=$W/nginx/nginx.conf
-	mkdir -p "$W/nginx/tmp"
-	cat >"$NGINX_CONF" <<EOF
-# nginx for the benchmark: the daemon's bytes as static files on loopback.
-worker_processes 2;
-user root;
-pid $W/nginx/nginx.pid;
-error_log $W/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	sendfile on;
-	tcp_nopush on;
-	keepalive_requests 1000000;
-	keepalive_timeout 60s;
-	client_body_temp_path $W/nginx/tmp/body;
-	proxy_temp_path $W/nginx/tmp/proxy;
-	fastcgi_temp_path $W/nginx/tmp/fastcgi;
-	uwsgi_temp_path $W/nginx/tmp/uwsgi;
-	scgi_temp_path $W/nginx/tmp/scgi;
-	server {
-		listen 127.0.0.1:$NPORT;
-		root $W/www;
-		location = /api/v1/recommendation { default_type application/json; }
-		location = /metrics { default_type "text/plain; version=0.0.4"; }
-		location = / { default_type text/html; try_files /index.html =404; }
-	}
-}
-EOF
-	nginx -p "$W/nginx" -c "$NGINX_CONF" || die "nginx did not start"
-	NG="http://127.0.0.1:$NPORT"
+	start_nginx
 	for path in /api/v1/recommendation /metrics /; do
 		f=$W/www$path
 		[ "$path" = / ] && f=$W/www/index.html
@@ -406,13 +448,49 @@ EOF
 		while [ "$(date +%s)" -lt "$end" ]; do curl -s -o /dev/null "$TW$SERIES"; done
 	}
 	profile series series_loop
-	nginx -p "$W/nginx" -c "$NGINX_CONF" -s stop || true
-	NGINX_CONF=""
+	stop_nginx
 	grep -E 'VmRSS|VmHWM|Threads' "/proc/$D2/status" >"$W/d2-status.txt" || true
 	stop_pid "$D2"
 fi
 
-# --- 7. threadwatch fleet against one stub process on many ports ----------------
+# --- 7. a good citizen: what one default cycle does to a neighbour ---------------
+# The run queue (procs_running every 2 ms), the rise of load1 and the p99 of
+# a co-running nginx (wrk, a few connections) during one default cycle,
+# against the neighbour alone and beside perf bench and stress-ng for as
+# long; each run waits for a quiet host (BENCH_LOAD_MAX) and records the
+# load it started at, so that the report can refuse it.
+if want citizen; then
+	phase citizen
+	[ -s "$W/www/index.html" ] || cp "$SRC/web/index.html" "$W/www/index.html"
+	start_nginx
+	# One cycle sets how long each run lasts.
+	ru --out "$W/citizen/calibrate.ru.json" --stdout /dev/null -- \
+		"$B/threadwatch" run --json --probe-dir "$PROBES" || log "the calibration cycle failed"
+	CD=$(jq -r '.wall_s | ceil' "$W/citizen/calibrate.ru.json")
+	echo "$CD" >"$W/citizen/duration_s"
+	log "a default cycle takes about $CD s"
+	for r in $(seq "$BENCH_CITIZEN_ROUNDS"); do
+		n=$(printf %02d "$r")
+		if [ $((r % 2)) = 1 ]; then order="none cycle perf sng"; else order="sng perf cycle none"; fi
+		for t in $order; do
+			quiet || log "citizen $n $t: load still $(load_now) after $BENCH_SETTLE_S s"
+			case $t in
+			none) cmd=(sleep "$CD") ;;
+			cycle) cmd=("$B/threadwatch" run --json --probe-dir "$PROBES") ;;
+			perf) cmd=(timeout -s INT "$CD" perf bench sched pipe -T -l 2000000000) ;;
+			sng) cmd=(stress-ng --pthread 1 --switch 1 -t "${CD}s") ;;
+			esac
+			python3 "$HERE/citizen.py" --out "$W/citizen/$n-$t.json" --url "$NG/" \
+				--conn "$BENCH_CITIZEN_CONN" --duration "$CD" -- "${cmd[@]}" ||
+				log "citizen run $n $t failed"
+			log "citizen $n $t: $(jq -c '{peak: .runq.peak, runq_p99: .runq.p99, load1_rise, p99_ms: .neighbour.p99_ms}' \
+				"$W/citizen/$n-$t.json" 2>/dev/null || echo none)"
+		done
+	done
+	stop_nginx
+fi
+
+# --- 8. threadwatch fleet against one stub process on many ports ----------------
 # One daemon's answers are recorded, then fleet_stub.py serves them on
 # BENCH_FLEET_MAX consecutive loopback ports (one process, asyncio) and
 # `threadwatch fleet --json` asks BENCH_FLEET_SIZES of them, interleaved,
@@ -468,7 +546,7 @@ if want fleet; then
 	rm -f "$W/fleet/seed.db"*
 fi
 
-# --- 8. the end of the idle window ---------------------------------------------
+# --- 9. the end of the idle window ---------------------------------------------
 if want idle; then
 	phase idle-wait
 	wait "$WATCH" || log "the idle watcher failed"
@@ -490,11 +568,14 @@ phase report
 echo "load_end=$(load_now)" >>"$W/meta.env"
 echo "elapsed_s=$(($(date +%s) - T0))" >>"$W/meta.env"
 if [ "$BENCH_PHASES" != all ]; then
+	python3 "$HERE/report.py" --work "$W" --out "$W/RESULTS.md" --src "$SRC" ||
+		log "the partial report failed"
 	if want fleet; then
 		python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC" --only fleet
-		log "rewrote the fleet section of $OUT"
+		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\"; of \"$OUT\", only the fleet section rewritten"
+	else
+		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\", \"$OUT\" left as it is"
 	fi
-	log "partial run (BENCH_PHASES=$BENCH_PHASES): raw outputs in \"$W\", the rest of \"$OUT\" left as it is"
 	exit 0
 fi
 python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC"

@@ -14,5 +14,6 @@ int cli_recommend(int argc, char **argv);
 struct json_t;
 int cli_run_inputs(int quick, struct json_t **inputs);
 int cli_fleet(int argc, char **argv);
+int cli_detect_sim(int argc, char **argv);
 
 #endif

@@ -102,43 +102,23 @@ static int parse_args(int argc, char **argv, struct run_args *a, const char **na
 	return 0;
 }
 
-static int dir_has_probes(const char *dir)
-{
-	for (size_t i = 0; i < catalog_n_probes; i++) {
-		char *p = runner_find_probe(dir, catalog_probes[i].name);
-		if (p) {
-			free(p);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* --probe-dir, $THREADWATCH_PROBE_DIR, probes/ beside the executable (a
  * build tree), or the installed directory. malloc'd. */
 static char *probe_dirs(const struct run_args *a)
 {
 	const char *env = getenv("THREADWATCH_PROBE_DIR");
-	char exe[4096], *slash, *beside;
-	ssize_t n;
+	const char *names[16];
+	size_t n = 0;
+	char *beside;
 
 	if (a->probe_dir)
 		return xstrdup(a->probe_dir);
 	if (env && *env)
 		return xstrdup(env);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			xasprintf(&beside, "%s/probes", exe);
-			if (dir_has_probes(beside))
-				return beside;
-			free(beside);
-		}
-	}
-	return xstrdup(TW_PROBEDIR);
+	for (size_t i = 0; i < catalog_n_probes && n < 16; i++)
+		names[n++] = catalog_probes[i].name;
+	beside = runner_probes_beside_exe(names, n);
+	return beside ? beside : xstrdup(TW_PROBEDIR);
 }
 
 static int probe_name_ok(const char *s)
@@ -229,7 +209,7 @@ static void scalar_figure(const struct catalog_metric *k, const json_t *doc, cha
 }
 
 /* The key figures of one document as "low 812 ns [800, 820], ...": the
- * catalogue's metrics with a run label, then the probe's info entry. */
+ * catalogue's metrics with a run label, then the probe's info entries. */
 static void key_figures_text(const char *probe, const json_t *doc, char *out, size_t len)
 {
 	const struct catalog_probe *p = catalog_probe_find(probe);
@@ -239,11 +219,14 @@ static void key_figures_text(const char *probe, const json_t *doc, char *out, si
 	for (size_t i = 0; p && i < catalog_n_metrics; i++)
 		if (catalog_metrics[i].run_label && !strcmp(catalog_metrics[i].probe, probe))
 			scalar_figure(&catalog_metrics[i], doc, out, len);
-	if (p && p->info) {
+	for (size_t i = 0; p && i < 2 && p->info[i]; i++) {
 		const char *s =
-		    json_string_value(json_object_get(json_object_get(doc, "info"), p->info));
+		    json_string_value(json_object_get(json_object_get(doc, "info"), p->info[i]));
+		char label[32];
+
+		snprintf(label, sizeof(label), "%.*s", (int)strcspn(p->info[i], "_"), p->info[i]);
 		if (s)
-			append_figure(out, len, p->info, s);
+			append_figure(out, len, label, s);
 	}
 	if (!p) {
 		/* A probe of the user's own: its first few scalars. */
@@ -323,6 +306,12 @@ static json_t *recommendation(const json_t *fp, json_t *probes, char **text)
 	json_t *inputs, *result, *out;
 	char err[256];
 
+	*text = NULL;
+	if (!json_object_get(probes, "ctxsw") && !json_object_get(probes, "map32") &&
+	    !json_object_get(probes, "threads"))
+		/* no figures at all: a verdict would rest on assumptions alone */
+		return json_pack("{s:n, s:n, s:s}", "inputs", "result", "error",
+		                 "not enough data yet: no probe produced figures");
 	rec_workload_default(&w);
 	inputs =
 	    rec_inputs_build(fp, json_object_get(probes, "ctxsw"), json_object_get(probes, "map32"),
@@ -448,13 +437,18 @@ int cli_run_inputs(int quick, json_t **inputs)
 	run_probes(&a, dirs, names, n, &fp, &entries);
 	ok = ok_docs(entries);
 	rec_workload_default(&w);
-	*inputs = rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
-	                           json_object_get(ok, "threads"), &w);
+	*inputs = NULL;
+	if (json_object_size(ok))
+		*inputs =
+		    rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
+		                     json_object_get(ok, "threads"), &w);
+	else
+		fprintf(stderr, "threadwatch: not enough data yet: no probe produced figures\n");
 	json_decref(ok);
 	json_decref(entries);
 	json_decref(fp);
 	free(dirs);
-	return stop_flag ? -EINTR : 0;
+	return stop_flag ? -EINTR : *inputs ? 0 : -ENODATA;
 }
 
 int cli_run(int argc, char **argv)

@@ -23,6 +23,9 @@ static const struct cli_command commands[] = {
      "say whether low thread stacks pay on this host, with the arithmetic"},
     {"fleet", cli_fleet, "[--json] [--timeout DURATION] URL... | --file PATH",
      "ask many threadwatchd daemons at once and print one table"},
+    {"detect-sim", cli_detect_sim,
+     "[--json] [--hosts N] [--days D] [--noise iid|ar1|bimodal|episodic] [--cv X] [--step X] ...",
+     "judge simulated fleets with the daemon's regression detection (--help: every option)"},
 };
 
 static void usage(FILE *f)

@@ -15,13 +15,39 @@
 #include "headroom.h"
 #include "xmalloc.h"
 
+/* The titles of the statuses the API answers with (RFC 9110). */
+static const struct {
+	unsigned status;
+	const char *title;
+} titles[] = {
+    {400, "Bad Request"},         {401, "Unauthorized"},
+    {403, "Forbidden"},           {404, "Not Found"},
+    {405, "Method Not Allowed"},  {409, "Conflict"},
+    {413, "Content Too Large"},   {414, "URI Too Long"},
+    {429, "Too Many Requests"},   {500, "Internal Server Error"},
+    {503, "Service Unavailable"},
+};
+
+const char *api_status_title(unsigned status)
+{
+	for (size_t i = 0; i < sizeof(titles) / sizeof(titles[0]); i++)
+		if (titles[i].status == status)
+			return titles[i].title;
+	return status >= 500 ? "Server Error" : "Client Error";
+}
+
 json_t *api_error_body(const struct api_error *err)
 {
 	char msg[sizeof(err->message)];
 
 	/* Messages quote what the client sent, which need not be UTF-8. */
 	api_printable(msg, sizeof(msg), err->message);
-	return json_pack("{s:{s:i,s:s}}", "error", "status", (int)err->status, "message", msg);
+	/* RFC 9457: "about:blank" says the status explains the problem, and
+	 * the title is its phrase. "error" is an extension member that keeps
+	 * the shape clients of threadwatch 0.1 read. */
+	return json_pack("{s:s,s:s,s:i,s:s,s:{s:i,s:s}}", "type", "about:blank", "title",
+	                 api_status_title(err->status), "status", (int)err->status, "detail", msg,
+	                 "error", "status", (int)err->status, "message", msg);
 }
 
 /* Maps a store error to 404 (nothing yet) or 503; the store's own message
@@ -59,8 +85,9 @@ unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *
                             json_t **body, struct api_error *err)
 {
 	(void)arg;
-	return simple(t, store_read_recommendation, ctx, body, err,
-	              "no recommendation yet: it is computed after the first cycle");
+	return simple(
+	    t, store_read_recommendation, ctx, body, err,
+	    "not enough data yet: a recommendation is computed once a probe has answered");
 }
 
 /* The recorded headroom with each limit's ratio and the warnings. */

@@ -33,7 +33,10 @@ api_handler_fn api_events;
 /* GET /api/v1/catalog: the metric catalogue (catalog_json()). */
 api_handler_fn api_catalog;
 
-/* {"error": {"status": N, "message": "..."}}. New reference. */
+/* An RFC 9457 problem: {"type": "about:blank", "title", "status", "detail",
+ * "error": {"status", "message"}} (the last for 0.1 clients). New reference. */
 json_t *api_error_body(const struct api_error *err);
+/* The reason phrase of an HTTP status, as the problem's title. */
+const char *api_status_title(unsigned status);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -70,6 +71,17 @@ struct cfg_key {
 };
 
 static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
+/* In the order of enum guard_mode (daemon/guard.h). */
+static const char *const guard_modes[] = {"auto", "psi", "busy", "loadavg", "off", NULL};
+
+/* Keys renamed since a release: the old name still reads as the new one,
+ * so that an old file keeps working. */
+static const struct {
+	const char *old, *name;
+} renamed[] = {
+    {"load_threshold", "guard_loadavg_per_cpu_max"},
+    {"load_wait_max", "guard_wait_max"},
+};
 
 #define OFF(f) offsetof(struct config, f)
 #define DAY 86400.0
@@ -106,12 +118,28 @@ static const struct cfg_key keys[] = {
     {"probe_timeout", T_DURATION, 1, DAY, "15m",
      "Wall-clock limit of one probe run; an overrun is killed and recorded as an error.",
      OFF(probe_timeout), 0, NULL},
-    {"load_threshold", T_DOUBLE, 0, 1000, "0.7",
-     "Quiet-host guard: a cycle waits while the 1-minute load average per CPU is above this.",
-     OFF(load_threshold), 0, NULL},
-    {"load_wait_max", T_DURATION, 0, DAY, "1h",
-     "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait.",
-     OFF(load_wait_max), 0, NULL},
+    {"guard", T_CHOICE, 0, 0, "auto",
+     "Quiet-host guard: what a scheduled cycle looks at before it starts. auto: CPU pressure "
+     "(psi) where the kernel has it, else busy CPU time (busy), else the load average "
+     "(loadavg); off: never wait.",
+     OFF(guard), 0, guard_modes},
+    {"guard_cpu_pressure_max", T_DOUBLE, 0, 100, "10",
+     "Quiet-host guard (psi): a cycle waits while the share of the last 10 s in which some "
+     "runnable task waited for a CPU (/proc/pressure/cpu, some avg10, percent) is above this.",
+     OFF(guard_cpu_pressure_max), 0, NULL},
+    {"guard_cpu_busy_max", T_DOUBLE, 0, 100, "50",
+     "Quiet-host guard (busy): a cycle waits while the busy share of all CPU time over the "
+     "last few seconds (/proc/stat, percent), threadwatchd's own processes left out, is above "
+     "this.",
+     OFF(guard_cpu_busy_max), 0, NULL},
+    {"guard_loadavg_per_cpu_max", T_DOUBLE, 0, 1000, "0.7",
+     "Quiet-host guard (loadavg, the last resort): a cycle waits while the 1-minute load "
+     "average per CPU is above this. Formerly load_threshold.",
+     OFF(guard_loadavg_per_cpu_max), 0, NULL},
+    {"guard_wait_max", T_DURATION, 0, DAY, "1h",
+     "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait. "
+     "Formerly load_wait_max.",
+     OFF(guard_wait_max), 0, NULL},
     {"nice", T_INT, 0, 19, "10",
      "Niceness added for the probes (they also run in the idle I/O class).", OFF(nice), 0, NULL},
     {"retention_raw_days", T_INT, 1, 36500, "30",
@@ -127,6 +155,15 @@ static const struct cfg_key keys[] = {
      "File whose first line is the token (instead of token); a relative name is looked up "
      "in $CREDENTIALS_DIRECTORY first (LoadCredential=).",
      OFF(token_file), F_RESTART | F_EMPTY_OK, NULL},
+    {"metrics_token", T_STRING, 16, 256, "",
+     "Token that GET /metrics must present (Authorization: Bearer TOKEN), 16 to 256 visible "
+     "ASCII characters, for a Prometheus server that scrapes from another host. Empty: "
+     "/metrics is open like the rest of the API.",
+     OFF(metrics_token), F_RESTART | F_SECRET | F_EMPTY_OK, NULL},
+    {"metrics_token_file", T_PATH, 0, 0, "",
+     "File whose first line is metrics_token (instead of metrics_token); a relative name is "
+     "looked up in $CREDENTIALS_DIRECTORY first (LoadCredential=).",
+     OFF(metrics_token_file), F_RESTART | F_EMPTY_OK, NULL},
     {"tls_cert", T_PATH, 0, 0, "",
      "PEM certificate for HTTPS (with tls_key); relative names are looked up in "
      "$CREDENTIALS_DIRECTORY first. Empty: plain HTTP.",
@@ -150,8 +187,9 @@ static const struct cfg_key keys[] = {
      "Where the dashboard's charting library (Debian's libjs-dygraphs) is served from.",
      OFF(dygraphs_dir), F_RESTART | F_BUILD, NULL},
     {"textfile_path", T_PATH, 0, 0, "",
-     "After each cycle, write the /metrics text to this file for node_exporter's textfile "
-     "collector (a .prom file). Empty: off.",
+     "After each cycle, write the /metrics text to this file (mode 0644) for node_exporter's "
+     "textfile collector. Under the packaged unit use /run/threadwatch/threadwatch.prom and "
+     "link it into the collector's directory. Empty: off.",
      OFF(textfile_path), F_EMPTY_OK, NULL},
     {"workload_threads", T_INT, 1, 10000000, "10000",
      "Recommendation input: the threads the host's workload creates.", OFF(workload_threads), 0,
@@ -161,7 +199,7 @@ static const struct cfg_key keys[] = {
     {"workload_switches_per_thread", T_DOUBLE, -1, 1e12, "-1",
      "Recommendation input: context switches per thread over its life; -1: unknown.",
      OFF(workload_switches_per_thread), 0, NULL},
-    {"detect_k", T_INT, 1, 64, "3",
+    {"detect_k", T_INT, 1, 64, "5",
      "Regression detection: a change is reported once it held for this many runs in a row.",
      OFF(detect_k), 0, NULL},
     {"detect_min_effect", T_DOUBLE, 0, 1, "0.05",
@@ -285,7 +323,8 @@ static int parse_double(const struct cfg_key *k, const char *text, void *f, char
 static void format_double(const struct cfg_key *k, const void *f, char *buf, size_t len)
 {
 	(void)k;
-	units_format_number(*(const double *)f, "", 1, buf, len);
+	/* 10, not 1e+01; an exponent only where plain digits cannot say it */
+	units_format_number(*(const double *)f, "", 0, buf, len);
 }
 
 static int set_string(const struct cfg_key *k, const char *text, void *f)
@@ -497,8 +536,9 @@ static int parse_choice(const struct cfg_key *k, const char *text, void *f, char
 			*(int *)f = i;
 			return 0;
 		}
-	say(why, wlen, "\"%s\" is not one of: err, warning, notice, info, debug",
-	    shown(text, b, sizeof(b)));
+	say(why, wlen, "\"%s\" is not one of: ", shown(text, b, sizeof(b)));
+	for (int i = 0; k->choices[i]; i++)
+		say(why + strlen(why), wlen - strlen(why), "%s%s", i ? ", " : "", k->choices[i]);
 	return -EINVAL;
 }
 
@@ -573,7 +613,7 @@ static const struct cfg_type {
     [T_ADDRESS] = {"address", "ADDRESS", sizeof(char *), 1, parse_address, format_string, NULL},
     [T_SPAN] = {"percent or duration", "SPAN", sizeof(struct config_span), 0, parse_span,
                 format_span, range_span},
-    [T_CHOICE] = {"choice", "LEVEL", sizeof(int), 0, parse_choice, format_choice, range_choice},
+    [T_CHOICE] = {"choice", "CHOICE", sizeof(int), 0, parse_choice, format_choice, range_choice},
 };
 
 /* The key's range as text for the docs ("" when there is none). */
@@ -599,18 +639,23 @@ static void quote_value(const char *v, char *buf, size_t len)
 
 /* --- keys ------------------------------------------------------------------ */
 
+static int same_name(const char *key, const char *name, int dashes_ok)
+{
+	while (*key && (*key == *name || (dashes_ok && *key == '_' && *name == '-'))) {
+		key++;
+		name++;
+	}
+	return !*key && !*name;
+}
+
 static int key_index(const char *name, int dashes_ok)
 {
-	for (size_t i = 0; i < N_KEYS; i++) {
-		const char *a = keys[i].name, *b = name;
-
-		while (*a && (*a == *b || (dashes_ok && *a == '_' && *b == '-'))) {
-			a++;
-			b++;
-		}
-		if (!*a && !*b)
+	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (same_name(renamed[i].old, name, dashes_ok))
+			name = renamed[i].name;
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (same_name(keys[i].name, name, dashes_ok))
 			return (int)i;
-	}
 	return -1;
 }
 
@@ -621,30 +666,44 @@ const char *config_key_name(const char *name)
 	return i < 0 ? NULL : keys[i].name;
 }
 
-/* The dashed spellings of the keys' names, for config_options(). */
-static char dashed_names[CONFIG_MAX_KEYS][48];
+#define N_RENAMED (sizeof(renamed) / sizeof(renamed[0]))
+
+/* The dashed spellings of the keys' names and of their former names, for
+ * config_options(). */
+static char dashed_names[CONFIG_MAX_KEYS + N_RENAMED][48];
+
+/* Adds --NAME and, when it has an underscore, its dashed twin for key i. */
+static size_t add_option(struct option *out, size_t n, size_t max, const char *name, size_t i,
+                         char *dashed, size_t dlen, int base)
+{
+	struct option o = {name, keys[i].type == T_BOOL ? optional_argument : required_argument,
+	                   NULL, base + (int)i};
+
+	if (n < max)
+		out[n++] = o;
+	if (!strchr(name, '_'))
+		return n;
+	snprintf(dashed, dlen, "%s", name);
+	for (char *p = dashed; *p; p++)
+		if (*p == '_')
+			*p = '-';
+	o.name = dashed;
+	if (n < max)
+		out[n++] = o;
+	return n;
+}
 
 size_t config_options(struct option *out, size_t max, int base)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < N_KEYS; i++) {
-		struct option o = {keys[i].name,
-		                   keys[i].type == T_BOOL ? optional_argument : required_argument,
-		                   NULL, base + (int)i};
-
-		if (n < max)
-			out[n++] = o;
-		if (!strchr(keys[i].name, '_'))
-			continue;
-		snprintf(dashed_names[i], sizeof(dashed_names[i]), "%s", keys[i].name);
-		for (char *p = dashed_names[i]; *p; p++)
-			if (*p == '_')
-				*p = '-';
-		o.name = dashed_names[i];
-		if (n < max)
-			out[n++] = o;
-	}
+	for (size_t i = 0; i < N_KEYS; i++)
+		n = add_option(out, n, max, keys[i].name, i, dashed_names[i], sizeof(dashed_names[i]),
+		               base);
+	/* A renamed key's former name is a flag too (--load-threshold). */
+	for (size_t r = 0; r < N_RENAMED; r++)
+		n = add_option(out, n, max, renamed[r].old, (size_t)key_index(renamed[r].name, 0),
+		               dashed_names[N_KEYS + r], sizeof(dashed_names[0]), base);
 	return n;
 }
 
@@ -763,8 +822,10 @@ static char *extract_value(char *v, const char **why)
 	return trim(v);
 }
 
+/* Unknown keys in a drop-in are noted in *warn (one line each) and
+ * skipped when warn is set; elsewhere they are errors. */
 static int parse_line(char *line, const char *name, unsigned lineno, unsigned *seen,
-                      struct config *c, char *err, size_t errlen)
+                      struct config *c, char **warn, char *err, size_t errlen)
 {
 	char *s = trim(line), *eq, *key, *value, origin[PATH_MAX + 32], b[64];
 	const char *why = NULL;
@@ -781,6 +842,15 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 	*eq = '\0';
 	key = trim(s);
 	i = key_index(key, 0);
+	if (i < 0 && warn) {
+		char *more;
+
+		xasprintf(&more, "%s%s:%u: unknown key \"%s\", ignored\n", *warn ? *warn : "", name,
+		          lineno, shown(key, b, sizeof(b)));
+		free(*warn);
+		*warn = more;
+		return 0;
+	}
 	if (i < 0) {
 		say(err, errlen, "%s:%u: unknown key \"%s\"", name, lineno,
 		    shown(key, b, sizeof(b)));
@@ -801,8 +871,8 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 	return set_key(c, (size_t)i, value, origin, err, errlen);
 }
 
-int config_parse_named(const char *buf, size_t len, const char *name, struct config *c, char *err,
-                       size_t errlen)
+static int parse_text(const char *buf, size_t len, const char *name, struct config *c, char **warn,
+                      char *err, size_t errlen)
 {
 	unsigned seen[CONFIG_MAX_KEYS] = {0}, lineno = 0;
 	const char *nul = memchr(buf, '\0', len);
@@ -820,7 +890,7 @@ int config_parse_named(const char *buf, size_t len, const char *name, struct con
 		const char *start = buf + pos, *nl = memchr(start, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - start) : len - pos;
 		char *line = xstrndup(start, n);
-		int r = parse_line(line, name, ++lineno, seen, c, err, errlen);
+		int r = parse_line(line, name, ++lineno, seen, c, warn, err, errlen);
 
 		free(line);
 		if (r < 0)
@@ -828,6 +898,12 @@ int config_parse_named(const char *buf, size_t len, const char *name, struct con
 		pos += n + (nl ? 1 : 0);
 	}
 	return 0;
+}
+
+int config_parse_named(const char *buf, size_t len, const char *name, struct config *c, char *err,
+                       size_t errlen)
+{
+	return parse_text(buf, len, name, c, NULL, err, errlen);
 }
 
 int config_parse_buffer(const char *buf, size_t len, struct config *c, char *err, size_t errlen)
@@ -870,7 +946,7 @@ out:
 	return ret;
 }
 
-int config_load_file(const char *path, struct config *c, char *err, size_t errlen)
+static int load_file(const char *path, struct config *c, char **warn, char *err, size_t errlen)
 {
 	struct stat st;
 	size_t len;
@@ -889,8 +965,47 @@ int config_load_file(const char *path, struct config *c, char *err, size_t errle
 			say(err, errlen, "Failed to read \"%s\": %s", path, strerror(-r));
 		return r;
 	}
-	r = config_parse_named(buf, len, path, c, err, errlen);
+	r = parse_text(buf, len, path, c, warn, err, errlen);
 	free(buf);
+	return r;
+}
+
+int config_load_file(const char *path, struct config *c, char *err, size_t errlen)
+{
+	return load_file(path, c, NULL, err, errlen);
+}
+
+static int dropin_name(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".conf");
+}
+
+int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings, char *err,
+                        size_t errlen)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, dropin_name, alphasort), r = 0;
+
+	*warnings = NULL;
+	if (n < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		r = -errno;
+		say(err, errlen, "Failed to list \"%s\": %s", dir, strerror(errno));
+		return r;
+	}
+	for (int i = 0; i < n; i++) {
+		char *path;
+
+		xasprintf(&path, "%s/%s", dir, ents[i]->d_name);
+		if (r >= 0)
+			r = load_file(path, c, strict ? NULL : warnings, err, errlen);
+		free(path);
+		free(ents[i]);
+	}
+	free(ents);
 	return r;
 }
 
@@ -901,6 +1016,13 @@ static const char *origin_of(const struct config *c, const char *key)
 	int i = key_index(key, 0);
 
 	return i >= 0 && c->origin[i] ? c->origin[i] : "default";
+}
+
+const char *config_origin(const struct config *c, const char *key)
+{
+	int i = key_index(key, 1);
+
+	return i >= 0 ? c->origin[i] : NULL;
 }
 
 /* A file named by tls_cert, tls_key or token_file: a relative name is a
@@ -939,30 +1061,45 @@ static int check_readable(struct config *c, const char *key, char **value, char 
 	return 0;
 }
 
-static int load_token_file(struct config *c, char *err, size_t errlen)
+/* Sets the secret `key` from the first line of the file named by
+ * `file_key` (token_file, metrics_token_file), which may not be given
+ * together with the key itself. */
+static int load_token_file(struct config *c, const char *key, const char *file_key, char *err,
+                           size_t errlen)
 {
-	char *buf, why[128];
+	int ki = key_index(key, 0);
+	char **file = field(c, &keys[key_index(file_key, 0)]), **secret = field(c, &keys[ki]);
+	char *buf, why[128], flag[64];
 	size_t len;
 	int r;
 
-	r = read_small_file(c->token_file, 4096, &buf, &len);
+	if (!(*file)[0])
+		return 0;
+	if ((*secret)[0]) {
+		say(err, errlen, "%s: %s: %s is also set (%s); give one of them",
+		    origin_of(c, file_key), file_key, key, origin_of(c, key));
+		return -EINVAL;
+	}
+	r = check_readable(c, file_key, file, err, errlen);
+	if (r < 0)
+		return r;
+	r = read_small_file(*file, 4096, &buf, &len);
 	if (r < 0) {
-		say(err, errlen, "%s: token_file: cannot read \"%s\": %s",
-		    origin_of(c, "token_file"), c->token_file,
-		    r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
+		say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, file_key), file_key,
+		    *file, r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
 		return r;
 	}
 	buf[strcspn(buf, "\r\n")] = '\0';
-	r = set_key(c, (size_t)key_index("token", 0), trim(buf), "--token", why, sizeof(why));
+	snprintf(flag, sizeof(flag), "--%s", key);
+	r = set_key(c, (size_t)ki, trim(buf), flag, why, sizeof(why));
 	free(buf);
-	if (r < 0 || !c->token[0]) {
-		say(err, errlen, "%s: token_file: the token in \"%s\" %s",
-		    origin_of(c, "token_file"), c->token_file,
-		    r < 0 ? why + strlen("--token: ") : "is empty");
+	if (r < 0 || !(*secret)[0]) {
+		say(err, errlen, "%s: %s: the token in \"%s\" %s", origin_of(c, file_key), file_key,
+		    *file, r < 0 ? why + strlen(flag) + 2 : "is empty");
 		return -EINVAL;
 	}
-	free(c->origin[key_index("token", 0)]);
-	c->origin[key_index("token", 0)] = xstrdup("token_file");
+	free(c->origin[ki]);
+	c->origin[ki] = xstrdup(file_key);
 	return 0;
 }
 
@@ -1029,18 +1166,13 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 		    c->tls_cert[0] ? "tls_cert" : "tls_key");
 		return -EINVAL;
 	}
-	if (c->token[0] && c->token_file[0]) {
-		say(err, errlen, "%s: token_file: token is also set (%s); give one of them",
-		    origin_of(c, "token_file"), origin_of(c, "token"));
-		return -EINVAL;
-	}
 	r = check_readable(c, "tls_cert", &c->tls_cert, err, errlen);
 	if (r >= 0)
 		r = check_readable(c, "tls_key", &c->tls_key, err, errlen);
 	if (r >= 0)
-		r = check_readable(c, "token_file", &c->token_file, err, errlen);
-	if (r >= 0 && c->token_file[0])
-		r = load_token_file(c, err, errlen);
+		r = load_token_file(c, "token", "token_file", err, errlen);
+	if (r >= 0)
+		r = load_token_file(c, "metrics_token", "metrics_token_file", err, errlen);
 	if (r < 0)
 		return r;
 	if (!c->database[0]) {

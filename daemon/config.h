@@ -14,6 +14,7 @@
 
 #define CONFIG_MAX_KEYS 64
 #define CONFIG_DEFAULT_FILE TW_SYSCONFDIR "/threadwatch/threadwatchd.conf"
+#define CONFIG_DROPIN_SUFFIX ".d" /* threadwatchd.conf.d/ beside the file */
 #define CONFIG_DB_NAME "threadwatch.db"
 
 /* A span that is either a duration or a percentage of another duration
@@ -33,13 +34,18 @@ struct config {
 	char *probe_dir;
 	char *probes_d;
 	double probe_timeout;
-	double load_threshold;
-	double load_wait_max;
+	int guard; /* enum guard_mode (daemon/guard.h) */
+	double guard_cpu_pressure_max;
+	double guard_cpu_busy_max;
+	double guard_loadavg_per_cpu_max;
+	double guard_wait_max;
 	int nice;
 	int retention_raw_days;
 	int retention_samples_days;
 	char *token;
 	char *token_file;
+	char *metrics_token;
+	char *metrics_token_file;
 	char *tls_cert;
 	char *tls_key;
 	int max_connections;
@@ -80,6 +86,15 @@ int config_parse_buffer(const char *buf, size_t len, struct config *c, char *err
  * for bad content, other -errno for read errors. */
 int config_load_file(const char *path, struct config *c, char *err, size_t errlen);
 
+/* Reads the drop-in directory (threadwatchd.conf.d): each *.conf file in
+ * name order over c, so a later file wins. An unknown key is an error when
+ * strict (--check-config); otherwise it goes, as "FILE:LINE: ...\n", into
+ * *warnings (malloc'd, NULL when none) and is skipped, so that a key from
+ * a newer version does not stop the daemon. A missing directory is no
+ * error. 0 or -errno with a message in err. */
+int config_load_dropins(const char *dir, struct config *c, int strict, char **warnings, char *err,
+                        size_t errlen);
+
 /* Is `name` a key? Accepts dashes for underscores ("probe-dir"). Returns
  * the canonical name or NULL. */
 const char *config_key_name(const char *name);
@@ -97,6 +112,10 @@ const char *config_option_key(int val, int base);
  * --check-config ("--port", "FILE:LINE"). 0 or -EINVAL with a reason. */
 int config_set(struct config *c, const char *key, const char *value, const char *origin, char *err,
                size_t errlen);
+
+/* Where a key got its value ("FILE:LINE", "--key", ...), or NULL for its
+ * default or an unknown key. */
+const char *config_origin(const struct config *c, const char *key);
 
 /* Checks the rules between keys, fills the derived values (the database
  * path from state_dir or $STATE_DIRECTORY, the token from token_file) and

@@ -122,10 +122,12 @@ static size_t collapse(const struct store_point *sp, size_t n, struct detect_poi
 
 /* How many runs before the last one judged the next judgement may look
  * at, twice over: the k runs, a stretch since a fingerprint change too
- * short to judge, and the baseline before it. */
+ * short to judge, and the baseline (or the noise window) before it. */
 static size_t reach(const struct detect_config *c)
 {
-	return 2 * ((size_t)c->k + detect_min_baseline(c) + c->baseline_runs);
+	size_t back = c->baseline_runs > DETECT_NOISE_RUNS ? c->baseline_runs : DETECT_NOISE_RUNS;
+
+	return 2 * ((size_t)c->k + detect_min_baseline(c) + back);
 }
 
 static int detect_figure(struct store *st, const struct detect_config *c,

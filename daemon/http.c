@@ -40,6 +40,7 @@ struct http_server {
 	struct api_ctx api;
 	struct http_hooks hooks;
 	char *token;
+	char *metrics_token;
 	char *dygraphs_dir;
 	int external_fd; /* the socket-activation socket: the caller's to close */
 	char *tls_cert, *tls_key;
@@ -149,14 +150,20 @@ static char *json_text(json_t *v)
 	return text;
 }
 
-/* Sends a JSON value (reference taken over). */
-static enum MHD_Result send_json_hdr(struct ctx *c, unsigned status, json_t *v, struct hdr extra)
+/* Sends a JSON value (reference taken over) as `mime`. */
+static enum MHD_Result send_json_as(struct ctx *c, unsigned status, const char *mime, json_t *v,
+                                    struct hdr extra)
 {
 	char *text = json_text(v);
 
 	if (!text)
 		return MHD_NO;
-	return send_body(c, status, "application/json", text, strlen(text), "no-store", extra);
+	return send_body(c, status, mime, text, strlen(text), "no-store", extra);
+}
+
+static enum MHD_Result send_json_hdr(struct ctx *c, unsigned status, json_t *v, struct hdr extra)
+{
+	return send_json_as(c, status, "application/json", v, extra);
 }
 
 static enum MHD_Result send_json(struct ctx *c, unsigned status, json_t *v)
@@ -176,7 +183,7 @@ static enum MHD_Result send_api_error_hdr(struct ctx *c, const struct api_error 
 		log_warning("HTTP %s \"%s\": %u %s%s%s%s", method, path, err->status, msg,
 		            err->detail[0] ? " (" : "", err->detail, err->detail[0] ? ")" : "");
 	}
-	return send_json_hdr(c, err->status, api_error_body(err), extra);
+	return send_json_as(c, err->status, "application/problem+json", api_error_body(err), extra);
 }
 
 static enum MHD_Result send_api_error(struct ctx *c, const struct api_error *err)
@@ -286,33 +293,30 @@ static enum MHD_Result send_store_error(struct ctx *c, int rc)
 	return send_api_error(c, &err);
 }
 
+/* About the daemon itself: 200 while it serves and its store answers,
+ * whatever the probes did; the last cycle's state rides in the body. */
 static enum MHD_Result h_healthz(struct ctx *c)
 {
-	char *v = NULL;
-	int rc = store_state_get(c->srv->api.st, "cycle_running", &v);
+	char *running = NULL, *last = NULL;
+	int rc = store_state_get(c->srv->api.st, "cycle_running", &running);
+	json_t *body;
 
-	free(v);
-	if (rc < 0 && rc != -ENOENT)
+	if (rc >= 0 || rc == -ENOENT) {
+		int r2 = store_state_get(c->srv->api.st, "last_cycle_status", &last);
+
+		rc = r2 == -ENOENT ? 0 : r2;
+	}
+	if (rc < 0) {
+		free(running);
+		free(last);
 		return send_store_error(c, rc);
-	return send_json(c, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"));
-}
-
-static enum MHD_Result h_metrics(struct ctx *c)
-{
-	static const char mime[] = "text/plain; version=0.0.4; charset=utf-8";
-	int64_t version = 0;
-	int cached = cache_usable(c, &version), rc;
-	char *text;
-	size_t len;
-
-	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
-		return send_cached(c, mime, text, len);
-	rc = metrics_render(c->srv->api.st, &text, &len);
-	if (rc < 0)
-		return send_store_error(c, rc);
-	if (cached)
-		respcache_put(c->srv->cache, c->uri, version, text, len);
-	return send_cached(c, mime, text, len);
+	}
+	body = json_pack("{s:s,s:b,s:s?}", "status", "ok", "cycle_running",
+	                 running && strcmp(running, "0"), "last_cycle_status",
+	                 last && last[0] ? last : NULL);
+	free(running);
+	free(last);
+	return send_json(c, MHD_HTTP_OK, body);
 }
 
 /* Compares in time that depends only on the secret's length. */
@@ -326,20 +330,52 @@ static int token_equal(const char *given, const char *secret)
 	return diff == 0;
 }
 
-static enum MHD_Result h_trigger(struct ctx *c)
+/* Whether the request carries "Authorization: Bearer SECRET". */
+static int bearer_ok(struct ctx *c, const char *secret)
 {
 	const char *auth = header(c, "Authorization");
+
+	return auth && !strncasecmp(auth, "Bearer ", 7) && token_equal(auth + 7, secret);
+}
+
+static enum MHD_Result send_unauthorized(struct ctx *c)
+{
+	return send_error_hdr(
+	    c, MHD_HTTP_UNAUTHORIZED,
+	    (struct hdr){"WWW-Authenticate", "Bearer realm=\"threadwatch\""}, "%s",
+	    header(c, "Authorization") ? "wrong token" : "missing 'Authorization: Bearer TOKEN'");
+}
+
+static enum MHD_Result h_metrics(struct ctx *c)
+{
+	static const char mime[] = "text/plain; version=0.0.4; charset=utf-8";
+	int64_t version = 0;
+	int cached = cache_usable(c, &version), rc;
+	char *text;
+	size_t len;
+
+	if (c->srv->metrics_token && !bearer_ok(c, c->srv->metrics_token))
+		return send_unauthorized(c);
+	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
+		return send_cached(c, mime, text, len);
+	rc = metrics_render(c->srv->api.st, &text, &len);
+	if (rc < 0)
+		return send_store_error(c, rc);
+	if (cached)
+		respcache_put(c->srv->cache, c->uri, version, text, len);
+	return send_cached(c, mime, text, len);
+}
+
+static enum MHD_Result h_trigger(struct ctx *c)
+{
 	int64_t cycle_id = 0;
 	int rc;
 
 	if (!c->srv->token)
 		return send_error(c, MHD_HTTP_FORBIDDEN,
 		                  "starting a cycle over HTTP is off: no token is configured");
-	if (!auth || strncasecmp(auth, "Bearer ", 7) || !token_equal(auth + 7, c->srv->token))
-		return send_error_hdr(
-		    c, MHD_HTTP_UNAUTHORIZED,
-		    (struct hdr){"WWW-Authenticate", "Bearer realm=\"threadwatch\""}, "%s",
-		    auth ? "wrong token" : "missing 'Authorization: Bearer TOKEN'");
+	if (!bearer_ok(c, c->srv->token))
+		return send_unauthorized(c);
 	if (!c->srv->hooks.trigger)
 		return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no scheduler is attached");
 	rc = c->srv->hooks.trigger(c->srv->hooks.ctx, &cycle_id);
@@ -722,6 +758,8 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 		srv->token = xstrdup(cfg->token);
 		srv->api.trigger_configured = 1;
 	}
+	if (cfg->metrics_token && cfg->metrics_token[0])
+		srv->metrics_token = xstrdup(cfg->metrics_token);
 	if (cfg->dygraphs_dir && cfg->dygraphs_dir[0])
 		srv->dygraphs_dir = xstrdup(cfg->dygraphs_dir);
 	if (nonempty(cfg->tls_cert) || nonempty(cfg->tls_key)) {
@@ -782,6 +820,7 @@ void http_stop(struct http_server *srv)
 			asset_free(srv->web[i]);
 	free(srv->web);
 	free(srv->token);
+	free(srv->metrics_token);
 	free(srv->dygraphs_dir);
 	free(srv->tls_cert);
 	if (srv->tls_key)

@@ -26,13 +26,14 @@ struct http_config {
 	int listen_fd;            /* >= 0: a socket from socket activation, used as is */
 	unsigned max_connections; /* total */
 	unsigned per_ip_limit;
-	unsigned timeout_s;       /* idle connection timeout */
-	size_t memory_limit;      /* per connection */
-	unsigned threads;         /* thread pool size (1: single epoll thread) */
-	const char *token;        /* POST /api/v1/runs token; NULL or "": POST is off */
-	const char *tls_cert;     /* PEM file; NULL: plain HTTP */
-	const char *tls_key;      /* PEM file */
-	const char *dygraphs_dir; /* where libjs-dygraphs lives */
+	unsigned timeout_s;        /* idle connection timeout */
+	size_t memory_limit;       /* per connection */
+	unsigned threads;          /* thread pool size (1: single epoll thread) */
+	const char *token;         /* POST /api/v1/runs token; NULL or "": POST is off */
+	const char *metrics_token; /* GET /metrics token; NULL or "": /metrics is open */
+	const char *tls_cert;      /* PEM file; NULL: plain HTTP */
+	const char *tls_key;       /* PEM file */
+	const char *dygraphs_dir;  /* where libjs-dygraphs lives */
 };
 
 /* Starts serving. `st` must be a handle the HTTP threads may use (the

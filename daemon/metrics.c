@@ -27,7 +27,9 @@ enum source {
 	SRC_VALUE,      /* the number at `path` (a '/'-separated path in the snapshot) */
 	SRC_PROBE,      /* for each probe: the number at probes/PROBE/`path` */
 	SRC_PROBE_OK,   /* for each probe: 1 when its last run was ok */
-	SRC_RUNS_TOTAL, /* for each probe and status: runs_total/PROBE/STATUS */
+	SRC_RUNS_TOTAL, /* for each probe: the sum of runs_total/PROBE/STATUS */
+	SRC_FAILURES,   /* for each probe: runs_total/PROBE/error, 0 when none */
+	SRC_CYCLE,      /* for each cycle status: 1 for the last cycle's, else 0 */
 	SRC_REC_LOW,    /* 1 when the verdict is "low" */
 	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
 	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
@@ -64,8 +66,22 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_probe_last_ok_timestamp_seconds", "gauge",
      "When the probe's last ok run started, as a Unix time.", "s", SRC_PROBE, "last_ok_ms", 1e3,
      NULL},
-    {"threadwatch_probe_runs_total", "counter", "Probe runs stored, by probe and status.", "",
-     SRC_RUNS_TOTAL, NULL, 1, NULL},
+    {"threadwatch_probe_runs_total", "counter", "Probe runs stored, by probe.", "", SRC_RUNS_TOTAL,
+     NULL, 1, NULL},
+    {"threadwatch_probe_failures_total", "counter",
+     "Probe runs that failed (status error: a crash, a time limit, a bad document), by probe.", "",
+     SRC_FAILURES, NULL, 1, NULL},
+    {"threadwatch_probe_consecutive_failures", "gauge",
+     "Runs of the probe that failed since its last run that did not fail.", "", SRC_PROBE,
+     "consecutive_failures", 1, NULL},
+    {"threadwatch_last_cycle_status", "gauge",
+     "1 for the status of the last finished probe cycle (ok: every probe succeeded, partial: "
+     "some failed, failed: none succeeded, interrupted: stopped before it finished), 0 for the "
+     "others.",
+     "", SRC_CYCLE, "last_cycle/status", 1, NULL},
+    {"threadwatch_next_cycle_timestamp_seconds", "gauge",
+     "When the scheduler expects to start the next probe cycle, as a Unix time.", "s", SRC_VALUE,
+     "next_cycle_ms", 1e3, NULL},
     {"threadwatch_last_cycle_timestamp_seconds", "gauge",
      "When the last finished probe cycle ended, as a Unix time.", "s", SRC_VALUE,
      "last_cycle/ended_ms", 1e3, NULL},
@@ -87,6 +103,13 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_recommendation_switch_saving_seconds", "gauge",
      "Time low stacks save on each thread switch (negative: they cost).", "s", SRC_VALUE,
      "recommendation/figures/switch_saving_ns", 1e9, NULL},
+    {"threadwatch_recommendation_extra_create_seconds", "gauge",
+     "Extra cost of a thread create that misses the MAP_32BIT window (E), from the map32 "
+     "curves.",
+     "s", SRC_VALUE, "recommendation/figures/extra_create_ns", 1e9, NULL},
+    {"threadwatch_recommendation_extra_create_measured_seconds", "gauge",
+     "The same extra cost as the threads probe measured it (low - high create time).", "s",
+     SRC_VALUE, "recommendation/figures/extra_create_measured_ns", 1e9, NULL},
     {"threadwatch_recommendation_timestamp_seconds", "gauge",
      "When the recommendation was computed, as a Unix time.", "s", SRC_VALUE,
      "recommendation/computed_ms", 1e3, NULL},
@@ -108,6 +131,10 @@ static const struct metric_def metric_defs[] = {
 };
 
 #define N_DEFS (sizeof(metric_defs) / sizeof(metric_defs[0]))
+
+/* The cycle statuses threadwatch_last_cycle_status always carries, so that
+ * a count by status over a fleet includes the ones no host is in. */
+static const char *const cycle_statuses[] = {"ok", "partial", "failed", "interrupted"};
 
 /* A growing text buffer. */
 struct out {
@@ -153,6 +180,10 @@ static void out_number(struct out *o, double v)
 {
 	char buf[32];
 
+	if (isnan(v)) {
+		out_printf(o, "NaN"); /* the text format's spelling, not printf's */
+		return;
+	}
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
@@ -274,9 +305,36 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 		}
 		break;
 	case SRC_RUNS_TOTAL:
-		json_object_foreach(totals, name, v) json_object_foreach(v, status,
-		                                                         w) if (number(w, &x))
-		    sample(o, d, x, (const char *const[]){"probe", name, "status", status, NULL});
+		json_object_foreach(totals, name, v)
+		{
+			double sum = 0;
+
+			json_object_foreach(v, status, w) if (number(w, &x)) sum += x;
+			sample(o, d, sum, (const char *const[]){"probe", name, NULL});
+		}
+		break;
+	case SRC_CYCLE: {
+		const char *last = json_string_value(at(snap, d->path));
+		int known = 0;
+
+		if (!last)
+			break;
+		for (size_t i = 0; i < sizeof(cycle_statuses) / sizeof(*cycle_statuses); i++) {
+			known |= !strcmp(last, cycle_statuses[i]);
+			sample(o, d, !strcmp(last, cycle_statuses[i]),
+			       (const char *const[]){"status", cycle_statuses[i], NULL});
+		}
+		if (!known)
+			sample(o, d, 1, (const char *const[]){"status", last, NULL});
+		break;
+	}
+	case SRC_FAILURES:
+		json_object_foreach(totals, name, v)
+		{
+			if (!number(json_object_get(v, "error"), &x))
+				x = 0;
+			sample(o, d, x, (const char *const[]){"probe", name, NULL});
+		}
 		break;
 	case SRC_REC_LOW:
 	case SRC_REC_INFO:
@@ -334,6 +392,12 @@ static void emit_family(struct out *o, size_t first, const json_t *snap)
 		snprintf(path, sizeof(path), "probes/%s/scalars/%s/value", m->probe, m->scalar);
 		if (number(at(snap, path), &x))
 			sample(o, &d, x, NULL);
+		else if (m->prom.nan_if_absent) {
+			/* Once the probe has an ok run, the series always exists. */
+			snprintf(path, sizeof(path), "probes/%s/last_ok_ms", m->probe);
+			if (number(at(snap, path), &x))
+				sample(o, &d, NAN, NULL);
+		}
 	}
 }
 

@@ -24,6 +24,7 @@
 #include "detect.h"
 #include "events.h"
 #include "fingerprint.h"
+#include "guard.h"
 #include "headroom.h"
 #include "log.h"
 #include "metrics.h"
@@ -35,7 +36,8 @@
 #include "xmalloc.h"
 
 #define FP_CHECK_S 60.0     /* fingerprint re-check period */
-#define LOAD_POLL_S 10.0    /* quiet-host guard: how often the load is looked at */
+#define GUARD_POLL_S 5.0    /* quiet-host guard: how often the host is looked at */
+#define GUARD_SAMPLE_S 3.0  /* ... and the first busy-time sample */
 #define TRIGGER_WAIT_S 10.0 /* how long the API waits for the scheduler */
 #define RETRY_MAX_S 600.0   /* a failed cycle is retried after at most this */
 #define STEP_GRACE_S 120.0  /* bound of a step without its own (store, fingerprint) */
@@ -109,35 +111,17 @@ static struct timespec mono_ts(double t)
 
 int sched_read_loadavg(const char *path, double *load1)
 {
-	FILE *f = fopen(path, "re");
-	int r = 0;
-
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%lf", load1) != 1 || !isfinite(*load1))
-		r = -EINVAL;
-	fclose(f);
-	return r;
+	return guard_read_loadavg(path, load1);
 }
 
 int sched_read_cpu(const char *path, struct sched_cpu *c)
 {
-	unsigned long long v[8] = {0};
-	FILE *f = fopen(path, "re");
-	int n;
+	struct guard_cpu g;
+	int r = guard_read_cpu(path, &g);
 
-	if (!f)
-		return -errno;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-	           &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (n < 4)
-		return -EINVAL;
-	c->total = 0;
-	for (int i = 0; i < 8; i++)
-		c->total += v[i];
-	c->steal = v[7];
-	return 0;
+	if (r == 0)
+		*c = (struct sched_cpu){g.total, g.steal};
+	return r;
 }
 
 double sched_steal_pct(const struct sched_cpu *before, const struct sched_cpu *after)
@@ -345,41 +329,49 @@ static int refresh_fingerprint(struct sched *s, int record, int *stored)
 
 /* --- one cycle ------------------------------------------------------------------ */
 
-/* Waits while the host is busy; returns the seconds waited. */
+/* Waits while the host is busy (daemon/guard.h); returns the seconds
+ * waited. Called without the lock. */
 static double load_guard(struct sched *s, const struct config *c)
 {
-	double start = mono_s(), load, waited = 0;
-	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const struct guard_limits lim = {c->guard_cpu_pressure_max, c->guard_cpu_busy_max,
+	                                 c->guard_loadavg_per_cpu_max};
+	double start = mono_s(), waited = 0;
+	struct guard g;
+	struct guard_look look;
 	int logged = 0;
 
-	if (ncpus < 1)
-		ncpus = 1;
+	if (guard_begin(&g, (enum guard_mode)c->guard, NULL) < 0)
+		log_warning("The quiet-host guard cannot read its measure (%s); not waiting",
+		            guard_mode_name((enum guard_mode)c->guard));
 	pthread_mutex_lock(&s->lock);
-	while (!s->stop) {
-		double per;
+	while (!s->stop && g.mode != GUARD_OFF) {
+		double pause = GUARD_POLL_S;
 
-		if (sched_read_loadavg("/proc/loadavg", &load) < 0)
-			break;
-		per = load / (double)ncpus;
+		pthread_mutex_unlock(&s->lock);
+		if (guard_look(&g, &lim, &look) < 0)
+			look.busy = 0; /* a reading that failed does not hold the cycle */
+		pthread_mutex_lock(&s->lock);
 		waited = mono_s() - start;
-		if (per <= c->load_threshold)
+		if (look.known && !look.busy)
 			break;
-		if (waited >= c->load_wait_max) {
-			log_notice("Load is still %.2f per CPU after waiting %.0f s; running the "
-			           "cycle anyway",
-			           per, waited);
+		if (look.known && waited >= c->guard_wait_max) {
+			log_notice(
+			    "%s is still %.2f%s after waiting %.0f s; running the cycle anyway",
+			    look.measure, look.value, look.unit, waited);
 			break;
 		}
-		if (!logged++)
-			log_info("Load is %.2f per CPU, above %.2f; waiting up to %.0f s for a "
-			         "quiet host",
-			         per, c->load_threshold, c->load_wait_max - waited);
-		if (!s->status.waiting_for_load) {
+		if (!look.known)
+			pause = GUARD_SAMPLE_S;
+		else if (!logged++)
+			log_info("%s is %.2f%s, above %.2f; waiting up to %.0f s for a quiet host",
+			         look.measure, look.value, look.unit, look.limit,
+			         c->guard_wait_max - waited);
+		if (look.known && !s->status.waiting_for_load) {
 			s->status.waiting_for_load = 1;
 			changed(s);
 		}
 		{
-			double until = mono_s() + fmin(LOAD_POLL_S, c->load_wait_max - waited);
+			double until = mono_s() + fmin(pause, fmax(0, c->guard_wait_max - waited));
 			struct timespec ts = mono_ts(until);
 
 			promise(s, until - mono_s() + STEP_GRACE_S);
@@ -394,9 +386,11 @@ static double load_guard(struct sched *s, const struct config *c)
 static const char *const store_status[] = {
     [RUNNER_OK] = "ok", [RUNNER_SKIPPED] = "skipped", [RUNNER_ERROR] = "error"};
 
-/* Runs one probe and stores the run. 0, or the store's -errno. */
+/* Runs one probe and stores the run. 0, or the store's -errno; *good is
+ * set when the probe gave its answer (ok, or skipped with a reason) and it
+ * was stored. */
 static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
-                   const struct sched_probe *p, int64_t *run_id)
+                   const struct sched_probe *p, int64_t *run_id, int *good)
 {
 	char name[PROTOCOL_MAX_NAME + 1], quick[] = "--quick";
 	char *argv[] = {name, c->quick ? quick : NULL, NULL};
@@ -448,6 +442,7 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 		res.status = RUNNER_ERROR;
 		r = store_run_insert(s->st, &run, run_id);
 	}
+	*good = r >= 0 && res.status != RUNNER_ERROR;
 	if (r < 0)
 		log_run(LOG_ERR, p->name, 0, "Failed to store the run: %s", store_last_error());
 	else if (res.status == RUNNER_OK)
@@ -460,31 +455,47 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	return r;
 }
 
+/* The cycle's status from its probes: ok when every probe gave its answer,
+ * failed when none did, partial in between. */
+const char *sched_cycle_status(unsigned ran, unsigned good, int interrupted)
+{
+	if (interrupted)
+		return "interrupted";
+	if (!ran || !good)
+		return "failed";
+	return good < ran ? "partial" : "ok";
+}
+
 /* Runs every probe; returns the cycle's status. */
 static const char *run_probes(struct sched *s, const struct config *c, int64_t cycle_id)
 {
 	struct sched_probe *list;
+	unsigned ran = 0, good = 0;
 	size_t n;
-	int failed = 0, r;
+	int r;
 
 	r = sched_discover(c->probe_dir, c->probes_d, &list, &n);
 	if (r < 0)
 		log_warning("Failed to list the probes directory \"%s\": %s, ignoring", c->probes_d,
-		            store_last_error());
+		            strerror(-r));
 	for (size_t i = 0; i < n && !s->stop_flag; i++) {
 		int64_t run_id = 0;
+		int ok = 0;
 
 		if (list[i].skip) {
 			log_debug("Probes directory entry \"%s\": %s, ignoring", list[i].path,
 			          list[i].skip);
 			continue;
 		}
-		if (run_one(s, c, cycle_id, &list[i], &run_id) < 0)
-			failed = 1;
+		run_one(s, c, cycle_id, &list[i], &run_id, &ok);
+		ran++;
+		good += ok != 0;
 	}
 	sched_probes_free(list, n);
 	set_probe(s, NULL, STEP_GRACE_S);
-	return s->stop_flag ? "interrupted" : failed ? "failed" : "ok";
+	if (!s->stop_flag && good < ran)
+		log_warning("%u of %u probes failed this cycle", ran - good, ran);
+	return sched_cycle_status(ran, good, s->stop_flag != 0);
 }
 
 static void recommend(struct sched *s, const struct config *c)
@@ -503,6 +514,13 @@ static void recommend(struct sched *s, const struct config *c)
 		            "this cycle",
 		            strerror(-r));
 		return;
+	}
+	if (!json_object_get(docs, "ctxsw") && !json_object_get(docs, "map32") &&
+	    !json_object_get(docs, "threads")) {
+		/* Nothing measured yet: a verdict now would rest on assumptions
+		 * alone, so there is none (the API says "not enough data yet"). */
+		log_notice("No recommendation yet: not enough data (no probe has answered)");
+		goto out;
 	}
 	rec_workload_default(&w);
 	w.threads = c->workload_threads;
@@ -559,12 +577,20 @@ static void upkeep(struct sched *s, const struct config *c)
 	                    RETENTION_BATCH);
 	if (r < 0)
 		log_warning("Retention failed: %s, ignoring", store_last_error());
-	if (c->textfile_path[0]) {
-		r = metrics_write_file(s->st, c->textfile_path);
-		if (r < 0)
-			log_warning("Failed to write the textfile \"%s\": %s, ignoring",
-			            c->textfile_path, strerror(-r));
-	}
+}
+
+/* The /metrics text for node_exporter, once the cycle's end and the next
+ * cycle are published, so that the file says what /metrics says. */
+static void write_textfile(const struct config *c, struct store *st)
+{
+	int r;
+
+	if (!c->textfile_path[0])
+		return;
+	r = metrics_write_file(st, c->textfile_path);
+	if (r < 0)
+		log_warning("Failed to write the textfile \"%s\": %s, ignoring", c->textfile_path,
+		            strerror(-r));
 }
 
 /* Regression detection over what the store holds (daemon/events.h); each
@@ -583,6 +609,22 @@ static void detect_regressions(struct sched *s, const struct config *c)
 		            store_last_error()[0] ? store_last_error() : strerror(-r));
 	json_array_foreach(found, i, ev) events_log(ev);
 	json_decref(found);
+}
+
+/* The end of a cycle in the journal: its priority by status (info, warning
+ * when partial, error when failed) and CYCLE_ID=, CYCLE_STATUS= fields. */
+static void log_cycle_end(int64_t cycle_id, const char *status)
+{
+	char id[40], st[48];
+	const char *const fields[] = {id, st, NULL};
+
+	snprintf(id, sizeof(id), "CYCLE_ID=%lld", (long long)cycle_id);
+	snprintf(st, sizeof(st), "CYCLE_STATUS=%s", status);
+	log_event(!strcmp(status, "ok")       ? LOG_INFO
+	          : !strcmp(status, "failed") ? LOG_ERR
+	                                      : LOG_WARNING,
+	          SCHED_MESSAGE_ID_CYCLE, fields, "Cycle %lld finished: %s", (long long)cycle_id,
+	          status);
 }
 
 /* Answers a waiting API caller. Called with the lock held. */
@@ -656,7 +698,7 @@ static void run_cycle(struct sched *s, const char *why)
 		step(s);
 		upkeep(s, &c);
 	}
-	log_info("Cycle %lld finished: %s", (long long)cycle_id, status);
+	log_cycle_end(cycle_id, status);
 done:
 	pthread_mutex_lock(&s->lock);
 	s->status.running = 0;
@@ -671,6 +713,7 @@ done:
 	                                          : fmin(s->cfg.interval, RETRY_MAX_S));
 	pthread_mutex_unlock(&s->lock);
 	publish(s);
+	write_textfile(&c, s->st);
 	changed(s);
 	config_free(&c);
 	pthread_mutex_lock(&s->lock);
@@ -756,6 +799,12 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 	delay = sched_start_delay(now_ms, last_ms, have_last, cfg->interval);
 	s->status.last_cycle_ms = have_last ? last_ms : 0;
 	if (have_last) {
+		char *prev = NULL;
+
+		/* keep the last cycle's status across a restart (/healthz, STATUS=) */
+		if (store_state_get(st, "last_cycle_status", &prev) == 0 && prev)
+			snprintf(s->status.last_status, sizeof(s->status.last_status), "%s", prev);
+		free(prev);
 		s->last_end = mono_s() - (double)(now_ms - last_ms) / 1000.0;
 		s->have_last_end = 1;
 	}

@@ -17,6 +17,10 @@ struct config;
 struct store;
 struct sched;
 
+/* MESSAGE_ID of the journal message that ends each cycle (fields
+ * CYCLE_ID=, CYCLE_STATUS=). */
+#define SCHED_MESSAGE_ID_CYCLE "b1f3c5e0a6d94e2c8d7f41a9c3e6b270"
+
 /* What the main loop shows in STATUS= and the watchdog looks at. */
 struct sched_status {
 	int running;           /* a cycle is going (including its quiet-host wait) */
@@ -24,7 +28,7 @@ struct sched_status {
 	int64_t cycle_id;      /* the running cycle, else the last one (0: none) */
 	char probe[65];        /* the probe running now, or "" */
 	int64_t last_cycle_ms; /* end of the last cycle, Unix ms (0: none) */
-	char last_status[16];  /* "ok", "failed", "interrupted" or "" */
+	char last_status[16];  /* "ok", "partial", "failed", "interrupted" or "" */
 	int64_t next_cycle_ms; /* the next planned cycle, Unix ms */
 	unsigned cycles;       /* cycles finished since start */
 };
@@ -77,6 +81,11 @@ int sched_read_cpu(const char *path, struct sched_cpu *c);
 /* Steal time between two readings, in percent of all CPU time (0 when no
  * time passed). */
 double sched_steal_pct(const struct sched_cpu *before, const struct sched_cpu *after);
+
+/* A cycle's status: "ok" when each of the `ran` probes gave its answer
+ * (`good`: ok or skipped), "failed" when none did (or none ran),
+ * "partial" in between, "interrupted" when stopped. */
+const char *sched_cycle_status(unsigned ran, unsigned good, int interrupted);
 
 /* Probe names: [a-z0-9_-], 1 to 64 characters. */
 int sched_probe_name_ok(const char *name);

@@ -155,7 +155,11 @@ static const char *const queries[Q__COUNT] = {
     [Q_SNAP_PROBES] = "SELECT p.probe,"
                       " (SELECT id FROM runs WHERE probe = p.probe ORDER BY id DESC LIMIT 1),"
                       " (SELECT id FROM runs WHERE probe = p.probe AND status = 'ok'"
-                      " ORDER BY id DESC LIMIT 1)"
+                      " ORDER BY id DESC LIMIT 1),"
+                      /* the failures since the last run that did not fail */
+                      " (SELECT count(*) FROM runs WHERE probe = p.probe AND id >"
+                      " coalesce((SELECT max(id) FROM runs WHERE probe = p.probe"
+                      " AND status != 'error'), 0))"
                       " FROM (SELECT DISTINCT probe FROM run_totals) p ORDER BY p.probe",
     [Q_RUN_TIMES] = "SELECT status, started_ms, ended_ms FROM runs WHERE id = :id",
     [Q_TOTALS] = "SELECT probe, status, n FROM run_totals ORDER BY probe, status",

@@ -70,7 +70,6 @@ static json_t *jtime(int64_t ms)
 	return jcheck(json_string(buf));
 }
 
-
 /* ---- reads ---------------------------------------------------------------------- */
 
 static int latest_docs_tx(struct store *st, void *ctx)
@@ -617,6 +616,7 @@ static int snap_probes(struct store *st, json_t *probes)
 		json_t *scalars = jcheck(json_object());
 
 		jset(o, "scalars", scalars);
+		jset(o, "consecutive_failures", jint(sqlite3_column_int64(s, 3)));
 		jset(probes, probe, o);
 		if (!col_null(s, 1))
 			r = snap_run(st, sqlite3_column_int64(s, 1), o, 0);
@@ -723,6 +723,28 @@ static int snap_events(struct store *st, json_t **out)
 	return r;
 }
 
+/* When the scheduler expects its next cycle (the state it records for
+ * /api/v1/status), or null before it has recorded one. */
+static int snap_next_cycle(struct store *st, json_t **out)
+{
+	const struct bind b[] = {B_TEXT(":key", "next_cycle_ms")};
+	sqlite3_stmt *s = NULL;
+	int r = stmt_get(st, Q_STATE_GET, b, ARRAY_SIZE(b), &s);
+	long long ms;
+	char *end;
+
+	*out = json_null();
+	if (r >= 0 && (r = stmt_step(st, s, "reading the next cycle")) > 0) {
+		ms = strtoll(col_text(s, 0), &end, 10);
+		if (*end == '\0' && end != col_text(s, 0) && ms > 0) {
+			json_decref(*out);
+			*out = jint(ms);
+		}
+	}
+	sqlite3_reset(s);
+	return r;
+}
+
 static int snapshot_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
@@ -756,6 +778,10 @@ static int snapshot_tx(struct store *st, void *ctx)
 	if (r >= 0) {
 		r = snap_events(st, &j);
 		jset(c->out, "events", j);
+	}
+	if (r >= 0) {
+		r = snap_next_cycle(st, &j);
+		jset(c->out, "next_cycle_ms", j);
 	}
 	return r < 0 ? r : 0;
 }

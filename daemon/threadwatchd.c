@@ -24,6 +24,7 @@
 #include "http.h"
 #include "log.h"
 #include "opt.h"
+#include "runner.h"
 #include "scheduler.h"
 #include "store.h"
 #include "systemd.h"
@@ -46,7 +47,8 @@ struct opts {
 	const char *config_file; /* NULL: the default file, which may be missing */
 	const char *state_dir;
 	const char *port_file;
-	int foreground;
+	int foreground; /* the default; the flag is kept for old scripts */
+	int detach;
 	int check_config;
 	enum action action;
 	struct key_set *sets; /* --key=value, applied over the file */
@@ -72,8 +74,10 @@ static const struct daemon_flag {
     {"port-file", FLAG_STR, "FILE", offsetof(struct opts, port_file), ACT_RUN,
      "write the bound port to FILE once listening (for --port=0)"},
     {"foreground", FLAG_BOOL, NULL, offsetof(struct opts, foreground), ACT_RUN,
-     "stay in the foreground; without it threadwatchd detaches once ready, unless systemd "
-     "started it"},
+     "stay in the foreground (the default; kept for old scripts)"},
+    {"detach", FLAG_BOOL, NULL, offsetof(struct opts, detach), ACT_RUN,
+     "fork into the background once ready, for an init without supervision; the command "
+     "returns 0 when the daemon serves, 1 when it could not start"},
     {"check-config", FLAG_BOOL, NULL, offsetof(struct opts, check_config), ACT_RUN,
      "validate the configuration, print the effective values and exit (0: valid, 1: not)"},
     {"dump-config-doc", FLAG_ACTION, NULL, 0, ACT_DOC,
@@ -181,19 +185,53 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* A daemon run from a build tree (build/threadwatchd beside build/probes/)
+ * uses those probes unless probe_dir was set; an installed one has no
+ * probes beside it and keeps the packaged directory. */
+static int probes_beside(struct config *c, char *err, size_t errlen)
+{
+	static const char *const builtins[] = {"ctxsw", "threads", "map32"};
+	char *dir, origin[64];
+	int r;
+
+	if (config_origin(c, "probe_dir"))
+		return 0;
+	dir = runner_probes_beside_exe(builtins, sizeof(builtins) / sizeof(builtins[0]));
+	if (!dir)
+		return 0;
+	snprintf(origin, sizeof(origin), "beside the executable");
+	r = config_set(c, "probe_dir", dir, origin, err, errlen);
+	free(dir);
+	return r;
+}
+
 /* The configuration from the file and the command line. 0 or -errno with a
  * message in err; c is freed on failure. */
 static int build_config(const struct opts *o, struct config *c, char *err, size_t errlen)
 {
 	const char *path = o->config_file ? o->config_file : CONFIG_DEFAULT_FILE;
+	char *dropins, *warnings = NULL;
 	int r;
 
 	config_init(c);
 	r = config_load_file(path, c, err, errlen);
 	if (r == -ENOENT && !o->config_file)
 		r = 0; /* no configuration at all: the defaults */
+	xasprintf(&dropins, "%s%s", path, CONFIG_DROPIN_SUFFIX);
+	if (r >= 0)
+		r = config_load_dropins(dropins, c, o->check_config, &warnings, err, errlen);
+	for (char *w = warnings, *nl; w && *w; w = nl + 1) {
+		nl = strchrnul(w, '\n');
+		log_warning("%.*s", (int)(nl - w), w);
+		if (!*nl)
+			break;
+	}
+	free(warnings);
+	free(dropins);
 	for (size_t i = 0; r >= 0 && i < o->n_sets; i++)
 		r = config_set(c, o->sets[i].key, o->sets[i].value, o->sets[i].origin, err, errlen);
+	if (r >= 0)
+		r = probes_beside(c, err, errlen);
 	if (r >= 0)
 		r = config_resolve(c, o->state_dir, err, errlen);
 	if (r < 0)
@@ -216,6 +254,7 @@ struct daemon {
 	struct http_hooks hooks;
 	struct http_server *http;
 	unsigned port;
+	int listen_fds; /* read first thing in main(), before any fork */
 	int socket_activated;
 	unsigned long long wd_usec;
 	double next_ping;
@@ -386,13 +425,13 @@ static void sched_fini(struct daemon *d)
 static int http_init(struct daemon *d)
 {
 	const struct config *c = &d->boot;
-	int n = systemd_listen_fds(), r;
+	int n = d->listen_fds, r;
 
 	if (n < 0)
-		log_warning("Failed to read the sockets passed by systemd: %s, ignoring",
+		log_warning("Failed to read the sockets passed (LISTEN_FDS): %s, ignoring",
 		            strerror(-n));
 	if (n > 1)
-		log_warning("systemd passed %d sockets; using the first, ignoring the rest", n);
+		log_warning("%d sockets were passed; using the first, ignoring the rest", n);
 	d->socket_activated = n >= 1;
 	d->http_cfg = (struct http_config){
 	    .address = c->listen_address,
@@ -404,6 +443,7 @@ static int http_init(struct daemon *d)
 	    .memory_limit = (size_t)c->http_memory_limit,
 	    .threads = (unsigned)c->http_threads,
 	    .token = c->token,
+	    .metrics_token = c->metrics_token,
 	    .tls_cert = c->tls_cert[0] ? c->tls_cert : NULL,
 	    .tls_key = c->tls_key[0] ? c->tls_key : NULL,
 	    .dygraphs_dir = c->dygraphs_dir,
@@ -412,7 +452,7 @@ static int http_init(struct daemon *d)
 	r = http_start(&d->http_cfg, d->ro, &d->hooks, &d->http);
 	if (r < 0) {
 		if (d->socket_activated)
-			log_err("Failed to serve HTTP on the socket passed by systemd: %s",
+			log_err("Failed to serve HTTP on the socket passed (LISTEN_FDS): %s",
 			        strerror(-r));
 		else
 			log_err("Failed to serve HTTP on %s port %d: %s", c->listen_address,
@@ -421,7 +461,9 @@ static int http_init(struct daemon *d)
 	}
 	d->port = http_port(d->http);
 	if (d->socket_activated)
-		log_notice("Serving HTTP on the socket passed by systemd (port %u)", d->port);
+		log_notice(
+		    "Serving HTTP on the socket passed by the launcher (LISTEN_FDS, port %u)",
+		    d->port);
 	else
 		log_notice("Listening on http%s://%s%s%s:%u/", c->tls_cert[0] ? "s" : "",
 		           strchr(c->listen_address, ':') ? "[" : "", c->listen_address,
@@ -631,8 +673,10 @@ static int run(struct daemon *d)
 	return r < 0 ? 1 : 0;
 }
 
-/* Detaches from the terminal unless told not to or started by systemd. The
- * parent exits once the child is ready (0) or gone (1). */
+/* With --detach only (a new-style daemon stays in the foreground): forks
+ * into the background; the parent exits once the child is ready (0) or
+ * gone (1). The passed sockets were taken before, so the child keeps them
+ * whatever LISTEN_PID said. */
 static int detach(struct daemon *d)
 {
 	int p[2];
@@ -640,7 +684,7 @@ static int detach(struct daemon *d)
 	char c;
 	int fd;
 
-	if (d->opts->foreground || getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID"))
+	if (!d->opts->detach)
 		return 0;
 	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		log_err("Failed to detach: %s", strerror(errno));
@@ -669,6 +713,9 @@ int main(int argc, char **argv)
 	char err[1024];
 	int r;
 
+	/* Before anything could fork: sd_listen_fds() checks LISTEN_PID
+	 * against our pid and unsets LISTEN_*, so the probes inherit none. */
+	d.listen_fds = systemd_listen_fds();
 	log_open("threadwatchd", LOG_INFO);
 	if (parse_args(argc, argv, &o) < 0) {
 		opts_free(&o);

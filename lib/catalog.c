@@ -8,8 +8,8 @@
 #include "catalog.h"
 
 const char *const catalog_units[] = {
-    "ns",    "cycles", "ratio", "count",   "hz",    "bool", "address",
-    "bytes", "slope",  "vmas",  "threads", "per_s", NULL,
+    "ns",    "cycles", "ratio",   "count", "hz",         "bool", "address", "bytes",
+    "slope", "vmas",   "threads", "per_s", "ns_per_vma", "s",    NULL,
 };
 
 /* A row for a probe's scalar. */
@@ -17,12 +17,15 @@ const char *const catalog_units[] = {
 /* A row for the median of a series' points near x (detection only). */
 #define POINT(p, s, n) .name = p "." s "_at_" #n, .probe = p, .series = s, .x = n
 #define PROM(n, h, l, sc) .prom = {.name = n, .type = "gauge", .help = h, .labels = l, .scale = sc}
+#define PROM_NAN(n, h, l)                                                                          \
+	.prom = {.name = n, .type = "gauge", .help = h, .labels = l, .scale = 1, .nan_if_absent = 1}
 #define RUN(l, lo, hi) .run_label = l, .ci_lo = lo, .ci_hi = hi
 
-#define HELP_RATE "Thread creates per second in a bucket of the last threads run."
+#define HELP_RATE(b)                                                                               \
+	"Thread creates per second in the " b " of the last threads run, by stack policy."
 #define HELP_KNEE                                                                                  \
-	"Live threads at which the create rate fell below a tenth of its start, by stack "         \
-	"policy; absent when there is no knee."
+	"Live threads at which the create rate stepped down at least 2x and stayed down, by "      \
+	"stack policy; NaN when there is no knee."
 #define HELP_FAILURES "MAP_32BIT mmap calls that failed in the last threads run, by stack policy."
 /* The log-log slopes of map32 run from 0.03 (flat) to 1 (linear): a
  * relative change alone means little near 0. */
@@ -30,29 +33,33 @@ const char *const catalog_units[] = {
 
 /* The figures of one stack policy of the threads probe; the help texts
  * go on the first policy's rows, `run` is its label in `threadwatch run`. */
-#define POLICY(p, what, h_rate, h_knee, h_fail, run, l_first, l_min)                               \
+/* The first, last and lowest bucket rates are three metrics rather than
+ * one with a bucket label, since a sum or average over buckets means
+ * nothing (Prometheus's "writing exporters" guide). */
+#define POLICY(p, what, h, run, l_first, l_min)                                                    \
 	{SCALAR("threads", p "_first_rate"),                                                       \
 	 .unit = "per_s",                                                                          \
 	 .label = l_first,                                                                         \
 	 .description = "Thread creates per second in the first bucket, " what,                    \
-	 PROM("threadwatch_threads_create_rate_per_second", h_rate,                                \
-	      "policy=\"" p "\",bucket=\"first\"", 1),                                             \
+	 PROM("threadwatch_threads_first_create_rate_per_second",                                  \
+	      h ? HELP_RATE("first bucket") : NULL, "policy=\"" p "\"", 1),                        \
 	 RUN(run, NULL, NULL)},                                                                    \
 	    {SCALAR("threads", p "_last_rate"), .unit = "per_s",                                   \
 	     .description = "Thread creates per second in the last bucket, " what,                 \
-	     PROM("threadwatch_threads_create_rate_per_second", NULL,                              \
-	          "policy=\"" p "\",bucket=\"last\"", 1)},                                         \
+	     PROM("threadwatch_threads_last_create_rate_per_second",                               \
+	          h ? HELP_RATE("last bucket") : NULL, "policy=\"" p "\"", 1)},                    \
 	    {SCALAR("threads", p "_min_rate"), .unit = "per_s", .label = l_min,                    \
 	     .description = "Lowest thread-create rate of any bucket, " what,                      \
-	     PROM("threadwatch_threads_create_rate_per_second", NULL,                              \
-	          "policy=\"" p "\",bucket=\"min\"", 1)},                                          \
+	     PROM("threadwatch_threads_min_create_rate_per_second",                                \
+	          h ? HELP_RATE("slowest bucket") : NULL, "policy=\"" p "\"", 1)},                 \
 	    {SCALAR("threads", p "_knee"), .unit = "threads", .key = 1,                            \
-	     .description = "Live threads where the create rate first fell below a tenth of the "  \
-	                    "first bucket, " what,                                                 \
-	     PROM("threadwatch_threads_knee", h_knee, "policy=\"" p "\"", 1)},                     \
+	     .description = "Live threads where the create rate stepped down at least 2x for "     \
+	                    "3 buckets and the rest of the run, " what,                            \
+	     PROM_NAN("threadwatch_threads_knee", h ? HELP_KNEE : NULL, "policy=\"" p "\"")},      \
 	    {SCALAR("threads", p "_map32_failures"), .unit = "count",                              \
 	     .description = "MAP_32BIT mmap calls that failed, " what,                             \
-	     PROM("threadwatch_threads_map32_failures", h_fail, "policy=\"" p "\"", 1)},           \
+	     PROM("threadwatch_threads_map32_failures", h ? HELP_FAILURES : NULL,                  \
+	          "policy=\"" p "\"", 1)},                                                         \
 	    {POINT("threads", p "_median_ns", 64), .unit = "ns", .key = 1,                         \
 	     .description = "Median thread-create time near 64 live threads, " what},              \
 	    {POINT("threads", p "_median_ns", 512), .unit = "ns", .key = 1,                        \
@@ -61,6 +68,26 @@ const char *const catalog_units[] = {
 		POINT("threads", p "_median_ns", 2048),                                            \
 		    .unit = "ns", .key = 1,                                                        \
 		    .description = "Median thread-create time near 2048 live threads, " what       \
+	}
+
+/* The figures of one map32 ladder without a Prometheus name or key-figure
+ * role (those that have one are rows of their own below). */
+#define LADDER(l, what, per)                                                                       \
+	{SCALAR("map32", l "_start_vmas"), .unit = "vmas",                                         \
+	 .description = "VMA count " per " at the first rung of the " l " ladder"},                \
+	    {SCALAR("map32", l "_max_vmas"), .unit = "vmas",                                       \
+	     .description = "VMA count " per " at the top rung of the " l " ladder"},              \
+	    {SCALAR("map32", l "_ns_per_vma_ci_lo"), .unit = "ns_per_vma",                         \
+	     .description = "Lower bound of the 95% CI of b, " what},                              \
+	    {SCALAR("map32", l "_ns_per_vma_ci_hi"), .unit = "ns_per_vma",                         \
+	     .description = "Upper bound of the 95% CI of b, " what},                              \
+	    {SCALAR("map32", l "_fixed_ns"), .unit = "ns",                                         \
+	     .description = what ": the fixed part a of a + b n"},                                 \
+	    {SCALAR("map32", l "_rise"), .unit = "ratio",                                          \
+	     .description = what ": fitted rise over the ladder, over its start"},                 \
+	{                                                                                          \
+		SCALAR("map32", l "_loglog_slope"),                                                \
+		    .unit = "slope", .description = what ": log-log slope, for reference"          \
 	}
 
 /* In the order /api/v1/metrics lists the metrics no run has stored yet
@@ -80,9 +107,15 @@ const struct catalog_metric catalog_metrics[] = {
      PROM("threadwatch_ctxsw_switch_seconds", NULL, "stack=\"high\"", 1e9),
      RUN("high", "high_ci_lo", "high_ci_hi")},
     {SCALAR("ctxsw", "low_cycles"), .unit = "cycles",
-     .description = "Median TSC cycles per switch with low stacks"},
+     .description = "Median cycles per switch with low stacks (core cycles or TSC, as "
+                    "info.cycles_source says)",
+     PROM("threadwatch_ctxsw_switch_cycles",
+          "Median cycles of one thread switch (core cycles or TSC, as the probe's "
+          "info.cycles_source says), by stack placement.",
+          "stack=\"low\"", 1)},
     {SCALAR("ctxsw", "high_cycles"), .unit = "cycles",
-     .description = "Median TSC cycles per switch with high stacks"},
+     .description = "Median cycles per switch with high stacks",
+     PROM("threadwatch_ctxsw_switch_cycles", NULL, "stack=\"high\"", 1)},
     {SCALAR("ctxsw", "low_mad_ns"), .unit = "ns",
      .description = "Median absolute deviation of the low-stack switch time"},
     {SCALAR("ctxsw", "high_mad_ns"), .unit = "ns",
@@ -103,11 +136,12 @@ const struct catalog_metric catalog_metrics[] = {
      RUN("ratio", "ratio_ci_lo", "ratio_ci_hi")},
     {SCALAR("ctxsw", "ratio_ci_lo"), .unit = "ratio",
      .description = "Lower bound of the 95% CI of the switch-time ratio",
-     PROM("threadwatch_ctxsw_ratio_ci", "Bounds of the 95% CI of the switch-time ratio.",
-          "bound=\"lower\"", 1)},
+     PROM("threadwatch_ctxsw_ratio_ci_lower", "Lower bound of the 95% CI of the switch-time ratio.",
+          NULL, 1)},
     {SCALAR("ctxsw", "ratio_ci_hi"), .unit = "ratio",
      .description = "Upper bound of the 95% CI of the switch-time ratio",
-     PROM("threadwatch_ctxsw_ratio_ci", NULL, "bound=\"upper\"", 1)},
+     PROM("threadwatch_ctxsw_ratio_ci_upper", "Upper bound of the 95% CI of the switch-time ratio.",
+          NULL, 1)},
     {SCALAR("ctxsw", "pairs"), .unit = "count",
      .description = "Paired low/high measurements taken"},
     {SCALAR("ctxsw", "switches_per_pair"), .unit = "count",
@@ -124,6 +158,90 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Address of a low thread stack"},
     {SCALAR("ctxsw", "high_stack"), .unit = "address",
      .description = "Address of a high thread stack"},
+    /* The 32-bit segment path and the A/A control (issue 14). */
+    {SCALAR("ctxsw", "high_mad_cycles"), .unit = "cycles",
+     .description = "Median absolute deviation of the high-stack cycles"},
+    {SCALAR("ctxsw", "low_mad_cycles"), .unit = "cycles",
+     .description = "Median absolute deviation of the low-stack cycles"},
+    {SCALAR("ctxsw", "selector_ns"), .unit = "ns",
+     .description = "Median time per thread switch when FS is loaded from a segment selector "
+                    "(low stacks)",
+     PROM("threadwatch_ctxsw_selector_switch_seconds",
+          "Median time of one thread switch when FS is loaded from a 32-bit segment selector.",
+          NULL, 1e9)},
+    {SCALAR("ctxsw", "selector_cycles"), .unit = "cycles",
+     .description = "Median cycles per switch of the selector arm"},
+    {SCALAR("ctxsw", "selector_mad_ns"), .unit = "ns",
+     .description = "Median absolute deviation of the selector-arm switch time"},
+    {SCALAR("ctxsw", "selector_mad_cycles"), .unit = "cycles",
+     .description = "Median absolute deviation of the selector-arm cycles"},
+    {SCALAR("ctxsw", "selector_ci_lo"), .unit = "ns",
+     .description = "Lower bound of the 95% CI of the selector-arm median"},
+    {SCALAR("ctxsw", "selector_ci_hi"), .unit = "ns",
+     .description = "Upper bound of the 95% CI of the selector-arm median"},
+    {SCALAR("ctxsw", "selector_ratio"), .unit = "ratio", .key = 1,
+     .label = "Selector/high switch ratio",
+     .description = "Median of paired selector/high switch-time ratios (< 1: the 32-bit segment "
+                    "path is faster)",
+     PROM("threadwatch_ctxsw_selector_ratio",
+          "Median of paired selector/high switch-time ratios; below 1 the segment path is "
+          "faster.",
+          NULL, 1),
+     RUN("selector", "selector_ratio_ci_lo", "selector_ratio_ci_hi")},
+    {SCALAR("ctxsw", "selector_ratio_ci_lo"), .unit = "ratio",
+     .description = "Lower bound of the 95% CI of the selector ratio",
+     PROM("threadwatch_ctxsw_selector_ratio_ci_lower",
+          "Lower bound of the 95% CI of the selector/high ratio.", NULL, 1)},
+    {SCALAR("ctxsw", "selector_ratio_ci_hi"), .unit = "ratio",
+     .description = "Upper bound of the 95% CI of the selector ratio",
+     PROM("threadwatch_ctxsw_selector_ratio_ci_upper",
+          "Upper bound of the 95% CI of the selector/high ratio.", NULL, 1)},
+    {SCALAR("ctxsw", "selector_equivalent"), .unit = "bool",
+     .description = "1 when the selector ratio's CI lies within the equivalence margin of 1.0"},
+    {SCALAR("ctxsw", "selector_fs_base"), .unit = "address",
+     .description = "FS base of a thread of the selector arm"},
+    {SCALAR("ctxsw", "selector_stack"), .unit = "address",
+     .description = "Address of a selector-arm thread stack"},
+    {SCALAR("ctxsw", "aa_ns"), .unit = "ns",
+     .description = "Median time per switch of the A/A control (high stacks again)"},
+    {SCALAR("ctxsw", "aa_cycles"), .unit = "cycles",
+     .description = "Median cycles per switch of the A/A control"},
+    {SCALAR("ctxsw", "aa_mad_ns"), .unit = "ns",
+     .description = "Median absolute deviation of the A/A control's switch time"},
+    {SCALAR("ctxsw", "aa_mad_cycles"), .unit = "cycles",
+     .description = "Median absolute deviation of the A/A control's cycles"},
+    {SCALAR("ctxsw", "aa_ci_lo"), .unit = "ns",
+     .description = "Lower bound of the 95% CI of the A/A control's median"},
+    {SCALAR("ctxsw", "aa_ci_hi"), .unit = "ns",
+     .description = "Upper bound of the 95% CI of the A/A control's median"},
+    {SCALAR("ctxsw", "aa_ratio"), .unit = "ratio",
+     .description = "Median of paired A/A (high/high) ratios; 1.0 unless biased",
+     PROM("threadwatch_ctxsw_aa_ratio",
+          "Median of paired A/A (high/high) ratios; its CI holds 1 unless the run is biased.", NULL,
+          1),
+     RUN("a/a", "aa_ratio_ci_lo", "aa_ratio_ci_hi")},
+    {SCALAR("ctxsw", "aa_ratio_ci_lo"), .unit = "ratio",
+     .description = "Lower bound of the 95% CI of the A/A ratio",
+     PROM("threadwatch_ctxsw_aa_ratio_ci_lower", "Lower bound of the 95% CI of the A/A ratio.",
+          NULL, 1)},
+    {SCALAR("ctxsw", "aa_ratio_ci_hi"), .unit = "ratio",
+     .description = "Upper bound of the 95% CI of the A/A ratio",
+     PROM("threadwatch_ctxsw_aa_ratio_ci_upper", "Upper bound of the 95% CI of the A/A ratio.",
+          NULL, 1)},
+    {SCALAR("ctxsw", "aa_equivalent"), .unit = "bool",
+     .description = "1 when the A/A ratio's CI lies within the margin of 1.0"},
+    {SCALAR("ctxsw", "aa_fs_base"), .unit = "address",
+     .description = "FS base of a thread of the A/A control"},
+    {SCALAR("ctxsw", "aa_stack"), .unit = "address",
+     .description = "Address of an A/A-control thread stack"},
+    {SCALAR("ctxsw", "equivalence_margin"), .unit = "ratio",
+     .description = "Equivalence margin m: equivalent means within 1 +- m",
+     PROM("threadwatch_ctxsw_equivalence_margin",
+          "The equivalence margin m of the low/high ratio (equivalent: within 1 +- m).", NULL, 1)},
+    {SCALAR("ctxsw", "equivalent"), .unit = "bool",
+     .description = "1 when the low/high ratio's 95% CI lies inside [1 - m, 1 + m], else 0",
+     PROM("threadwatch_ctxsw_equivalent",
+          "1 when the low/high ratio's 95% CI lies within the equivalence margin of 1.", NULL, 1)},
     {SCALAR("map32", "window_lo"), .unit = "address",
      .description = "Start of the MAP_32BIT window"},
     {SCALAR("map32", "window_hi"), .unit = "address", .description = "End of the MAP_32BIT window"},
@@ -137,12 +255,16 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Thread stacks that fit in the MAP_32BIT window",
      PROM("threadwatch_map32_capacity_stacks",
           "Thread stacks of the default size that fit in the MAP_32BIT window.", NULL, 1)},
-    {SCALAR("map32", "slope"), .unit = "slope", .key = 1, .abs_floor = SLOPE_FLOOR,
-     .description = "Log-log slope of failing MAP_32BIT mmap time against VMA count",
-     PROM("threadwatch_map32_slope",
-          "Log-log slope of failing MAP_32BIT mmap time against VMA count (1: linear search).",
-          NULL, 1),
-     RUN("slope", "slope_ci_lo", "slope_ci_hi")},
+    {
+        SCALAR("map32", "slope"),
+        .unit = "slope",
+        .key = 1,
+        .abs_floor = SLOPE_FLOOR,
+        .description = "Log-log slope of failing MAP_32BIT mmap time against VMA count",
+        PROM("threadwatch_map32_slope",
+             "Log-log slope of failing MAP_32BIT mmap time against VMA count (1: linear search).",
+             NULL, 1),
+    },
     {SCALAR("map32", "slope_ci_lo"), .unit = "slope",
      .description = "Lower bound of the 95% CI of the slope"},
     {SCALAR("map32", "slope_ci_hi"), .unit = "slope",
@@ -155,17 +277,67 @@ const struct catalog_metric catalog_metrics[] = {
     {SCALAR("map32", "max_vmas"), .unit = "vmas", .description = "Largest VMA count reached"},
     {SCALAR("map32", "start_vmas"), .unit = "vmas",
      .description = "VMA count when the measurement started"},
+    /* The two walks of the pre-3.8 kernels (issue 13): the failing MAP_32BIT
+     * call against the VMAs inside the window, the retry against all. */
+    LADDER("fail", "Failing MAP_32BIT mmap", "inside the window"),
+    LADDER("retry", "Plain retry after a failing MAP_32BIT mmap", "in the process"),
+    {SCALAR("map32", "retry_ns_at_max"), .unit = "ns", .key = 1,
+     .description = "Plain retry after a failing MAP_32BIT mmap at the top rung of its ladder",
+     PROM("threadwatch_map32_retry_seconds",
+          "Time of the plain retry right after a failing MAP_32BIT mmap, at the largest VMA "
+          "count reached.",
+          NULL, 1e9)},
+    {SCALAR("map32", "fail_ns_per_vma"), .unit = "ns_per_vma", .key = 1, .abs_floor = 1,
+     .description = "Failing MAP_32BIT mmap per VMA inside the window (b of a + b n)",
+     PROM("threadwatch_map32_fail_seconds_per_vma",
+          "Fitted cost of the failing MAP_32BIT mmap per VMA inside the window (b of a + b n).",
+          NULL, 1e9)},
+    {SCALAR("map32", "retry_ns_per_vma"), .unit = "ns_per_vma", .key = 1, .abs_floor = 1,
+     .description = "Plain retry after a failing MAP_32BIT mmap per VMA in the process (b of a + "
+                    "b n)",
+     PROM("threadwatch_map32_retry_seconds_per_vma",
+          "Fitted cost of the retry per VMA in the process (b of a + b n).", NULL, 1e9)},
+    {SCALAR("map32", "fail_exponent"), .unit = "slope",
+     .description = "Failing MAP_32BIT mmap: k of the best a + b n^k (1: linear)",
+     PROM("threadwatch_map32_fail_exponent",
+          "Exponent k of the best a + b n^k fit of the failing call (1: linear, near 0: a "
+          "tree).",
+          NULL, 1)},
+    {SCALAR("map32", "retry_exponent"), .unit = "slope",
+     .description = "Plain retry after a failing MAP_32BIT mmap: k of the best a + b n^k (1: "
+                    "linear)",
+     PROM("threadwatch_map32_retry_exponent",
+          "Exponent k of the best a + b n^k fit of the retry (1: linear, near 0: a tree).", NULL,
+          1)},
+    {SCALAR("map32", "window_vmas"), .unit = "vmas",
+     .description = "VMAs inside the MAP_32BIT window once full (2 per stack)",
+     PROM("threadwatch_map32_window_vmas", "VMAs inside the MAP_32BIT window once full.", NULL, 1)},
+    {SCALAR("map32", "window_vmas_at_stack_size"), .unit = "vmas",
+     .description = "VMAs a window filled with stacks of this size alone would hold: 2 x 1 GiB / "
+                    "(stack + guard)"},
+    {SCALAR("map32", "plain_ns_at_max"), .unit = "ns",
+     .description = "Plain mmap alone (the baseline) at the retry ladder's top"},
     {SCALAR("threads", "stack_bytes"), .unit = "bytes",
      .description = "Stack size of each created thread"},
     {SCALAR("threads", "default_stack_lo"), .unit = "address",
      .description = "Lowest address of a glibc-placed stack"},
     {SCALAR("threads", "default_stack_hi"), .unit = "address",
      .description = "Highest address of a glibc-placed stack"},
-    POLICY("default", "glibc's own stacks", HELP_RATE, HELP_KNEE, HELP_FAILURES, "default",
-           "Creates/s, default stacks, first bucket", NULL),
-    POLICY("low", "low (MAP_32BIT) stacks", NULL, NULL, NULL, "low", NULL,
-           "Lowest creates/s with low stacks"),
-    POLICY("high", "high (MAP_STACK) stacks", NULL, NULL, NULL, NULL, NULL, NULL),
+    POLICY("default", "glibc's own stacks", 1, "default", "Creates/s, default stacks, first bucket",
+           NULL),
+    POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL, "Lowest creates/s with low stacks"),
+    POLICY("high", "high (MAP_STACK) stacks", 0, NULL, NULL, NULL),
+    {SCALAR("threads", "capacity_predicted"), .unit = "threads",
+     .description = "Stacks the 1 GiB MAP_32BIT window holds at this stack size: where the knee "
+                    "should be",
+     PROM("threadwatch_threads_capacity_predicted",
+          "Stacks the MAP_32BIT window holds at the probe's stack size: where the low knee "
+          "should be.",
+          NULL, 1)},
+    {SCALAR("threads", "bucket_width"), .unit = "threads",
+     .description = "Live threads per bucket of the create-cost series"},
+    {SCALAR("threads", "low_window_stacks"), .unit = "threads",
+     .description = "Low-policy stacks MAP_32BIT placed in the window"},
     {SCALAR("threads", "max_threads"), .unit = "threads",
      .description = "Live threads reached (after clamping to host limits)",
      PROM("threadwatch_threads_max", "Live threads the last threads run reached.", NULL, 1),
@@ -174,9 +346,9 @@ const struct catalog_metric catalog_metrics[] = {
 const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
 
 const struct catalog_probe catalog_probes[] = {
-    {"ctxsw", 20, "ratio", NULL},
-    {"threads", 40, "low_min_rate", NULL},
-    {"map32", 30, "fail_ns_at_max", "class"},
+    {"ctxsw", 20, "ratio", {NULL}},
+    {"threads", 40, "low_min_rate", {NULL}},
+    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
 

@@ -20,6 +20,8 @@ struct catalog_prom {
 	const char *help;   /* on the family's first row only, else NULL */
 	const char *labels; /* fixed labels such as stack="low", or NULL */
 	double scale;       /* divides the stored value into the base unit (1e9: ns to s) */
+	int nan_if_absent;  /* exported as NaN when the probe's last run has no value, so
+	                       that the series always exists (a knee that did not occur) */
 };
 
 struct catalog_metric {
@@ -44,7 +46,9 @@ struct catalog_probe {
 	const char *name;
 	double timeout_s;       /* default time limit of a run */
 	const char *key_scalar; /* the run's key figure in run listings */
-	const char *info;       /* an info entry `threadwatch run` also shows, or NULL */
+	/* Info entries `threadwatch run` also shows (NULL-padded); the label
+	 * is the name up to "_class" ("fail_class" shows as "fail"). */
+	const char *info[2];
 };
 
 extern const struct catalog_metric catalog_metrics[];

@@ -1,9 +1,10 @@
 /*
  * detect: the regression detection method of doc/regression.md: the last k
  * runs of a key figure against the runs before them (since the last
- * fingerprint change, at most N), a two-sided Mann-Whitney test and a
- * minimum effect held by every run, one event per change; and verdict
- * flips. Pure functions over arrays the caller fills from the store.
+ * fingerprint change, at most N): a minimum effect, every run on the new
+ * side, their mean beyond the host's noise scaled for autocorrelation, a
+ * two-sided Mann-Whitney test; one event per change; and verdict flips.
+ * Pure functions over arrays the caller fills from the store.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,7 +20,7 @@
 #include "xmalloc.h"
 
 #define QN_SCALE 2.2219 /* Qn to standard deviation for normal noise */
-#define QN_MAX 120      /* the noise is estimated from the last 120 baseline runs */
+#define QN_MAX 60       /* Qn is estimated from the last 60 runs of the noise window */
 #define MAX_K 64
 #define MAX_BASELINE 1000
 #define NO_FP_CHANGE "no fingerprint change"
@@ -47,9 +48,11 @@ double detect_p_min(unsigned k, size_t n)
 
 size_t detect_min_baseline(const struct detect_config *c)
 {
+	size_t floor = c->baseline_runs < DETECT_MIN_JUDGED ? c->baseline_runs : DETECT_MIN_JUDGED;
+
 	for (size_t n = DETECT_MIN_BASELINE; n <= c->baseline_runs; n++)
 		if (detect_p_min(c->k, n) <= c->alpha)
-			return n;
+			return n > floor ? n : floor;
 	return 0;
 }
 
@@ -245,8 +248,105 @@ static double noise_sd(const double *v, size_t n, double *pairs)
 }
 
 struct scratch {
-	double *a, *b, *pairs;
+	double *a, *b, *noise, *pairs;
 };
+
+/* The lag-1 autocorrelation of the baseline (runs on after the other,
+ * deviations from m clipped at 3 sd so that a wild run does not decide it),
+ * with Kendall's small-sample bias correction, within [0, DETECT_PHI_MAX]. */
+static double noise_phi(const double *v, size_t n, double m, double sd)
+{
+	double num = 0, den = 0, r;
+
+	if (n < 3 || !(sd > 0))
+		return 0;
+	for (size_t j = 0; j < n; j++) {
+		double d = fmax(-3 * sd, fmin(3 * sd, v[j] - m));
+		double prev = j ? fmax(-3 * sd, fmin(3 * sd, v[j - 1] - m)) : 0;
+
+		den += d * d;
+		if (j)
+			num += d * prev;
+	}
+	r = den > 0 ? num / den : 0;
+	r += (1 + 4 * r) / (double)n;
+	return fmax(0, fmin(DETECT_PHI_MAX, r));
+}
+
+/* The root mean square deviation from m, each clipped at +-clip: unlike
+ * Qn it counts the runs a noisy neighbour slowed, which a host that has
+ * them must count as noise, while a stalled run counts only as clip. */
+static double clipped_sd(const double *v, size_t n, double m, double clip)
+{
+	double ss = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		double d = fmin(fabs(v[j] - m), clip);
+
+		ss += d * d;
+	}
+	return n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+}
+
+/* The standard deviation of (mean of the last k runs) - (baseline median)
+ * in units of the runs' noise, for AR(1) noise of lag-1 correlation phi:
+ * the mean of k runs has variance (1 + 2 sum (1 - j/k) phi^j) / k, the
+ * median of nb runs about pi/2 (1 + phi) / (1 - phi) / nb. */
+static double mean_sd_factor(unsigned k, size_t nb, double phi)
+{
+	double f = 1, pj = 1;
+
+	for (unsigned j = 1; j < k; j++) {
+		pj *= phi;
+		f += 2 * (1 - (double)j / k) * pj;
+	}
+	return sqrt(f / k + M_PI / 2 * (1 + phi) / (1 - phi) / (double)nb);
+}
+
+/* A noise estimated from few runs may be too low: the threshold grows by
+ * DETECT_FEW_RUNS / (effective number of independent runs). */
+static double few_runs_factor(size_t n, double phi)
+{
+	return 1 + DETECT_FEW_RUNS / ((double)n * (1 - phi) / (1 + phi));
+}
+
+/* Whether the last k runs ending at i show a change from baseline median m
+ * (doc/regression.md): the median of the k beyond the minimum effect, every
+ * one beyond DETECT_RUN_Z noise sd on the same side, and their mean beyond
+ * DETECT_NOISE_Z standard errors. Returns the direction or 0; *run_thr is
+ * the per-run threshold. The noise is only computed when the rest holds. */
+static int shows_change(const struct detect_config *c, const struct detect_series *s, size_t i,
+                        size_t n0, size_t b1, size_t nb, double m, struct scratch *w,
+                        double *run_thr)
+{
+	const struct detect_point *pts = s->pts;
+	const size_t k = c->k, a = i + 1 - k;
+	double eff = fmax(c->min_effect * fabs(m), s->abs_floor), mk, mean = 0, sd, phi, mn;
+	int dir;
+
+	for (size_t j = 0; j < k; j++) {
+		w->a[j] = pts[a + j].value;
+		mean += w->a[j] / (double)k;
+	}
+	mk = stats_median(w->a, k);
+	dir = mk - m >= eff && mk > m ? 1 : m - mk >= eff && mk < m ? -1 : 0;
+	/* every run on the new side, the first nearer the new level than the
+	 * old (else the change began later: the next run's judgement says) */
+	if (!dir || beyond(pts, a, i, m, 0, dir) < k || (pts[a].value - m) * dir < fabs(mk - m) / 2)
+		return 0;
+	for (size_t j = n0; j <= b1; j++)
+		w->noise[j - n0] = pts[j].value;
+	sd = noise_sd(w->noise, b1 - n0 + 1, w->pairs);
+	mn = stats_median(w->noise, b1 - n0 + 1);
+	sd = fmax(sd, clipped_sd(w->noise, b1 - n0 + 1, mn, DETECT_CLIP_Z * sd));
+	phi = noise_phi(w->noise, b1 - n0 + 1, mn, sd);
+	*run_thr = DETECT_RUN_Z * sd;
+	if (beyond(pts, a, i, m, *run_thr, dir) < k ||
+	    (mean - m) * dir < DETECT_NOISE_Z * sd * mean_sd_factor(c->k, nb, phi) *
+	                           few_runs_factor(b1 - n0 + 1, phi))
+		return 0;
+	return dir;
+}
 
 /* Judges the runs ending at i; fills *e and returns 1 for a change. */
 static int judge(const struct detect_config *c, const struct detect_series *s, size_t restart,
@@ -266,18 +366,10 @@ static int judge(const struct detect_config *c, const struct detect_series *s, s
 	for (size_t j = 0; j < nb; j++)
 		bufb[j] = pts[b0 + j].value;
 	m = stats_median(bufb, nb);
-	/* The last k runs all beyond the threshold, on one side (the noise
-	 * part of the threshold is computed only when the rest holds). */
-	for (int pass = 0; pass < 2; pass++) {
-		thr = fmax(c->min_effect * fabs(m), s->abs_floor);
-		if (pass)
-			thr = fmax(thr, DETECT_NOISE_Z * noise_sd(bufb, nb, w->pairs));
-		dir = beyond(pts, i + 1 - c->k, i, m, thr, 1) == c->k    ? 1
-		      : beyond(pts, i + 1 - c->k, i, m, thr, -1) == c->k ? -1
-		                                                         : 0;
-		if (!dir)
-			return 0;
-	}
+	dir = shows_change(c, s, i, seg_start(pts, b1, restart, DETECT_NOISE_RUNS), b1, nb, m, w,
+	                   &thr);
+	if (!dir)
+		return 0;
 	/* Judging since a fingerprint change: the change must date from it
 	 * (three runs in four beyond). */
 	if (na > c->k && beyond(pts, a0, i, m, thr, dir) * 4 < na * 3)
@@ -318,9 +410,10 @@ int detect_scan(const struct detect_config *c, const struct detect_series *s,
 			return -EINVAL;
 	nmin = detect_min_baseline(c);
 	cap = (size_t)c->baseline_runs + nmin + c->k;
-	qn = c->baseline_runs < QN_MAX ? c->baseline_runs : QN_MAX;
+	qn = DETECT_NOISE_RUNS < QN_MAX ? DETECT_NOISE_RUNS : QN_MAX;
 	w.a = xmalloc(cap * sizeof(*w.a));
 	w.b = xmalloc(cap * sizeof(*w.b));
+	w.noise = xmalloc(DETECT_NOISE_RUNS * sizeof(*w.noise));
 	w.pairs = xmalloc((qn * (qn - 1) / 2 + 1) * sizeof(*w.pairs));
 	for (size_t i = 0; i < s->n; i++) {
 		struct detect_event e = {0};
@@ -336,6 +429,7 @@ int detect_scan(const struct detect_config *c, const struct detect_series *s,
 	}
 	free(w.a);
 	free(w.b);
+	free(w.noise);
 	free(w.pairs);
 	return found;
 }

@@ -1,9 +1,9 @@
 /*
  * detect: regression detection, the pure method (doc/regression.md). Compares
- * the last k runs of one key figure with the host's own baseline (a
- * Mann-Whitney rank test plus a minimum effect that every one of the k runs
- * must show), reports each change once with the fingerprint difference
- * between the two periods, and turns every flip of the recommendation's
+ * the last k runs of one key figure with the host's own baseline (a minimum
+ * effect, their mean beyond the host's noise scaled for its autocorrelation,
+ * every run on the new side, a Mann-Whitney rank test), reports each change once with the
+ * fingerprint difference between the two periods, and turns every flip of the recommendation's
  * verdict into an event. No I/O: the caller reads the history from the
  * store and stores the events.
  */
@@ -15,17 +15,31 @@
 
 #include <jansson.h>
 
-#define DETECT_K_DEFAULT 3
+#define DETECT_K_DEFAULT 5
 #define DETECT_MIN_EFFECT_DEFAULT 0.05 /* LKP ignores changes under 5% */
 #define DETECT_ALPHA_DEFAULT 0.01
 #define DETECT_BASELINE_DEFAULT 30
 /* The smallest baseline ever judged; the test may need more (detect_min_baseline). */
 #define DETECT_MIN_BASELINE 5
-/* Each of the k runs must also lie this many standard deviations of the
- * baseline's noise (a robust estimate: Rousseeuw and Croux's Qn) from the
- * baseline median, so that a noisy host needs a larger change before it
- * raises an event. */
-#define DETECT_NOISE_Z 3.5
+/* ...and no fewer than this many (or detect_baseline_runs if shorter), so
+ * that the noise is known before a run is judged against it. */
+#define DETECT_MIN_JUDGED 20
+/* The mean of the k runs must lie this many standard errors from the
+ * baseline median: the baseline's noise (a robust estimate, Rousseeuw and
+ * Croux's Qn) scaled for k runs and for the noise's autocorrelation, so
+ * that a noisy host needs a larger change before it raises an event... */
+#define DETECT_NOISE_Z 6.0
+/* ...and each of the k runs this many noise standard deviations, on the
+ * same side, so that the change holds in every one of them. */
+#define DETECT_RUN_Z 2.0
+/* The autocorrelation assumed is at most this (a baseline of 30 runs
+ * cannot tell more). */
+#define DETECT_PHI_MAX 0.9
+/* The noise and its autocorrelation are estimated over at most this many
+ * runs before the k (on the same fingerprint, since the last change). */
+#define DETECT_NOISE_RUNS 120
+#define DETECT_FEW_RUNS 2.5
+#define DETECT_CLIP_Z 4.0
 /* The create cost "at" a live-thread count is the median of the threads
  * series' points (buckets) whose x is within this fraction of it: one
  * bucket at 64, about three at 512, ten at 2048 (buckets are up to 64
@@ -57,7 +71,9 @@ int detect_config_check(const struct detect_config *c, char *err, size_t errlen)
 double detect_p_min(unsigned k, size_t n);
 
 /* The smallest baseline (at least DETECT_MIN_BASELINE) against which alpha
- * can be reached with k runs; 0 when no baseline up to baseline_runs does. */
+ * can be reached with k runs, and at least DETECT_MIN_JUDGED runs (or
+ * baseline_runs if shorter); 0 when no baseline up to baseline_runs
+ * reaches alpha. */
 size_t detect_min_baseline(const struct detect_config *c);
 
 /* One run's value of a metric, in measurement (run id) order. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "protocol.h"
 
 #define MAX_SCALARS 1024
@@ -52,15 +53,11 @@ static const char *excerpt(const char *s, char *out, size_t outlen)
 	return out;
 }
 
-static const char *const units[] = {
-    "ns",      "cycles", "ratio", "bytes",   "count", "hz", "per_s",
-    "threads", "vmas",   "bool",  "address", "slope", "s",
-};
-
+/* A probe may use any unit of the catalogue's list (lib/catalog.c). */
 static int unit_known(const char *u)
 {
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(u, units[i]))
+	for (size_t i = 0; catalog_units[i]; i++)
+		if (!strcmp(u, catalog_units[i]))
 			return 1;
 	return 0;
 }
@@ -393,6 +390,109 @@ static int check_series(json_t *v, struct verr *e)
 	return 0;
 }
 
+/* Fields of a built-in probe whose meaning the rest of threadwatch relies
+ * on (issue 14: the ctxsw equivalence and A/A figures): a scalar's unit
+ * and range, a CI whose bounds must be in order, an info string with a
+ * fixed set of values. Absent fields are not required here; only their
+ * form is checked. */
+static const struct scalar_rule {
+	const char *probe, *name, *unit;
+	double min, max; /* inclusive, unless open */
+	int open, whole;
+} scalar_rules[] = {
+    {"ctxsw", "equivalence_margin", "ratio", 0, 0.5, 1, 0},
+    {"ctxsw", "equivalent", "bool", 0, 1, 0, 1},
+    {"ctxsw", "aa_equivalent", "bool", 0, 1, 0, 1},
+    {"ctxsw", "selector_equivalent", "bool", 0, 1, 0, 1},
+    {"ctxsw", "aa_ratio", "ratio", 0, INFINITY, 1, 0},
+    {"ctxsw", "selector_ratio", "ratio", 0, INFINITY, 1, 0},
+};
+
+static const struct ci_rule {
+	const char *probe, *lo, *hi;
+} ci_rules[] = {
+    {"ctxsw", "ratio_ci_lo", "ratio_ci_hi"},
+    {"ctxsw", "aa_ratio_ci_lo", "aa_ratio_ci_hi"},
+    {"ctxsw", "selector_ratio_ci_lo", "selector_ratio_ci_hi"},
+};
+
+static const struct enum_rule {
+	const char *probe, *name;
+	const char *values[4];
+} enum_rules[] = {
+    {"ctxsw", "order", {"abba", "random", NULL}},
+    {"ctxsw", "cycles_source", {"perf", "tsc", "none", NULL}},
+};
+
+#define N_RULES(t) (sizeof(t) / sizeof((t)[0]))
+
+static int check_scalar_rule(const json_t *sc, const struct scalar_rule *r, struct verr *e)
+{
+	const json_t *v = json_object_get(json_object_get(sc, r->name), "value");
+	const char *unit = json_string_value(json_object_get(json_object_get(sc, r->name), "unit"));
+	double d;
+
+	if (!v)
+		return 0;
+	d = json_number_value(v);
+	if (strcmp(unit, r->unit))
+		return fail(e, "scalars.%s.unit: must be \"%s\"", r->name, r->unit);
+	if (r->whole && d != floor(d))
+		return fail(e, "scalars.%s.value: must be a whole number", r->name);
+	if (r->open ? !(d > r->min && d < r->max) : !(d >= r->min && d <= r->max))
+		return fail(e, "scalars.%s.value: must lie in %s%g, %g%s", r->name,
+		            r->open ? "(" : "[", r->min, r->max, r->open ? ")" : "]");
+	return 0;
+}
+
+static int check_enum_rule(const json_t *info, const struct enum_rule *r, struct verr *e)
+{
+	const json_t *v = json_object_get(info, r->name);
+	char list[96] = "";
+
+	if (!v)
+		return 0;
+	for (const char *const *a = r->values; *a; a++) {
+		if (json_is_string(v) && !strcmp(json_string_value(v), *a))
+			return 0;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+		         a == r->values ? "" : ", ", *a);
+	}
+	return fail(e, "info.%s: must be one of %s", r->name, list);
+}
+
+/* The rules of the document's probe, after the generic checks passed. */
+static int check_probe_rules(json_t *doc, struct verr *e)
+{
+	const char *probe = json_string_value(json_object_get(doc, "probe"));
+	const json_t *sc = json_object_get(doc, "scalars"), *info = json_object_get(doc, "info");
+	int r;
+
+	for (size_t i = 0; i < N_RULES(scalar_rules); i++)
+		if (!strcmp(probe, scalar_rules[i].probe) &&
+		    (r = check_scalar_rule(sc, &scalar_rules[i], e)) < 0)
+			return r;
+	for (size_t i = 0; i < N_RULES(ci_rules); i++) {
+		const json_t *lo = json_object_get(json_object_get(sc, ci_rules[i].lo), "value");
+		const json_t *hi = json_object_get(json_object_get(sc, ci_rules[i].hi), "value");
+
+		if (strcmp(probe, ci_rules[i].probe) || (!lo && !hi))
+			continue;
+		if (!lo || !hi)
+			return fail(e, "scalars.%s: present without scalars.%s",
+			            lo ? ci_rules[i].lo : ci_rules[i].hi,
+			            lo ? ci_rules[i].hi : ci_rules[i].lo);
+		if (json_number_value(lo) > json_number_value(hi))
+			return fail(e, "scalars.%s.value: above scalars.%s.value", ci_rules[i].lo,
+			            ci_rules[i].hi);
+	}
+	for (size_t i = 0; i < N_RULES(enum_rules); i++)
+		if (!strcmp(probe, enum_rules[i].probe) &&
+		    (r = check_enum_rule(info, &enum_rules[i], e)) < 0)
+			return r;
+	return 0;
+}
+
 /* The top-level fields of a document, in the order they are checked. */
 static const struct field {
 	const char *name;
@@ -447,7 +547,7 @@ static int validate(json_t *doc, struct verr *e)
 	v = json_object_get(doc, "reason");
 	if (strcmp(status, "ok") && !json_is_string(v))
 		return fail(e, "reason: required when status is \"%s\"", status);
-	return 0;
+	return check_probe_rules(doc, e);
 }
 
 int protocol_validate(const json_t *doc, char *err, size_t errlen)

@@ -16,6 +16,7 @@
 #include "protocol.h"
 #include "errbuf.h"
 #include "recommend.h"
+#include "stats.h"
 #include "xmalloc.h"
 
 /* --- validated inputs -------------------------------------------------- */
@@ -38,8 +39,12 @@ struct rec_in {
 	struct rec_num low_ns, high_ns, ratio;
 	int have_ci;
 	double ci_lo, ci_hi;
+	/* issue 14: equivalence, the segment path, the A/A control */
+	struct rec_num margin, sel_ratio;
+	int have_sel_ci, have_aa_ci;
+	double sel_lo, sel_hi, aa_lo, aa_hi;
 	struct rec_num window;
-	struct rec_curve fail, low_create, high_create;
+	struct rec_curve fail, retry, plain, low_create, high_create;
 	struct rec_num family, model;
 };
 
@@ -64,6 +69,8 @@ static const struct rec_field {
     {"ctxsw", "low_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, low_ns)},
     {"ctxsw", "high_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, high_ns)},
     {"ctxsw", "ratio", 0, 0, offsetof(struct rec_in, ratio)},
+    {"ctxsw", "equivalence_margin", F_POSITIVE, 0, offsetof(struct rec_in, margin)},
+    {"ctxsw", "selector_ratio", F_POSITIVE, 0, offsetof(struct rec_in, sel_ratio)},
     {"map32", "window_bytes", 0, REC_MAX_WINDOW, offsetof(struct rec_in, window)},
     {"cpu", "family", F_NULL, 0, offsetof(struct rec_in, family)},
     {"cpu", "model", F_NULL, 0, offsetof(struct rec_in, model)},
@@ -75,6 +82,8 @@ static const struct rec_curve_field {
 	size_t offset;
 } rec_curves[] = {
     {"map32", "fail_ns", offsetof(struct rec_in, fail)},
+    {"map32", "retry_ns", offsetof(struct rec_in, retry)},
+    {"map32", "plain_ns", offsetof(struct rec_in, plain)},
     {"threads", "low_create_ns", offsetof(struct rec_in, low_create)},
     {"threads", "high_create_ns", offsetof(struct rec_in, high_create)},
 };
@@ -177,28 +186,43 @@ static int curve_parse(const json_t *arr, const char *what, struct rec_curve *c,
 	return 0;
 }
 
-static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
+/* ctxsw.KEY: absent, null, or [lo, hi] with 0 <= lo <= hi. */
+static int ci_parse(const json_t *ctxsw, const char *key, int *have, double *lo, double *hi,
+                    char *err, size_t errlen)
 {
-	const json_t *ci = json_object_get(ctxsw, "ratio_ci95");
+	const json_t *ci = json_object_get(ctxsw, key);
 	double b[2];
 
 	if (!ci || json_is_null(ci))
 		return 0;
 	if (!json_is_array(ci) || json_array_size(ci) != 2)
-		return errbuf_set(err, errlen, -EINVAL,
-		                  "ctxsw.ratio_ci95: must be an array [lo, hi]");
+		return errbuf_set(err, errlen, -EINVAL, "ctxsw.%s: must be an array [lo, hi]", key);
 	for (int k = 0; k < 2; k++) {
 		char what[64];
 
-		snprintf(what, sizeof(what), "ctxsw.ratio_ci95[%d]", k);
+		snprintf(what, sizeof(what), "ctxsw.%s[%d]", key, k);
 		if (number_check(json_array_get(ci, k), what, 0, 0, &b[k], err, errlen) < 0)
 			return -EINVAL;
 	}
 	if (b[0] > b[1])
-		return errbuf_set(err, errlen, -EINVAL, "ctxsw.ratio_ci95: lo must not exceed hi");
-	in->have_ci = 1;
-	in->ci_lo = b[0];
-	in->ci_hi = b[1];
+		return errbuf_set(err, errlen, -EINVAL, "ctxsw.%s: lo must not exceed hi", key);
+	*have = 1;
+	*lo = b[0];
+	*hi = b[1];
+	return 0;
+}
+
+static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
+{
+	if (ci_parse(ctxsw, "ratio_ci95", &in->have_ci, &in->ci_lo, &in->ci_hi, err, errlen) < 0 ||
+	    ci_parse(ctxsw, "selector_ratio_ci95", &in->have_sel_ci, &in->sel_lo, &in->sel_hi, err,
+	             errlen) < 0 ||
+	    ci_parse(ctxsw, "aa_ratio_ci95", &in->have_aa_ci, &in->aa_lo, &in->aa_hi, err, errlen) <
+	        0)
+		return -EINVAL;
+	if (in->margin.set && in->margin.v >= 0.5)
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "ctxsw.equivalence_margin: must be below 0.5 (a fraction of 1)");
 	return 0;
 }
 
@@ -298,6 +322,30 @@ static double curve_eval(const struct rec_curve *c, double x, int *extrapolated)
 	return c->y[i] * pow(x / c->x[i], k);
 }
 
+/* A map32 curve at x (a VMA count): inside its range as curve_eval();
+ * beyond its last point a straight line through that point with the
+ * least-squares slope of all points (never below 0), since the walks of
+ * the old kernels cost a + b n; below its first point, the first point. */
+static double curve_eval_walk(const struct rec_curve *c, double x, int *extrapolated)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0, b;
+	size_t last = c->n - 1;
+
+	if (c->n == 1 || x <= c->x[last])
+		return curve_eval(c, x, extrapolated);
+	*extrapolated = 1;
+	for (size_t i = 0; i < c->n; i++) {
+		mx += c->x[i] / (double)c->n;
+		my += c->y[i] / (double)c->n;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		sxx += (c->x[i] - mx) * (c->x[i] - mx);
+		sxy += (c->x[i] - mx) * (c->y[i] - my);
+	}
+	b = sxx > 0 && sxy > 0 ? sxy / sxx : 0;
+	return c->y[last] + b * (x - c->x[last]);
+}
+
 /* The rule that decided, in the order they are tried. */
 enum rec_rule {
 	RULE_NO_CTXSW,       /* no switch figures: high, confidence none */
@@ -317,14 +365,22 @@ struct rec_model {
 	int spt_known;
 	double low_ns, high_ns, ratio, ci_lo, ci_hi;
 	int have_ci, significant;
+	double margin;                    /* equivalence margin m */
+	int equivalent;                   /* the ratio's CI lies inside [1 - m, 1 + m] */
+	double sel_ratio, sel_lo, sel_hi; /* the segment path against high */
+	int have_sel_ci, aa_biased;
 	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
 	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
 	int window_assumed;
 	double missing; /* threads beyond the window */
 	/* The extra cost of one create that misses the window. */
-	const char *e_source; /* "map32.fail_ns", "threads" or NULL (unknown) */
+	const char *e_source; /* "map32", "threads" or NULL (unknown) */
 	double e, e_at, e_vmas, e_low, e_high;
+	double e_fail, e_fail_vmas, e_retry, e_plain; /* the map32 terms */
 	int e_extrapolated;
+	/* The threads probe's own extra cost at the workload's count, when it
+	 * measured that far (a cross-check of the map32 terms). */
+	double e_measured;
 	double extra_total, benefit_total;
 	double be, be_lo, be_hi; /* break-even switches per low-stack thread */
 	double flip_threads, flip_spt;
@@ -332,18 +388,43 @@ struct rec_model {
 	const char *confidence;
 };
 
-/* The extra cost E of a create that misses the window at `n` live threads. */
+/* A map32 term: the curve at x, or 0 when the curve is absent. */
+static double walk_term(const struct rec_curve *c, double x, int *extrapolated)
+{
+	int x1 = 0;
+	double y;
+
+	if (!c->n)
+		return 0;
+	y = curve_eval_walk(c, x, &x1);
+	*extrapolated |= x1;
+	return y;
+}
+
+/* The extra cost E of a create that misses the window at `n` live threads.
+ * From map32 (the old kernels' two walks): the failing MAP_32BIT call with
+ * the window full of 2 C VMAs, plus the retry among the 2 n VMAs of n
+ * threads, less the plain mmap a high stack costs there. Otherwise from the
+ * threads probe: low less high create cost at n. */
 static int extra_cost(const struct rec_model *m, double n, double *e, struct rec_model *detail)
 {
 	const struct rec_in *in = m->in;
 	int x1 = 0, x2 = 0;
 	double lo, hi;
 
-	if (in->fail.n) {
-		*e = curve_eval(&in->fail, REC_VMAS_PER_THREAD * n, &x1);
+	if (in->fail.n || in->retry.n) {
+		double fv = REC_VMAS_PER_THREAD * m->cap, rv = REC_VMAS_PER_THREAD * n;
+		double f = walk_term(&in->fail, fv, &x1), r = walk_term(&in->retry, rv, &x1);
+		double p = walk_term(&in->plain, rv, &x1);
+
+		*e = f + r - p > 0 ? f + r - p : 0;
 		if (detail) {
-			detail->e_source = "map32.fail_ns";
-			detail->e_vmas = REC_VMAS_PER_THREAD * n;
+			detail->e_source = "map32";
+			detail->e_fail = in->fail.n ? f : NAN;
+			detail->e_fail_vmas = fv;
+			detail->e_retry = in->retry.n ? r : NAN;
+			detail->e_plain = in->plain.n ? p : NAN;
+			detail->e_vmas = rv;
 			detail->e_extrapolated = x1;
 		}
 		return isnan(*e) ? -1 : 0;
@@ -362,6 +443,22 @@ static int extra_cost(const struct rec_model *m, double n, double *e, struct rec
 		detail->e_extrapolated = x1 || x2;
 	}
 	return 0;
+}
+
+/* low - high create cost at n from the threads curves, when both reach n
+ * (NAN otherwise). */
+static double extra_measured(const struct rec_in *in, double n)
+{
+	int x1 = 0, x2 = 0;
+	double lo, hi;
+
+	if (!in->low_create.n || !in->high_create.n)
+		return NAN;
+	lo = curve_eval(&in->low_create, n, &x1);
+	hi = curve_eval(&in->high_create, n, &x2);
+	if (x1 || x2 || isnan(lo - hi))
+		return NAN;
+	return lo > hi ? lo - hi : 0;
 }
 
 static double safe_div(double a, double b)
@@ -436,11 +533,19 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 	} else {
 		m->low_ns = m->high_ns = m->ratio = m->ci_lo = m->ci_hi = NAN;
 	}
+	m->margin = in->margin.set ? in->margin.v : REC_DEFAULT_MARGIN;
+	m->equivalent = m->have_ci && stats_ci_equivalent(m->ci_lo, m->ci_hi, m->margin);
+	m->sel_ratio = in->sel_ratio.set ? in->sel_ratio.v : NAN;
+	m->have_sel_ci = in->have_sel_ci && in->sel_ratio.set;
+	m->sel_lo = m->have_sel_ci ? in->sel_lo : NAN;
+	m->sel_hi = m->have_sel_ci ? in->sel_hi : NAN;
+	m->aa_biased = in->have_aa_ci && !(in->aa_lo <= 1 && 1 <= in->aa_hi);
 	m->window_assumed = !in->window.set;
 	m->window = in->window.set ? in->window.v : REC_DEFAULT_WINDOW;
 	m->extra_total = m->benefit_total = NAN;
 	m->be = m->be_lo = m->be_hi = NAN;
 	m->e = m->e_at = m->e_vmas = m->e_low = m->e_high = NAN;
+	m->e_fail = m->e_fail_vmas = m->e_retry = m->e_plain = m->e_measured = NAN;
 	m->flip_threads = m->flip_spt = NAN;
 }
 
@@ -465,6 +570,8 @@ static void model_figures(struct rec_model *m)
 		m->e = e;
 	else
 		m->e_source = NULL;
+	if (m->e_source && !strcmp(m->e_source, "map32"))
+		m->e_measured = extra_measured(m->in, m->e_at);
 	if (m->missing > 0 && m->e_source) {
 		m->extra_total = m->missing * m->e;
 		if (m->cap >= 1 && m->s > 0) {
@@ -511,6 +618,8 @@ static void model_verdict(struct rec_model *m)
 		if (solid && (m->verdict_low ? m->spt > m->be_hi : m->spt < m->be_lo))
 			m->confidence = "strong";
 	}
+	if (m->aa_biased && !strcmp(m->confidence, "strong"))
+		m->confidence = "weak";
 	m->flip_threads = flip_threads(m);
 	if (m->significant && m->missing > 0 && !isnan(m->be))
 		m->flip_spt = m->be;
@@ -650,6 +759,43 @@ static void reason_switch(const struct rec_model *m, json_t *r)
 	           m->s >= 0 ? "benefit" : "loss", ci, sig);
 }
 
+/* Equivalence at the margin, the segment path and the A/A control. */
+static void reason_mechanism(const struct rec_model *m, json_t *r)
+{
+	const struct rec_in *in = m->in;
+
+	if (m->have_ci)
+		add_reason(r,
+		           "At an equivalence margin of ±%.0f%%, low and high stacks are %s: the "
+		           "ratio's 95%% CI, %.3f to %.3f, %s [%.3f, %.3f].",
+		           100 * m->margin, m->equivalent ? "equivalent" : "not shown equivalent",
+		           m->ci_lo, m->ci_hi,
+		           m->equivalent ? "lies inside" : "does not lie inside", 1 - m->margin,
+		           1 + m->margin);
+	if (!isnan(m->sel_ratio)) {
+		char ci[96];
+
+		if (m->have_sel_ci)
+			snprintf(ci, sizeof(ci), "95%% CI %.3f to %.3f", m->sel_lo, m->sel_hi);
+		else
+			snprintf(ci, sizeof(ci), "no CI given");
+		add_reason(
+		    r,
+		    "Threads whose FS is loaded from a 32-bit segment selector, the path "
+		    "kernels before 4.7 took for bases below 4 GiB, switch at %.3f times the "
+		    "high-stack time (%s); today's kernels write every FS base with wrfsbase "
+		    "or wrmsr instead, so low stacks cannot get this path.",
+		    m->sel_ratio, ci);
+	}
+	if (in->have_aa_ci)
+		add_reason(r,
+		           "The A/A control (high against high) has a 95%% CI of %.3f to %.3f: %s.",
+		           in->aa_lo, in->aa_hi,
+		           m->aa_biased ? "it excludes 1.0, so the run is biased and no confidence "
+		                          "is strong"
+		                        : "it holds 1.0, so the design shows no bias");
+}
+
 static void reason_window(const struct rec_model *m, json_t *r)
 {
 	char fit[96];
@@ -675,6 +821,49 @@ static void reason_window(const struct rec_model *m, json_t *r)
 	           NUM(m->stack), NUM(m->n), fit);
 }
 
+/* " (map32.NAME, measured from X to Y VMAs)" or " (map32.NAME not measured:
+ * counted as 0)". */
+static const char *term_src(char *buf, size_t len, const struct rec_curve *c, const char *name)
+{
+	char a[48], b[48];
+
+	if (!c->n)
+		snprintf(buf, len, " (map32.%s not measured: counted as 0)", name);
+	else if (c->n == 1)
+		snprintf(buf, len, " (map32.%s, taken as flat from its single usable point)", name);
+	else
+		snprintf(buf, len, " (map32.%s, measured from %s to %s VMAs)", name,
+		         fmt_num(a, sizeof(a), c->x[0]), fmt_num(b, sizeof(b), c->x[c->n - 1]));
+	return buf;
+}
+
+#define SRC(c, name) term_src((char[160]){0}, 160, (c), (name))
+
+static void reason_extra_map32(const struct rec_model *m, json_t *r, const char *lead)
+{
+	const struct rec_in *in = m->in;
+
+	add_reason(r,
+	           "%s an extra %s ns%s, as the kernels before 3.8 charged it: the failing "
+	           "MAP_32BIT mmap walks the %s VMAs of the full window (2 × %s stacks), %s ns%s; "
+	           "then the plain retry walks the %s VMAs of %s threads (%.0f each), %s ns%s; "
+	           "less the plain mmap a high stack costs there, %s ns%s.%s",
+	           lead, NUM(m->e), DURP(m->e), NUM(m->e_fail_vmas), NUM(m->cap), NUM(m->e_fail),
+	           SRC(&in->fail, "fail_ns"), NUM(m->e_vmas), NUM(m->e_at), REC_VMAS_PER_THREAD,
+	           NUM(m->e_retry), SRC(&in->retry, "retry_ns"), NUM(m->e_plain),
+	           SRC(&in->plain, "plain_ns"),
+	           m->e_extrapolated ? " Beyond a curve's last point it is extrapolated linearly "
+	                               "(through that point, with the least-squares slope of "
+	                               "the curve)."
+	                             : "");
+	if (!isnan(m->e_measured))
+		add_reason(
+		    r,
+		    "Cross-check: the threads probe measured a low-policy create at %s threads "
+		    "%s ns dearer than a high-policy one; E is %.2f times that.",
+		    NUM(m->e_at), NUM(m->e_measured), m->e / m->e_measured);
+}
+
 static void reason_extra(const struct rec_model *m, json_t *r)
 {
 	const struct rec_in *in = m->in;
@@ -690,15 +879,10 @@ static void reason_extra(const struct rec_model *m, json_t *r)
 		              "point (x and y above 0).");
 		return;
 	}
-	if (!strcmp(m->e_source, "map32.fail_ns"))
-		add_reason(r,
-		           "%s an extra %s ns%s: the failing MAP_32BIT mmap at %s VMAs (%.0f "
-		           "per thread at %s threads), %s on log-log axes from map32.fail_ns (%s "
-		           "to %s VMAs).",
-		           lead, NUM(m->e), DURP(m->e), NUM(m->e_vmas), REC_VMAS_PER_THREAD,
-		           NUM(m->e_at), interp_word(&in->fail, m->e_extrapolated),
-		           NUM(in->fail.x[0]), NUM(in->fail.x[in->fail.n - 1]));
-	else
+	if (!strcmp(m->e_source, "map32")) {
+		reason_extra_map32(m, r, lead);
+		return;
+	} else
 		add_reason(r,
 		           "%s an extra %s ns%s: at %s live threads a low-policy create takes "
 		           "%s ns and a high-policy one %s ns, %s on log-log axes from "
@@ -768,10 +952,11 @@ static const char *weak_caps(const struct rec_model *m, char *buf, size_t len)
 {
 	int weak = strcmp(m->confidence, "strong") != 0;
 
-	snprintf(buf, len, "%s%s%s", weak && !m->have_ci ? "; no CI was given for the ratio" : "",
+	snprintf(buf, len, "%s%s%s%s", weak && !m->have_ci ? "; no CI was given for the ratio" : "",
 	         weak && m->window_assumed ? "; the window was assumed, not measured" : "",
 	         weak && m->e_extrapolated && m->missing > 0 ? "; the extra cost was extrapolated"
-	                                                     : "");
+	                                                     : "",
+	         weak && m->aa_biased ? "; the A/A control shows the run is biased" : "");
 	return buf;
 }
 
@@ -839,9 +1024,57 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 	}
 }
 
+/* What the segment path would do here, as a clause after "; " ("" when
+ * the selector arm was not measured). */
+static const char *selector_clause(const struct rec_model *m, char *buf, size_t len)
+{
+	if (isnan(m->sel_ratio))
+		snprintf(buf, len, "%s", "");
+	else if (m->have_sel_ci && m->sel_lo > 1)
+		snprintf(buf, len, "; the 32-bit segment path would cost +%.1f%% here",
+		         100 * (m->sel_ratio - 1));
+	else if (m->have_sel_ci && m->sel_hi < 1)
+		snprintf(buf, len,
+		         "; the segment path is %.1f%% cheaper on this CPU, but this kernel does "
+		         "not use it",
+		         100 * (1 - m->sel_ratio));
+	else
+		snprintf(buf, len,
+		         "; the 32-bit segment path makes no measurable difference here (ratio "
+		         "%.3f)",
+		         m->sel_ratio);
+	return buf;
+}
+
+/* The no_benefit sentence names the mechanism: equal switches mean the
+ * kernel writes FS the same way for both placements. "Equivalent" only
+ * when the CI lies within the margin. */
+static char *sentence_no_benefit(const struct rec_model *m)
+{
+	char sel[160], *s = NULL;
+
+	selector_clause(m, sel, sizeof(sel));
+	if (m->equivalent)
+		xasprintf(&s,
+		          "Keep high stacks: this kernel writes FS the same way for low and high "
+		          "stacks, whose switches are equivalent within ±%.0f%% (ratio %.3f)%s.",
+		          100 * m->margin, m->ratio, sel);
+	else if (m->have_ci && m->ci_lo > 1)
+		xasprintf(&s,
+		          "Keep high stacks: a low stack makes context switches slower here (ratio "
+		          "%.3f)%s.",
+		          m->ratio, sel);
+	else
+		xasprintf(&s,
+		          "Keep high stacks: a low stack does not make context switches "
+		          "significantly faster here (ratio %.3f)%s.",
+		          m->ratio, sel);
+	return s;
+}
+
 static char *sentence(const struct rec_model *m)
 {
-	char *s = NULL;
+	char *s = NULL, *assumed;
 
 	switch (m->rule) {
 	case RULE_NO_CTXSW:
@@ -860,10 +1093,7 @@ static char *sentence(const struct rec_model *m)
 		              "ones.");
 		break;
 	case RULE_NO_BENEFIT:
-		xasprintf(&s,
-		          "Keep high stacks: a low stack does not make context switches "
-		          "significantly faster here (ratio %.3f).",
-		          m->ratio);
+		s = sentence_no_benefit(m);
 		break;
 	case RULE_FITS:
 		xasprintf(&s,
@@ -893,6 +1123,15 @@ static char *sentence(const struct rec_model *m)
 		          DUR(m->extra_total), NUM(m->missing));
 		break;
 	}
+	if (m->window_assumed && m->rule != RULE_NO_CTXSW && m->rule != RULE_NO_THREADS) {
+		/* never pass an assumption off as a measurement */
+		xasprintf(&assumed,
+		          "%s (The MAP_32BIT window is assumed, not measured: no map32 "
+		          "figures yet.)",
+		          s);
+		free(s);
+		s = assumed;
+	}
 	return s;
 }
 
@@ -909,7 +1148,7 @@ static const char *const rec_rule_names[] = {
 
 static json_t *figures(const struct rec_model *m)
 {
-	return json_pack(
+	json_t *f = json_pack(
 	    "{s:o s:o s:o s:o s:o s:o s:b s:o s:o s:o s:o s:o s:o s:o s:o s:s? s:o s:o s:o s:o "
 	    "s:o s:o s:o s:o s:o s:o s:o}",
 	    "switch_low_ns", jnum(m->low_ns), "switch_high_ns", jnum(m->high_ns),
@@ -927,17 +1166,46 @@ static json_t *figures(const struct rec_model *m)
 	    jpair(m->be_lo, m->be_hi), "flip_threads", jnum(m->flip_threads),
 	    "flip_switches_per_thread", jnum(m->flip_spt), "strong_ratio", jnum(REC_STRONG_RATIO),
 	    "guard_bytes", jnum(REC_GUARD_BYTES));
+	json_t *terms = json_pack(
+	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", jnum(m->e_fail),
+	    "extra_create_fail_vmas",
+	    jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->e_fail_vmas : NAN),
+	    "extra_create_retry_ns", jnum(m->e_retry), "extra_create_plain_ns", jnum(m->e_plain),
+	    "extra_create_measured_ns", jnum(m->e_measured), "extra_create_vs_measured",
+	    jnum(m->e_measured > 0 ? m->e / m->e_measured : NAN));
+
+	json_object_update(f, terms);
+	json_decref(terms);
+	return f;
+}
+
+/* The figures of issue 14, added to figures(). */
+static void figures_mechanism(const struct rec_model *m, json_t *f)
+{
+	const struct rec_in *in = m->in;
+
+	json_object_set_new(f, "equivalence_margin", jnum(m->margin));
+	json_object_set_new(f, "switch_equivalent",
+	                    m->have_ci ? json_boolean(m->equivalent) : json_null());
+	json_object_set_new(f, "selector_ratio", jnum(m->sel_ratio));
+	json_object_set_new(f, "selector_ratio_ci",
+	                    m->have_sel_ci ? jpair(m->sel_lo, m->sel_hi) : json_null());
+	json_object_set_new(f, "aa_ratio_ci",
+	                    in->have_aa_ci ? jpair(in->aa_lo, in->aa_hi) : json_null());
+	json_object_set_new(f, "aa_biased",
+	                    in->have_aa_ci ? json_boolean(m->aa_biased) : json_null());
 }
 
 static json_t *result_build(const struct rec_model *m)
 {
 	json_t *reasons = json_array();
 	char *sent = sentence(m);
-	json_t *res;
+	json_t *res, *fig;
 
-	if (m->in->have_ctxsw)
+	if (m->in->have_ctxsw) {
 		reason_switch(m, reasons);
-	else
+		reason_mechanism(m, reasons);
+	} else
 		reason_rule(m, reasons);
 	reason_window(m, reasons);
 	reason_extra(m, reasons);
@@ -945,9 +1213,11 @@ static json_t *result_build(const struct rec_model *m)
 	reason_sensitivity(m, reasons);
 	if (m->in->have_ctxsw)
 		reason_rule(m, reasons);
+	fig = figures(m);
+	figures_mechanism(m, fig);
 	res = json_pack("{s:s s:s s:s s:s s:o s:o}", "verdict", m->verdict_low ? "low" : "high",
 	                "confidence", m->confidence, "rule", rec_rule_names[m->rule], "sentence",
-	                sent, "reasons", reasons, "figures", figures(m));
+	                sent, "reasons", reasons, "figures", fig);
 	free(sent);
 	assert(res);
 	return res;
@@ -1161,6 +1431,34 @@ static json_t *inputs_cpu(const json_t *fingerprint)
 	return out;
 }
 
+/* ctxsw.KEY_ci95 from the scalars KEY_ci_lo and KEY_ci_hi when both are
+ * there. */
+static void set_ci95(json_t *o, const json_t *doc, const char *key)
+{
+	char lo[64], hi[64], out[64];
+
+	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
+	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
+	snprintf(out, sizeof(out), "%s_ci95", key);
+	if (isfinite(doc_scalar(doc, lo)) && isfinite(doc_scalar(doc, hi)))
+		json_object_set_new(
+		    o, out,
+		    json_pack("[oo]", jnum(doc_scalar(doc, lo)), jnum(doc_scalar(doc, hi))));
+}
+
+/* The issue 14 figures of a ctxsw document: margin, selector, A/A. */
+static void inputs_ctxsw_mechanism(const json_t *doc, json_t *o)
+{
+	if (isfinite(doc_scalar(doc, "equivalence_margin")) &&
+	    doc_scalar(doc, "equivalence_margin") > 0)
+		set_num(o, "equivalence_margin", doc_scalar(doc, "equivalence_margin"));
+	if (isfinite(doc_scalar(doc, "selector_ratio")) && doc_scalar(doc, "selector_ratio") > 0) {
+		set_num(o, "selector_ratio", doc_scalar(doc, "selector_ratio"));
+		set_ci95(o, doc, "selector_ratio");
+	}
+	set_ci95(o, doc, "aa_ratio");
+}
+
 json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
                          const json_t *map32_doc, const json_t *threads_doc,
                          const struct rec_workload *w)
@@ -1186,12 +1484,8 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 		set_num(o, "low_ns", doc_scalar(ctxsw_doc, "low_ns"));
 		set_num(o, "high_ns", doc_scalar(ctxsw_doc, "high_ns"));
 		set_num(o, "ratio", doc_scalar(ctxsw_doc, "ratio"));
-		if (isfinite(doc_scalar(ctxsw_doc, "ratio_ci_lo")) &&
-		    isfinite(doc_scalar(ctxsw_doc, "ratio_ci_hi")))
-			json_object_set_new(o, "ratio_ci95",
-			                    json_pack("[oo]",
-			                              jnum(doc_scalar(ctxsw_doc, "ratio_ci_lo")),
-			                              jnum(doc_scalar(ctxsw_doc, "ratio_ci_hi"))));
+		set_ci95(o, ctxsw_doc, "ratio");
+		inputs_ctxsw_mechanism(ctxsw_doc, o);
 		json_object_set_new(in, "ctxsw", o);
 	}
 	if (doc_ok(map32_doc)) {
@@ -1199,6 +1493,10 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 		set_num(o, "window_bytes", doc_scalar(map32_doc, "window_bytes"));
 		if ((c = doc_curve(map32_doc, "fail_median_ns")))
 			json_object_set_new(o, "fail_ns", c);
+		if ((c = doc_curve(map32_doc, "retry_median_ns")))
+			json_object_set_new(o, "retry_ns", c);
+		if ((c = doc_curve(map32_doc, "plain_median_ns")))
+			json_object_set_new(o, "plain_ns", c);
 		json_object_set_new(in, "map32", o);
 	} else if (arch && strcmp(arch, "x86_64")) {
 		/* MAP_32BIT exists only on x86-64. */

@@ -15,6 +15,7 @@
 #define REC_GUARD_BYTES 4096.0          /* guard page under every stack */
 #define REC_VMAS_PER_THREAD 2.0         /* a stack and its guard */
 #define REC_STRONG_RATIO 0.95           /* a benefit of at least 5% */
+#define REC_DEFAULT_MARGIN 0.02         /* equivalence margin of the switch ratio */
 #define REC_DEFAULT_WINDOW 1073741824.0 /* x86-64 MAP_32BIT: 0x40000000-0x80000000 */
 #define REC_MAX_WINDOW 4294967296.0     /* MAP_32BIT addresses lie below 4 GiB */
 #define REC_MAX_THREADS 4194304.0       /* the kernel's PID_MAX_LIMIT */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -563,5 +564,29 @@ char *runner_find_probe(const char *dirs, const char *name)
 		if (!*colon)
 			break;
 	}
+	return NULL;
+}
+
+char *runner_probes_beside_exe(const char *const *names, size_t n)
+{
+	char exe[PATH_MAX], *slash, *dir, *found;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (len <= 0)
+		return NULL;
+	exe[len] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	xasprintf(&dir, "%s/probes", exe);
+	for (size_t i = 0; i < n; i++) {
+		found = runner_find_probe(dir, names[i]);
+		if (found) {
+			free(found);
+			return dir;
+		}
+	}
+	free(dir);
 	return NULL;
 }

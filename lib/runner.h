@@ -49,4 +49,9 @@ void runner_result_clear(struct runner_result *res);
  * (colon-separated). Returns a malloc'd path or NULL. */
 char *runner_find_probe(const char *dirs, const char *name);
 
+/* probes/ beside the running executable (/proc/self/exe) when it holds one
+ * of the n probes named: a build tree, where build/threadwatchd sits next
+ * to build/probes/. A malloc'd path, or NULL (an installed program). */
+char *runner_probes_beside_exe(const char *const *names, size_t n);
+
 #endif

@@ -205,6 +205,19 @@ size_t stats_rng_below(struct stats_rng *r, size_t n)
 	return (size_t)(x % bound);
 }
 
+double stats_rng_uniform(struct stats_rng *r)
+{
+	return (double)(stats_rng_next(r) >> 11) / 9007199254740992.0;
+}
+
+double stats_rng_normal(struct stats_rng *r)
+{
+	/* u in (0, 1): never 0, whose log is -inf */
+	double u = ((double)(stats_rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
+
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * stats_rng_uniform(r));
+}
+
 /* Percentile bootstrap of the median of v: resamples n values with
  * replacement `iters` times and takes the 2.5th and 97.5th percentiles of
  * the resampled medians. */
@@ -334,31 +347,26 @@ int stats_loglog_fit(const double *x, const double *y, size_t n, struct stats_fi
 	return 0;
 }
 
-struct mw_item {
+/* A value to rank, marked or not (from sample a; a positive difference). */
+struct rank_item {
 	double v;
-	int from_a;
+	int marked;
 };
 
-static int cmp_mw(const void *a, const void *b)
+static int cmp_rank(const void *a, const void *b)
 {
-	return cmp_double(&((const struct mw_item *)a)->v, &((const struct mw_item *)b)->v);
+	return cmp_double(&((const struct rank_item *)a)->v, &((const struct rank_item *)b)->v);
 }
 
-double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+/* Sorts it[0..n) and returns the sum of the ranks of the marked items;
+ * tied values share the mean of the ranks they span. *ties gets
+ * sum(t^3 - t) over the groups of t tied values. */
+static double rank_sum_marked(struct rank_item *it, size_t n, double *ties)
 {
-	size_t n = na + nb;
-	struct mw_item *it;
-	double rank_a = 0, ties = 0, u, mu, var, z;
+	double sum = 0;
 
-	if (na == 0 || nb == 0)
-		return 1.0;
-	it = stats_xmalloc(n * sizeof(*it));
-	for (size_t i = 0; i < na; i++)
-		it[i] = (struct mw_item){a[i], 1};
-	for (size_t i = 0; i < nb; i++)
-		it[na + i] = (struct mw_item){b[i], 0};
-	qsort(it, n, sizeof(*it), cmp_mw);
-	/* Tied values share the mean of the ranks they span. */
+	*ties = 0;
+	qsort(it, n, sizeof(*it), cmp_rank);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 
@@ -367,11 +375,28 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 		double t = (double)(j - i + 1), rank = (double)(i + j) / 2.0 + 1.0;
 
 		for (size_t k = i; k <= j; k++)
-			if (it[k].from_a)
-				rank_a += rank;
-		ties += t * t * t - t;
+			if (it[k].marked)
+				sum += rank;
+		*ties += t * t * t - t;
 		i = j + 1;
 	}
+	return sum;
+}
+
+double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+{
+	size_t n = na + nb;
+	struct rank_item *it;
+	double rank_a, ties, u, mu, var, z;
+
+	if (na == 0 || nb == 0)
+		return 1.0;
+	it = stats_xmalloc(n * sizeof(*it));
+	for (size_t i = 0; i < na; i++)
+		it[i] = (struct rank_item){a[i], 1};
+	for (size_t i = 0; i < nb; i++)
+		it[na + i] = (struct rank_item){b[i], 0};
+	rank_a = rank_sum_marked(it, n, &ties);
 	free(it);
 	u = rank_a - (double)na * (double)(na + 1) / 2.0;
 	mu = (double)na * (double)nb / 2.0;
@@ -384,4 +409,137 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 	if (z < 0)
 		z = 0;
 	return fmin(1.0, erfc(z / sqrt(2.0)));
+}
+
+/* P(W+ >= w) (upper) under the null for n untied ranks 1..n: counts the
+ * subsets of {1..n} by their sum (dynamic programming over ranks). */
+static double signed_rank_exact_upper(size_t n, double w)
+{
+	size_t max = n * (n + 1) / 2;
+	double *cnt = stats_xmalloc((max + 1) * sizeof(*cnt)), tail = 0;
+
+	memset(cnt, 0, (max + 1) * sizeof(*cnt));
+	cnt[0] = 1;
+	for (size_t r = 1; r <= n; r++)
+		for (size_t s = max; s >= r; s--)
+			cnt[s] += cnt[s - r];
+	for (size_t s = 0; s <= max; s++)
+		if ((double)s >= w - 1e-9)
+			tail += cnt[s];
+	free(cnt);
+	return tail / ldexp(1.0, (int)n);
+}
+
+/* Ranks the nonzero |d| (ties get their mean rank); returns how many remain,
+ * W+ in *wplus and the tie term sum(t^3 - t) in *ties; -1 on a bad input. */
+static long signed_rank_w(const double *d, size_t n, double *wplus, double *ties)
+{
+	struct rank_item *it = stats_xmalloc((n ? n : 1) * sizeof(*it));
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(d[i])) {
+			free(it);
+			return -1;
+		}
+		if (d[i] != 0)
+			it[m++] = (struct rank_item){fabs(d[i]), d[i] > 0};
+	}
+	*wplus = rank_sum_marked(it, m, ties);
+	free(it);
+	return (long)m;
+}
+
+double stats_signed_rank_p(const double *d, size_t n, enum stats_tail tail)
+{
+	double w, ties, mu, var, z, p;
+	long m = signed_rank_w(d, n, &w, &ties);
+
+	if (m <= 0)
+		return 1.0;
+	mu = (double)m * (double)(m + 1) / 4.0;
+	if (ties == 0 && m <= STATS_SIGNED_RANK_EXACT) {
+		/* The null distribution is symmetric about mu: P(W+ <= w) is
+		 * P(W+ >= 2 mu - w). */
+		double up = signed_rank_exact_upper((size_t)m, w);
+		double down = signed_rank_exact_upper((size_t)m, 2 * mu - w);
+
+		if (tail == STATS_GREATER)
+			return up;
+		if (tail == STATS_LESS)
+			return down;
+		return fmin(1.0, 2 * fmin(up, down));
+	}
+	var = (double)m * (double)(m + 1) * (double)(2 * m + 1) / 24.0 - ties / 48.0;
+	if (!(var > 0))
+		return 1.0;
+	if (tail == STATS_GREATER)
+		z = (w - mu - 0.5) / sqrt(var);
+	else if (tail == STATS_LESS)
+		z = (mu - w - 0.5) / sqrt(var);
+	else
+		z = (fabs(w - mu) - 0.5) / sqrt(var);
+	/* One-sided: the upper tail of z; two-sided: both tails of |z|. */
+	p = tail == STATS_TWO_SIDED ? erfc(fmax(z, 0) / sqrt(2.0)) : 0.5 * erfc(z / sqrt(2.0));
+	return fmin(1.0, p);
+}
+
+int stats_tost_ratio(const double *a, const double *b, size_t n, double margin, double *p)
+{
+	double *lo, *hi, p_lo, p_hi;
+
+	if (n == 0 || !(margin > 0 && margin < 1))
+		return -EINVAL;
+	lo = stats_xmalloc(n * sizeof(*lo));
+	hi = stats_xmalloc(n * sizeof(*hi));
+	for (size_t i = 0; i < n; i++) {
+		double r = a[i] / b[i];
+
+		if (!(isfinite(r) && r > 0)) {
+			free(lo);
+			free(hi);
+			return -EINVAL;
+		}
+		lo[i] = log(r) - log(1 - margin);
+		hi[i] = log(r) - log(1 + margin);
+	}
+	/* Equivalent when the ratio is shown above 1 - m and below 1 + m. */
+	p_lo = stats_signed_rank_p(lo, n, STATS_GREATER);
+	p_hi = stats_signed_rank_p(hi, n, STATS_LESS);
+	*p = fmax(p_lo, p_hi);
+	free(lo);
+	free(hi);
+	return 0;
+}
+
+int stats_ci_equivalent(double lo, double hi, double margin)
+{
+	return lo >= 1 - margin && hi <= 1 + margin && lo <= hi;
+}
+
+int stats_median_ci_order(const double *v, size_t n, double ci[2])
+{
+	double pmf, cdf = 0, *c;
+	size_t k = 0;
+
+	if (n < 6)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return -EINVAL;
+	/* k = how many ranks from each end may be cut: P(B <= k - 1) <= 0.025. */
+	pmf = ldexp(1.0, -(int)n);
+	for (size_t j = 0; j < n; j++) {
+		cdf += pmf;
+		if (cdf > 0.025)
+			break;
+		k = j + 1;
+		pmf = pmf * (double)(n - j) / (double)(j + 1);
+	}
+	c = stats_copy(v, n);
+	qsort(c, n, sizeof(*c), cmp_double);
+	ci[0] = c[k - 1];
+	ci[1] = c[n - k];
+	free(c);
+	return 0;
 }

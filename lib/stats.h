@@ -31,6 +31,10 @@ void stats_rng_seed(struct stats_rng *r, uint64_t seed);
 uint64_t stats_rng_next(struct stats_rng *r);
 /* Uniform integer in [0, n). */
 size_t stats_rng_below(struct stats_rng *r, size_t n);
+/* Uniform in [0, 1), 53 bits. */
+double stats_rng_uniform(struct stats_rng *r);
+/* A standard normal deviate (Box-Muller, the cosine half), for simulations. */
+double stats_rng_normal(struct stats_rng *r);
 
 /* Percentile bootstrap 95% CI of the median: `iters` resamples with the given
  * seed. Returns 0 or -EINVAL (n == 0 or iters == 0). */
@@ -42,6 +46,14 @@ int stats_bootstrap_median_ci(const double *v, size_t n, unsigned iters, uint64_
  * or a ratio that is not finite, such as b[i] == 0). */
 int stats_paired_ratio(const double *a, const double *b, size_t n, unsigned iters, uint64_t seed,
                        double *median, double ci[2]);
+
+/* Distribution-free 95% CI of the median: the order statistics
+ * [x_(k), x_(n+1-k)] with k the largest rank for which P(B < k) <= 0.025,
+ * B ~ Binomial(n, 1/2) (the sign-test interval). Its coverage is at least
+ * 95% for any continuous distribution, where a percentile bootstrap of a
+ * median under-covers small samples. Returns 0, or -EINVAL when n < 6
+ * (no such interval exists) or a value is not finite. */
+int stats_median_ci_order(const double *v, size_t n, double ci[2]);
 
 /* Least-squares fit of log(y) = intercept + slope * log(x) with the slope's
  * 95% CI (Student t with n - 2 degrees of freedom). Points with x <= 0 or
@@ -63,5 +75,30 @@ double stats_t95(size_t df);
  * and a continuity correction of 1/2. Returns the p-value (1.0 when either
  * side is empty or every value is tied). */
 double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+
+/* Which side a one-sided test looks at. */
+enum stats_tail { STATS_TWO_SIDED = 0, STATS_GREATER = 1, STATS_LESS = -1 };
+
+/* Wilcoxon signed-rank test of paired differences d[i] against a median of
+ * 0: zeros are dropped (Wilcoxon's rule), tied magnitudes share their mean
+ * rank. Exact null distribution of W+ when there are no ties and at most
+ * STATS_SIGNED_RANK_EXACT differences remain; otherwise the normal
+ * approximation with tie correction and a continuity correction of 1/2.
+ * STATS_GREATER tests "median > 0", STATS_LESS "median < 0". Returns the
+ * p-value; 1.0 when no nonzero difference remains or an input is not
+ * finite. */
+#define STATS_SIGNED_RANK_EXACT 30
+double stats_signed_rank_p(const double *d, size_t n, enum stats_tail tail);
+
+/* Paired equivalence of a[i] / b[i] to 1 within a relative margin m (two
+ * one-sided tests, TOST): signed-rank tests of log(a/b) > log(1 - m) and
+ * of log(a/b) < log(1 + m). p is the larger of the two one-sided p-values;
+ * p < alpha shows equivalence at level alpha. Returns 0, or -EINVAL when
+ * n == 0, m is not in (0, 1) or a ratio is not finite and positive. */
+int stats_tost_ratio(const double *a, const double *b, size_t n, double margin, double *p);
+
+/* Equivalence read from a confidence interval of a ratio: 1 when
+ * [lo, hi] lies inside [1 - m, 1 + m], else 0. */
+int stats_ci_equivalent(double lo, double hi, double margin);
 
 #endif

@@ -1,20 +1,32 @@
 /*
- * ctxsw: the cost of one thread switch when the threads' stacks, and with
- * them the thread descriptors and FS bases, live below 4 GiB (low,
- * MAP_32BIT) or at ordinary high addresses (high, MAP_STACK).
+ * ctxsw: the cost of one thread switch, and why it is what it is. Four
+ * arms of two threads pinned to one CPU, handing a turn to each other
+ * through a futex (one round trip is two switches):
+ *   low       stacks, and with them the TCBs and FS bases, below 4 GiB
+ *             (MAP_32BIT);
+ *   high      ordinary MAP_STACK stacks;
+ *   aa        high again: the A/A control, whose ratio to high must hold
+ *             1.0 unless the design is biased;
+ *   selector  low stacks whose threads load FS from a 32-bit segment
+ *             descriptor based at their own TCB (probes/lib/fsseg.c), so
+ *             that the kernel switches FS by loading a selector: the path
+ *             kernels before ~4.7 took by themselves for bases below 4 GiB.
+ * Since ~4.7 ARCH_SET_FS stores any base and the switch writes it with
+ * wrfsbase or wrmsr, so low and high take the same path by construction;
+ * the selector arm measures what the old path costs on this CPU.
  *
- * Per variant, two threads pinned to one CPU hand a turn to each other
- * through a futex; one round trip is two switches. The variants alternate
- * low, high, low, high...; each sample times the same number of round
- * trips, so "switches_per_pair" is the number of switches timed per variant
- * in each pair. The low/high ratio is the median of the per-pair ratios,
- * which cancels drift that affects both halves of a pair alike. Every
- * sample runs on a fresh pair of threads and stacks, so that where one
- * pair's kernel and user memory happened to land does not bias a run.
+ * Each block times one sample of every arm, in a random order per block
+ * (seeded), on fresh threads and stacks. The ratios X/high are medians of
+ * per-block ratios, which cancel drift common to a block, with
+ * distribution-free (sign-test) CIs; equivalence within a margin is read from the CI and backed by
+ * a paired TOST, differences by a Wilcoxon signed-rank test.
  *
- * Each thread reads back its stack (pthread_getattr_np) and FS base
- * (ARCH_GET_FS); a low variant whose FS base is not below 4 GiB, or a high
- * one whose FS base is, makes the run an error.
+ * A ring series then passes one token around 2..64 threads on the CPU, for
+ * the cache and TLB pressure of more threads. Cycles come from per-thread
+ * core-cycle counters where perf allows, else from the TSC.
+ *
+ * Each thread reads back its stack, FS base and FS selector; a thread
+ * whose placement differs from its arm's makes the run an error.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,44 +49,78 @@
 #endif
 
 #include "clock.h"
+#include "cycles.h"
+#include "fsseg.h"
+#include "placement.h"
 #include "probe.h"
 #include "stats.h"
 #include "sysinfo.h"
 
 #define CTXSW_STACK_BYTES (256u << 10)
 #define CTXSW_MIN_PAIRS 15
-/* Reaching the minimum number of pairs may take this many budgets. */
+/* Reaching the minimum number of blocks may take this many budgets. */
 #define CTXSW_GIVE_UP 4.0
 #define CTXSW_MAX_PAIRS 400
 #define CTXSW_BOOT_ITERS 2000
 #define CTXSW_LOW_LIMIT (UINT64_C(1) << 32)
+#define CTXSW_MARGIN 0.02
 /* Where the low stacks are asked for when MAP_32BIT does not exist. */
 #define CTXSW_LOW_HINT UINT64_C(0x40000000)
+#define CTXSW_MAX_RING 64
 
-/* Run shapes: the measurement budget and the target length of one sample. */
+/* Run shapes: the budget of the paired blocks, the length of one sample,
+ * the ring sizes with the length and repeats of each ring sample. */
 struct ctxsw_shape {
 	double budget_s;
 	double sample_s;
 	unsigned tsc_ms;
+	const int *rings;
+	size_t n_rings;
+	double ring_s;
+	unsigned ring_reps;
 };
-static const struct ctxsw_shape shape_default = {3.0, 0.010, 100};
-static const struct ctxsw_shape shape_quick = {0.40, 0.005, 20};
+static const int rings_default[] = {2, 4, 8, 16, 32, 64};
+static const int rings_quick[] = {2, 8, 64};
+static const struct ctxsw_shape shape_default = {4.5, 0.008, 100, rings_default, 6, 0.015, 3};
+static const struct ctxsw_shape shape_quick = {0.55, 0.003, 20, rings_quick, 3, 0.004, 1};
 
-/* What one thread of a variant reads back about itself. */
+/* The arms, in the order of the per-arm arrays. */
+enum ctxsw_arm { ARM_LOW, ARM_HIGH, ARM_AA, ARM_SEL, N_ARMS };
+static const struct {
+	const char *name;
+	int low, sel;
+} arm_desc[N_ARMS] = {
+    [ARM_LOW] = {"low", 1, 0},
+    [ARM_HIGH] = {"high", 0, 0},
+    [ARM_AA] = {"aa", 0, 0},
+    [ARM_SEL] = {"selector", 1, 1},
+};
+
+/* What the whole run shares. */
+struct ctxsw_env {
+	int cpu;
+	int perf; /* count core cycles with per-thread perf counters */
+	struct fsseg seg;
+};
+
+/* What one thread of a sample reads back about itself. */
 struct ctxsw_self {
 	uintptr_t stack_lo, stack_hi; /* from pthread_getattr_np */
 	uintptr_t fs_base;            /* ARCH_GET_FS (x86-64) or the thread pointer */
 	uintptr_t tcb;                /* pthread_self() */
 	uintptr_t sp;                 /* address of a local variable */
+	unsigned fs_sel;              /* the %fs selector after set-up */
+	int sel_err;                  /* fsseg_load() result: selector or -errno */
 	int pin_err;                  /* sys_pin_cpu() result */
+	int cyc_fd;                   /* cyc_open() result: fd or -errno */
 };
 
 /* One sample: a fresh pair of threads on fresh stacks, so that where the
  * kernel and the allocator happen to place one pair's memory varies from
  * sample to sample instead of biasing a whole run. */
 struct ctxsw_sample {
-	int low;
-	int cpu;
+	const struct ctxsw_env *env;
+	int low, sel;
 	uint64_t rounds, warm; /* in */
 	void *map[2];
 	size_t map_len;
@@ -91,8 +137,7 @@ struct ctxsw_sample {
 
 struct ctxsw_variant {
 	const char *name;
-	int low;
-	int cpu;
+	int low, sel;
 	int placed; /* self[] holds the first sample's read-back */
 	struct ctxsw_self self[2];
 	uint64_t ns, cycles; /* the last sample */
@@ -130,14 +175,18 @@ static uintptr_t read_fs_base(void)
 	return (uintptr_t)pthread_self();
 }
 
-static void read_self(struct ctxsw_self *s, int cpu)
+/* Pins the calling thread, loads its FS selector for a selector arm
+ * (`slot` picks the LDT entry), opens its cycle counter, and reads back
+ * where everything landed. */
+static void read_self(struct ctxsw_self *s, const struct ctxsw_env *env, int sel, unsigned slot)
 {
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
 	volatile int local = 0;
 
-	s->pin_err = sys_pin_cpu(cpu);
+	s->pin_err = sys_pin_cpu(env->cpu);
+	s->sel_err = sel ? fsseg_load(&env->seg, slot) : 0;
 	if (pthread_getattr_np(pthread_self(), &a) == 0) {
 		if (pthread_attr_getstack(&a, &addr, &size) == 0) {
 			s->stack_lo = (uintptr_t)addr;
@@ -146,8 +195,24 @@ static void read_self(struct ctxsw_self *s, int cpu)
 		pthread_attr_destroy(&a);
 	}
 	s->fs_base = read_fs_base();
+	s->fs_sel = fsseg_current();
 	s->tcb = (uintptr_t)pthread_self();
 	s->sp = (uintptr_t)&local;
+	s->cyc_fd = env->perf ? cyc_open() : -ENOENT;
+}
+
+/* Cycles so far: the sum of both threads' core-cycle counters, or the
+ * TSC. */
+static uint64_t sample_cycles(const struct ctxsw_sample *x)
+{
+	uint64_t sum = 0, v;
+
+	if (!x->env->perf)
+		return clock_cycles();
+	for (int i = 0; i < 2; i++)
+		if (x->self[i].cyc_fd >= 0 && cyc_read(x->self[i].cyc_fd, &v) == 0)
+			sum += v;
+	return sum;
 }
 
 static void round_trip(struct ctxsw_sample *x)
@@ -170,16 +235,17 @@ static void *leader_main(void *p)
 	uint64_t t0, t1, c0, c1;
 	long s0;
 
-	read_self(&x->self[0], x->cpu);
+	read_self(&x->self[0], x->env, x->sel, 0);
+	/* The follower has read itself back once it answers the first turn. */
 	for (uint64_t i = 0; i < x->warm; i++)
 		round_trip(x);
 	s0 = switches_out();
+	c0 = sample_cycles(x);
 	t0 = clock_ns();
-	c0 = clock_cycles();
 	for (uint64_t i = 0; i < x->rounds; i++)
 		round_trip(x);
-	c1 = clock_cycles();
 	t1 = clock_ns();
+	c1 = sample_cycles(x);
 	x->nsw = switches_out() - s0;
 	x->ns = t1 - t0;
 	x->cycles = c1 - c0;
@@ -192,7 +258,7 @@ static void *follower_main(void *p)
 {
 	struct ctxsw_sample *x = p;
 
-	read_self(&x->self[1], x->cpu);
+	read_self(&x->self[1], x->env, x->sel, 1);
 	for (;;) {
 		wait_equal(&x->turn, 1);
 		if (__atomic_load_n(&x->quit, __ATOMIC_ACQUIRE))
@@ -225,37 +291,45 @@ static void *map_stack(int low, unsigned k, size_t len)
 	return p;
 }
 
+/* Starts a thread on a fresh stack of its own. 0 or -errno with the
+ * reason in why; *map is set whenever the stack was mapped. */
+static int start_on_stack(pthread_t *th, void **map, size_t len, int low, unsigned k,
+                          void *(*fn)(void *), void *arg, char *why, size_t whylen)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	pthread_attr_t attr;
+	int r;
+
+	*map = map_stack(low, k, len);
+	if (!*map) {
+		r = errno;
+		snprintf(why, whylen, "mmap of a %s stack (%s) failed: %s", low ? "low" : "high",
+		         low ? "MAP_32BIT" : "MAP_STACK", strerror(r));
+		return -r;
+	}
+	pthread_attr_init(&attr);
+	/* glibc puts the TCB, and so the FS base, at the top of this stack. */
+	r = pthread_attr_setstack(&attr, (char *)*map + page, len - page);
+	if (r == 0)
+		r = pthread_create(th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	if (r)
+		snprintf(why, whylen, "cannot start a thread: %s", strerror(r));
+	return -r;
+}
+
 /* Maps the stacks, starts the follower, then the leader, and waits for
  * both. Returns 0, or -errno with the reason in why. */
 static int sample_run(struct ctxsw_sample *x, char *why, size_t whylen)
 {
 	void *(*const fn[2])(void *) = {leader_main, follower_main};
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	int r = 0;
 
 	x->map_len = CTXSW_STACK_BYTES;
-	for (int i = 1; i >= 0; i--) {
-		pthread_attr_t attr;
-
-		x->map[i] = map_stack(x->low, (unsigned)i, x->map_len);
-		if (!x->map[i]) {
-			r = -errno;
-			snprintf(why, whylen, "mmap of a %s stack (%s) failed: %s",
-			         x->low ? "low" : "high", x->low ? "MAP_32BIT" : "MAP_STACK",
-			         strerror(-r));
-			break;
-		}
-		pthread_attr_init(&attr);
-		r = pthread_attr_setstack(&attr, (char *)x->map[i] + page, x->map_len - page);
-		if (r == 0)
-			r = pthread_create(&x->th[i], &attr, fn[i], x);
-		pthread_attr_destroy(&attr);
-		if (r) {
-			snprintf(why, whylen, "cannot start a thread: %s", strerror(r));
-			r = -r;
-			break;
-		}
-		x->started[i] = 1;
+	for (int i = 1; i >= 0 && r == 0; i--) {
+		r = start_on_stack(&x->th[i], &x->map[i], x->map_len, x->low, (unsigned)i, fn[i], x,
+		                   why, whylen);
+		x->started[i] = r == 0;
 	}
 	if (r < 0 && x->started[1]) {
 		/* The leader never ran: release the follower. */
@@ -265,45 +339,57 @@ static int sample_run(struct ctxsw_sample *x, char *why, size_t whylen)
 	for (int i = 0; i < 2; i++) {
 		if (x->started[i])
 			pthread_join(x->th[i], NULL);
+		if (x->self[i].cyc_fd >= 0)
+			close(x->self[i].cyc_fd);
 		if (x->map[i])
 			munmap(x->map[i], x->map_len);
 	}
 	return r;
 }
 
-/* Checks that a sample got the placement its variant asks for. */
-static int check_placement(const struct ctxsw_sample *x, char *why, size_t whylen)
+/* Checks that one thread got the placement its arm asks for. */
+static int check_self(const struct ctxsw_self *s, int cpu, int low, int sel, char *why,
+                      size_t whylen)
 {
-	for (int i = 0; i < 2; i++) {
-		const struct ctxsw_self *s = &x->self[i];
-
-		if (s->pin_err) {
-			snprintf(why, whylen, "cannot pin the threads to CPU %d: %s", x->cpu,
-			         strerror(-s->pin_err));
-			return -EINVAL;
-		}
-		if (x->low && (uint64_t)s->fs_base >= CTXSW_LOW_LIMIT) {
-			snprintf(why, whylen,
-			         "the low variant did not get a low FS base: 0x%" PRIxPTR
-			         " (stack 0x%" PRIxPTR ")",
-			         s->fs_base, s->stack_lo);
-			return -EINVAL;
-		}
-		if (!x->low && (uint64_t)s->fs_base < CTXSW_LOW_LIMIT) {
-			snprintf(why, whylen, "the high variant got a low FS base: 0x%" PRIxPTR,
-			         s->fs_base);
-			return -EINVAL;
-		}
+	if (s->pin_err) {
+		snprintf(why, whylen, "cannot pin the threads to CPU %d: %s", cpu,
+		         strerror(-s->pin_err));
+		return -EINVAL;
+	}
+	if (sel && s->sel_err < 0) {
+		snprintf(why, whylen, "cannot load an FS selector in a selector thread: %s",
+		         strerror(-s->sel_err));
+		return -EINVAL;
+	}
+	if (sel ? s->fs_sel != (unsigned)s->sel_err || s->fs_base != s->tcb : s->fs_sel != 0) {
+		snprintf(why, whylen,
+		         "a %s thread has FS selector 0x%x and FS base 0x%" PRIxPTR
+		         " (TCB 0x%" PRIxPTR ")",
+		         sel ? "selector" : "plain", s->fs_sel, s->fs_base, s->tcb);
+		return -EINVAL;
+	}
+	if (low && (uint64_t)s->fs_base >= CTXSW_LOW_LIMIT) {
+		snprintf(why, whylen,
+		         "the low variant did not get a low FS base: 0x%" PRIxPTR
+		         " (stack 0x%" PRIxPTR ")",
+		         s->fs_base, s->stack_lo);
+		return -EINVAL;
+	}
+	if (!low && (uint64_t)s->fs_base < CTXSW_LOW_LIMIT) {
+		snprintf(why, whylen, "the high variant got a low FS base: 0x%" PRIxPTR,
+		         s->fs_base);
+		return -EINVAL;
 	}
 	return 0;
 }
 
 /* Times `rounds` round trips (after `warm` untimed ones) on a fresh pair of
  * threads of variant v. */
-static int variant_sample(struct ctxsw_variant *v, uint64_t rounds, uint64_t warm, char *why,
-                          size_t whylen)
+static int variant_sample(const struct ctxsw_env *env, struct ctxsw_variant *v, uint64_t rounds,
+                          uint64_t warm, char *why, size_t whylen)
 {
-	struct ctxsw_sample x = {.low = v->low, .cpu = v->cpu, .rounds = rounds, .warm = warm};
+	struct ctxsw_sample x = {
+	    .env = env, .low = v->low, .sel = v->sel, .rounds = rounds, .warm = warm};
 	int r = sample_run(&x, why, whylen);
 
 	if (r < 0)
@@ -312,7 +398,8 @@ static int variant_sample(struct ctxsw_variant *v, uint64_t rounds, uint64_t war
 		memcpy(v->self, x.self, sizeof(v->self));
 		v->placed = 1;
 	}
-	r = check_placement(&x, why, whylen);
+	for (int i = 0; i < 2 && r == 0; i++)
+		r = check_self(&x.self[i], env->cpu, v->low, v->sel, why, whylen);
 	v->ns = x.ns;
 	v->cycles = x.cycles;
 	v->nsw = x.nsw;
@@ -343,6 +430,8 @@ static void report_placement(struct probe_doc *doc, const struct ctxsw_variant *
 		hex_info(doc, name, s->fs_base);
 		if (i == 0)
 			probe_scalar(doc, name, (double)s->fs_base, "address");
+		snprintf(name, sizeof(name), "%s_fs_selector%s", v->name, suffix[i]);
+		hex_info(doc, name, s->fs_sel);
 		snprintf(name, sizeof(name), "%s_stack_end%s", v->name, suffix[i]);
 		hex_info(doc, name, s->stack_hi);
 		snprintf(name, sizeof(name), "%s_fs_in_stack%s", v->name, suffix[i]);
@@ -355,47 +444,48 @@ static void report_placement(struct probe_doc *doc, const struct ctxsw_variant *
 	}
 }
 
-/* Per-switch samples of both variants, pair by pair. */
+/* Per-switch samples of every arm, block by block. */
 struct ctxsw_samples {
 	size_t n, cap;
-	double *low_ns, *high_ns, *low_cyc, *high_cyc;
-	long low_nsw, high_nsw;
+	double *ns[N_ARMS], *cyc[N_ARMS];
+	long nsw[N_ARMS];
 };
 
 static void samples_alloc(struct ctxsw_samples *s, size_t cap)
 {
+	memset(s, 0, sizeof(*s));
 	s->cap = cap;
-	s->n = 0;
-	s->low_ns = calloc(cap, sizeof(double));
-	s->high_ns = calloc(cap, sizeof(double));
-	s->low_cyc = calloc(cap, sizeof(double));
-	s->high_cyc = calloc(cap, sizeof(double));
-	if (!s->low_ns || !s->high_ns || !s->low_cyc || !s->high_cyc) {
-		fputs("ctxsw: out of memory\n", stderr);
-		abort();
+	for (int a = 0; a < N_ARMS; a++) {
+		s->ns[a] = calloc(cap, sizeof(double));
+		s->cyc[a] = calloc(cap, sizeof(double));
+		if (!s->ns[a] || !s->cyc[a]) {
+			fputs("ctxsw: out of memory\n", stderr);
+			abort();
+		}
 	}
 }
 
 static void samples_free(struct ctxsw_samples *s)
 {
-	free(s->low_ns);
-	free(s->high_ns);
-	free(s->low_cyc);
-	free(s->high_cyc);
+	for (int a = 0; a < N_ARMS; a++) {
+		free(s->ns[a]);
+		free(s->cyc[a]);
+	}
 }
 
 /* Finds how many round trips fill one sample: doubles the count until a
  * sample of each variant lasts at least 2 ms (this is also the warm-up).
  * Returns the count, or 0 with the reason in why. */
-static uint64_t calibrate_rounds(struct ctxsw_variant *low, struct ctxsw_variant *high,
-                                 double sample_s, char *why, size_t whylen)
+static uint64_t calibrate_rounds(const struct ctxsw_env *env, struct ctxsw_variant *low,
+                                 struct ctxsw_variant *high, double sample_s, char *why,
+                                 size_t whylen)
 {
 	uint64_t rounds = 64, r;
 	double per_rt;
 
 	for (;;) {
-		if (variant_sample(low, rounds, 16, why, whylen) < 0 ||
-		    variant_sample(high, rounds, 16, why, whylen) < 0)
+		if (variant_sample(env, low, rounds, 16, why, whylen) < 0 ||
+		    variant_sample(env, high, rounds, 16, why, whylen) < 0)
 			return 0;
 		if (low->ns >= 2000000 && high->ns >= 2000000)
 			break;
@@ -412,57 +502,205 @@ static uint64_t calibrate_rounds(struct ctxsw_variant *low, struct ctxsw_variant
 	return r;
 }
 
-/* Alternates low and high samples until the budget is spent (at least
- * CTXSW_MIN_PAIRS pairs). Returns 0 or -errno with the reason in why. */
-static int measure(struct ctxsw_variant *low, struct ctxsw_variant *high,
+/* A random order of the n arms in use for one block (Fisher-Yates). */
+static void block_order(struct stats_rng *rng, int *order, int n)
+{
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)stats_rng_below(rng, (size_t)i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
+/* Runs blocks of one sample per arm, in a random order per block, until
+ * the budget is spent (at least CTXSW_MIN_PAIRS blocks). Returns 0 or
+ * -errno with the reason in why. */
+static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int n_arms,
                    const struct ctxsw_shape *sh, struct ctxsw_samples *s, uint64_t rounds,
-                   char *why, size_t whylen)
+                   uint64_t seed, char *why, size_t whylen)
 {
 	uint64_t warm = rounds / 16 + 16, t0 = clock_ns();
 	double sw = 2.0 * (double)rounds;
-	int r;
+	struct stats_rng rng;
+	int order[N_ARMS], r;
 
+	stats_rng_seed(&rng, seed ^ UINT64_C(0x6f72646572));
 	for (size_t i = 0; i < s->cap; i++) {
 		double spent = (double)(clock_ns() - t0) / 1e9;
 
-		/* Stops once the next pair would overrun the budget; a busy
+		/* Stops once the next block would overrun the budget; a busy
 		 * host that stretches samples ends with the minimum, and one
 		 * too busy to reach it gives up rather than be killed. */
 		if (i >= CTXSW_MIN_PAIRS && spent * (double)(i + 1) / (double)i > sh->budget_s)
 			break;
 		if (spent > CTXSW_GIVE_UP * sh->budget_s) {
 			snprintf(why, whylen,
-			         "only %zu of the %d pairs needed in %.3g s (budget %.3g s): the "
+			         "only %zu of the %d blocks needed in %.3g s (budget %.3g s): the "
 			         "host is too busy or the budget too short",
 			         i, CTXSW_MIN_PAIRS, spent, sh->budget_s);
 			return -EBUSY;
 		}
-		r = variant_sample(low, rounds, warm, why, whylen);
-		if (r == 0)
-			r = variant_sample(high, rounds, warm, why, whylen);
-		if (r < 0)
-			return r;
-		s->low_ns[i] = (double)low->ns / sw;
-		s->high_ns[i] = (double)high->ns / sw;
-		s->low_cyc[i] = (double)low->cycles / sw;
-		s->high_cyc[i] = (double)high->cycles / sw;
-		s->low_nsw += low->nsw;
-		s->high_nsw += high->nsw;
+		block_order(&rng, order, n_arms);
+		for (int k = 0; k < n_arms; k++) {
+			int a = order[k];
+
+			r = variant_sample(env, &v[a], rounds, warm, why, whylen);
+			if (r < 0)
+				return r;
+			s->ns[a][i] = (double)v[a].ns / sw;
+			s->cyc[a][i] = (double)v[a].cycles / sw;
+			s->nsw[a] += v[a].nsw;
+		}
 		s->n = i + 1;
 	}
 	return 0;
 }
 
-/* The median, MAD and bootstrap CI of one variant. */
+/* --- the ring ------------------------------------------------------------ */
+
+/* n threads pass one token around: thread i waits for slot[i], then hands
+ * it to i + 1. Thread 0 times `laps` trips around the ring. */
+struct ctxsw_ring {
+	const struct ctxsw_env *env;
+	int n, sel;
+	uint64_t laps, warm;
+	int slot[CTXSW_MAX_RING];
+	int quit;
+	int bad; /* a thread failed its set-up (pin, selector) */
+	uint64_t ns;
+};
+
+struct ring_arg {
+	struct ctxsw_ring *r;
+	int i;
+};
+
+static void ring_pass(struct ctxsw_ring *r, int i)
+{
+	store_wake(&r->slot[(i + 1) % r->n], 1);
+}
+
+static void ring_take(struct ctxsw_ring *r, int i)
+{
+	wait_equal(&r->slot[i], 1);
+	__atomic_store_n(&r->slot[i], 0, __ATOMIC_RELAXED);
+}
+
+static void *ring_main(void *p)
+{
+	const struct ring_arg *a = p;
+	struct ctxsw_ring *r = a->r;
+	struct ctxsw_self self;
+	uint64_t t0;
+
+	read_self(&self, r->env, r->sel, (unsigned)a->i);
+	if (self.cyc_fd >= 0)
+		close(self.cyc_fd);
+	if (self.pin_err || (r->sel && self.sel_err < 0))
+		__atomic_store_n(&r->bad, 1, __ATOMIC_RELAXED);
+	if (a->i != 0) {
+		/* quit is read while holding the token: thread 0 sets it only
+		 * once the token is back with it, so a token of an ordinary
+		 * lap never sees it set, and the last lap always does. */
+		for (int quit = 0; !quit;) {
+			ring_take(r, a->i);
+			quit = __atomic_load_n(&r->quit, __ATOMIC_ACQUIRE);
+			ring_pass(r, a->i);
+		}
+		return NULL;
+	}
+	for (uint64_t k = 0; k < r->warm; k++) {
+		ring_pass(r, 0);
+		ring_take(r, 0);
+	}
+	t0 = clock_ns();
+	for (uint64_t k = 0; k < r->laps; k++) {
+		ring_pass(r, 0);
+		ring_take(r, 0);
+	}
+	r->ns = clock_ns() - t0;
+	__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
+	ring_pass(r, 0);
+	return NULL;
+}
+
+/* One ring sample: ns per switch, or -errno with the reason in why. */
+static int ring_sample(struct ctxsw_ring *r, double *ns, char *why, size_t whylen)
+{
+	pthread_t th[CTXSW_MAX_RING];
+	struct ring_arg arg[CTXSW_MAX_RING];
+	void *map[CTXSW_MAX_RING] = {0};
+	int started = 0, err = 0;
+
+	/* Thread 0 starts the token, so it starts last. */
+	for (int i = r->n - 1; i >= 0 && !err; i--) {
+		arg[i] = (struct ring_arg){r, i};
+		err = start_on_stack(&th[i], &map[i], CTXSW_STACK_BYTES, r->sel, (unsigned)i,
+		                     ring_main, &arg[i], why, whylen);
+		if (!err)
+			started++;
+	}
+	if (err && started) {
+		/* Thread 0 never ran: let the started ones pass the token out. */
+		__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
+		store_wake(&r->slot[r->n - started], 1);
+	}
+	for (int i = r->n - 1; i > r->n - 1 - started; i--)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < r->n; i++)
+		if (map[i])
+			munmap(map[i], CTXSW_STACK_BYTES);
+	if (err)
+		return err;
+	if (r->bad) {
+		snprintf(why, whylen, "a ring thread could not be pinned or load its FS selector");
+		return -EINVAL;
+	}
+	*ns = (double)r->ns / ((double)r->laps * (double)r->n);
+	return 0;
+}
+
+/* The ring series of one arm (high, or selector when sel): ns per switch
+ * against the number of threads, the median of ring_reps samples each. */
+static int ring_series(struct probe_doc *doc, const struct ctxsw_env *env, int sel,
+                       const struct ctxsw_shape *sh, double switch_ns, char *why, size_t whylen)
+{
+	struct probe_series *ser =
+	    probe_series_new(doc, sel ? "ring_selector_ns" : "ring_ns", "threads", "ns");
+	double v[8];
+
+	for (size_t k = 0; k < sh->n_rings; k++) {
+		int n = sh->rings[k];
+		double laps = sh->ring_s * 1e9 / (switch_ns * n);
+
+		for (unsigned rep = 0; rep < sh->ring_reps && rep < 8; rep++) {
+			struct ctxsw_ring r = {.env = env, .n = n, .sel = sel};
+
+			r.laps = laps < 10 ? 10 : (uint64_t)laps;
+			r.warm = r.laps / 8 + 2;
+			if (ring_sample(&r, &v[rep], why, whylen) < 0)
+				return -EINVAL;
+		}
+		probe_series_add(ser, n, stats_median(v, sh->ring_reps < 8 ? sh->ring_reps : 8));
+	}
+	return 0;
+}
+
+/* --- the document -------------------------------------------------------- */
+
+/* The median, MAD and bootstrap CI of one arm. */
 static void report_variant(struct probe_doc *doc, const char *name, const double *ns,
-                           const double *cyc, size_t n, uint64_t seed)
+                           const double *cyc, size_t n, int have_cycles, uint64_t seed)
 {
 	char key[64];
 	double ci[2];
 
 	snprintf(key, sizeof(key), "%s_ns", name);
 	probe_scalar(doc, key, stats_median(ns, n), "ns");
-	if (clock_have_tsc()) {
+	if (have_cycles) {
 		snprintf(key, sizeof(key), "%s_cycles", name);
 		probe_scalar(doc, key, stats_median(cyc, n), "cycles");
 		snprintf(key, sizeof(key), "%s_mad_cycles", name);
@@ -478,34 +716,83 @@ static void report_variant(struct probe_doc *doc, const char *name, const double
 	}
 }
 
-static void report(struct probe_doc *doc, const struct ctxsw_samples *s, uint64_t rounds,
-                   uint64_t seed)
+/* One arm against high: the median of the per-block ratios with its
+ * distribution-free 95% CI, per-block series, the signed-rank and TOST
+ * p-values, and equivalence read from the CI. `prefix` is "" for low (the
+ * historical names ratio, pair_ratio). */
+static void report_ratio(struct probe_doc *doc, const struct ctxsw_samples *s, int arm,
+                         const char *prefix, double margin, double ci[2])
 {
+	const double *a = s->ns[arm], *b = s->ns[ARM_HIGH];
+	double p, *r = calloc(s->n ? s->n : 1, sizeof(double)),
+	          *d = calloc(s->n ? s->n : 1, sizeof(double));
 	struct probe_series *ser;
-	double ratio, ci[2];
+	char key[64];
 
-	report_variant(doc, "low", s->low_ns, s->low_cyc, s->n, seed);
-	report_variant(doc, "high", s->high_ns, s->high_cyc, s->n, seed + 1);
-	if (stats_paired_ratio(s->low_ns, s->high_ns, s->n, CTXSW_BOOT_ITERS, seed + 2, &ratio,
-	                       ci) == 0) {
-		probe_scalar(doc, "ratio", ratio, "ratio");
-		probe_scalar(doc, "ratio_ci_lo", ci[0], "ratio");
-		probe_scalar(doc, "ratio_ci_hi", ci[1], "ratio");
+	if (!r || !d)
+		abort();
+	snprintf(key, sizeof(key), "%spair_ratio", prefix);
+	ser = probe_series_new(doc, key, "count", "ratio");
+	for (size_t i = 0; i < s->n; i++) {
+		r[i] = a[i] / b[i];
+		d[i] = log(r[i]);
+		probe_series_add(ser, (double)i, r[i]);
 	}
+	ci[0] = ci[1] = NAN;
+	if (stats_median_ci_order(r, s->n, ci) == 0) {
+		snprintf(key, sizeof(key), "%sratio", prefix);
+		probe_scalar(doc, key, stats_median(r, s->n), "ratio");
+		snprintf(key, sizeof(key), "%sratio_ci_lo", prefix);
+		probe_scalar(doc, key, ci[0], "ratio");
+		snprintf(key, sizeof(key), "%sratio_ci_hi", prefix);
+		probe_scalar(doc, key, ci[1], "ratio");
+		snprintf(key, sizeof(key), "%sequivalent", prefix);
+		probe_scalar(doc, key, stats_ci_equivalent(ci[0], ci[1], margin), "bool");
+	}
+	snprintf(key, sizeof(key), "%ssigned_rank_p", prefix);
+	probe_info_num(doc, key, stats_signed_rank_p(d, s->n, STATS_TWO_SIDED));
+	snprintf(key, sizeof(key), "%stost_p", prefix);
+	probe_info_num(doc, key, stats_tost_ratio(a, b, s->n, margin, &p) == 0 ? p : NAN);
+	free(r);
+	free(d);
+}
+
+static void report(struct probe_doc *doc, const struct ctxsw_samples *s, int n_arms,
+                   uint64_t rounds, double margin, int have_cycles, uint64_t seed)
+{
+	double ci[2], aa_ci[2];
+	int biased;
+
+	for (int a = 0; a < n_arms; a++)
+		report_variant(doc, arm_desc[a].name, s->ns[a], s->cyc[a], s->n, have_cycles,
+		               seed + (uint64_t)a);
+	probe_scalar(doc, "equivalence_margin", margin, "ratio");
+	report_ratio(doc, s, ARM_LOW, "", margin, ci);
+	probe_info_num(doc, "ratio_ci_half_width", (ci[1] - ci[0]) / 2);
+	report_ratio(doc, s, ARM_AA, "aa_", margin, aa_ci);
+	if (n_arms > ARM_SEL)
+		report_ratio(doc, s, ARM_SEL, "selector_", margin, ci);
+	/* The A/A control compares an arm with itself: a CI without 1.0 means
+	 * the order or the pairing favours one position. */
+	biased = !(aa_ci[0] <= 1.0 && 1.0 <= aa_ci[1]);
+	probe_info_bool(doc, "aa_biased", biased);
+	probe_info_str(doc, "aa_verdict",
+	               biased ? "biased: the A/A ratio's 95% CI excludes 1.0, so the ratios of "
+	                        "this run carry a bias of that size"
+	                      : "unbiased: the A/A ratio's 95% CI holds 1.0");
 	probe_scalar(doc, "pairs", (double)s->n, "count");
 	probe_scalar(doc, "switches_per_pair", 2.0 * (double)rounds, "count");
-	ser = probe_series_new(doc, "pair_ratio", "count", "ratio");
-	for (size_t i = 0; i < s->n; i++)
-		probe_series_add(ser, (double)i, s->low_ns[i] / s->high_ns[i]);
 	probe_info_num(doc, "mann_whitney_p",
-	               stats_mann_whitney_p(s->low_ns, s->n, s->high_ns, s->n));
+	               stats_mann_whitney_p(s->ns[ARM_LOW], s->n, s->ns[ARM_HIGH], s->n));
 	/* The leader leaves the CPU once per round trip (blocking, or
 	 * preempted by the follower it woke); about 1.0 here shows that every
 	 * hand-over really was a switch. */
-	probe_info_num(doc, "low_leader_switches_per_round",
-	               (double)s->low_nsw / ((double)rounds * (double)s->n));
-	probe_info_num(doc, "high_leader_switches_per_round",
-	               (double)s->high_nsw / ((double)rounds * (double)s->n));
+	for (int a = 0; a < n_arms; a++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "%s_leader_switches_per_round", arm_desc[a].name);
+		probe_info_num(doc, key, (double)s->nsw[a] / ((double)rounds * (double)s->n));
+	}
 }
 
 static int fsgsbase_enabled(void)
@@ -517,51 +804,185 @@ static int fsgsbase_enabled(void)
 #endif
 }
 
-/* Runs the main thread on another allowed CPU when there is one, so that
- * starting a sample does not share the measured CPU. */
-static int pin_main_elsewhere(int cpu)
+/* Whether CPU i is in a comma-separated list such as "2,3". */
+static int in_cpu_list(const char *list, int i)
+{
+	for (const char *p = list; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			return 0;
+		if (v == i)
+			return 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Runs the main thread on another allowed CPU when there is one (not an
+ * SMT sibling when it can), so that starting a sample does not share the
+ * measured CPU. */
+static int pin_main_elsewhere(int cpu, const char *siblings)
 {
 	cpu_set_t set;
+	int other = -1;
 
 	if (sched_getaffinity(0, sizeof(set), &set) < 0)
 		return -errno;
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (i != cpu && CPU_ISSET(i, &set))
-			return sys_pin_cpu(i) == 0 ? i : -EINVAL;
-	return -ENODEV;
+	for (int i = 0; i < CPU_SETSIZE; i++) {
+		if (i == cpu || !CPU_ISSET(i, &set))
+			continue;
+		if (other < 0)
+			other = i;
+		if (!in_cpu_list(siblings, i)) {
+			other = i;
+			break;
+		}
+	}
+	if (other < 0)
+		return -ENODEV;
+	return sys_pin_cpu(other) == 0 ? other : -EINVAL;
 }
 
-static void run(struct probe_doc *doc, const struct probe_opts *o, const struct ctxsw_shape *sh)
+/* The CPU, its siblings and interrupts, and the main thread's CPU. */
+static int place(struct probe_doc *doc, const struct probe_opts *o, int *cpu)
 {
-	struct ctxsw_variant low = {.name = "low", .low = 1}, high = {.name = "high"};
-	struct ctxsw_samples s = {0};
-	char why[256];
-	uint64_t rounds;
-	int main_cpu, cpu = o->cpu >= 0 ? o->cpu : sys_first_allowed_cpu();
+	struct place_cpu pc = {.cpu = o->cpu, .irqs = -1, .how = "--cpu"};
+	char sib[128] = "unknown";
+	int r, main_cpu;
 
-	if (cpu < 0) {
-		probe_status(doc, PROBE_ERROR, "cannot read the CPU affinity: %s", strerror(-cpu));
+	if (o->cpu < 0 && (r = place_quiet_cpu(&pc)) < 0) {
+		probe_status(doc, PROBE_ERROR, "cannot read the CPU affinity: %s", strerror(-r));
+		return r;
+	}
+	if (o->cpu >= 0)
+		pc.irqs = place_cpu_irqs(o->cpu);
+	*cpu = pc.cpu;
+	place_smt_siblings(pc.cpu, sib, sizeof(sib));
+	probe_param_int(doc, "cpu", pc.cpu);
+	probe_info_num(doc, "cpu", pc.cpu);
+	probe_info_str(doc, "cpu_choice", pc.how);
+	probe_info_num(doc, "cpu_interrupts", pc.irqs >= 0 ? (double)pc.irqs : NAN);
+	probe_info_str(doc, "smt_siblings", sib);
+	main_cpu = pin_main_elsewhere(pc.cpu, sib);
+	probe_info_num(doc, "main_cpu", main_cpu >= 0 ? main_cpu : NAN);
+	return 0;
+}
+
+/* Finds the segment path and says what the kernel does on a switch. */
+static void setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
+{
+	char buf[400];
+	int r = fsseg_probe(&env->seg);
+
+	if (r < 0) {
+		env->seg.kind = FSSEG_NONE;
+		snprintf(env->seg.why, sizeof(env->seg.why), "cannot test the segment path: %s",
+		         strerror(-r));
+	}
+	if (env->seg.kind == FSSEG_NONE) {
+		snprintf(buf, sizeof(buf), "unavailable: %s", env->seg.why);
+		probe_info_str(doc, "selector", buf);
+		probe_info_bool(doc, "selector_arm", 0);
 		return;
 	}
-	low.cpu = high.cpu = cpu;
-	probe_param_int(doc, "cpu", cpu);
-	main_cpu = pin_main_elsewhere(cpu);
-	probe_info_num(doc, "main_cpu", main_cpu >= 0 ? main_cpu : NAN);
+	/* Both threads of a GDT pair use the same TLS entry; the LDT gives
+	 * the leader entry 0 and the follower entry 1. */
+	snprintf(buf, sizeof(buf), "0x%x",
+	         env->seg.kind == FSSEG_GDT ? (unsigned)env->seg.gdt_entry << 3 | 3 : 0x7u);
+	probe_info_str(doc, "selector", buf);
+	probe_info_bool(doc, "selector_arm", 1);
+	probe_info_str(doc, "selector_path", env->seg.path);
+	probe_info_str(doc, "selector_switch",
+	               fsgsbase_enabled()
+	                   ? "FSGSBASE: the kernel loads the selector and then writes the base "
+	                     "with wrfsbase; plain threads get wrfsbase alone"
+	                   : "no FSGSBASE: the kernel loads the selector and writes no MSR; "
+	                     "plain threads get a wrmsr when the base changes");
+}
+
+/* Per-thread core-cycle counters where perf allows, else the TSC. */
+static void setup_cycles(struct probe_doc *doc, struct ctxsw_env *env)
+{
+	int fd = cyc_open();
+	char why[160];
+
+	env->perf = fd >= 0;
+	if (fd >= 0) {
+		close(fd);
+		probe_info_str(doc, "cycles_source", "perf");
+		probe_info_str(doc, "cycles_what",
+		               "core cycles (PERF_COUNT_HW_CPU_CYCLES, user and kernel) of both "
+		               "threads");
+		return;
+	}
+	probe_info_str(doc, "cycles_source", clock_have_tsc() ? "tsc" : "none");
+	if (clock_have_tsc())
+		probe_info_str(
+		    doc, "cycles_what",
+		    "TSC ticks at tsc_hz over the timed rounds: reference cycles, not core "
+		    "cycles");
+	snprintf(why, sizeof(why), "perf_event_open(PERF_COUNT_HW_CPU_CYCLES): %s", strerror(-fd));
+	probe_info_str(doc, "cycles_why", why);
+}
+
+static void run(struct probe_doc *doc, const struct probe_opts *o, const struct ctxsw_shape *sh,
+                double margin)
+{
+	struct ctxsw_env env = {0};
+	struct ctxsw_variant v[N_ARMS];
+	struct ctxsw_samples s;
+	char why[400];
+	uint64_t rounds;
+	int n_arms;
+
+	if (place(doc, o, &env.cpu) < 0)
+		return;
+	setup_selector(doc, &env);
+	setup_cycles(doc, &env);
+	n_arms = env.seg.kind != FSSEG_NONE ? N_ARMS : ARM_SEL;
+	for (int a = 0; a < N_ARMS; a++)
+		v[a] = (struct ctxsw_variant){
+		    .name = arm_desc[a].name, .low = arm_desc[a].low, .sel = arm_desc[a].sel};
+	probe_info_str(doc, "order", "random");
 	samples_alloc(&s, CTXSW_MAX_PAIRS);
-	rounds = calibrate_rounds(&low, &high, sh->sample_s, why, sizeof(why));
-	if (rounds == 0 || measure(&low, &high, sh, &s, rounds, why, sizeof(why)) < 0)
+	rounds = calibrate_rounds(&env, &v[ARM_LOW], &v[ARM_HIGH], sh->sample_s, why, sizeof(why));
+	if (rounds == 0 ||
+	    measure(&env, v, n_arms, sh, &s, rounds, o->seed, why, sizeof(why)) < 0) {
 		probe_status(doc, PROBE_ERROR, "%s", why);
-	else
-		report(doc, &s, rounds, o->seed);
-	if (low.placed)
-		report_placement(doc, &low);
-	if (high.placed)
-		report_placement(doc, &high);
+	} else {
+		double sw = stats_median(s.ns[ARM_HIGH], s.n);
+
+		report(doc, &s, n_arms, rounds, margin, env.perf || clock_have_tsc(), o->seed);
+		if (ring_series(doc, &env, 0, sh, sw, why, sizeof(why)) < 0 ||
+		    (n_arms > ARM_SEL && ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0))
+			probe_status(doc, PROBE_ERROR, "ring: %s", why);
+	}
+	for (int a = 0; a < n_arms; a++)
+		if (v[a].placed)
+			report_placement(doc, &v[a]);
 	samples_free(&s);
+}
+
+static int set_margin(const char *arg, void *ctx)
+{
+	char *end;
+	double m = strtod(arg, &end);
+
+	if (end == arg || *end || !(m > 0 && m < 0.5))
+		return -EINVAL;
+	*(double *)ctx = m;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	double margin = CTXSW_MARGIN;
+	const struct probe_opt_ext ext[] = {
+	    {"margin", "equivalence margin, a fraction in (0, 0.5) (default 0.02)", 1, set_margin,
+	     &margin},
+	};
 	struct probe_opts o;
 	struct ctxsw_shape sh;
 	struct probe_doc *doc;
@@ -569,8 +990,10 @@ int main(int argc, char **argv)
 
 	if (probe_parse_args(argc, argv,
 	                     "Times a futex hand-over between two threads pinned to one CPU, with "
-	                     "low (MAP_32BIT) and high (MAP_STACK) thread stacks.",
-	                     &o, NULL, 0) < 0)
+	                     "low (MAP_32BIT), high (MAP_STACK), high again (A/A) and low stacks "
+	                     "whose FS comes from a segment selector; then a ring of 2 to 64 "
+	                     "threads.",
+	                     &o, ext, sizeof(ext) / sizeof(ext[0])) < 0)
 		return 2;
 	sh = o.quick ? shape_quick : shape_default;
 	if (o.budget_s > 0)
@@ -581,6 +1004,7 @@ int main(int argc, char **argv)
 	probe_param_int(doc, "cpu", o.cpu);
 	probe_param_double(doc, "budget_s", sh.budget_s);
 	probe_param_double(doc, "sample_s", sh.sample_s);
+	probe_param_double(doc, "margin", margin);
 	probe_param_int(doc, "stack_bytes", CTXSW_STACK_BYTES);
 	probe_param_int(doc, "bootstrap_iters", CTXSW_BOOT_ITERS);
 	probe_scalar(doc, "fsgsbase", fsgsbase_enabled(), "bool");
@@ -592,7 +1016,7 @@ int main(int argc, char **argv)
 	probe_info_str(doc, "low_mapping", "address hint 0x40000000");
 	probe_info_str(doc, "fs_base_read", "pthread_self()");
 #endif
-	run(doc, &o, &sh);
+	run(doc, &o, &sh, margin);
 	rc = probe_emit(doc);
 	probe_doc_free(doc);
 	return rc;

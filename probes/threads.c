@@ -1,10 +1,13 @@
 /*
  * threads: the thread-creation probe. Times every pthread_create while the
  * number of live (parked) threads grows to N, under three stack policies:
- * glibc's own choice, the pre-2008 MAP_32BIT-then-fallback path and
- * MAP_STACK. Reports creates per second, median and p99 per bucket of live
- * threads, the knee where the rate collapses, and where glibc put its own
- * stacks.
+ * glibc's own choice, glibc 2.7's MAP_32BIT-then-retry path (`low`) and
+ * MAP_STACK (`high`), one ramp of each in turn so that drift of the host
+ * does not land on one policy. Reports creates per second, median and p99
+ * per bucket of live threads, the knee where the rate steps down and stays
+ * down, the capacity of the MAP_32BIT window it predicts, and where glibc
+ * put its own stacks. A good citizen: at most THREADS_RUNNABLE threads of
+ * it are runnable at once, while creating and while tearing down.
  */
 #include <errno.h>
 #include <gnu/libc-version.h>
@@ -34,6 +37,12 @@
 #define THREADS_QUICK_MAX_REPS 2
 /* Untimed creates before each policy's first ramp. */
 #define THREADS_WARMUP 16
+/* Threads of the probe that may be runnable at once besides the main
+ * thread: new ones not yet parked, or parked ones woken to exit. */
+#define THREADS_RUNNABLE 3
+/* The MAP_32BIT window, 0x40000000-0x80000000 (find_start_end() in the
+ * kernels' arch/x86/kernel/sys_x86_64.c). */
+#define THREADS_WINDOW_BYTES 0x40000000ull
 /* Stacks at or above this address are not "low". */
 #define THREADS_LOW_LIMIT 0x100000000ull
 
@@ -46,20 +55,29 @@ struct policy {
 	const char *name;
 	int own_stack;   /* 0: glibc allocates; 1: we mmap and pass it */
 	int first_flags; /* extra mmap flags of the first attempt */
-	int fallback;    /* on failure, retry without first_flags */
+	int fallback;    /* on failure, retry as glibc 2.7 did */
 };
 
+/* `low` is glibc 2.7 on x86-64 (nptl/allocatestack.c with
+ * nptl/sysdeps/x86_64/pthreaddef.h): the first mmap asks for PROT_READ |
+ * PROT_WRITE with MAP_PRIVATE | MAP_ANONYMOUS | ARCH_MAP_FLAGS (MAP_32BIT);
+ * on failure ARCH_RETRY_MMAP asks again for PROT_READ | PROT_WRITE |
+ * PROT_EXEC with MAP_PRIVATE | MAP_ANONYMOUS; then the guard page at the
+ * low end becomes PROT_NONE. */
 static const struct policy policies[] = {
     {"default", 0, 0, 0},
     {"high", 1, MAP_STACK, 0},
     {"low", 1, MAP_32BIT, 1},
 };
+#define RETRY_PROT (PROT_READ | PROT_WRITE | PROT_EXEC)
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 
-/* One live thread and the stack we gave it (NULL for glibc's own). */
+/* One live thread, the stack we gave it (NULL for glibc's own) and the
+ * word it sleeps on until it is told to exit. */
 struct slot {
 	pthread_t tid;
 	void *map;
+	atomic_int park;
 };
 
 /* Everything measured for one policy, across its repetitions. */
@@ -69,9 +87,13 @@ struct policy_run {
 	size_t n_samples;
 	size_t cap;
 	unsigned reps;
-	uint64_t map32_failures; /* in the first ramp */
-	size_t live_max;         /* threads alive at the end of the first ramp */
-	const char *stopped_by;  /* why the first ramp ended */
+	uint64_t map32_failures;                    /* in the first ramp */
+	uint64_t window_stacks;                     /* stacks MAP_32BIT placed, in the first ramp */
+	uint64_t ramp_failures, ramp_window_stacks; /* of the ramp under way */
+	uint64_t cost;                              /* ns the first ramp took, release included */
+	int done;               /* no more ramps: a limit, an error or the budget */
+	size_t live_max;        /* threads alive at the end of the first ramp */
+	const char *stopped_by; /* why the first ramp ended */
 	uintptr_t stack_lo, stack_hi;
 };
 
@@ -82,32 +104,59 @@ struct threads_ctx {
 	struct slot *slots;
 };
 
-/* Threads sleep on this word until it becomes non-zero. */
-static atomic_int park_word;
+/* New threads not yet parked: the main thread waits while there are
+ * THREADS_RUNNABLE of them. */
+static atomic_int starting;
 
+static void futex_wait(atomic_int *w, int v)
+{
+	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+
+static void futex_wake(atomic_int *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* A thread sleeps on its slot's word until that becomes non-zero. */
 static void *parked(void *arg)
 {
-	(void)arg;
-	while (!atomic_load_explicit(&park_word, memory_order_acquire))
-		syscall(SYS_futex, &park_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	struct slot *s = arg;
+
+	atomic_fetch_sub(&starting, 1);
+	futex_wake(&starting);
+	while (!atomic_load_explicit(&s->park, memory_order_acquire))
+		futex_wait(&s->park, 0);
 	return NULL;
+}
+
+/* Waits, untimed, until fewer than THREADS_RUNNABLE new threads are on
+ * their way to park. */
+static void bound_starting(void)
+{
+	int v;
+
+	while ((v = atomic_load(&starting)) >= THREADS_RUNNABLE)
+		futex_wait(&starting, v);
 }
 
 /* Maps a stack with its guard page at the low end, as glibc's
  * allocatestack does: through libc's mmap, the first attempt with the
  * policy's flags, then (for `low`) once more without MAP_32BIT. */
 static int stack_map(const struct threads_ctx *c, const struct policy *p, void **out,
-                     uint64_t *map32_failures)
+                     struct policy_run *pr)
 {
 	size_t len = c->stack_bytes + c->page;
 	int base = MAP_PRIVATE | MAP_ANONYMOUS;
 	void *m;
 
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, base | p->first_flags, -1, 0);
+	if (m != MAP_FAILED && (p->first_flags & MAP_32BIT))
+		pr->ramp_window_stacks++;
 	if (m == MAP_FAILED && p->fallback) {
 		if (p->first_flags & MAP_32BIT)
-			(*map32_failures)++;
-		m = mmap(NULL, len, PROT_READ | PROT_WRITE, base, -1, 0);
+			pr->ramp_failures++;
+		m = mmap(NULL, len, RETRY_PROT, base, -1, 0);
 	}
 	if (m == MAP_FAILED)
 		return -errno;
@@ -123,40 +172,52 @@ static int stack_map(const struct threads_ctx *c, const struct policy *p, void *
 
 /* Creates one parked thread under policy p; the whole cost (stack and
  * clone) is what gets timed. */
-static int create_one(const struct threads_ctx *c, const struct policy *p, struct slot *s,
-                      uint64_t *map32_failures)
+static int create_one(const struct threads_ctx *c, struct policy_run *pr, struct slot *s)
 {
+	const struct policy *p = pr->pol;
 	pthread_attr_t attr;
 	int r;
 
 	s->map = NULL;
-	if (!p->own_stack)
-		return -pthread_create(&s->tid, NULL, parked, NULL);
-	r = stack_map(c, p, &s->map, map32_failures);
-	if (r < 0)
-		return r;
+	atomic_store(&s->park, 0);
+	if (p->own_stack) {
+		r = stack_map(c, p, &s->map, pr);
+		if (r < 0)
+			return r;
+	}
 	pthread_attr_init(&attr);
-	pthread_attr_setstack(&attr, (char *)s->map + c->page, c->stack_bytes);
-	r = -pthread_create(&s->tid, &attr, parked, NULL);
+	if (s->map)
+		pthread_attr_setstack(&attr, (char *)s->map + c->page, c->stack_bytes);
+	atomic_fetch_add(&starting, 1);
+	r = -pthread_create(&s->tid, &attr, parked, s);
 	pthread_attr_destroy(&attr);
 	if (r < 0) {
-		munmap(s->map, c->stack_bytes + c->page);
+		atomic_fetch_sub(&starting, 1);
+		if (s->map)
+			munmap(s->map, c->stack_bytes + c->page);
 		s->map = NULL;
 	}
 	return r;
 }
 
-/* Wakes every parked thread, joins it and unmaps its stack. */
+/* Wakes the parked threads THREADS_RUNNABLE at a time, joins each batch
+ * and unmaps its stacks, so that the run queue never holds more than a
+ * batch of them. */
 static void release_all(const struct threads_ctx *c, size_t live)
 {
-	atomic_store_explicit(&park_word, 1, memory_order_release);
-	syscall(SYS_futex, &park_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-	for (size_t i = 0; i < live; i++) {
-		pthread_join(c->slots[i].tid, NULL);
-		if (c->slots[i].map)
-			munmap(c->slots[i].map, c->stack_bytes + c->page);
+	for (size_t i = 0; i < live; i += THREADS_RUNNABLE) {
+		size_t end = i + THREADS_RUNNABLE < live ? i + THREADS_RUNNABLE : live;
+
+		for (size_t k = i; k < end; k++) {
+			atomic_store_explicit(&c->slots[k].park, 1, memory_order_release);
+			futex_wake(&c->slots[k].park);
+		}
+		for (size_t k = i; k < end; k++) {
+			pthread_join(c->slots[k].tid, NULL);
+			if (c->slots[k].map)
+				munmap(c->slots[k].map, c->stack_bytes + c->page);
+		}
 	}
-	atomic_store_explicit(&park_word, 0, memory_order_relaxed);
 }
 
 static void sample_add(struct policy_run *pr, size_t live, uint64_t ns)
@@ -202,16 +263,20 @@ static const char *create_error_name(int r)
 /* One ramp: create threads up to c->n (or until `deadline`), then release
  * them all. Returns how many were alive at the end; *stopped_by says why. */
 static size_t ramp(const struct threads_ctx *c, struct policy_run *pr, uint64_t deadline,
-                   uint64_t *map32_failures, const char **stopped_by, int *err)
+                   const char **stopped_by, int *err)
 {
 	size_t live = 0;
 
 	*stopped_by = "target";
 	*err = 0;
+	pr->ramp_failures = pr->ramp_window_stacks = 0;
 	while (live < c->n) {
-		uint64_t t0 = clock_ns(), t1;
-		int r = create_one(c, pr->pol, &c->slots[live], map32_failures);
+		uint64_t t0, t1;
+		int r;
 
+		bound_starting();
+		t0 = clock_ns();
+		r = create_one(c, pr, &c->slots[live]);
 		t1 = clock_ns();
 		if (r < 0) {
 			*stopped_by = create_error_name(r);
@@ -231,48 +296,82 @@ static size_t ramp(const struct threads_ctx *c, struct policy_run *pr, uint64_t 
 	return live;
 }
 
-/* Runs the ramps of one policy within [now, end): the first one always, then
- * as many more (up to max_reps) as the measured cost of the first allows. */
-static void run_policy(const struct threads_ctx *c, struct policy_run *pr, uint64_t end,
-                       unsigned max_reps, int *err)
+/* A few untimed creates, so that the first bucket measures an empty
+ * process rather than a cold one. */
+static void warm_up(const struct threads_ctx *c, struct policy_run *pr, int *err)
 {
-	uint64_t now, share, cost, failures = 0;
 	struct threads_ctx warm = *c;
+	size_t saved = pr->n_samples;
 	const char *why;
-	unsigned want;
-	size_t saved;
 
 	warm.n = c->n < THREADS_WARMUP ? c->n : THREADS_WARMUP;
-
-	/* A few untimed creates first, so that the first bucket measures an
-	 * empty process rather than a cold one. */
-	saved = pr->n_samples;
-	ramp(&warm, pr, UINT64_MAX, &failures, &why, err);
+	ramp(&warm, pr, UINT64_MAX, &why, err);
 	pr->n_samples = saved;
-	failures = 0;
 	if (*err) {
 		pr->stopped_by = why;
+		pr->done = 1;
+	}
+}
+
+/* One more ramp of a policy, to end by `end`. The first one is always made
+ * and keeps its counts; a later one only when the first one's cost fits. */
+static void ramp_again(const struct threads_ctx *c, struct policy_run *pr, uint64_t end, int *err)
+{
+	uint64_t now = clock_ns();
+	const char *why;
+
+	if (pr->done)
+		return;
+	if (!pr->reps) {
+		uint64_t share = end > now ? end - now : 0;
+
+		/* A fifth of the share is kept for releasing the threads. */
+		pr->live_max = ramp(c, pr, now + share - share / 5, &pr->stopped_by, err);
+		pr->map32_failures = pr->ramp_failures;
+		pr->window_stacks = pr->ramp_window_stacks;
+		pr->cost = clock_ns() - now;
+		pr->reps = 1;
+		pr->done = strcmp(pr->stopped_by, "target") != 0;
 		return;
 	}
-	now = clock_ns();
-	share = end > now ? end - now : 0;
-	/* A fifth of the share is kept for releasing the threads. */
-	pr->live_max = ramp(c, pr, now + share - share / 5, &failures, &pr->stopped_by, err);
-	pr->map32_failures = failures;
-	pr->reps = 1;
-	cost = clock_ns() - now;
-	if (strcmp(pr->stopped_by, "target"))
+	if (now + pr->cost > end) {
+		pr->done = 1;
 		return;
-	want = analysis_reps((double)share, (double)cost, 1, max_reps);
-	while (pr->reps < want) {
-		now = clock_ns();
-		if (now + cost > end)
+	}
+	ramp(c, pr, end - pr->cost / 4, &why, err);
+	pr->reps++;
+	pr->done = strcmp(why, "target") != 0;
+}
+
+/* The policies one ramp each in turn, round after round, while the budget
+ * allows: drift of the host lands on all of them alike. */
+static void run_rounds(const struct threads_ctx *c, struct policy_run *runs, uint64_t end,
+                       unsigned max_reps, int *err)
+{
+	for (size_t i = 0; i < N_POLICIES && !*err; i++) {
+		runs[i].pol = &policies[i];
+		warm_up(c, &runs[i], err);
+		if (*err == -EAGAIN || *err == -ENOMEM)
+			*err = 0; /* a limit of the host: reported as stopped_by */
+	}
+	for (unsigned round = 0; round < max_reps && !*err; round++) {
+		uint64_t need = 0;
+
+		/* A later round is made whole or not at all. */
+		for (size_t i = 0; i < N_POLICIES && round; i++)
+			need += runs[i].done ? 0 : runs[i].cost;
+		if (round && clock_ns() + need > end)
 			break;
-		failures = 0;
-		ramp(c, pr, end - cost / 4, &failures, &why, err);
-		pr->reps++;
-		if (strcmp(why, "target"))
-			break;
+		for (size_t i = 0; i < N_POLICIES && !*err; i++) {
+			uint64_t now = clock_ns(), left = end > now ? end - now : 0;
+			/* The first round shares out what is left among the
+			 * policies still to come; later ones end by `end`. */
+			uint64_t by = round ? end : now + left / (N_POLICIES - i);
+
+			ramp_again(c, &runs[i], by, err);
+			if (*err == -EAGAIN || *err == -ENOMEM)
+				*err = 0;
+		}
 	}
 }
 
@@ -321,6 +420,9 @@ static void emit_policy(struct probe_doc *doc, const struct policy_run *pr, size
 	}
 	probe_scalar(doc, pname(n, sizeof(n), pr, "map32_failures"), (double)pr->map32_failures,
 	             "count");
+	if (pr->pol->first_flags & MAP_32BIT)
+		probe_scalar(doc, pname(n, sizeof(n), pr, "window_stacks"),
+		             (double)pr->window_stacks, "threads");
 	probe_info_num(doc, pname(n, sizeof(n), pr, "reps"), pr->reps);
 	probe_info_num(doc, pname(n, sizeof(n), pr, "live_max"), (double)pr->live_max);
 	probe_info_str(doc, pname(n, sizeof(n), pr, "stopped_by"), pr->stopped_by);
@@ -443,14 +545,13 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 		fputs("threads: out of memory\n", stderr);
 		abort();
 	}
-	for (size_t i = 0; i < N_POLICIES && !err; i++) {
-		uint64_t now = clock_ns(), left = end > now ? end - now : 0;
-
-		runs[i].pol = &policies[i];
-		run_policy(&c, &runs[i], now + left / (N_POLICIES - i), max_reps, &err);
-		if (err == -EAGAIN || err == -ENOMEM)
-			err = 0; /* a limit of the host: reported as stopped_by */
-	}
+	run_rounds(&c, runs, end, max_reps, &err);
+	/* The knee the 2008 kernels predict: where the window is full. */
+	probe_scalar(doc, "capacity_predicted",
+	             floor((double)THREADS_WINDOW_BYTES / (double)(c.stack_bytes + c.page)),
+	             "threads");
+	probe_scalar(doc, "bucket_width", (double)analysis_bucket_width(c.n), "threads");
+	probe_info_num(doc, "runnable_max", THREADS_RUNNABLE);
 	for (size_t i = 0; i < N_POLICIES; i++) {
 		if (runs[i].pol)
 			emit_policy(doc, &runs[i], analysis_bucket_width(c.n));

@@ -1,5 +1,5 @@
 /* The threadwatch dashboard: reads the public JSON API under /api/v1 (see
- * /api/v1/openapi.json) and draws the first screen, four charts with the
+ * /api/v1/openapi.json) and draws the first screen, five charts with the
  * host's own dygraphs, the regression events (also marked on the charts)
  * and the runs table. The chart objects are exposed as
  * window.twCharts and the page's state as body[data-state] ("ready",
@@ -55,7 +55,7 @@ async function api(path, opts) {
     body = null;
   }
   if (!res.ok) {
-    const msg = body && body.error && body.error.message ? body.error.message : res.statusText;
+    const msg = body && (body.detail || (body.error && body.error.message)) || res.statusText;
     throw new ApiError(res.status, msg);
   }
   return body;
@@ -226,7 +226,7 @@ function renderRecommendation(r) {
   const s = $('#rec-sentence');
   const v = $('#rec-verdict'), c = $('#rec-confidence');
   if (!r) {
-    s.textContent = 'No recommendation yet: it is computed at the end of the first probe cycle.';
+    s.textContent = 'Not enough data yet: a recommendation comes once a probe cycle has measured this host.';
     v.textContent = c.textContent = '';
     facts($('#rec-facts'), []);
     $('#rec-reasons-box').hidden = true;
@@ -244,7 +244,8 @@ function renderRecommendation(r) {
     ['Saving per switch', f.switch_saving_ns != null ? `${fmtNum(f.switch_saving_ns, 1)} ns` +
       (ci && ci[0] != null ? ` (95% CI ${fmtNum(ci[0], 1)} to ${fmtNum(ci[1], 1)})` : '') : null],
     ['Extra per create', f.extra_create_ns != null ? `${fmtUnit(f.extra_create_ns, 'ns')} once the window is full` : null],
-    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` : null],
+    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` +
+      (f.window_assumed ? ' (assumed window, not measured: no map32 figures yet)' : '') : null],
     ['Computed', fmtWhen(r.computed_ms)],
   ]);
   $('#rec-reasons').replaceChildren(...(r.reasons || []).map((t) => el('li', { text: t })));
@@ -256,7 +257,9 @@ function renderStatus(st, hasRuns) {
   const last = st.last_cycle_ms || (lc && lc.ended_ms);
   const status = st.cycle_running ? `running${st.current_probe ? `: ${st.current_probe}` : ''}`
     : lc ? `${lc.status || 'unfinished'}, took ${fmtDuration(lc.duration_s)} (${lc.trigger})` : '—';
-  const badge = el('span', {}, el('span', { class: 'dot ' + (st.cycle_running ? 'run' : lc && lc.status === 'ok' ? 'ok' : 'bad') }), status);
+  /* ok: every probe answered; partial: some failed; failed: none did */
+  const dot = st.cycle_running ? 'run' : !lc ? 'bad' : lc.status === 'ok' ? 'ok' : lc.status === 'partial' ? 'warn' : 'bad';
+  const badge = el('span', {}, el('span', { class: 'dot ' + dot }), status);
   facts($('#cycle-facts'), [
     ['Last cycle', last ? fmtWhen(last) : 'none yet'],
     ['Status', lc || st.cycle_running ? badge : null],
@@ -265,12 +268,14 @@ function renderStatus(st, hasRuns) {
   $('#trigger').hidden = !st.trigger_enabled;
   if (hasRuns) return banner(null);
   const next = st.next_cycle_ms;
+  const pending = 'Pending: the context-switch (ctxsw), thread-creation (threads) and MAP_32BIT (map32) probes; ';
   if (st.cycle_running)
-    banner('info', 'No runs yet — the first cycle is under way.',
-      'Results appear here as each probe finishes (a quiet-host guard may hold it while the machine is busy).');
+    banner('info', 'No runs yet — the first cycle is under way' + (st.current_probe ? `: ${st.current_probe} is running.` : '.'),
+      pending + (st.current_probe ? 'results appear here as each one finishes.'
+        : 'it starts as soon as the quiet-host guard finds the machine quiet.'));
   else
     banner('info', `No runs yet — the first cycle starts at ${next ? fmtWhen(next) : 'start-up'}.`,
-      st.trigger_enabled ? 'Or start it now with the token under Probe cycles.' : 'The charts fill in after it.');
+      pending + (st.trigger_enabled ? 'or start it now with the token under Probe cycles.' : 'the charts fill in after it.'));
 }
 
 function renderHeadroom(h) {
@@ -300,7 +305,13 @@ function draw(id, data, opts) {
   if (charts[id]) charts[id].destroy();
   const div = plotDiv(id);
   div.replaceChildren();
+  /* One or two rows make no visible line: draw them as points, and a lone
+   * point in time in the middle of an hour either side, not on the edge. */
+  const few = data.length <= 2, lone = data.length === 1 && data[0][0] instanceof Date;
   const g = new Dygraph(div, data, Object.assign({
+    drawPoints: few,
+    pointSize: few ? 4 : 1,
+    dateWindow: lone ? [data[0][0].getTime() - 3600e3, data[0][0].getTime() + 3600e3] : null,
     axisLineColor: cssVar('--line'),
     gridLineColor: cssVar('--grid'),
     strokeWidth: 1.6,
@@ -381,31 +392,56 @@ function drawCreates(doc) {
   }))));
   const kneeText = knees.length
     ? knees.map((k) => `${k.p} stacks hit a knee (K) at ${fmtNum(k.x, 0)} threads`).join('; ')
-    : 'no policy falls below a tenth of its first rate';
+    : 'no policy steps down and stays down';
   cap.textContent = `Creates/s as live threads pile up, per stack policy (run of ${fmtTime(doc.started_unix * 1000)}): ${kneeText}.`;
 }
 
+/* The two ladders of map32, each against its own x axis: the failing
+ * MAP_32BIT call against the VMAs inside the window, and the plain retry
+ * after it (with a plain mmap alone, the baseline) against all VMAs.
+ * Runs from before the two ladders name the retry `fallback`. */
 function drawMap32(doc) {
   const cap = $('#cap-map32');
-  if (!doc) return emptyChart('map32', 'No successful map32 run yet.');
-  const names = ['fail_median_ns', 'fallback_median_ns', 'plain_median_ns'];
-  const data = mergeByX(names.map((n) => seriesPoints(doc, n)));
-  if (!data.length) return emptyChart('map32', 'The latest map32 run has no series.');
-  draw('map32', data, {
-    labels: ['VMAs', 'failing MAP_32BIT', 'fallback', 'plain mmap'],
-    colors: [cssVar('--bad'), cssVar('--c-high'), cssVar('--c-default')],
+  if (!doc) {
+    emptyChart('map32retry', 'No successful map32 run yet.');
+    return emptyChart('map32', 'No successful map32 run yet.');
+  }
+  const fail = mergeByX([seriesPoints(doc, 'fail_median_ns')]);
+  const retryName = seriesPoints(doc, 'retry_median_ns') ? 'retry_median_ns' : 'fallback_median_ns';
+  const retry = mergeByX([seriesPoints(doc, retryName), seriesPoints(doc, 'plain_median_ns')]);
+  const common = {
     logscale: true,
     axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
     drawPoints: true,
     pointSize: 2,
-    xlabel: 'mappings (VMAs) in the process, log',
-    ylabel: 'ns per mmap, median (log)',
-  });
-  const slope = scalar(doc, 'slope'), lo = scalar(doc, 'slope_ci_lo'), hi = scalar(doc, 'slope_ci_hi');
-  const cls = (doc.info && doc.info.class) || 'unclassified';
-  cap.textContent = `Failing MAP_32BIT mmap against mappings, log-log: slope ${fmtNum(slope, 2)}` +
-    (lo != null && hi != null ? ` (95% CI ${fmtNum(lo, 2)} to ${fmtNum(hi, 2)})` : '') +
-    `, ${cls}. Flat is a tree search; near 1 is the linear walk of 2008.`;
+    ylabel: 'ns, median (log)',
+  };
+  if (fail.length) {
+    draw('map32', fail, Object.assign({}, common, {
+      labels: ['VMAs in the window', 'failing MAP_32BIT'],
+      colors: [cssVar('--bad')],
+      xlabel: 'mappings (VMAs) inside the MAP_32BIT window, log',
+    }));
+  } else {
+    emptyChart('map32', 'The latest map32 run has no failing-call ladder.');
+  }
+  if (retry.length) {
+    draw('map32retry', retry, Object.assign({}, common, {
+      labels: ['VMAs', 'retry after a failure', 'plain mmap'],
+      colors: [cssVar('--c-high'), cssVar('--c-default')],
+      xlabel: 'mappings (VMAs) in the process, log',
+    }));
+  } else {
+    emptyChart('map32retry', 'The latest map32 run has no retry ladder.');
+  }
+  const info = doc.info || {};
+  const ladder = (what, name, cls) => {
+    const b = scalar(doc, `${name}_ns_per_vma`);
+    return `${what}: ${cls || 'unclassified'}` + (b != null ? ` (${fmtNum(b, 3)} ns per VMA)` : '');
+  };
+  cap.textContent = ladder('Failing MAP_32BIT mmap against the VMAs in the window', 'fail', info.fail_class || info.class) +
+    '; ' + ladder('the plain retry after it against all VMAs', 'retry', info.retry_class) +
+    '. Flat is a tree search; linear is the walk of the kernels before 3.8.';
 }
 
 function sinceMs() {
@@ -472,15 +508,25 @@ function barsRows(triples) {
   return [...m.keys()].sort((a, b) => a - b).map((t) => [new Date(t), ...m.get(t)]);
 }
 
+/* The arms of the ctxsw chart: name, label, colour; selector and A/A only
+ * where stored runs have them (issue 14). */
+const CTXSW_ARMS = [
+  ['low', 'low stacks', '--c-low'],
+  ['high', 'high stacks', '--c-high'],
+  ['selector', 'segment selector', '--c-extra'],
+  ['aa', 'A/A (high again)', '--c-default'],
+];
+
 async function drawCtxsw() {
-  const names = ['low_ci_lo', 'low_ns', 'low_ci_hi', 'high_ci_lo', 'high_ns', 'high_ci_hi'];
-  const s = await Promise.all(names.map((n) => fetchSeries(`ctxsw.${n}`, 500)));
-  const rows = barsRows([s.slice(0, 3), s.slice(3)]);
+  const arms = CTXSW_ARMS.filter(([a], i) => i < 2 || state.stored.has(`ctxsw.${a}_ns`));
+  const s = await Promise.all(arms.flatMap(([a]) =>
+    [`${a}_ci_lo`, `${a}_ns`, `${a}_ci_hi`].map((n) => fetchSeries(`ctxsw.${n}`, 500))));
+  const rows = barsRows(arms.map((_, i) => s.slice(3 * i, 3 * i + 3)));
   if (!rows.length) return emptyChart('ctxsw', 'No ctxsw runs in this range.');
   const marks = fpMarks(s[1]), events = eventMarks(['ctxsw.low_ns', 'ctxsw.high_ns']);
   draw('ctxsw', rows, {
-    labels: ['time', 'low stacks', 'high stacks'],
-    colors: [cssVar('--c-low'), cssVar('--c-high')],
+    labels: ['time', ...arms.map(([, label]) => label)],
+    colors: arms.map(([, , c]) => cssVar(c)),
     customBars: true,
     fillAlpha: 0.25,
     xlabel: 'time',
@@ -490,7 +536,54 @@ async function drawCtxsw() {
     underlayCallback: marksUnderlay(marks, events),
   });
   const last = rows[rows.length - 1];
-  $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: low ${fmtNum(last[1] && last[1][1], 0)}, high ${fmtNum(last[2] && last[2][1], 0)}). Low stacks pay only where the bands part.`;
+  const latest = arms.map(([, label], i) => `${label} ${fmtNum(last[i + 1] && last[i + 1][1], 0)}`).join(', ');
+  $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: ${latest}). Low stacks pay only where the bands part; the A/A control must overlap high.`;
+}
+
+/* "0.998 [0.990, 1.006]" for a ratio scalar and its CI. */
+function ratioText(doc, p) {
+  const r = scalar(doc, `${p}ratio`), lo = scalar(doc, `${p}ratio_ci_lo`), hi = scalar(doc, `${p}ratio_ci_hi`);
+  return `${fmtNum(r, 3)}` + (lo != null && hi != null ? ` [${fmtNum(lo, 3)}, ${fmtNum(hi, 3)}]` : '');
+}
+
+/* What the latest ctxsw run says: equivalence (only when its CI lies in
+ * the margin), the segment path and the A/A control. */
+function ctxswVerdict(doc) {
+  const m = scalar(doc, 'equivalence_margin') ?? 0.02, pct = `±${fmtNum(100 * m, 0)}%`;
+  const parts = [`low/high ${ratioText(doc, '')}: ` +
+    (scalar(doc, 'equivalent') === 1 ? `equivalent within ${pct}` : `not shown equivalent within ${pct}`)];
+  const sel = scalar(doc, 'selector_ratio'), slo = scalar(doc, 'selector_ratio_ci_lo'), shi = scalar(doc, 'selector_ratio_ci_hi');
+  if (sel != null)
+    parts.push(`segment selector/high ${ratioText(doc, 'selector_')}: ` +
+      (slo > 1 ? `the 32-bit segment path would cost +${fmtNum(100 * (sel - 1), 1)}% here`
+        : shi < 1 ? `the segment path is ${fmtNum(100 * (1 - sel), 1)}% cheaper, but this kernel does not use it`
+          : 'no measurable difference'));
+  else if (doc.info && typeof doc.info.selector === 'string')
+    parts.push(`segment path ${doc.info.selector}`);
+  if (scalar(doc, 'aa_ratio') != null)
+    parts.push(`A/A ${ratioText(doc, 'aa_')}: ` + (doc.info && doc.info.aa_biased ? 'its CI excludes 1.0, so this run is biased' : 'unbiased'));
+  return parts.join('; ');
+}
+
+/* The ring of threads of the latest ctxsw run: ns per switch against the
+ * threads in the ring, for high stacks and the segment selector. */
+function drawRing(doc) {
+  const cap = $('#cap-ring');
+  if (!doc) return emptyChart('ring', 'No successful ctxsw run yet.');
+  const data = mergeByX(['ring_ns', 'ring_selector_ns'].map((n) => seriesPoints(doc, n)));
+  if (!data.length) return emptyChart('ring', 'The latest ctxsw run has no ring series.');
+  const sel = seriesPoints(doc, 'ring_selector_ns');
+  draw('ring', sel ? data : data.map((r) => r.slice(0, 2)), {
+    labels: ['threads', 'high stacks', ...(sel ? ['segment selector'] : [])],
+    colors: [cssVar('--c-high'), cssVar('--c-extra')],
+    axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    drawPoints: true,
+    pointSize: 3,
+    xlabel: 'threads in the ring (log)',
+    ylabel: 'ns per switch',
+  });
+  cap.textContent = `A token passed around a ring of threads on one CPU (run of ${fmtTime(doc.started_unix * 1000)}, ` +
+    `cycles from ${(doc.info && doc.info.cycles_source) || 'unknown'}). ${ctxswVerdict(doc)}.`;
 }
 
 /* The figures whose history is drawn: the catalogue's labelled metrics,
@@ -642,9 +735,10 @@ async function loadAll() {
      * drawing, since dygraphs sizes itself from its element. */
     $('#charts').hidden = $('#events-box').hidden = $('#runs-box').hidden = !hasRuns;
     if (hasRuns) {
-      const [threadsDoc, map32Doc] = await Promise.all([latestDoc('threads'), latestDoc('map32')]);
+      const [threadsDoc, map32Doc, ctxswDoc] = await Promise.all([latestDoc('threads'), latestDoc('map32'), latestDoc('ctxsw')]);
       drawCreates(threadsDoc);
       drawMap32(map32Doc);
+      drawRing(ctxswDoc);
       await loadRange();
     }
     renderStatus(status, hasRuns);

@@ -82,16 +82,43 @@ int analysis_rates(const struct analysis_bucket *b, size_t n, struct analysis_ra
 	return 0;
 }
 
+/* The median rate of buckets [from, to). */
+static double rate_median(const struct analysis_bucket *b, size_t from, size_t to)
+{
+	double v[ANALYSIS_KNEE_HOLD], *all, m;
+
+	if (to - from <= ANALYSIS_KNEE_HOLD) {
+		for (size_t i = from; i < to; i++)
+			v[i - from] = b[i].rate;
+		return stats_median(v, to - from);
+	}
+	all = malloc((to - from) * sizeof(*all));
+	if (!all) {
+		fputs("analysis: out of memory\n", stderr);
+		abort();
+	}
+	for (size_t i = from; i < to; i++)
+		all[i - from] = b[i].rate;
+	m = stats_median(all, to - from);
+	free(all);
+	return m;
+}
+
 long analysis_knee(const struct analysis_bucket *b, size_t n)
 {
-	double limit;
+	for (size_t i = 1; i + ANALYSIS_KNEE_HOLD <= n; i++) {
+		size_t from = i > ANALYSIS_KNEE_HOLD ? i - ANALYSIS_KNEE_HOLD : 0;
+		double limit = rate_median(b, from, i) / ANALYSIS_KNEE_FACTOR;
+		size_t k;
 
-	if (n < 2 || !(b[0].rate > 0))
-		return -1;
-	limit = b[0].rate / ANALYSIS_KNEE_FACTOR;
-	for (size_t i = 1; i < n; i++)
-		if (b[i].rate < limit)
+		if (!(limit > 0))
+			continue;
+		for (k = i; k < i + ANALYSIS_KNEE_HOLD; k++)
+			if (!(b[k].rate < limit))
+				break;
+		if (k == i + ANALYSIS_KNEE_HOLD && rate_median(b, i, n) < limit)
 			return (long)i;
+	}
 	return -1;
 }
 
@@ -126,6 +153,90 @@ int analysis_fit_class(const double *x, const double *y, size_t n, struct stats_
 	if (r < 0)
 		return r;
 	*cls = analysis_slope_class(fit->slope);
+	return 0;
+}
+
+/* Least squares y = a + b u over n points; the sum of squared residuals,
+ * and b's standard error when se is not NULL. -1 when u does not vary. */
+static double linear_fit(const double *u, const double *y, size_t n, double *a, double *b,
+                         double *se)
+{
+	double mu = 0, my = 0, suu = 0, suy = 0, sse = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		mu += u[i];
+		my += y[i];
+	}
+	mu /= (double)n;
+	my /= (double)n;
+	for (size_t i = 0; i < n; i++) {
+		suu += (u[i] - mu) * (u[i] - mu);
+		suy += (u[i] - mu) * (y[i] - my);
+	}
+	if (!(suu > 0))
+		return -1;
+	*b = suy / suu;
+	*a = my - *b * mu;
+	for (size_t i = 0; i < n; i++) {
+		double e = y[i] - (*a + *b * u[i]);
+
+		sse += e * e;
+	}
+	if (se)
+		*se = n > 2 ? sqrt(sse / (double)(n - 2) / suu) : 0;
+	return sse;
+}
+
+/* The exponent k in (0, 2] of the best y = a + b x^k, in steps of 0.02
+ * (x is scaled by its largest value, so x^k stays in (0, 1]). */
+static double best_exponent(const double *x, const double *y, size_t n)
+{
+	double *u = malloc(n * sizeof(*u)), best = NAN, best_sse = INFINITY;
+
+	if (!u) {
+		fputs("analysis: out of memory\n", stderr);
+		abort();
+	}
+	for (int step = 1; step <= 100; step++) {
+		double k = 0.02 * step, a, b, sse;
+
+		for (size_t i = 0; i < n; i++)
+			u[i] = pow(x[i] / x[n - 1], k);
+		sse = linear_fit(u, y, n, &a, &b, NULL);
+		if (sse >= 0 && sse < best_sse) {
+			best_sse = sse;
+			best = k;
+		}
+	}
+	free(u);
+	return best;
+}
+
+int analysis_growth_fit(const double *x, const double *y, size_t n, struct analysis_growth *g)
+{
+	struct stats_fit lf;
+	double se, at_min;
+
+	if (n < 3)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!(x[i] > 0 && y[i] > 0 && isfinite(x[i]) && isfinite(y[i])) ||
+		    (i && !(x[i] > x[i - 1])))
+			return -EINVAL;
+	if (linear_fit(x, y, n, &g->a, &g->b, &se) < 0 || stats_loglog_fit(x, y, n, &lf) < 0)
+		return -EINVAL;
+	g->b_ci[0] = g->b - stats_t95(n - 2) * se;
+	g->b_ci[1] = g->b + stats_t95(n - 2) * se;
+	at_min = g->a + g->b * x[0];
+	/* Over the fitted cost at the smallest count, or the measured one when
+	 * the fit crosses zero there. */
+	g->rise = g->b * (x[n - 1] - x[0]) / (at_min > 0 ? at_min : y[0]);
+	g->exponent = best_exponent(x, y, n);
+	g->loglog = lf.slope;
+	if (!(g->b_ci[0] > 0) || g->rise < ANALYSIS_RISE_FLAT)
+		g->cls = ANALYSIS_FLAT;
+	else
+		g->cls = analysis_slope_class(g->exponent);
 	return 0;
 }
 

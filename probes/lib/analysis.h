@@ -16,8 +16,11 @@
 
 /* Largest bucket of live-thread counts. */
 #define ANALYSIS_BUCKET_MAX 64
-/* The knee: the rate falls below the first bucket's rate divided by this. */
-#define ANALYSIS_KNEE_FACTOR 10.0
+/* The knee: a step down in rate by at least this factor... */
+#define ANALYSIS_KNEE_FACTOR 2.0
+/* ...that holds for this many buckets in a row, and for the median of all
+ * the buckets after it. */
+#define ANALYSIS_KNEE_HOLD 3
 /* Slope classes: flat below FLAT, linear above LINEAR, sublinear between. */
 #define ANALYSIS_SLOPE_FLAT 0.2
 #define ANALYSIS_SLOPE_LINEAR 0.7
@@ -55,14 +58,40 @@ struct analysis_rates {
 /* Returns 0, or -EINVAL for an empty series. */
 int analysis_rates(const struct analysis_bucket *b, size_t n, struct analysis_rates *out);
 
-/* The knee: index of the first bucket whose rate is below the first
- * bucket's rate / ANALYSIS_KNEE_FACTOR; -1 when there is none. */
+/* The knee: index of the first bucket i (i >= 1) where the rate steps
+ * down and stays down. The reference is the median rate of the (up to
+ * ANALYSIS_KNEE_HOLD) buckets before i; buckets i .. i + HOLD - 1 must each
+ * be below reference / ANALYSIS_KNEE_FACTOR, and so must the median rate of
+ * every bucket from i to the end. A step of 3x or of 700x is a knee; a
+ * slow drift is not (each bucket is compared with its near past), nor is a
+ * burst of host load that passes. -1 when there is none. */
 long analysis_knee(const struct analysis_bucket *b, size_t n);
 
 enum analysis_class { ANALYSIS_FLAT, ANALYSIS_SUBLINEAR, ANALYSIS_LINEAR };
 enum analysis_class analysis_slope_class(double slope);
 /* "flat", "sublinear" or "linear". */
 const char *analysis_class_name(enum analysis_class c);
+
+/* How a cost grows with a count n, fitted and classed (analysis_growth).
+ * A fixed part a must not hide a linear part b, so the class does not
+ * come from the log-log slope, which a large a flattens. */
+struct analysis_growth {
+	double a, b;     /* least squares y = a + b n; b in ns per unit of n */
+	double b_ci[2];  /* b's 95% CI (Student t, n - 2 degrees of freedom) */
+	double rise;     /* b (x_max - x_min) / (a + b x_min): the fitted rise */
+	double exponent; /* k of the best y = a' + b' n^k, k in (0, 2] */
+	double loglog;   /* the plain log-log slope, for reference */
+	enum analysis_class cls;
+};
+/* A rise below this fraction of the fitted cost at the smallest count is
+ * flat, however significant: a tree's cache misses, not a walk. */
+#define ANALYSIS_RISE_FLAT 0.5
+/* Fits y = a + b n (x holds n, increasing, > 0; y > 0) and classes it:
+ * flat when b's CI reaches 0 or below, or the rise is under
+ * ANALYSIS_RISE_FLAT; otherwise by the exponent, as
+ * analysis_slope_class() classes a slope (a log n growth has an exponent
+ * near 0, so a tree stays flat). Needs n >= 3. Returns 0 or -EINVAL. */
+int analysis_growth_fit(const double *x, const double *y, size_t n, struct analysis_growth *g);
 
 /* Fits log(y) against log(x) (stats_loglog_fit) and classes the slope.
  * Returns 0 or -EINVAL (fewer than 2 usable points, non-positive values). */

@@ -8,7 +8,10 @@
 // unreachable states, the weight, and that nothing logs a console error.
 // Saves screenshots for people to look at.
 //
-// usage: node dashboard.test.js --url URL --empty-url URL --out DIR
+// A database with exactly one cycle (the first hour of a new host): every
+// chart draws its single point visibly (dygraphs drawPoints).
+//
+// usage: node dashboard.test.js --url URL --empty-url URL --one-url URL --out DIR
 'use strict';
 
 const fs = require('fs');
@@ -20,9 +23,10 @@ const args = {};
 for (let i = 2; i + 1 < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 const URL_FULL = args.url;
 const URL_EMPTY = args['empty-url'];
+const URL_ONE = args['one-url'];
 const OUT = args.out;
-if (!URL_FULL || !URL_EMPTY || !OUT) {
-  console.error('usage: node dashboard.test.js --url URL --empty-url URL --out DIR');
+if (!URL_FULL || !URL_EMPTY || !URL_ONE || !OUT) {
+  console.error('usage: node dashboard.test.js --url URL --empty-url URL --one-url URL --out DIR');
   process.exit(2);
 }
 fs.mkdirSync(OUT, { recursive: true });
@@ -154,19 +158,23 @@ async function checkCharts(page, rec, host) {
     'the low policy\'s knee is marked', { knee, ann });
   check((await page.textContent('#cap-creates')).includes(`knee (K) at ${fmtInt(knee)} threads`), 'the creates caption names the knee');
 
-  // map32: fail, fallback and plain against VMAs, log-log, slope and class in the caption.
+  // map32: two ladders, each against its own x axis, log-log; the classes in the caption.
   const mlist = await apiGet(URL_FULL, '/runs?probe=map32&status=ok&limit=1');
   const mdoc = (await apiGet(URL_FULL, `/runs/${mlist.runs[0].id}`)).doc;
-  const map32 = await chartData(page, 'map32');
-  const fail = mdoc.series.fail_median_ns.points, plain = mdoc.series.plain_median_ns.points;
-  check(map32 && map32.rows.length === fail.length && map32.labels.length === 4 &&
-    fail.every((p, i) => map32.rows[i][0] === p[0] && map32.rows[i][1] === p[1] && map32.rows[i][3] === plain[i][1]),
-  'the map32 chart holds the fail, fallback and plain medians as stored', map32 && map32.rows.length);
-  check(await page.evaluate(() => window.twCharts.map32.getOption('logscale') === true &&
-    window.twCharts.map32.getOptionForAxis('logscale', 'x') === true), 'the map32 chart is log-log');
+  const map32 = await chartData(page, 'map32'), map32r = await chartData(page, 'map32retry');
+  const fail = mdoc.series.fail_median_ns.points, retry = mdoc.series.retry_median_ns.points;
+  const plain = mdoc.series.plain_median_ns.points;
+  check(map32 && map32.rows.length === fail.length && map32.labels.length === 2 &&
+    fail.every((p, i) => map32.rows[i][0] === p[0] && map32.rows[i][1] === p[1]),
+  'the map32 fail chart holds the failing-call medians as stored', map32 && map32.rows.length);
+  check(map32r && map32r.rows.length === retry.length && map32r.labels.length === 3 &&
+    retry.every((p, i) => map32r.rows[i][0] === p[0] && map32r.rows[i][1] === p[1] && map32r.rows[i][2] === plain[i][1]),
+  'the map32 retry chart holds the retry and plain medians as stored', map32r && map32r.rows.length);
+  check(await page.evaluate(() => ['map32', 'map32retry'].every((id) => window.twCharts[id].getOption('logscale') === true &&
+    window.twCharts[id].getOptionForAxis('logscale', 'x') === true)), 'both map32 charts are log-log');
   const cap2 = await page.textContent('#cap-map32');
-  check(cap2.includes(`slope ${mdoc.scalars.slope.value.toFixed(2)}`) && cap2.includes(mdoc.info.class),
-    'the map32 caption gives the slope and its class', cap2);
+  check(cap2.includes(`window: ${mdoc.info.fail_class}`) && cap2.includes(`VMAs: ${mdoc.info.retry_class}`),
+    'the map32 caption gives the class of each ladder', cap2);
 
   // ctxsw: low and high over time, each with its CI as a band, one row per bucket.
   const ctxsw = await chartData(page, 'ctxsw');
@@ -179,12 +187,34 @@ async function checkCharts(page, rec, host) {
     r[1][1] === lowS.points[i].avg && r[1][0] === Math.min(loS.points[i].avg, r[1][1]) &&
     r[1][0] <= r[1][1] && r[1][1] <= r[1][2] && r[2][0] <= r[2][1] && r[2][1] <= r[2][2]) &&
     ctxsw.rows.some((r) => r[1][0] < r[1][2]), 'the ctxsw chart draws low and high with CI bands');
+  // Issue 14: the segment selector and the A/A control as two more banded
+  // arms; the ring of threads of the latest run; the caption says
+  // "equivalent within ±2%" exactly when that run's CI lies in [0.98, 1.02].
+  check(ctxsw && ctxsw.labels.join('|') === 'time|low stacks|high stacks|segment selector|A/A (high again)' &&
+    ctxsw.rows.every((r) => [3, 4].every((c) => Array.isArray(r[c]) && r[c][0] <= r[c][1] && r[c][1] <= r[c][2])),
+  'the ctxsw chart draws the selector and A/A arms with CI bands', ctxsw && ctxsw.labels);
+  const clist = await apiGet(URL_FULL, '/runs?probe=ctxsw&status=ok&limit=1');
+  const cdoc = (await apiGet(URL_FULL, `/runs/${clist.runs[0].id}`)).doc;
+  const ring = await chartData(page, 'ring'), ringPts = cdoc.series.ring_ns.points;
+  check(ring && ring.rows.length === ringPts.length && ring.labels.length === 3 &&
+    ringPts.every((p, i) => ring.rows[i][0] === p[0] && ring.rows[i][1] === p[1] &&
+      ring.rows[i][2] === cdoc.series.ring_selector_ns.points[i][1]) &&
+    [2, 8, 64].every((n) => ring.rows.some((r) => r[0] === n)),
+  'the ring chart holds the ring series of the latest ctxsw run', ring && ring.rows);
+  const capRing = await page.textContent('#cap-ring');
+  const equiv = cdoc.scalars.equivalent.value === 1;
+  check(capRing.includes('equivalent within ±2%') && capRing.includes('not shown equivalent') === !equiv &&
+    capRing.includes('the 32-bit segment path would cost +1.2% here') && capRing.includes('unbiased'),
+  'the ring caption says equivalent only when the CI is inside the margin', { equiv, capRing });
 
   // History: every key figure drawn, each with the fingerprint change marked.
   const change = host.history.find((h) => h.diff);
   const hist = await page.evaluate(() => Object.keys(window.twCharts).filter((k) => k.startsWith('history-'))
     .map((k) => ({ k, n: window.twCharts[k].numRows(), marks: window.twCharts[k].twMarks })));
-  check(hist.length === 6 && hist.every((h) => h.n > 50), 'every history chart has drawn data', hist.map((h) => [h.k, h.n]));
+  // One history chart per catalogue metric with a dashboard label.
+  const labelled = (await apiGet(URL_FULL, '/catalog')).metrics.filter((m) => m.label).length;
+  check(labelled >= 6 && hist.length === labelled && hist.every((h) => h.n > 50),
+    'every history chart has drawn data', hist.map((h) => [h.k, h.n]));
   check(change && hist.every((h) => h.marks.some((m) => m.x === change.first_seen_ms && m.diff === change.diff)) &&
     ctxsw.marks.some((m) => m.x === change.first_seen_ms), 'the history and ctxsw charts mark the kernel change',
   { change: change && change.first_seen_ms, marks: hist[0] && hist[0].marks });
@@ -238,10 +268,13 @@ async function checkRange(page, rec, n30) {
   const before = seriesRequests(rec).length;
   await page.click('#range button[data-range="7d"]');
   await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n30, { timeout: 10000 }).catch(() => {});
+  // Low, high, selector and A/A with their CI bounds (12 series), and one
+  // per history chart (the catalogue's labelled metrics).
+  const nSeries = 12 + (await apiGet(URL_FULL, '/catalog')).metrics.filter((m) => m.label).length;
   const asked = seriesRequests(rec).slice(before);
   const n7 = await page.evaluate(() => window.twCharts.ctxsw.numRows());
   const since7 = (Date.now() - 7 * 86400e3) / 1000;
-  check(asked.length === 12 && asked.every((u) => Math.abs(Number(new URL(u).searchParams.get('since')) - since7) < 300),
+  check(asked.length === nSeries && asked.every((u) => Math.abs(Number(new URL(u).searchParams.get('since')) - since7) < 300),
     'the 7 d range asks the series endpoint again for the last 7 days', asked.slice(0, 2));
   check(n7 > 0 && n7 < n30 / 3, 'the 7 d range draws fewer points than 30 d', [n7, n30]);
   const runRows = await page.$$eval('#runs tbody tr[data-id]', (trs) => trs.length);
@@ -253,7 +286,7 @@ async function checkRange(page, rec, n30) {
   await page.click('#range button[data-range="all"]');
   await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() !== n, n7, { timeout: 10000 }).catch(() => {});
   const all = seriesRequests(rec).slice(mark);
-  check(all.length === 12 && all.every((u) => Number(new URL(u).searchParams.get('since')) === Math.floor(oldest / 1000)) &&
+  check(all.length === nSeries && all.every((u) => Number(new URL(u).searchParams.get('since')) === Math.floor(oldest / 1000)) &&
     await page.evaluate(() => window.twCharts.ctxsw.numRows()) >= n30,
   'the all range asks from the first fingerprint on', all.slice(0, 1));
   await page.click('#range button[data-range="30d"]');
@@ -302,9 +335,51 @@ async function testEmpty(browser) {
   check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'empty', 'an empty database shows the empty state');
   const text = await page.textContent('#banner');
   check(/No runs yet — the first cycle (starts at \d{4}-|is under way)/.test(text), 'the empty state says when the first cycle comes', text);
-  check(/No recommendation yet/.test(await page.textContent('#rec-sentence')), 'the empty state has no recommendation yet');
+  check(/Pending: .*ctxsw.*threads.*map32/.test(text) && /quiet-host guard|starts at/.test(text),
+    'the empty state says what is pending and what it waits for', text);
+  check(/Not enough data yet/.test(await page.textContent('#rec-sentence')), 'the empty state says there is not enough data yet');
   await page.screenshot({ path: path.join(OUT, 'dashboard-empty.png') });
   check(rec.errors.length === 0, 'no console errors on an empty database', rec.errors);
+  await page.close();
+}
+
+/* One cycle: each chart holds what the API has and draws it as points
+ * big enough to see, since one or two points make no visible line. */
+async function testOneCycle(browser) {
+  const { page, rec } = await newPage(browser);
+  await page.goto(URL_ONE);
+  check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'ready', 'a one-cycle database is ready');
+  const status = await apiGet(URL_ONE, '/status');
+  check(status.last_cycle && status.last_cycle.id === 1 && status.last_cycle.status === 'ok', 'the database holds exactly one ok cycle', status.last_cycle);
+  const labelled = (await apiGet(URL_ONE, '/catalog')).metrics.filter((m) => m.label).length;
+  await page.waitForFunction((n) => Object.keys(window.twCharts).filter((k) => k.startsWith('history-')).length === n,
+    labelled, { timeout: 20000 }).catch(() => {});
+  const charts = await page.evaluate(() => Object.entries(window.twCharts).map(([k, g]) => ({
+    k, rows: g.numRows(), points: g.getOption('drawPoints'), size: g.getOption('pointSize'),
+    // the drawn points: the canvas coordinates of row 0 of each series, inside the plot area
+    inside: (() => {
+      const a = g.getArea();
+      return g.layout_.points.every((pts) => pts.length > 0 && pts.every((p) =>
+        isFinite(p.canvasx) && isFinite(p.canvasy) && p.canvasx >= a.x - 1 && p.canvasx <= a.x + a.w + 1 &&
+        p.canvasy >= a.y - 1 && p.canvasy <= a.y + a.h + 1));
+    })(),
+  })));
+  const names = charts.map((c) => c.k).sort();
+  check(['creates', 'ctxsw', 'map32'].every((k) => names.includes(k)) && names.filter((k) => k.startsWith('history-')).length === labelled,
+    'every chart is drawn on a one-cycle database', names);
+  const few = charts.filter((c) => c.rows <= 2);
+  check(charts.find((c) => c.k === 'ctxsw').rows === 1 && few.length >= 7, 'the ctxsw and history charts have one row each',
+    charts.map((c) => [c.k, c.rows]));
+  check(few.every((c) => c.points === true && c.size >= 3), 'charts of one or two rows draw visible points',
+    few.map((c) => [c.k, c.points, c.size]));
+  check(charts.every((c) => c.inside), 'every point lies inside its plot area', charts.filter((c) => !c.inside).map((c) => c.k));
+  const lone = await page.evaluate(() => Object.entries(window.twCharts).filter(([, g]) => g.numRows() === 1)
+    .map(([k, g]) => { const a = g.getArea(), x = g.layout_.points[0][0].canvasx; return [k, (x - a.x) / a.w]; }));
+  check(lone.length >= 7 && lone.every(([, f]) => f > 0.25 && f < 0.75), 'a lone point sits in the middle of its chart, not on the edge', lone);
+  const text = await page.textContent('#cycle-facts');
+  check(/Status.*ok/.test(text), 'the cycle card shows the one cycle as ok', text);
+  await page.screenshot({ path: path.join(OUT, 'dashboard-one-cycle.png'), fullPage: true });
+  check(rec.errors.length === 0, 'no console errors on a one-cycle database', rec.errors);
   await page.close();
 }
 
@@ -341,6 +416,7 @@ async function testFailures(browser) {
     });
     await testFull(browser);
     await testEmpty(browser);
+    await testOneCycle(browser);
     await testFailures(browser);
   } catch (e) {
     failed++;

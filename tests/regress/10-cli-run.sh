@@ -23,6 +23,18 @@ for s in low_ns high_ns low_cycles high_cycles low_mad_ns high_mad_ns low_ci_lo 
 done
 jq -e '.probes.ctxsw.series.pair_ratio.points | length >= 15' "$out" >/dev/null ||
 	fail "ctxsw series pair_ratio has fewer than 15 pairs"
+# issue 14: the A/A control, equivalence, the selector arm, order, cycles, ring.
+for s in aa_ratio aa_ratio_ci_lo aa_ratio_ci_hi equivalence_margin equivalent selector_ns \
+	selector_ratio selector_ratio_ci_lo selector_ratio_ci_hi; do
+	jq -e --arg s "$s" '.probes.ctxsw.scalars[$s].value | numbers' "$out" >/dev/null ||
+		fail "ctxsw scalar $s missing"
+done
+for i in selector order cycles_source; do
+	jq -e --arg i "$i" '.probes.ctxsw.info[$i] | strings' "$out" >/dev/null ||
+		fail "ctxsw info.$i missing"
+done
+jq -e '[.probes.ctxsw.series.ring_ns.points[][0]] | contains([2, 8, 64])' "$out" >/dev/null ||
+	fail "ctxsw series ring_ns lacks 2, 8 or 64 threads"
 for f in hostname kernel kernel_version glibc arch virtualization ncpus vulnerabilities \
 	cpu.vendor cpu.family cpu.model cpu.stepping cpu.microcode cpu.model_name cpu.fsgsbase \
 	limits.threads_max limits.pid_max limits.nproc_soft limits.stack_soft limits.pids_max \
@@ -43,6 +55,26 @@ ok "run --quick --json ctxsw: ratio $(jq -r '.probes.ctxsw.scalars.ratio.value' 
 grep -Eq '^ctxsw +ok +[0-9.]+ s +low [0-9]+ ns' "$TW_TMP/table.txt" ||
 	fail "no ctxsw row in the table: $(cat "$TW_TMP/table.txt")"
 ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
+
+# --- map32 and threads feed the recommendation's extra create cost ----------
+# Issue 13: map32.fail_ns against the VMAs in the window, map32.retry_ns and
+# plain_ns against all VMAs, and E from them (source "map32"), with the
+# threads probe's own low - high beside it where it measured that far.
+"$TW" run --quick --json map32 threads >"$TW_TMP/m.json" 2>"$TW_TMP/m.err" ||
+	fail "run --quick --json map32 threads exited $?: $(cat "$TW_TMP/m.err")"
+jq -e '.recommendation.inputs.map32 as $m |
+  ($m.fail_ns | length) >= 3 and ($m.retry_ns | length) >= 3 and ($m.plain_ns | length) >= 3 and
+  $m.fail_ns[0][0] == .probes.map32.scalars.window_vmas.value and
+  $m.retry_ns[-1][0] == .probes.map32.scalars.retry_max_vmas.value and $m.window_bytes > 0' \
+	"$TW_TMP/m.json" >/dev/null || fail "map32 inputs: $(jq -c '.recommendation.inputs.map32' "$TW_TMP/m.json" | head -c 400)"
+jq -e '.recommendation.result.figures | .extra_create_source == "map32" and
+  .extra_create_fail_vmas == 2 * .window_stacks and .extra_create_vmas == 2 * .extra_create_at_threads and
+  (.extra_create_ns | numbers) >= 0' "$TW_TMP/m.json" >/dev/null ||
+	fail "E: $(jq -c '.recommendation.result.figures' "$TW_TMP/m.json" | head -c 600)"
+"$TW" run --quick map32 >"$TW_TMP/m.txt" || fail "run --quick map32 exited $?"
+grep -Eq '^map32 +ok .*fail (flat|sublinear|linear), retry (flat|sublinear|linear)' "$TW_TMP/m.txt" ||
+	fail "no map32 row with both classes: $(cat "$TW_TMP/m.txt")"
+ok "map32 feeds E: $(jq -c '.recommendation.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/m.json")"
 
 # --- usage errors exit 2 ----------------------------------------------------
 expect_usage() {
@@ -117,4 +149,15 @@ grep -Eq '^hello +ok .*answer 42' "$TW_TMP/mixed.txt" ||
 	fail "no hello row: $(cat "$TW_TMP/mixed.txt")"
 THREADWATCH_PROBE_DIR=$pd "$TW" run hello >/dev/null || fail "a good user probe gave exit $?"
 ok "THREADWATCH_PROBE_DIR: crash reported, a user's own probe ran"
+
+# Every built-in probe fails: no verdict from assumptions alone.
+mkdir -p "$TW_TMP/failing"
+for p in ctxsw threads map32; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/$p"; chmod +x "$TW_TMP/failing/$p"; done
+out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" run 2>&1)
+[ $? = 1 ] || fail "all probes failing did not exit 1: $out"
+grep -q '^no recommendation: not enough data yet' <<<"$out" || fail "a verdict without data: $out"
+grep -q '^verdict' <<<"$out" && fail "a verdict without data: $out"
+out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" recommend 2>&1)
+[ $? = 1 ] && grep -q 'not enough data yet' <<<"$out" || fail "recommend without data: $out"
+ok "no probe data: \"not enough data yet\", no verdict"
 exit 0

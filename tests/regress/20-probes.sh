@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # 20-probes: the threads and map32 probes. Runs each with --quick and
 # checks its document against the probe protocol and the names the rest of
-# threadwatch reads; checks that the map32 capacity matches its window; then
-# runs both under the linear-search shim (tests/shim/linear_map32.c) and
-# checks that they show the 2008 cliff: a knee in the `low` policy and the
-# `linear` class.
+# threadwatch reads; checks that the map32 capacity matches its window and
+# that on this kernel both map32 ladders are flat; samples the run queue
+# during a default threads run; then runs both under the shim of the
+# pre-3.8 kernel (tests/shim/linear_map32.c) and checks the 2008 cliff: both
+# ladders linear, the low policy's knee within one bucket of the predicted
+# capacity, and the recommendation's extra create cost within a factor of 2
+# of what the threads probe measured.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -37,7 +40,7 @@ run() {
 # if there is any.
 CHECKS='
 def check(cond; msg): if cond then empty else msg end;
-def units: ["ns","cycles","ratio","bytes","count","hz","per_s","threads","vmas","bool","address","slope","s"];
+def units: ["ns","cycles","ratio","bytes","count","hz","per_s","threads","vmas","bool","address","slope","s","ns_per_vma"];
 def goodname: type == "string" and test("^[A-Za-z0-9_.-]{1,64}$");
 def finite: type == "number" and . == . and (. < 1e308) and (. > -1e308);
 def protocol($probe):
@@ -63,6 +66,10 @@ def protocol($probe):
 def scalar($n; $u): check(.scalars[$n].unit == $u; "scalar \($n) missing or not in \($u)");
 def series($n; $xu; $yu): check(.series[$n].x_unit == $xu and .series[$n].y_unit == $yu and (.series[$n].points | length) > 0; "series \($n) missing, empty or in the wrong units");
 def class_of: if . < 0.2 then "flat" elif . > 0.7 then "linear" else "sublinear" end;
+# A ladder classed as analysis_growth_fit() does: flat when b is not
+# significant or the rise is under 0.5, else by the exponent.
+def growth_class($l): if (.scalars["\($l)_ns_per_vma_ci_lo"].value <= 0) or (.scalars["\($l)_rise"].value < 0.5)
+  then "flat" else (.scalars["\($l)_exponent"].value | class_of) end;
 '
 verify() {
 	local file=$1 prog=$2 bad
@@ -82,6 +89,11 @@ THREADS_NAMES='
           else .info | has("\($p)_knee") and .["\($p)_knee"] == null end; "\($p)_knee inconsistent"),
     check([.series["\($p)_rate"].points[]?[0]] == [.series["\($p)_median_ns"].points[]?[0]]; "\($p) series x differ")),
   scalar("max_threads"; "threads"), scalar("stack_bytes"; "bytes"),
+  scalar("capacity_predicted"; "threads"), scalar("bucket_width"; "threads"),
+  scalar("low_window_stacks"; "threads"),
+  check(.scalars.capacity_predicted.value == ((1073741824 / (.scalars.stack_bytes.value + 4096)) | floor); "capacity_predicted"),
+  check(.scalars.low_window_stacks.value <= .scalars.capacity_predicted.value; "more low stacks in the window than fit"),
+  check(.info.runnable_max | type == "number" and . >= 1 and . <= 4; "runnable_max \(.info.runnable_max)"),
   scalar("default_stack_lo"; "address"), scalar("default_stack_hi"; "address"),
   check(.scalars.max_threads.value >= 1; "max_threads"),
   check(.info.clamp_reason | type == "string" and length > 0; "clamp_reason"),
@@ -95,24 +107,39 @@ THREADS_NAMES='
 '
 
 MAP32_NAMES='
-  (("fail", "fallback", "plain") as $c | ("median", "p99") as $s |
-    series("\($c)_\($s)_ns"; "vmas"; "ns"),
-    check([.series["\($c)_\($s)_ns"].points[]?[0]] == [.series.fail_median_ns.points[]?[0]]; "\($c)_\($s)_ns x differ")),
+  (("fail_median_ns", "fail_p99_ns", "retry_median_ns", "retry_p99_ns", "plain_median_ns", "plain_p99_ns") as $n |
+    series($n; "vmas"; "ns")),
+  check([.series.retry_median_ns.points[]?[0]] == [.series.plain_median_ns.points[]?[0]]; "retry and plain x differ"),
+  check([.series.fail_median_ns.points[]?[0]] == [.series.fail_p99_ns.points[]?[0]]; "fail series x differ"),
   (("window_lo", "window_hi") as $n | scalar($n; "address")),
   scalar("window_bytes"; "bytes"), scalar("stack_bytes"; "bytes"), scalar("capacity_stacks"; "count"),
+  scalar("window_vmas"; "vmas"), scalar("plain_ns_at_max"; "ns"), scalar("window_vmas_at_stack_size"; "vmas"),
+  check(.scalars.window_vmas_at_stack_size.value == 2 * ((1073741824 / (.scalars.stack_bytes.value + .info.guard_bytes)) | floor); "window_vmas_at_stack_size"),
   scalar("slope"; "slope"), scalar("slope_ci_lo"; "slope"), scalar("slope_ci_hi"; "slope"),
-  scalar("fail_ns_at_max"; "ns"), scalar("max_vmas"; "vmas"), scalar("start_vmas"; "vmas"),
+  scalar("max_vmas"; "vmas"), scalar("start_vmas"; "vmas"),
+  (("fail", "retry") as $l |
+    scalar("\($l)_ns_at_max"; "ns"), scalar("\($l)_start_vmas"; "vmas"), scalar("\($l)_max_vmas"; "vmas"),
+    scalar("\($l)_ns_per_vma"; "ns_per_vma"), scalar("\($l)_ns_per_vma_ci_lo"; "ns_per_vma"),
+    scalar("\($l)_ns_per_vma_ci_hi"; "ns_per_vma"), scalar("\($l)_fixed_ns"; "ns"),
+    scalar("\($l)_rise"; "ratio"), scalar("\($l)_exponent"; "slope"), scalar("\($l)_loglog_slope"; "slope"),
+    check(.info["\($l)_class"] | IN("flat", "sublinear", "linear"); "\($l)_class \(.info["\($l)_class"])"),
+    check(.info["\($l)_class"] == growth_class($l); "\($l)_class \(.info["\($l)_class"]) disagrees with its fit"),
+    check(.scalars["\($l)_ns_per_vma_ci_lo"].value <= .scalars["\($l)_ns_per_vma"].value and .scalars["\($l)_ns_per_vma"].value <= .scalars["\($l)_ns_per_vma_ci_hi"].value; "\($l) slope outside its CI"),
+    check(.info["\($l)_stopped_by"] | IN("max_map_count", "budget", "target", "enomem", "room"); "\($l)_stopped_by \(.info["\($l)_stopped_by"])"),
+    check(.info["\($l)_reps"] | type == "string" and test("^[0-9]+(,[0-9]+)*$"); "\($l)_reps"),
+    check(.info["\($l)_rungs"] >= 3; "\($l): fewer than 3 rungs"),
+    check(.scalars["\($l)_start_vmas"].value < .scalars["\($l)_max_vmas"].value and .scalars["\($l)_max_vmas"].value <= .info.max_map_count; "\($l) VMA ladder"),
+    check(.scalars["\($l)_ns_at_max"].value == (.series["\($l)_median_ns"].points // [])[-1][1]; "\($l)_ns_at_max is not the last rung"),
+    check((.info["\($l)_reps"] // "" | split(",") | length) == (.series["\($l)_median_ns"].points // [] | length); "\($l): one rep count per rung")),
   check(.info.window_stopped_by == "window_full"; "window stopped by \(.info.window_stopped_by)"),
-  check(.info.ladder_stopped_by | IN("window_full", "max_map_count", "budget", "target", "enomem"); "ladder_stopped_by \(.info.ladder_stopped_by)"),
-  check(.info.class | IN("flat", "sublinear", "linear"); "class \(.info.class)"),
-  check(.info.class == (.scalars.slope.value | class_of); "class \(.info.class) for slope \(.scalars.slope.value)"),
   check(.scalars.slope_ci_lo.value <= .scalars.slope.value and .scalars.slope.value <= .scalars.slope_ci_hi.value; "slope outside its CI"),
-  check(.info.reps | type == "string" and test("^[0-9]+(,[0-9]+)*$"); "reps \(.info.reps)"),
-  check((.info.reps // "" | split(",") | length) == (.series.fail_median_ns.points // [] | length); "one rep count per rung"),
   check(.scalars.window_lo.value < .scalars.window_hi.value and .scalars.window_hi.value <= 4294967296; "window outside the low 4 GiB"),
   check(.scalars.window_bytes.value == .scalars.window_hi.value - .scalars.window_lo.value; "window_bytes"),
-  check(.scalars.start_vmas.value < .scalars.max_vmas.value and .scalars.max_vmas.value <= .info.max_map_count; "VMA ladder"),
-  check(.scalars.fail_ns_at_max.value == (.series.fail_median_ns.points // [])[-1][1]; "fail_ns_at_max is not the last rung")
+  # Each stack in the window is two VMAs (the stack and its guard), and the
+  # fail ladder starts from the window as filled.
+  check(.scalars.window_vmas.value >= 2 * .scalars.capacity_stacks.value; "window_vmas \(.scalars.window_vmas.value) for \(.scalars.capacity_stacks.value) stacks"),
+  check(.scalars.fail_start_vmas.value == .scalars.window_vmas.value; "the fail ladder does not start at the full window"),
+  check(.scalars.start_vmas.value == .scalars.retry_start_vmas.value and .scalars.max_vmas.value == .scalars.retry_max_vmas.value; "start/max_vmas are not the retry ladder'"'"'s")
 '
 
 # --- threads and map32 as they are on this host --------------------------
@@ -141,18 +168,58 @@ verify "$TW_TMP/map32.json" '
    (.scalars.window_bytes.value / $len | floor) as $fit |
    check(.scalars.capacity_stacks.value <= $fit and .scalars.capacity_stacks.value >= $fit - 1 - ($fit / 20 | floor);
          "capacity \(.scalars.capacity_stacks.value) for room for \($fit)"))'
-ok "map32 document: $(jq -c '{window: [.info.window_lo, .info.window_hi], capacity: .scalars.capacity_stacks.value,
-	slope: .scalars.slope.value, class: .info.class, fail_ns_at_max: .scalars.fail_ns_at_max.value,
-	vmas: [.scalars.start_vmas.value, .scalars.max_vmas.value], reps: .info.reps}' "$TW_TMP/map32.json")"
-# Kernels since 3.8 find free space in O(log n).
+MAP32_SUMMARY='{window: [.info.window_lo, .info.window_hi], capacity: .scalars.capacity_stacks.value,
+	window_vmas: .scalars.window_vmas.value,
+	fail: {class: .info.fail_class, ns_per_vma: .scalars.fail_ns_per_vma.value, rise: .scalars.fail_rise.value,
+	  vmas: [.scalars.fail_start_vmas.value, .scalars.fail_max_vmas.value], ns_at_max: .scalars.fail_ns_at_max.value},
+	retry: {class: .info.retry_class, ns_per_vma: .scalars.retry_ns_per_vma.value, rise: .scalars.retry_rise.value,
+	  vmas: [.scalars.retry_start_vmas.value, .scalars.retry_max_vmas.value], ns_at_max: .scalars.retry_ns_at_max.value},
+	plain_ns_at_max: .scalars.plain_ns_at_max.value}'
+ok "map32 document: $(jq -c "$MAP32_SUMMARY" "$TW_TMP/map32.json")"
+# Kernels since 3.8 find free space in O(log n): both ladders flat. A rung
+# timed during a burst of load elsewhere can pass for a rise, so a run that
+# is not flat is made again, up to three times; a linear kernel is linear
+# every time.
 kver=$(uname -r | sed 's/[^0-9.].*//')
 if [ "$(printf '%s\n3.8\n' "$kver" | sort -V | head -n1)" = 3.8 ]; then
-	jq -e '.info.class == "flat"' "$TW_TMP/map32.json" >/dev/null ||
-		fail "map32 on kernel $kver: class $(jq -r .info.class "$TW_TMP/map32.json"), expected flat"
-	ok "kernel $kver: flat"
+	for try in 1 2 3; do
+		[ "$try" = 1 ] || run "$MAP32" "$TW_TMP/map32.json"
+		jq -e '.info.fail_class == "flat" and .info.retry_class == "flat"' "$TW_TMP/map32.json" >/dev/null && break
+		echo "try $try: not flat: $(jq -c "$MAP32_SUMMARY" "$TW_TMP/map32.json")"
+		[ "$try" = 3 ] && fail "map32 on kernel $kver: fail $(jq -r .info.fail_class "$TW_TMP/map32.json"), retry $(jq -r .info.retry_class "$TW_TMP/map32.json"), expected flat"
+	done
+	ok "kernel $kver: both ladders flat"
 fi
 
-# --- the same binaries on a simulated linear-search kernel ----------------
+# --- the run queue during a default threads run ---------------------------
+# Issue 15: the probe keeps at most a few threads runnable. procs_running is
+# sampled every 2 ms for a second before, during and a second after; the
+# peak may exceed what the host ran on its own (the higher of before and
+# after) by at most 8. Other work on the host comes and goes, so a miss is
+# measured again, up to three times; the old probe, which woke thousands
+# of threads at once, misses by thousands every time.
+RUNQ=$B/tests/runq
+[ -x "$RUNQ" ] || fail "'$RUNQ' is not built"
+for try in 1 2 3; do
+	start=$(date +%s.%N)
+	line=$("$RUNQ" 1000 1000 "$TW_TMP/threads-default.json" "$THREADS") || fail "threads (default run) failed"
+	secs=$(echo "$(date +%s.%N) - $start - 2" | bc)
+	read -r _ before _ peak _ p99 _ after _ <<<"$line"
+	host=$((before > after ? before : after))
+	echo "try $try: $line (threads ran about $secs s)"
+	[ "$peak" -le $((host + 8)) ] && break
+	[ "$try" = 3 ] && fail "run queue peak $peak during a default threads run, $host without it"
+done
+jq -e '.status == "ok"' "$TW_TMP/threads-default.json" >/dev/null ||
+	fail "threads (default run): $(jq -c '{status, reason}' "$TW_TMP/threads-default.json")"
+ok "run queue during a default threads run: peak $peak, p99 $p99, host alone $host"
+
+# --- the same binaries on a simulated pre-3.8 kernel ----------------------
+# The shim charges its walks through PROCMAP_QUERY (Linux 6.11+).
+if [ "$(printf '%s\n6.11\n' "$kver" | sort -V | head -n1)" != 6.11 ]; then
+	echo "kernel $kver has no PROCMAP_QUERY: the shim checks are skipped"
+	exit 0
+fi
 # More threads than --quick's default, so that the ramp runs well past the
 # window; the probe's own budget still bounds the run.
 # Under AddressSanitizer (make check-sanitize) its own cost per thread
@@ -162,20 +229,48 @@ asan=0
 nm "$THREADS" 2>/dev/null | grep -q __asan_init && asan=1
 run "$THREADS" "$TW_TMP/threads-shim.json" LD_PRELOAD="$SHIM" -- --max-threads 4096
 verify "$TW_TMP/threads-shim.json" "protocol(\"threads\"), $THREADS_NAMES"
-cap=$(jq .scalars.capacity_stacks.value "$TW_TMP/map32.json")
-[ "$asan" = 1 ] || verify "$TW_TMP/threads-shim.json" "
-  check(.scalars.low_knee != null; \"no knee in the low policy under the shim\"),
-  check(.scalars.low_map32_failures.value > 0; \"no MAP_32BIT failures under the shim\"),
-  check((.scalars.low_knee.value // 0) >= $cap - 64; \"knee at \(.scalars.low_knee.value) before the window (\($cap) stacks) was full\"),
-  check(.info.default_knee == null and .info.high_knee == null; \"a knee outside the low policy\")"
-ok "threads under the shim: $(jq -c '{low_knee: .scalars.low_knee.value, first: .scalars.low_first_rate.value,
+[ "$asan" = 1 ] || verify "$TW_TMP/threads-shim.json" '
+  check(.scalars.low_knee != null; "no knee in the low policy under the shim"),
+  check(.scalars.low_map32_failures.value > 0; "no MAP_32BIT failures under the shim"),
+  check(.scalars.low_window_stacks.value >= .scalars.capacity_predicted.value - 2; "the window held \(.scalars.low_window_stacks.value) stacks"),
+  check(((.scalars.low_knee.value // -1e9) - .scalars.capacity_predicted.value | fabs) <= .scalars.bucket_width.value;
+        "knee at \(.scalars.low_knee.value), not within a bucket (\(.scalars.bucket_width.value)) of the capacity \(.scalars.capacity_predicted.value)"),
+  check(.info.default_knee == null and .info.high_knee == null; "a knee outside the low policy")'
+ok "threads under the shim: $(jq -c '{low_knee: .scalars.low_knee.value, capacity: .scalars.capacity_predicted.value,
+	bucket: .scalars.bucket_width.value, first: .scalars.low_first_rate.value,
 	last: .scalars.low_last_rate.value, live: .info.low_live_max, stopped_by: .info.low_stopped_by}' "$TW_TMP/threads-shim.json")"
 
 run "$MAP32" "$TW_TMP/map32-shim.json" LD_PRELOAD="$SHIM"
 verify "$TW_TMP/map32-shim.json" "protocol(\"map32\"), $MAP32_NAMES"
-verify "$TW_TMP/map32-shim.json" 'check(.info.class == "linear"; "class \(.info.class) under the shim")'
-ok "map32 under the shim: $(jq -c '{slope: .scalars.slope.value, ci: [.scalars.slope_ci_lo.value, .scalars.slope_ci_hi.value],
-	class: .info.class, fail_ns_at_max: .scalars.fail_ns_at_max.value, reps: .info.reps}' "$TW_TMP/map32-shim.json")"
+verify "$TW_TMP/map32-shim.json" '
+  check(.info.fail_class == "linear"; "fail class \(.info.fail_class) under the shim"),
+  check(.info.retry_class == "linear"; "retry class \(.info.retry_class) under the shim")'
+ok "map32 under the shim: $(jq -c "$MAP32_SUMMARY" "$TW_TMP/map32-shim.json")"
+
+# The recommendation's extra create cost from the map32 curves against
+# what the threads probe measured (low - high) at the same thread count:
+# within a factor of 2. n is a bucket of the threads run well past the
+# window.
+[ "$asan" = 1 ] || {
+	n=$(jq '[.series.low_median_ns.points[][0]] | map(select(. >= 4 * 127)) | .[length / 2 | floor] // empty' "$TW_TMP/threads-shim.json")
+	[ -n "$n" ] || fail "the low policy under the shim did not reach 4 x 127 threads"
+	jq -n --slurpfile m "$TW_TMP/map32-shim.json" --slurpfile t "$TW_TMP/threads-shim.json" --argjson n "$n" '
+	  {recommendation: {inputs: {
+	    workload: {threads: $n, stack_bytes: $t[0].scalars.stack_bytes.value},
+	    map32: {window_bytes: $m[0].scalars.window_bytes.value,
+	            fail_ns: $m[0].series.fail_median_ns.points,
+	            retry_ns: $m[0].series.retry_median_ns.points,
+	            plain_ns: $m[0].series.plain_median_ns.points},
+	    threads: {low_create_ns: $t[0].series.low_median_ns.points | map(select(.[0] > 0)),
+	              high_create_ns: $t[0].series.high_median_ns.points | map(select(.[0] > 0))}}}}' \
+		>"$TW_TMP/shim-inputs.json"
+	"$B/threadwatch" recommend --input "$TW_TMP/shim-inputs.json" --json >"$TW_TMP/shim-rec.json" ||
+		fail "recommend on the shim's figures failed"
+	jq -e '.result.figures | .extra_create_source == "map32" and .extra_create_vs_measured >= 0.5 and .extra_create_vs_measured <= 2' \
+		"$TW_TMP/shim-rec.json" >/dev/null ||
+		fail "E against the measured extra cost: $(jq -c '.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/shim-rec.json")"
+	ok "E at $n threads under the shim: $(jq -c '.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/shim-rec.json")"
+}
 
 # --- bad arguments get a usage message and a failure ----------------------
 for args in "--max-threads 0" "--max-threads x" "--stack-size 1" "--bogus"; do

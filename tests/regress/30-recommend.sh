@@ -63,6 +63,27 @@ ok "P4, 10,000 threads, linear search, 1,000 switches: high, break-even $be"
 [ "$(verdict "$few" --threads 0)" = "high weak no_threads" ] || fail "--threads 0"
 ok "--switches, --threads and --stack-size override the workload"
 
+# --- the two walks of issue 13 -------------------------------------------------
+# E = fail(2C in-window VMAs) + retry(2n VMAs) - plain, each from its own
+# map32 curve, with the threads probe's low - high beside it where it
+# reaches n; here 1,000 threads, C = 127.
+walks="$SRC/tests/fuzz/corpus/recommend/valid-map32-walks.json"
+jq '.workload.threads = 1000' "$walks" >"$TW_TMP/walks.json"
+"$TW" recommend --input "$TW_TMP/walks.json" --json >"$TW_TMP/walks-out.json" || fail "recommend on the walks failed"
+jq -e '.result.figures | .extra_create_source == "map32" and .window_stacks == 127 and
+  .extra_create_fail_vmas == 254 and .extra_create_vmas == 2000 and .extra_create_extrapolated == false and
+  (.extra_create_ns - (.extra_create_fail_ns + .extra_create_retry_ns - .extra_create_plain_ns) | fabs) < 1e-6 and
+  .extra_create_measured_ns == null' "$TW_TMP/walks-out.json" >/dev/null ||
+	fail "walks at 1,000 threads: $(jq -c '.result.figures' "$TW_TMP/walks-out.json")"
+# At 960 threads, where the threads curves end, the cross-check is made.
+[ "$(figure "$walks" extra_create_source)" = map32 ] || fail "walks: source"
+vs=$(figure "$walks" extra_create_vs_measured)
+[ "$vs" != null ] || fail "walks at 960 threads: no cross-check"
+# Beyond the retry curve's last point (2,352 VMAs) E is extrapolated, and says so.
+[ "$(figure "$walks" extra_create_extrapolated --threads 4000)" = true ] || fail "walks at 4,000 threads: not extrapolated"
+"$TW" recommend --input "$walks" --threads 4000 | grep -q "extrapolated linearly" || fail "no extrapolation note"
+ok "the two walks: E = fail + retry - plain, cross-check $vs at 960 threads, extrapolation noted"
+
 # --- stdin and `threadwatch run --json` output ----------------------------------
 [ "$("$TW" recommend --input - --json <"$few" | jq -r .result.verdict)" = low ] || fail "stdin"
 jq '{fingerprint: {}, probes: {}, recommendation: {inputs: .}}' "$linear" >"$TW_TMP/run.json"
@@ -82,6 +103,8 @@ echo '{"ctxsw":{"low_ns":NaN,"high_ns":1}}' >"$TW_TMP/nan.json"
 bad "cannot read" --input "$TW_TMP/nan.json"
 echo '{"map32":{"fail_ns":[[1,2],[2]]}}' >"$TW_TMP/pair.json"
 bad "map32.fail_ns[1]: must be an [x, y] pair" --input "$TW_TMP/pair.json"
+echo '{"map32":{"retry_ns":[[5,2],[5,3]]}}' >"$TW_TMP/retry.json"
+bad "map32.retry_ns[1]: x must increase" --input "$TW_TMP/retry.json"
 echo '{"workload":{"threads":1.5}}' >"$TW_TMP/frac.json"
 bad "workload.threads: must be a whole number" --input "$TW_TMP/frac.json"
 echo '[]' >"$TW_TMP/array.json"

@@ -132,7 +132,7 @@ else
 	echo "promtool is not installed; /metrics not linted"
 fi
 for want in 'threadwatch_ctxsw_ratio 1.003' 'threadwatch_ctxsw_switch_seconds{stack="low"} 7.6e-07' \
-	'threadwatch_probe_runs_total{probe="crashy",status="error"} 1' \
+	'threadwatch_probe_failures_total{probe="crashy"} 1' \
 	'threadwatch_map32_window_bytes 1073741824' 'threadwatch_recommendation_low_stacks ' \
 	'threadwatch_probe_last_run_success{probe="crashy"} 0'; do
 	grep -qF "$want" "$OUT/prom" || fail "/metrics lacks \"$want\""

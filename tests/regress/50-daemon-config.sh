@@ -55,7 +55,7 @@ echo "abcdefghijklmnopqrstuvwxyz012345" >tok
 out=$("$TWD" --check-config --config good.conf --port 8080 --load-threshold=0.5) ||
 	fail "good.conf refused: $out"
 for want in 'listen_address = ::1' 'port = 8080  *# --port' 'interval = 1h30m  *# good.conf:4' \
-	'splay = 5m' 'quick = yes' 'workload_stack_size = 2M' 'load_threshold = 0.5' \
+	'splay = 5m' 'quick = yes' 'workload_stack_size = 2M' 'guard_loadavg_per_cpu_max = 0.5' \
 	'#token = (set, not shown)' "database = $TW_TMP/x/threadwatch.db"; do
 	[[ $want == database* ]] && out=$("$TWD" --check-config --config good.conf --state-dir "$TW_TMP/x")
 	grep -q -- "^$want" <<<"$out" || fail "good.conf: no \"$want\" in:

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# 54-daemon-socket: socket activation. systemd-socket-activate binds a port
-# and passes it as fd 3 (LISTEN_FDS); threadwatchd serves on it instead of
-# binding its own, and says so.
+# 54-daemon-socket: socket activation under any launcher. systemd-socket-activate
+# binds a port and passes it as fd 3 (LISTEN_FDS, LISTEN_PID); with neither
+# NOTIFY_SOCKET nor INVOCATION_ID set, so nothing says "systemd", and no
+# flag, threadwatchd serves on the passed socket instead of binding its own,
+# and says so.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v systemd-socket-activate >/dev/null || { echo "systemd-socket-activate is missing"; exit 77; }
 fake_builtins "$TW_TMP/probes"
+# ctxsw also writes down the environment it got.
+sed -i "2a env >\"$TW_TMP/probe.env\"" "$TW_TMP/probes/ctxsw"
 
 PORT=$(free_port)
 mkdir -p "$TW_TMP/d"
 # The configured port (1) would fail to bind: only the passed socket works.
-systemd-socket-activate -l "127.0.0.1:$PORT" "$TWD" --foreground --config "$TW_TMP/empty.conf" \
+env -u NOTIFY_SOCKET -u INVOCATION_ID systemd-socket-activate -l "127.0.0.1:$PORT" \
+	"$TWD" --config "$TW_TMP/empty.conf" \
 	--state-dir "$TW_TMP/d" --port 1 --port-file "$TW_TMP/d/port" \
-	--probe-dir "$TW_TMP/probes" --probes-d "" --quick --load-threshold 1000 \
+	--probe-dir "$TW_TMP/probes" --probes-d "" --quick --guard off \
 	>"$TW_TMP/d.log" 2>&1 &
 DPID=$!
 # systemd-socket-activate starts the daemon on the first connection.
@@ -21,12 +26,19 @@ wait_for sh -c "ss -Htln 'sport = :$PORT' | grep -q ." || fail "systemd-socket-a
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://127.0.0.1:$PORT/healthz")
 [ "$code" = 200 ] || fail "GET /healthz through the passed socket: $code: $(cat "$TW_TMP/d.log")"
 # (the first request may be answered before the daemon logs and writes its port)
-wait_for grep -q 'Serving HTTP on the socket passed by systemd' "$TW_TMP/d.log" ||
+wait_for grep -q 'Serving HTTP on the socket passed by the launcher' "$TW_TMP/d.log" ||
 	fail "the daemon did not use the passed socket: $(cat "$TW_TMP/d.log")"
 wait_for test -s "$TW_TMP/d/port" || fail "no port file"
 [ "$(cat "$TW_TMP/d/port")" = "$PORT" ] || fail "port file $(cat "$TW_TMP/d/port"), expected $PORT"
 wait_cycle 1
 [ "$(runs_json | jq length)" = 3 ] || fail "the start cycle did not store its runs"
 ok "served on the socket passed on port $PORT; the start cycle ran"
-# systemd-socket-activate execs the daemon, so DPID is the daemon itself.
+# systemd-socket-activate execs the daemon, and the daemon does not fork:
+# DPID is the daemon itself, the only process listening.
+listeners=$(ss -Htlnp "sport = :$PORT" | grep -o 'pid=[0-9]*' | sort -u)
+[ "$listeners" = "pid=$DPID" ] || fail "the socket is held by $listeners, not by $DPID alone"
+# The probes got no LISTEN_* variables: the daemon unset them when it took the socket.
+[ -s "$TW_TMP/probe.env" ] || fail "the ctxsw probe wrote no environment"
+grep -q '^LISTEN_' "$TW_TMP/probe.env" && fail "a probe inherited $(grep '^LISTEN_' "$TW_TMP/probe.env")"
 stop_daemon
+ok "the daemon that got the socket is the one that serves it, and it stops on SIGTERM"

@@ -65,7 +65,7 @@ ok "without a token POST is 403"
 # The quiet-host guard: a threshold no host can meet makes the start cycle
 # wait for load_wait_max, and the cycle records the wait.
 fake_builtins "$TW_TMP/probes"
-start_daemon d3 --interval 1h --load-threshold 0 --load-wait-max 2s
+start_daemon d3 --interval 1h --guard loadavg --guard-loadavg-per-cpu-max 0 --guard-wait-max 2s
 wait_cycle 1 30
 waited=$(api /api/v1/status | jq -r .last_cycle.waited_s)
 echo "$waited >= 1.9" | bc | grep -q 1 || fail "the cycle waited $waited s, expected 2"

@@ -3,7 +3,8 @@
 # realistic history (a kernel upgrade on day 20 that makes switches and
 # creates 10% dearer, so regression events, a threads run killed by its
 # time limit, a host near its pids.max) into a temporary database; one
-# threadwatchd serves it and a second one serves an empty database, both on
+# threadwatchd serves it, a second one an empty database and a third one a
+# database with exactly one cycle (the first hour of a new host), all on
 # ephemeral ports with probes that never finish, so no cycle changes what the
 # test reads. tests/browser/dashboard.test.js then drives Debian's chromium
 # through playwright-core (from tests/browser/package-lock.json; it never
@@ -50,8 +51,14 @@ mkdir -p "$TW_TMP/probes.d" "$TW_TMP/full"
 # the seed recorded this host's own fingerprint, so no change starts one.
 start_daemon full --database "$TW_TMP/full/threadwatch.db" --interval 365d
 FULL_PID=$DPID FULL_PORT=$PORT
+# Exactly one cycle, minutes ago: the first hour of a new host.
+mkdir -p "$TW_TMP/one"
+"$B/tests/twseed" --db "$TW_TMP/one/threadwatch.db" --days 1 --every 1440 --seed 7 ||
+	fail "twseed could not write one cycle"
+start_daemon one --database "$TW_TMP/one/threadwatch.db" --interval 365d
+ONE_PID=$DPID ONE_PORT=$PORT
 # An empty database: its first cycle waits for a quiet host (load 0) all day.
-start_daemon empty --interval 365d --load-threshold 0 --load-wait-max 1d
+start_daemon empty --interval 365d --guard loadavg --guard-loadavg-per-cpu-max 0 --guard-wait-max 1d
 EMPTY_PID=$DPID EMPTY_PORT=$PORT
 PORT=$FULL_PORT
 cycles_before=$(api /api/v1/status | jq -r '.last_cycle.id')
@@ -74,12 +81,13 @@ ok "the page's own files weigh $weight bytes uncompressed"
 
 rm -rf "$OUT"
 node "$BROWSER_DIR/dashboard.test.js" --url "http://127.0.0.1:$FULL_PORT/" \
-	--empty-url "http://127.0.0.1:$EMPTY_PORT/" --out "$OUT"
+	--empty-url "http://127.0.0.1:$EMPTY_PORT/" --one-url "http://127.0.0.1:$ONE_PORT/" --out "$OUT"
 rc=$?
 
 [ "$(api /api/v1/status | jq -r '.last_cycle.id')" = "$cycles_before" ] ||
 	fail "a cycle ran during the browser test"
 DPID=$FULL_PID stop_daemon
 DPID=$EMPTY_PID stop_daemon
+DPID=$ONE_PID stop_daemon
 [ "$rc" = 0 ] || fail "the browser test failed"
 ok "the dashboard passed in chromium; screenshots in \"$OUT\""

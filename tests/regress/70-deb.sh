@@ -65,6 +65,7 @@ for f in ./usr/bin/threadwatch ./usr/sbin/threadwatchd ./usr/lib/threadwatch/pro
 	./usr/lib/threadwatch/probes/threads ./usr/lib/threadwatch/probes/map32 \
 	./usr/lib/threadwatch/probes.d/ ./lib/systemd/system/threadwatchd.service \
 	./lib/systemd/system/threadwatchd.socket ./etc/threadwatch/threadwatchd.conf \
+	./etc/threadwatch/threadwatchd.conf.d/ \
 	./usr/share/man/man1/threadwatch.1.gz ./usr/share/man/man8/threadwatchd.8.gz \
 	./usr/share/man/man5/threadwatchd.conf.5.gz; do
 	grep -qxF "$f" <<<"$contents" || fail "the package lacks $f"
@@ -138,19 +139,24 @@ ln -s private/threadwatch /var/lib/threadwatch
 "$B/tests/twseed" --db "$STATE/threadwatch.db" --days 2 --quiet || fail "twseed failed"
 sum=$(sha256sum "$STATE/threadwatch.db" | cut -d' ' -f1)
 echo "# an operator's change" >>/etc/threadwatch/threadwatchd.conf
+echo "interval = 12h" >/etc/threadwatch/threadwatchd.conf.d/50-cm.conf
 
 DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$TW_TMP/upgrade.log" 2>&1 ||
 	fail "reinstalling (the upgrade path) failed: $(cat "$TW_TMP/upgrade.log")"
 [ "$(sha256sum "$STATE/threadwatch.db" | cut -d' ' -f1)" = "$sum" ] ||
 	fail "the upgrade changed the database"
 grep -q "an operator's change" /etc/threadwatch/threadwatchd.conf || fail "the upgrade lost the conffile change"
-ok "upgrade: database and configuration kept"
+grep -qx "interval = 12h" /etc/threadwatch/threadwatchd.conf.d/50-cm.conf || fail "the upgrade lost the drop-in"
+/usr/sbin/threadwatchd --check-config | grep -q '^interval = 12h .*50-cm.conf:1' ||
+	fail "the installed daemon does not read the drop-in: $(/usr/sbin/threadwatchd --check-config | grep interval)"
+ok "upgrade: database, configuration and drop-in kept"
 
 dpkg --remove threadwatch >"$TW_TMP/remove.log" 2>&1 || fail "dpkg --remove: $(cat "$TW_TMP/remove.log")"
 [ ! -e /usr/sbin/threadwatchd ] || fail "remove left /usr/sbin/threadwatchd"
 [ "$(sha256sum "$STATE/threadwatch.db" | cut -d' ' -f1)" = "$sum" ] || fail "remove changed the database"
 [ -f /etc/threadwatch/threadwatchd.conf ] || fail "remove deleted the configuration"
 ok "remove: programs gone, database and configuration kept"
+rm /etc/threadwatch/threadwatchd.conf.d/50-cm.conf # the operator's own file: dpkg leaves it
 
 dpkg --purge threadwatch >"$TW_TMP/purge.log" 2>&1 || fail "dpkg --purge: $(cat "$TW_TMP/purge.log")"
 INSTALLED=0

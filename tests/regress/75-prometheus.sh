@@ -50,6 +50,7 @@ ok "textfile: $(wc -l <"$FLEET_PROM") lines, passes promtool, equals /metrics, n
 PPORT=$(free_port)
 {
 	echo "global: {scrape_interval: 1s, evaluation_interval: 1s}"
+	echo "rule_files: [\"$SRC/contrib/prometheus/threadwatch.rules.yml\"]"
 	echo "scrape_configs:"
 	echo "  - job_name: threadwatch"
 	echo "    scrape_interval: 1s"
@@ -125,7 +126,10 @@ warn=$BYI
 jq_true "$warn" '.h3 == 1 and .h1 == 0 and .h2 == 0' || fail "headroom warnings: $warn"
 promql 'threadwatch_threads_knee{policy="low"}'
 knee=$BYI
-jq_true "$knee" 'keys == ["h3"] and .h3 > 0' || fail "low-stack knees: $knee"
+# Every host has the series; without a knee its value is NaN.
+jq_true "$knee" 'keys == ["h1", "h2", "h3"] and .h3 > 0' || fail "low-stack knees: $knee"
+jq_true "$PQ" 'map(select(.metric.instance != "h3") | .value[1]) == ["NaN", "NaN"]' ||
+	fail "hosts without a knee should export NaN: $PQ"
 ok "low stacks pay on $n host; verdicts $info; headroom warnings $warn; knees $knee"
 
 # --- a kernel upgrade on h2 ------------------------------------------------------------
@@ -189,8 +193,8 @@ wait_promql 'threadwatch_ctxsw_ratio{instance="h2"}' '.[0].value[1] == "0.85"'
 
 # dash_expr JQ-PATH WINDOW: a dashboard query with Grafana's variables filled in.
 dash_expr() {
-	jq -r "$1" "$DASH" | sed -e 's/\$instance/.*/g' -e "s/\\\$window/$2/g" \
-		-e 's/\$min_change/5/g'
+	jq -r "$1" "$DASH" | sed -e 's/\$instance/.*/g' -e 's/\$job/.*/g' -e "s/\\\$window/$2/g" \
+		-e 's/\$min_change/5/g' -e 's/\$__range/1h/g'
 }
 # The window reaches back to the middle of the scrapes before the upgrade.
 w=$(echo "($(date +%s.%N) - ($t0 + $t1) / 2 + 0.999) / 1" | bc)s
@@ -221,13 +225,42 @@ ok "the kernel-upgrade panels list h2 only (ratio $(printf '%.1f' "$want") %), n
 # Every query of the dashboard is valid PromQL and every variable is known.
 n=0
 while IFS= read -r q; do
-	q=$(sed -e 's/\$instance/.*/g' -e "s/\\\$window/$w/g" -e 's/\$min_change/5/g' <<<"$q")
+	q=$(sed -e 's/\$instance/.*/g' -e 's/\$job/.*/g' -e "s/\\\$window/$w/g" -e 's/\$min_change/5/g' \
+		-e 's/\$__range/1h/g' <<<"$q")
 	[[ "$q" == *'$'[a-z_]* ]] && fail "unknown variable in: $q"
 	promql "$q"
 	n=$((n + 1))
 done < <(jq -r '.panels[].targets[].expr | gsub("\n"; " ")' "$DASH")
 [ "$n" -ge 10 ] || fail "only $n dashboard queries"
 ok "all $n dashboard queries are valid PromQL on Prometheus $(prometheus --version 2>&1 | awk 'NR == 1 {print $3}')"
+
+# The shipped alerting rules evaluate cleanly on real daemons' metrics: the
+# host near its pids.max raises ThreadwatchHeadroomLow (pending for its 5
+# minutes), h1's probes whose last two runs failed (its cycle ran with no
+# probes, after a seeded failure) raise ThreadwatchProbeFailing, and
+# nothing else is pending or firing.
+for i in $(seq 1 100); do
+	rules=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/rules") || fail "no /api/v1/rules"
+	jq -e '[.data.groups[].rules[] | select(.lastEvaluation | startswith("0001"))] | length == 0' \
+		<<<"$rules" >/dev/null && jq -e '[.data.groups[].rules[].alerts[]] | length > 0' \
+		<<<"$rules" >/dev/null && break
+	sleep 0.1
+done
+jq_true "$rules" '[.data.groups[].rules[]] | length >= 7 and all(.health == "ok")' ||
+	fail "the shipped rules do not all evaluate: $rules"
+alerts=$(jq -c '[.data.groups[].rules[].alerts[] | {alert: .labels.alertname, instance: .labels.instance, probe: .labels.probe, state}]' <<<"$rules")
+PORT=${FLEET_PORTS[0]}
+failing=()
+for p in ctxsw threads map32; do
+	last2=$(api "/api/v1/runs?probe=$p&limit=2" | jq -c '[.runs[].status]')
+	[ "$last2" = '["error","error"]' ] && failing+=("$p")
+done
+want=$(printf '%s\n' "ThreadwatchHeadroomLow h3 -" "${failing[@]/#/ThreadwatchProbeFailing h1 }" |
+	jq -R . | jq -sc 'sort')
+jq_true "$alerts" --argjson w "$want" \
+	'map(.alert + " " + .instance + " " + (.probe // "-")) | sort == $w' ||
+	fail "the shipped rules raised $alerts, expected $want"
+ok "the shipped alerting rules evaluate on the fleet: $alerts"
 
 kill -TERM "$PROM_PID"
 wait "$PROM_PID"

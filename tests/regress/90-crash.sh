@@ -94,7 +94,7 @@ while [ "$kills" -lt "$KILLS" ] || [ "$cycles" -lt "$CYCLES" ]; do
 	if [ $((kills % 5)) = 0 ]; then
 		env "${DAEMON_ENV[@]}" "$TWD" --foreground --config "$TW_TMP/empty.conf" \
 			--state-dir "$TW_TMP/c" --port 0 --probe-dir "$TW_TMP/probes" \
-			--probes-d "$TW_TMP/probes.d" --quick --load-threshold 1000 --splay 0 \
+			--probes-d "$TW_TMP/probes.d" --quick --guard off --splay 0 \
 			"${ARGS[@]}" >>"$TW_TMP/c.log" 2>&1 &
 		sleep "$(rand_s 150)"
 		crash $!

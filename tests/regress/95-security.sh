@@ -116,6 +116,51 @@ else
 	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a mismatched key: exit $rc: $out"
 	ok "HTTPS: curl --cacert works (GET, POST 202), an unknown CA fails, plain HTTP gets" \
 		"no answer; key as a file and as a credential; a mismatched key: exit $rc: $out"
+
+	# /metrics behind TLS and a bearer token (the remote-scrape set-up of the
+	# README): 401 without or with a wrong token, the rest of the API open,
+	# and a real Prometheus scrapes it with a CA file and a credentials file.
+	MTOKEN=tw-metrics-token-0123456789abcdef
+	printf '%s\n' "$MTOKEN" >"$TW_TMP/creds/tw-metrics-token"
+	DAEMON_ENV=(CREDENTIALS_DIRECTORY="$TW_TMP/creds")
+	start_daemon mtok --interval 1h --tls-cert tls.crt --tls-key tls.key \
+		--metrics-token-file tw-metrics-token
+	m() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 --cacert "$TW_TMP/creds/tls.crt" \
+		"$@" "https://127.0.0.1:$PORT/metrics"; }
+	[ "$(m)" = 401 ] || fail "/metrics without a token: $(m)"
+	[ "$(m -H "Authorization: Bearer wrong-token-0123456789")" = 401 ] || fail "wrong metrics token"
+	[ "$(m -H "Authorization: Bearer $MTOKEN")" = 200 ] || fail "right metrics token"
+	[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --cacert "$TW_TMP/creds/tls.crt" \
+		"https://127.0.0.1:$PORT/api/v1/status")" = 200 ] || fail "the API should stay open"
+	if command -v prometheus >/dev/null; then
+		pport=$(free_port)
+		cat >"$TW_TMP/prom.yml" <<PROM
+global: {scrape_interval: 1s}
+scrape_configs:
+  - job_name: threadwatch
+    scheme: https
+    tls_config: {ca_file: "$TW_TMP/creds/tls.crt"}
+    authorization: {credentials_file: "$TW_TMP/creds/tw-metrics-token"}
+    static_configs: [{targets: ["127.0.0.1:$PORT"]}]
+PROM
+		prometheus --config.file="$TW_TMP/prom.yml" --storage.tsdb.path="$TW_TMP/promdb" \
+			--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$TW_TMP/prom.log" 2>&1 &
+		ppid=$!
+		up=""
+		for i in $(seq 1 150); do
+			up=$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=up" |
+				jq -r '.data.result[0].value[1] // empty' 2>/dev/null)
+			[ "$up" = 1 ] && break
+			sleep 0.2
+		done
+		kill "$ppid"
+		wait "$ppid" 2>/dev/null
+		[ "$up" = 1 ] || fail "Prometheus could not scrape /metrics over TLS with the token: $(cat "$TW_TMP/prom.log")"
+	fi
+	stop_daemon
+	DAEMON_ENV=()
+	ok "/metrics with metrics_token_file over HTTPS: 401 without or with a wrong token, 200" \
+		"with it, the API still open; Prometheus scrapes it (tls_config, credentials_file)"
 fi
 
 # --- SQL only through bound parameters -------------------------------------

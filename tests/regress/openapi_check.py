@@ -108,14 +108,15 @@ class Checker:
         op = self.spec["paths"].get(template, {}).get(method.lower())
         if op is None and int(status) >= 400:
             # A path or method the API does not have: still a JSON error.
-            content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+            content = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
         elif op is None:
             return ["%s: the document has no such operation" % where]
         elif str(status) not in op["responses"]:
             return ["%s: status %s is not documented" % (where, status)]
         else:
             content = self.resolve(op["responses"][str(status)]).get("content", {})
-        if "application/json" not in content:
+        mime = next((m for m in ("application/json", "application/problem+json") if m in content), None)
+        if mime is None:
             return []
         if body is None:
             return ["%s: no body, but the document describes JSON" % where]
@@ -124,7 +125,7 @@ class Checker:
         except ValueError as e:
             return ["%s: the body is not JSON: %s" % (where, e)]
         self.errors = []
-        self.check(content["application/json"]["schema"], value)
+        self.check(content[mime]["schema"], value)
         return ["%s: %s" % (where, e) for e in self.errors]
 
 

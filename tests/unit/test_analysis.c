@@ -1,8 +1,9 @@
 /*
  * test_analysis: the threads/map32 analysis on synthetic series: buckets,
- * the knee, slope classes, a run shaped like the 2008 report, budgeted
- * repetitions, the VMA ladder, the thread clamp and ENOMEM causes.
+ * the knee (a step that holds), slope classes, growth a + b n, a run shaped like the 2008 report,
+ * budgeted repetitions, the VMA ladder, the thread clamp and ENOMEM causes.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,9 +107,33 @@ static void test_knee(void **state)
 	assert_int_equal(analysis_knee(b, nb), 10);
 	assert_true(b[10].x == 320);
 
-	/* A step to 9x is slower, but not a knee. */
+	/* A step of only 3x is a knee as well. */
 	for (size_t i = 0; i < 1024; i++)
-		cost[i] = i < 320 ? 20000.0 : 180000.0;
+		cost[i] = (i < 320 ? 20000.0 : 60000.0) * wobble(i);
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(analysis_knee(b, nb), 10);
+
+	/* A step of 1.5x is not. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = (i < 320 ? 20000.0 : 30000.0) * wobble(i);
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(analysis_knee(b, nb), -1);
+
+	/* A burst of host load over two buckets, then back: no knee. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = (i >= 320 && i < 384 ? 100000.0 : 20000.0) * wobble(i);
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(analysis_knee(b, nb), -1);
+
+	/* Nor a longer one that passes before the end. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = (i >= 320 && i < 480 ? 100000.0 : 20000.0) * wobble(i);
+	nb = bucket_costs(cost, 1024, 32, b);
+	assert_int_equal(analysis_knee(b, nb), -1);
+
+	/* A step in the last two buckets is too short to hold. */
+	for (size_t i = 0; i < 1024; i++)
+		cost[i] = (i < 960 ? 20000.0 : 240000.0) * wobble(i);
 	nb = bucket_costs(cost, 1024, 32, b);
 	assert_int_equal(analysis_knee(b, nb), -1);
 
@@ -120,13 +145,13 @@ static void test_knee(void **state)
 	nb = bucket_costs(cost, 1024, 32, b);
 	assert_int_equal(analysis_knee(b, nb), -1);
 
-	/* A linear climb (a linear search after the window is full) crosses
-	 * a tenth of the first rate where the cost passes 10x. */
+	/* The old kernel past the window: a step (the first failing walk),
+	 * then a linear climb (each retry walks more VMAs). */
 	for (size_t i = 0; i < 1024; i++)
-		cost[i] = 20000.0 + (i >= 128 ? 500.0 * (double)i : 0);
+		cost[i] = 20000.0 + (i >= 128 ? 40000.0 + 500.0 * (double)i : 0);
 	nb = bucket_costs(cost, 1024, 32, b);
-	assert_true(analysis_knee(b, nb) > 0);
-	assert_true(b[analysis_knee(b, nb)].x >= 352 && b[analysis_knee(b, nb)].x <= 384);
+	assert_int_equal(analysis_knee(b, nb), 4);
+	assert_true(b[4].x == 128);
 
 	/* One bucket, or none: no knee. */
 	assert_int_equal(analysis_knee(b, 1), -1);
@@ -218,6 +243,58 @@ static void test_fit_class(void **state)
 	assert_int_not_equal(analysis_fit_class(x, y, 1, &fit, &cls), 0);
 	y[3] = 0;
 	assert_int_not_equal(analysis_fit_class(x, y, 12, &fit, &cls), 0);
+}
+
+/* a + b n, classed on its own ladder: the three shapes of issue 13. */
+static void test_growth(void **state)
+{
+	double x[12], y[12];
+	struct analysis_growth g;
+
+	(void)state;
+	for (size_t i = 0; i < 12; i++)
+		x[i] = 254.0 * pow(1.55, (double)i); /* 254 .. 31,000 VMAs */
+	/* A large fixed part: 200 us plus 10 ns per VMA. The log-log slope is
+	 * small, yet the walk is linear. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = (200000.0 + 10.0 * x[i]) * wobble(i);
+	assert_int_equal(analysis_growth_fit(x, y, 12, &g), 0);
+	assert_true(g.loglog < 0.3);
+	assert_int_equal(g.cls, ANALYSIS_LINEAR);
+	assert_true(g.b > 8 && g.b < 12);
+	assert_true(g.b_ci[0] > 0 && g.b_ci[0] <= g.b && g.b <= g.b_ci[1]);
+	assert_true(g.exponent > 0.7 && g.exponent < 1.3);
+	assert_true(g.rise > 1);
+	/* A walk without the fixed part: linear too, exponent near 1. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = (2000.0 + 450.0 * x[i]) * wobble(i);
+	assert_int_equal(analysis_growth_fit(x, y, 12, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_LINEAR);
+	assert_true(fabs(g.exponent - 1) < 0.1);
+	/* Flat with noise (+-2% and one outlier rung): flat. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = 600.0 * wobble(i) * (i == 7 ? 1.3 : 1.0);
+	assert_int_equal(analysis_growth_fit(x, y, 12, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_FLAT);
+	assert_true(g.rise < ANALYSIS_RISE_FLAT);
+	/* A tree, O(log n): flat however steady its rise. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = 1000.0 + 100.0 * log2(x[i]);
+	assert_int_equal(analysis_growth_fit(x, y, 12, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_FLAT);
+	/* Square root above a fixed part: sublinear. */
+	for (size_t i = 0; i < 12; i++)
+		y[i] = 1000.0 + 50.0 * sqrt(x[i]);
+	assert_int_equal(analysis_growth_fit(x, y, 12, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_SUBLINEAR);
+	assert_true(fabs(g.exponent - 0.5) < 0.05);
+	/* Unusable input. */
+	assert_int_equal(analysis_growth_fit(x, y, 2, &g), -EINVAL);
+	y[3] = 0;
+	assert_int_equal(analysis_growth_fit(x, y, 12, &g), -EINVAL);
+	y[3] = 1;
+	x[3] = x[2];
+	assert_int_equal(analysis_growth_fit(x, y, 12, &g), -EINVAL);
 }
 
 static void test_reps(void **state)
@@ -347,9 +424,9 @@ int main(void)
 	    cmocka_unit_test(test_bucket_width), cmocka_unit_test(test_bucketize),
 	    cmocka_unit_test(test_rates),        cmocka_unit_test(test_knee),
 	    cmocka_unit_test(test_report_2008),  cmocka_unit_test(test_slope_class),
-	    cmocka_unit_test(test_fit_class),    cmocka_unit_test(test_reps),
-	    cmocka_unit_test(test_ladder),       cmocka_unit_test(test_clamp),
-	    cmocka_unit_test(test_enomem_cause),
+	    cmocka_unit_test(test_fit_class),    cmocka_unit_test(test_growth),
+	    cmocka_unit_test(test_reps),         cmocka_unit_test(test_ladder),
+	    cmocka_unit_test(test_clamp),        cmocka_unit_test(test_enomem_cause),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,10 @@ static void test_error_body(void **state)
 
 	assert_int_equal(api_fail(&err, 404, "no run %d", 7), 404);
 	body = api_error_body(&err);
+	assert_string_equal(json_string_value(json_object_get(body, "type")), "about:blank");
+	assert_string_equal(json_string_value(json_object_get(body, "title")), "Not Found");
+	assert_int_equal(json_integer_value(json_object_get(body, "status")), 404);
+	assert_string_equal(json_string_value(json_object_get(body, "detail")), "no run 7");
 	assert_int_equal(
 	    json_integer_value(json_object_get(json_object_get(body, "error"), "status")), 404);
 	assert_string_equal(
@@ -37,10 +41,20 @@ static void test_error_body(void **state)
 	json_decref(body);
 }
 
+static void test_status_titles(void **state)
+{
+	(void)state;
+	assert_string_equal(api_status_title(400), "Bad Request");
+	assert_string_equal(api_status_title(503), "Service Unavailable");
+	assert_string_equal(api_status_title(418), "Client Error");
+	assert_string_equal(api_status_title(599), "Server Error");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_error_body),
+	    cmocka_unit_test(test_status_titles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -56,7 +57,10 @@ static void test_defaults(void **state)
 	assert_false(c.quick);
 	assert_string_equal(c.database, "");
 	assert_string_equal(c.token, "");
-	assert_true(c.load_threshold == 0.7);
+	assert_true(c.guard_loadavg_per_cpu_max == 0.7);
+	assert_int_equal(c.guard, 0); /* auto */
+	assert_true(c.guard_cpu_pressure_max == 10);
+	assert_true(c.guard_cpu_busy_max == 50);
 	assert_true(c.workload_stack_size == 8u << 20);
 	assert_true(c.workload_switches_per_thread == -1);
 	assert_int_equal(config_log_priority(&c), 6 /* LOG_INFO */);
@@ -88,14 +92,15 @@ static void test_types_values(void **state)
 	                       err, sizeof(err)),
 	                 0);
 	assert_true(c.interval == 5400);
-	assert_true(fabs(c.load_wait_max - 0.5) < 1e-12);
+	/* the old names of the guard's keys still read (renamed[]) */
+	assert_true(fabs(c.guard_wait_max - 0.5) < 1e-12);
 	assert_true(c.probe_timeout == 90);
 	assert_true(!c.splay.is_percent && c.splay.value == 90);
 	assert_true(config_splay_seconds(&c) == 90);
 	assert_true(c.quick);
 	assert_true(c.workload_stack_size == 2u << 20);
 	assert_true(c.http_memory_limit == 64u << 10);
-	assert_true(c.load_threshold == 1.5);
+	assert_true(c.guard_loadavg_per_cpu_max == 1.5);
 	assert_true(c.workload_switches_per_thread == 1e6);
 	assert_string_equal(c.listen_address, "::1");
 	assert_int_equal(config_log_priority(&c), 7 /* LOG_DEBUG */);
@@ -121,6 +126,9 @@ static void test_type_errors(void **state)
 	expect_error("load_threshold = 0x10\n", "not a number");
 	expect_error("load_threshold = 1001\n", "out of range");
 	expect_error("quick = maybe\n", "not a boolean");
+	expect_error("guard = load\n", "\"load\" is not one of: auto, psi, busy, loadavg, off");
+	expect_error("guard_cpu_pressure_max = 101\n", "out of range 0..100");
+	expect_error("log_level = loud\n", "not one of: err, warning, notice, info, debug");
 	expect_error("workload_stack_size = 8X\n", "not a size");
 	expect_error("workload_stack_size = 1K\n", "out of range 16K..1G");
 	expect_error("splay = 60%\n", "out of range 0%..50%");
@@ -232,7 +240,8 @@ static void test_flags(void **state)
 	config_init(&c);
 	assert_int_equal(
 	    config_set(&c, "load-threshold", "3", "--load-threshold", err, sizeof(err)), 0);
-	assert_true(c.load_threshold == 3);
+	assert_true(c.guard_loadavg_per_cpu_max == 3);
+	assert_string_equal(config_key_name("load_wait_max"), "guard_wait_max");
 	assert_int_equal(config_set(&c, "port", "x", "--port", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "--port: \"x\" is not an integer");
 	assert_int_equal(config_set(&c, "nope", "1", "--nope", err, sizeof(err)), -EINVAL);
@@ -364,7 +373,7 @@ static void test_print_parses_back(void **state)
 	config_print(&c, f);
 	fclose(f);
 	assert_non_null(strstr(text, "interval = 1d1h1m1s"));
-	assert_non_null(strstr(text, "load_wait_max = 250ms"));
+	assert_non_null(strstr(text, "guard_wait_max = 250ms"));
 	assert_non_null(strstr(text, "workload_stack_size = 1536K"));
 	assert_non_null(strstr(text, "splay = 12.5%"));
 	config_init(&again);
@@ -405,6 +414,65 @@ static void test_docs(void **state)
 	free(md);
 }
 
+/* Writes text to tmpdir/name. */
+static void put(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* threadwatchd.conf.d: *.conf in name order, later files win; an unknown
+ * key is a warning with file and line, or an error when strict. */
+static void test_dropins(void **state)
+{
+	char dir[256], err[512] = "", *warn = NULL, where[400];
+	struct config c;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/d.conf.d", tmpdir);
+	config_init(&c);
+	assert_int_equal(config_load_dropins(dir, &c, 1, &warn, err, sizeof(err)), 0);
+	assert_null(warn); /* a missing directory is no error */
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put("d.conf.d/20-b.conf", "interval = 3h\nfuture_key = 1\nnice = 4\n");
+	put("d.conf.d/10-a.conf", "interval = 2h\nnice = 3\nquick = yes\n");
+	put("d.conf.d/30-c.conf.dpkg-old", "interval = 9h\n");
+	put("d.conf.d/.hidden.conf", "interval = 8h\n");
+	assert_int_equal(config_load_dropins(dir, &c, 0, &warn, err, sizeof(err)), 0);
+	assert_true(c.interval == 3 * 3600);
+	assert_int_equal(c.nice, 4);
+	assert_true(c.quick);
+	snprintf(where, sizeof(where), "%s/20-b.conf:2: unknown key \"future_key\", ignored\n",
+	         dir);
+	assert_non_null(warn);
+	assert_string_equal(warn, where);
+	snprintf(where, sizeof(where), "%s/20-b.conf:3", dir);
+	assert_string_equal(config_origin(&c, "nice"), where);
+	free(warn);
+	config_free(&c);
+
+	/* --check-config: the same key is an error */
+	config_init(&c);
+	assert_int_equal(config_load_dropins(dir, &c, 1, &warn, err, sizeof(err)), -EINVAL);
+	assert_null(warn);
+	assert_non_null(strstr(err, "20-b.conf:2: unknown key \"future_key\""));
+	config_free(&c);
+
+	/* a bad value in a drop-in is an error either way */
+	put("d.conf.d/40-d.conf", "nice = 99\n");
+	config_init(&c);
+	assert_int_equal(config_load_dropins(dir, &c, 0, &warn, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "40-d.conf:1: nice: 99 is out of range"));
+	free(warn);
+	config_free(&c);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -426,6 +494,7 @@ int main(void)
 	    cmocka_unit_test(test_flags),       cmocka_unit_test(test_copy_and_restart_diff),
 	    cmocka_unit_test(test_resolve),     cmocka_unit_test(test_print_parses_back),
 	    cmocka_unit_test(test_docs),
+	    cmocka_unit_test(test_dropins),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, setup, teardown);

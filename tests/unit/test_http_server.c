@@ -377,23 +377,29 @@ static void reply_free(struct reply *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Expects status and, for errors, the JSON error body naming `needle`. */
+/* Expects status and, for errors, an RFC 9457 problem whose detail names
+ * `needle` (and the 0.1 "error" member saying the same). */
 static void expect_error(const struct reply *r, long status, const char *needle)
 {
 	const json_t *e = json_object_get(r->json, "error");
 	const char *msg = json_string_value(json_object_get(e, "message"));
+	const char *detail = json_string_value(json_object_get(r->json, "detail"));
 	char ct[128];
 
 	if (r->status != status)
 		fail_msg("status %ld, expected %ld; body %s", r->status, status,
 		         r->body ? r->body : "(none)");
+	assert_string_equal(json_string_value(json_object_get(r->json, "type")), "about:blank");
+	assert_non_null(json_string_value(json_object_get(r->json, "title")));
+	assert_int_equal(json_integer_value(json_object_get(r->json, "status")), status);
+	assert_non_null(detail);
+	if (needle && !strstr(detail, needle))
+		fail_msg("detail \"%s\" lacks \"%s\"", detail, needle);
 	assert_non_null(e);
 	assert_int_equal(json_integer_value(json_object_get(e, "status")), status);
-	assert_non_null(msg);
-	if (needle && !strstr(msg, needle))
-		fail_msg("message \"%s\" lacks \"%s\"", msg, needle);
+	assert_string_equal(msg, detail);
 	assert_non_null(hdr(r, "Content-Type", ct, sizeof(ct)));
-	assert_string_equal(ct, "application/json");
+	assert_string_equal(ct, "application/problem+json");
 }
 
 static const json_t *get(const json_t *v, const char *path)
@@ -633,7 +639,8 @@ static void test_prometheus(void **state)
 	    "\"} 1\n",
 	    "threadwatch_ctxsw_ratio 1.003\n",
 	    "threadwatch_ctxsw_switch_seconds{stack=\"low\"} 7.6e-07\n",
-	    "threadwatch_probe_runs_total{probe=\"crashy\",status=\"error\"} 1\n",
+	    "threadwatch_probe_runs_total{probe=\"crashy\"} 1\n",
+	    "threadwatch_probe_failures_total{probe=\"crashy\"} 1\n",
 	    "# TYPE threadwatch_probe_runs_total counter\n",
 	    "threadwatch_probe_last_run_timestamp_seconds{probe=\"map32\"} 1796284319\n",
 	    "threadwatch_probe_last_run_success{probe=\"crashy\"} 0\n",
@@ -649,8 +656,9 @@ static void test_prometheus(void **state)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(r.body, want[i]))
 			fail_msg("/metrics lacks \"%s\":\n%s", want[i], r.body);
-	/* No knee for the default policy: no sample rather than a made-up one. */
-	assert_null(strstr(r.body, "threadwatch_threads_knee{policy=\"default\"}"));
+	/* No knee for the default policy: NaN rather than a made-up number or
+	 * a missing series. */
+	assert_non_null(strstr(r.body, "threadwatch_threads_knee{policy=\"default\"} NaN\n"));
 	reply_free(&r);
 }
 

@@ -242,7 +242,51 @@ static const struct reject_case {
     {"info/x", "{\"a\":1}", "info.x: must be a number, string, boolean or null"},
     {"info/x", "[1]", "info.x: must be a number, string, boolean or null"},
     {"hello", "1", "document: unknown field \"hello\""},
+    /* issue 14: the ctxsw equivalence, A/A and selector figures */
+    {"scalars/equivalent", "{\"value\":0.5,\"unit\":\"bool\"}",
+     "scalars.equivalent.value: must be a whole number"},
+    {"scalars/equivalent", "{\"value\":2,\"unit\":\"bool\"}",
+     "scalars.equivalent.value: must lie in [0, 1]"},
+    {"scalars/aa_equivalent", "{\"value\":1,\"unit\":\"ratio\"}",
+     "scalars.aa_equivalent.unit: must be \"bool\""},
+    {"scalars/equivalence_margin", "{\"value\":0,\"unit\":\"ratio\"}",
+     "scalars.equivalence_margin.value: must lie in (0, 0.5)"},
+    {"scalars/equivalence_margin", "{\"value\":0.5,\"unit\":\"ratio\"}",
+     "scalars.equivalence_margin.value: must lie in (0, 0.5)"},
+    {"scalars/selector_ratio", "{\"value\":0,\"unit\":\"ratio\"}",
+     "scalars.selector_ratio.value: must lie in (0, inf)"},
+    {"scalars/aa_ratio_ci_lo", "{\"value\":1.01,\"unit\":\"ratio\"}",
+     "scalars.aa_ratio_ci_lo: present without scalars.aa_ratio_ci_hi"},
+    {"scalars/ratio_ci_lo", "{\"value\":1.01,\"unit\":\"ratio\"}",
+     "scalars.ratio_ci_lo: present without scalars.ratio_ci_hi"},
+    {"info/order", "\"sideways\"", "info.order: must be one of abba, random"},
+    {"info/cycles_source", "5", "info.cycles_source: must be one of perf, tsc, none"},
 };
+
+/* Issue 14: CI bounds out of order are rejected, in order accepted; the
+ * same fields in another probe's document are that probe's business. */
+static void test_ctxsw_rules(void **state)
+{
+	json_t *doc = load_base();
+	char err[512] = "";
+
+	(void)state;
+	mutate(doc, "scalars/selector_ratio_ci_lo", "{\"value\":1.02,\"unit\":\"ratio\"}");
+	mutate(doc, "scalars/selector_ratio_ci_hi", "{\"value\":1.01,\"unit\":\"ratio\"}");
+	assert_int_equal(protocol_validate(doc, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "scalars.selector_ratio_ci_lo.value: above "
+	                            "scalars.selector_ratio_ci_hi.value"));
+	mutate(doc, "scalars/selector_ratio_ci_hi", "{\"value\":1.03,\"unit\":\"ratio\"}");
+	mutate(doc, "scalars/equivalent", "{\"value\":1,\"unit\":\"bool\"}");
+	mutate(doc, "scalars/equivalence_margin", "{\"value\":0.02,\"unit\":\"ratio\"}");
+	mutate(doc, "info/order", "\"abba\"");
+	assert_int_equal(protocol_validate(doc, err, sizeof(err)), 0);
+	mutate(doc, "probe", "\"other\"");
+	mutate(doc, "info/order", "\"sideways\"");
+	mutate(doc, "scalars/equivalent", "{\"value\":7,\"unit\":\"count\"}");
+	assert_int_equal(protocol_validate(doc, err, sizeof(err)), 0);
+	json_decref(doc);
+}
 
 static void test_rejections(void **state)
 {
@@ -353,13 +397,10 @@ static void test_raw_text(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_valid_base),
-	    cmocka_unit_test(test_valid_variants),
-	    cmocka_unit_test(test_valid_from_probe_lib),
-	    cmocka_unit_test(test_rejections),
-	    cmocka_unit_test(test_long_strings),
-	    cmocka_unit_test(test_too_many_points),
-	    cmocka_unit_test(test_raw_text),
+	    cmocka_unit_test(test_valid_base),           cmocka_unit_test(test_valid_variants),
+	    cmocka_unit_test(test_valid_from_probe_lib), cmocka_unit_test(test_rejections),
+	    cmocka_unit_test(test_ctxsw_rules),          cmocka_unit_test(test_long_strings),
+	    cmocka_unit_test(test_too_many_points),      cmocka_unit_test(test_raw_text),
 	};
 
 	return cmocka_run_group_tests_name("protocol", tests, NULL, NULL);

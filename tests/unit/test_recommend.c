@@ -252,6 +252,14 @@ static void test_no_ci_and_assumed_window(void **state)
 	assert_true(json_is_true(json_object_get(json_object_get(r, "figures"), "window_assumed")));
 	CLOSE(fig(r, "window_bytes"), REC_DEFAULT_WINDOW);
 	CLOSE(fig(r, "window_stacks"), 127); /* floor(2^30 / (8 MiB + 4 KiB)) */
+	/* ... and the sentence says so, not only the reasons */
+	assert_non_null(strstr(json_string_value(json_object_get(r, "sentence")),
+	                       "window is assumed, not measured"));
+	json_decref(r);
+	/* a measured window is not called assumed */
+	r = compute("{\"workload\":{\"threads\":100},\"ctxsw\":{\"low_ns\":500,\"high_ns\":1000,"
+	            "\"ratio_ci95\":[0.45,0.55]},\"map32\":{\"window_bytes\":1e9}}");
+	assert_null(strstr(json_string_value(json_object_get(r, "sentence")), "assumed"));
 	json_decref(r);
 }
 
@@ -408,7 +416,7 @@ static void test_log_log_interpolation(void **state)
 	r = compute(
 	    "{\"workload\":{\"threads\":500,\"stack_bytes\":%d,\"switches_per_thread\":1},"
 	    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[100,1000],[10000,100000]]}}",
+	    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[100,1000],[10000,100000]]}}",
 	    HAND_STACK);
 	CLOSE(fig(r, "extra_create_ns"), 10000);
 	CLOSE(fig(r, "extra_create_vmas"), 1000);
@@ -420,7 +428,7 @@ static void test_log_log_interpolation(void **state)
 	r = compute(
 	    "{\"workload\":{\"threads\":50000,\"stack_bytes\":%d},"
 	    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[100,1000],[10000,100000]]}}",
+	    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[100,1000],[10000,100000]]}}",
 	    HAND_STACK);
 	CLOSE(fig(r, "extra_create_ns"), 1e6);
 	assert_true(json_is_true(
@@ -430,7 +438,7 @@ static void test_log_log_interpolation(void **state)
 	/* a power law y = x^2 between two points, read in the middle */
 	r = compute("{\"workload\":{\"threads\":50,\"stack_bytes\":%d},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,100],[1000,1000000]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,100],[1000,1000000]]}}",
 	            HAND_STACK);
 	CLOSE(fig(r, "extra_create_ns"), 10000); /* 100 VMAs squared */
 	json_decref(r);
@@ -474,7 +482,7 @@ static void test_threads_curves(void **state)
 	            HAND_STACK);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "figures"),
 	                                                      "extra_create_source")),
-	                    "map32.fail_ns");
+	                    "map32");
 	CLOSE(fig(r, "extra_create_ns"), 1e6);
 	json_decref(r);
 	/* one curve only is not enough */
@@ -487,6 +495,55 @@ static void test_threads_curves(void **state)
 	json_decref(r);
 }
 
+/* E from map32: fail at 2 C in-window VMAs + retry at 2 n VMAs - plain,
+ * a curve beyond its end extrapolated linearly, and the cross-check with
+ * the threads probe where it measured n. */
+static void test_map32_terms(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	/* C = 10: fail read at 20 VMAs (interpolated, 20 x 100 ns); n = 30:
+	 * retry at 60 VMAs, beyond its last point (40, 4000): the line
+	 * through it with the least-squares slope 100 ns per VMA, so 6000;
+	 * plain flat 500. E = 2000 + 6000 - 500. The threads probe measured
+	 * low - high at 30 threads, read on log-log axes: 1000 x 30^(ln 10 /
+	 * ln 64) - 1000, about 5,574 ns, so E is about 1.35 of it. */
+	r = compute(
+	    "{\"workload\":{\"threads\":30,\"stack_bytes\":%d,\"switches_per_thread\":1},"
+	    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
+	    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1000],[40,4000]],"
+	    "\"retry_ns\":[[10,1000],[20,2000],[40,4000]],\"plain_ns\":[[10,500],[100,500]]},"
+	    "\"threads\":{\"low_create_ns\":[[1,1000],[64,10000]],"
+	    "\"high_create_ns\":[[1,1000],[64,1000]]}}",
+	    HAND_STACK);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "figures"),
+	                                                      "extra_create_source")),
+	                    "map32");
+	CLOSE(fig(r, "extra_create_fail_vmas"), 20);
+	CLOSE(fig(r, "extra_create_fail_ns"), 2000);
+	CLOSE(fig(r, "extra_create_vmas"), 60);
+	CLOSE(fig(r, "extra_create_retry_ns"), 6000);
+	CLOSE(fig(r, "extra_create_plain_ns"), 500);
+	CLOSE(fig(r, "extra_create_ns"), 7500);
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(r, "figures"), "extra_create_extrapolated")));
+	assert_true(reason_has(r, "extrapolated linearly"));
+	CLOSE(fig(r, "extra_create_measured_ns"), 1000 * pow(30, log(10) / log(64)) - 1000);
+	CLOSE(fig(r, "extra_create_vs_measured"), 7500 / fig(r, "extra_create_measured_ns"));
+	assert_true(reason_has(r, "Cross-check"));
+	json_decref(r);
+	/* without the retry curve its term is 0, and the reasons say so */
+	r = compute("{\"workload\":{\"threads\":30,\"stack_bytes\":%d},"
+	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
+	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1000],[40,4000]]}}",
+	            HAND_STACK);
+	CLOSE(fig(r, "extra_create_ns"), 2000);
+	assert_true(isnan(fig(r, "extra_create_retry_ns")));
+	assert_true(reason_has(r, "map32.retry_ns not measured"));
+	json_decref(r);
+}
+
 /* The flip points are real: just past them the verdict is the other one,
  * just short of them it is unchanged. */
 static void check_flip_threads(double threads, double spt)
@@ -495,7 +552,7 @@ static void check_flip_threads(double threads, double spt)
 	    compute("{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,"
 	            "\"switches_per_thread\":%g},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 	            threads, HAND_STACK, spt);
 	double flip = fig(r, "flip_threads"), be = fig(r, "flip_switches_per_thread");
 	const char *v = verdict(r);
@@ -505,14 +562,14 @@ static void check_flip_threads(double threads, double spt)
 	/* at the flip count the verdict is the other one */
 	o = compute("{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,\"switches_per_thread\":%g},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 	            flip, HAND_STACK, spt);
 	assert_string_not_equal(verdict(o), v);
 	json_decref(o);
 	/* one step back toward the workload it is still the same */
 	o = compute("{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,\"switches_per_thread\":%g},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+	            "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 	            flip + (flip < threads ? 1 : -1), HAND_STACK, spt);
 	assert_string_equal(verdict(o), v);
 	json_decref(o);
@@ -522,7 +579,7 @@ static void check_flip_threads(double threads, double spt)
 		    "{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,"
 		    "\"switches_per_thread\":%.17g},"
 		    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-		    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+		    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 		    threads, HAND_STACK, be * 1.001);
 		assert_string_equal(verdict(o), "low");
 		json_decref(o);
@@ -530,7 +587,7 @@ static void check_flip_threads(double threads, double spt)
 		    "{\"workload\":{\"threads\":%g,\"stack_bytes\":%d,"
 		    "\"switches_per_thread\":%.17g},"
 		    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-		    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e3],[1e4,1e6]]}}",
+		    "\"map32\":{\"window_bytes\":10485760,\"retry_ns\":[[10,1e3],[1e4,1e6]]}}",
 		    threads, HAND_STACK, be * 0.999);
 		assert_string_equal(verdict(o), "high");
 		json_decref(o);
@@ -849,13 +906,23 @@ static void test_2008_p4_thousands_of_threads(void **state)
 	       P4_CREATE_CURVES);
 	expect(r, "low", "strong", "break_even");
 	json_decref(r);
-	/* the same from map32.fail_ns: a linear search, 25,000,000 cycles at
-	 * 20,000 VMAs (10,000 threads), glibc's 8 MiB stacks (127 fit) */
+	/* the same from map32, glibc's 8 MiB stacks (127 fit): the failing
+	 * call walks the 254 VMAs of the full window (417 ns each), the retry
+	 * the 20,000 VMAs of 10,000 threads, 8,333,333 ns; a plain mmap costs
+	 * 2,000 ns */
 	r = p4("{\"threads\":10000,\"stack_bytes\":8388608,\"switches_per_thread\":1000}",
-	       ",\"fail_ns\":[[200,83333],[20000,8333333]]", "");
+	       ",\"fail_ns\":[[254,105918],[1016,423672]],"
+	       "\"retry_ns\":[[200,83333],[20000,8333333]],"
+	       "\"plain_ns\":[[200,2000],[20000,2000]]",
+	       "");
 	expect(r, "high", "strong", "break_even");
-	CLOSE(fig(r, "extra_create_ns"), 8333333);
-	CLOSE(fig(r, "break_even_switches"), 9873 * 8333333.0 / (127 * 600.0));
+	CLOSE(fig(r, "extra_create_fail_vmas"), 254);
+	CLOSE(fig(r, "extra_create_fail_ns"), 105918);
+	CLOSE(fig(r, "extra_create_retry_ns"), 8333333);
+	CLOSE(fig(r, "extra_create_plain_ns"), 2000);
+	CLOSE(fig(r, "extra_create_ns"), 105918 + 8333333 - 2000);
+	CLOSE(fig(r, "break_even_switches"), 9873 * (105918 + 8333333.0 - 2000) / (127 * 600.0));
+	assert_true(isnan(fig(r, "extra_create_measured_ns")));
 	json_decref(r);
 }
 
@@ -892,6 +959,142 @@ static void test_2008_other_cpus(void **state)
 		}
 }
 
+static const char *sentence_of(const json_t *r)
+{
+	return json_string_value(json_object_get(r, "sentence"));
+}
+
+/* Issue 14: the sentence names the mechanism; "equivalent within +-2%"
+ * only when the CI lies inside [0.98, 1.02]. */
+static void test_equivalence_and_selector(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	/* CI 0.99 to 1.006: inside [0.98, 1.02] */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006]}}");
+	expect(r, "high", "strong", "no_benefit");
+	assert_non_null(strstr(sentence_of(r), "writes FS the same way"));
+	assert_non_null(strstr(sentence_of(r), "equivalent within ±2% (ratio 0.998)"));
+	assert_true(
+	    json_is_true(json_object_get(json_object_get(r, "figures"), "switch_equivalent")));
+	CLOSE(fig(r, "equivalence_margin"), 0.02);
+	assert_true(reason_has(r, "lies inside [0.980, 1.020]"));
+	json_decref(r);
+	/* CI 0.97 to 1.02: not significant, but not shown equivalent either */
+	r = compute("{\"ctxsw\":{\"low_ns\":995,\"high_ns\":1000,\"ratio\":0.995,"
+	            "\"ratio_ci95\":[0.97,1.02]}}");
+	assert_null(strstr(sentence_of(r), "equivalent"));
+	assert_non_null(strstr(sentence_of(r), "not make context switches significantly faster"));
+	assert_true(
+	    json_is_false(json_object_get(json_object_get(r, "figures"), "switch_equivalent")));
+	json_decref(r);
+	/* a wider margin of 5% makes the same CI equivalent */
+	r = compute("{\"ctxsw\":{\"low_ns\":995,\"high_ns\":1000,\"ratio\":0.995,"
+	            "\"ratio_ci95\":[0.97,1.02],\"equivalence_margin\":0.05}}");
+	assert_non_null(strstr(sentence_of(r), "equivalent within ±5%"));
+	json_decref(r);
+	/* no CI: never "equivalent" */
+	r = compute("{\"ctxsw\":{\"low_ns\":1000,\"high_ns\":1000}}");
+	assert_null(strstr(sentence_of(r), "equivalent"));
+	assert_true(
+	    json_is_null(json_object_get(json_object_get(r, "figures"), "switch_equivalent")));
+	json_decref(r);
+	/* the segment path costs 1.2% (CI above 1) */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":1.012,"
+	            "\"selector_ratio_ci95\":[1.004,1.02]}}");
+	assert_non_null(strstr(sentence_of(r), "; the 32-bit segment path would cost +1.2% here."));
+	assert_true(
+	    reason_has(r, "switch at 1.012 times the high-stack time (95% CI 1.004 to 1.020)"));
+	CLOSE(fig(r, "selector_ratio"), 1.012);
+	CLOSE(fig_at(r, "selector_ratio_ci", 1), 1.02);
+	json_decref(r);
+	/* the segment path saves 10% (CI below 1): cheaper, but unused */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":0.9,"
+	            "\"selector_ratio_ci95\":[0.85,0.95]}}");
+	assert_non_null(strstr(sentence_of(r), "the segment path is 10.0% cheaper on this CPU, but "
+	                                       "this kernel does not use it"));
+	json_decref(r);
+	/* a selector CI holding 1.0: no measurable difference */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":1.004,"
+	            "\"selector_ratio_ci95\":[0.99,1.02]}}");
+	assert_non_null(
+	    strstr(sentence_of(r), "makes no measurable difference here (ratio 1.004)"));
+	json_decref(r);
+}
+
+static void test_aa_control(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	/* holding 1.0: the strong no_benefit stays strong */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"aa_ratio_ci95\":[0.995,1.004]}}");
+	expect(r, "high", "strong", "no_benefit");
+	assert_true(reason_has(r, "it holds 1.0"));
+	assert_true(json_is_false(json_object_get(json_object_get(r, "figures"), "aa_biased")));
+	json_decref(r);
+	/* excluding 1.0: the run is biased and nothing is strong */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"aa_ratio_ci95\":[1.004,1.03]}}");
+	expect(r, "high", "weak", "no_benefit");
+	assert_true(reason_has(r, "the run is biased"));
+	assert_true(json_is_true(json_object_get(json_object_get(r, "figures"), "aa_biased")));
+	json_decref(r);
+}
+
+static void test_issue14_rejects(void **state)
+{
+	(void)state;
+	rejects("ctxsw.equivalence_margin: must be below 0.5 (a fraction of 1)",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"equivalence_margin\":0.5}}");
+	rejects("ctxsw.equivalence_margin: must be positive",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"equivalence_margin\":0}}");
+	rejects("ctxsw.selector_ratio: must be a number",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"selector_ratio\":\"x\"}}");
+	rejects("ctxsw.selector_ratio_ci95: lo must not exceed hi",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"selector_ratio_ci95\":[2,1]}}");
+	rejects("ctxsw.aa_ratio_ci95: must be an array [lo, hi]",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"aa_ratio_ci95\":[1]}}");
+	rejects("ctxsw.aa_ratio_ci95[1]: must not be negative",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"aa_ratio_ci95\":[0,-1]}}");
+}
+
+/* Issue 14: the margin, the selector arm and the A/A control reach the
+ * inputs from the ctxsw document's scalars. */
+static void test_inputs_build_mechanism(void **state)
+{
+	json_t *ctxsw = doc(
+	    "ctxsw", "ok",
+	    json_pack("{s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f} s:{s:f}}",
+	              "low_ns", "value", 800.0, "high_ns", "value", 800.0, "equivalence_margin",
+	              "value", 0.03, "selector_ratio", "value", 1.012, "selector_ratio_ci_lo",
+	              "value", 1.004, "selector_ratio_ci_hi", "value", 1.02, "aa_ratio", "value",
+	              1.001, "aa_ratio_ci_lo", "value", 0.99, "aa_ratio_ci_hi", "value", 1.01),
+	    json_object());
+	json_t *in = rec_inputs_build(NULL, ctxsw, NULL, NULL, NULL), *exp;
+
+	(void)state;
+	exp = json_loads("{\"low_ns\":800,\"high_ns\":800,\"equivalence_margin\":0.03,"
+	                 "\"selector_ratio\":1.012,\"selector_ratio_ci95\":[1.004,1.02],"
+	                 "\"aa_ratio_ci95\":[0.99,1.01]}",
+	                 0, NULL);
+	assert_non_null(exp);
+	if (!json_equal(json_object_get(in, "ctxsw"), exp)) {
+		char *got = json_dumps(json_object_get(in, "ctxsw"), JSON_COMPACT);
+
+		fail_msg("built ctxsw inputs differ: %s", got);
+	}
+	json_decref(exp);
+	json_decref(in);
+	json_decref(ctxsw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -907,6 +1110,7 @@ int main(void)
 	    cmocka_unit_test(test_single_point_curve),
 	    cmocka_unit_test(test_log_log_interpolation),
 	    cmocka_unit_test(test_threads_curves),
+	    cmocka_unit_test(test_map32_terms),
 	    cmocka_unit_test(test_flip_points),
 	    cmocka_unit_test(test_extra_keys_ignored),
 	    cmocka_unit_test(test_rejections),
@@ -916,6 +1120,10 @@ int main(void)
 	    cmocka_unit_test(test_2008_p4_few_threads),
 	    cmocka_unit_test(test_2008_p4_thousands_of_threads),
 	    cmocka_unit_test(test_2008_other_cpus),
+	    cmocka_unit_test(test_equivalence_and_selector),
+	    cmocka_unit_test(test_aa_control),
+	    cmocka_unit_test(test_issue14_rejects),
+	    cmocka_unit_test(test_inputs_build_mechanism),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,6 +111,18 @@ static void test_readers(void **state)
 	assert_int_equal(sched_read_loadavg("/proc/loadavg", &load), 0);
 }
 
+static void test_cycle_status(void **state)
+{
+	(void)state;
+	assert_string_equal(sched_cycle_status(3, 3, 0), "ok");
+	assert_string_equal(sched_cycle_status(3, 2, 0), "partial");
+	assert_string_equal(sched_cycle_status(3, 1, 0), "partial");
+	assert_string_equal(sched_cycle_status(3, 0, 0), "failed");
+	assert_string_equal(sched_cycle_status(0, 0, 0), "failed");
+	assert_string_equal(sched_cycle_status(3, 3, 1), "interrupted");
+	assert_string_equal(sched_cycle_status(3, 0, 1), "interrupted");
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -221,7 +233,7 @@ static void test_lifecycle(void **state)
 	assert_int_equal(config_set(&c, "probe_dir", dir, "t", err, sizeof(err)), 0);
 	assert_int_equal(config_set(&c, "probes_d", "", "t", err, sizeof(err)), 0);
 	assert_int_equal(config_set(&c, "interval", "1h", "t", err, sizeof(err)), 0);
-	assert_int_equal(config_set(&c, "load_threshold", "1000", "t", err, sizeof(err)), 0);
+	assert_int_equal(config_set(&c, "guard", "off", "t", err, sizeof(err)), 0);
 	assert_int_equal(
 	    config_set(&c, "token", "abcdefghijklmnopqrstuvwxyz", "t", err, sizeof(err)), 0);
 	assert_int_equal(store_open(db, 0, &st, err, sizeof(err)), 0);
@@ -297,9 +309,9 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_start_delay), cmocka_unit_test(test_readers),
-	    cmocka_unit_test(test_names),       cmocka_unit_test(test_discover),
-	    cmocka_unit_test(test_lifecycle),
+	    cmocka_unit_test(test_start_delay),  cmocka_unit_test(test_readers),
+	    cmocka_unit_test(test_names),        cmocka_unit_test(test_discover),
+	    cmocka_unit_test(test_cycle_status), cmocka_unit_test(test_lifecycle),
 	};
 
 	return cmocka_run_group_tests_name("scheduler", tests, setup, teardown);

@@ -165,6 +165,34 @@ static void test_rng(void **state)
 	assert_true(stats_rng_next(&a) != 0 || stats_rng_next(&a) != 0);
 }
 
+/* The simulations' deviates: uniform in [0, 1) with mean 1/2, and normal
+ * with mean 0, standard deviation 1 and 4.55% beyond 2 (two-sided); over
+ * 200000 draws the standard errors are 0.0007, 0.0022, 0.0016 and 0.0005,
+ * and the margins are 5 of them. */
+static void test_rng_deviates(void **state)
+{
+	struct stats_rng r;
+	double su = 0, sn = 0, sn2 = 0;
+	unsigned tail = 0;
+	const int n = 200000;
+
+	(void)state;
+	stats_rng_seed(&r, 7);
+	for (int i = 0; i < n; i++) {
+		double u = stats_rng_uniform(&r), z = stats_rng_normal(&r);
+
+		assert_true(u >= 0 && u < 1 && isfinite(z));
+		su += u;
+		sn += z;
+		sn2 += z * z;
+		tail += fabs(z) > 2;
+	}
+	assert_near(su / n, 0.5, 0.0035);
+	assert_near(sn / n, 0, 0.011);
+	assert_near(sqrt(sn2 / n), 1, 0.008);
+	assert_near((double)tail / n, 0.0455, 0.0025);
+}
+
 static void test_bootstrap_median(void **state)
 {
 	const double v[] = {12, 15, 11, 19, 14, 13, 18, 10, 16, 17, 14, 12, 30};
@@ -374,6 +402,163 @@ static void test_mann_whitney_separated(void **state)
 	assert_true(stats_mann_whitney_p(lo, 20, hi, 20) < 1e-7);
 }
 
+static void test_signed_rank_exact(void **state)
+{
+	const double all_up[] = {1, 2, 3, 4, 5};
+	const double one_down[] = {1, -2, 3, 4, 5};
+	const double zeros[] = {0, 1, 0, 2, 3, 4, 5};
+	const double nan_in[] = {1, NAN, 3};
+
+	(void)state;
+	/* n = 5, no ties: W+ = 1 + 2 + 3 + 4 + 5 = 15, reached by 1 of the
+	 * 2^5 = 32 sign patterns: P(W+ >= 15) = 1/32 = 0.03125; two-sided
+	 * twice that; "less" is P(W+ <= 15) = 1. */
+	assert_near(stats_signed_rank_p(all_up, 5, STATS_GREATER), 1.0 / 32, EPS);
+	assert_near(stats_signed_rank_p(all_up, 5, STATS_TWO_SIDED), 2.0 / 32, EPS);
+	assert_near(stats_signed_rank_p(all_up, 5, STATS_LESS), 1.0, EPS);
+	/* W+ = 1 + 3 + 4 + 5 = 13: W+ >= 13 when the negative ranks sum to
+	 * at most 2, i.e. {}, {1}, {2}: 3/32 = 0.09375; two-sided 6/32. */
+	assert_near(stats_signed_rank_p(one_down, 5, STATS_GREATER), 3.0 / 32, EPS);
+	assert_near(stats_signed_rank_p(one_down, 5, STATS_TWO_SIDED), 6.0 / 32, EPS);
+	/* zeros are dropped: the same as all_up */
+	assert_near(stats_signed_rank_p(zeros, 7, STATS_GREATER), 1.0 / 32, EPS);
+	/* nothing left, or a bad value: no evidence */
+	assert_near(stats_signed_rank_p(zeros, 1, STATS_TWO_SIDED), 1.0, EPS);
+	assert_near(stats_signed_rank_p(nan_in, 3, STATS_TWO_SIDED), 1.0, EPS);
+}
+
+static void test_signed_rank_normal(void **state)
+{
+	const double tied[] = {1, -1, 2, 2, 2, 3};
+	double d[40];
+
+	(void)state;
+	/* Ties: |d| 1 1 2 2 2 3 get ranks 1.5 1.5 4 4 4 6; W+ = 1.5 + 4 + 4 +
+	 * 4 + 6 = 19.5. m = 6: mean 6 * 7 / 4 = 10.5; variance 6 * 7 * 13 / 24
+	 * - (2^3 - 2 + 3^3 - 3) / 48 = 22.75 - 0.625 = 22.125;
+	 * z = (19.5 - 10.5 - 0.5) / sqrt(22.125) = 1.807075,
+	 * p = erfc(z / sqrt 2) / 2 = 0.0353749. */
+	assert_near(stats_signed_rank_p(tied, 6, STATS_GREATER), 0.03537493353818884, 1e-9);
+	assert_near(stats_signed_rank_p(tied, 6, STATS_TWO_SIDED), 0.07074986707637768, 1e-9);
+	/* 40 untied values (more than the exact limit): -1..-10, 11..40.
+	 * W+ = 11 + ... + 40 = 820 - 55 = 765; mean 40 * 41 / 4 = 410;
+	 * variance 40 * 41 * 81 / 24 = 5535; z = 354.5 / sqrt(5535) = 4.76495,
+	 * one-sided p = 9.4455e-7. */
+	for (int i = 0; i < 40; i++)
+		d[i] = i < 10 ? -(i + 1) : i + 1;
+	assert_near(stats_signed_rank_p(d, 40, STATS_GREATER), 9.445497605131358e-07, 1e-12);
+	assert_near(stats_signed_rank_p(d, 40, STATS_TWO_SIDED), 1.8890995210262717e-06, 1e-12);
+}
+
+/* ratios r[i] = a[i] / b[i] with b[i] = 1000 */
+static void fill_ratios(double *a, double *b, size_t n, double (*r)(size_t))
+{
+	for (size_t i = 0; i < n; i++) {
+		b[i] = 1000;
+		a[i] = 1000 * r(i);
+	}
+}
+
+static double r_tight(size_t i)
+{
+	return 1 + 0.001 * ((double)i - 10) / 10; /* 0.999 .. 1.0009 */
+}
+
+static double r_shifted(size_t i)
+{
+	return 1.10 + 0.001 * ((double)i - 10) / 10; /* about +10% */
+}
+
+static double r_noisy(size_t i)
+{
+	/* 1.3, 0.697, 1.306, 0.691, ...: centred near 1, +-30% */
+	return 1 + 0.3 * (i % 2 ? -1 : 1) * (1 + (double)i / 100);
+}
+
+static void test_tost(void **state)
+{
+	double a[20], b[20], p;
+
+	(void)state;
+	/* Equivalent: every ratio lies within 0.1% of 1, so every
+	 * log(r) - log(0.98) is positive and every log(r) - log(1.02)
+	 * negative; both one-sided exact p-values are 1 / 2^20. */
+	fill_ratios(a, b, 20, r_tight);
+	assert_int_equal(stats_tost_ratio(a, b, 20, 0.02, &p), 0);
+	assert_near(p, 1.0 / 1048576, 1e-15);
+	assert_true(p < 0.05);
+	/* Not equivalent: about 1.10, so log(r) - log(1.02) is positive for
+	 * every pair and the "below 1 + m" test has p = P(W+ <= 210) = 1. */
+	fill_ratios(a, b, 20, r_shifted);
+	assert_int_equal(stats_tost_ratio(a, b, 20, 0.02, &p), 0);
+	assert_near(p, 1.0, EPS);
+	/* ... and the paired test calls it different: 20 of 20 above. */
+	assert_true(stats_signed_rank_p(a, 20, STATS_TWO_SIDED) < 1e-5);
+	/* Too noisy to say: ratios +-30% about 1. Against 0.98 the ten ratios
+	 * below 1 have the larger |log|, so W+ = 1 + ... + 10 = 55 and
+	 * P(W+ >= 55) = 1018032 / 2^20 = 0.970871 (subsets of 1..20 with sum
+	 * >= 55, counted by hand with the same recurrence); TOST fails. The
+	 * two-sided signed-rank test of log r has W+ = 55 too: 2 * 33409 /
+	 * 2^20 = 0.0637226, so no difference is shown either. */
+	fill_ratios(a, b, 20, r_noisy);
+	assert_int_equal(stats_tost_ratio(a, b, 20, 0.02, &p), 0);
+	assert_near(p, 1018032.0 / 1048576, 1e-12);
+	for (int i = 0; i < 20; i++)
+		a[i] = log(a[i] / b[i]);
+	assert_near(stats_signed_rank_p(a, 20, STATS_TWO_SIDED), 2 * 33409.0 / 1048576, 1e-12);
+	/* bad input */
+	assert_int_equal(stats_tost_ratio(a, b, 0, 0.02, &p), -EINVAL);
+	assert_int_equal(stats_tost_ratio(b, b, 20, 0, &p), -EINVAL);
+	assert_int_equal(stats_tost_ratio(b, b, 20, 1, &p), -EINVAL);
+	b[3] = 0;
+	assert_int_equal(stats_tost_ratio(a, b, 20, 0.02, &p), -EINVAL);
+}
+
+static void test_ci_equivalent(void **state)
+{
+	(void)state;
+	assert_int_equal(stats_ci_equivalent(0.99, 1.01, 0.02), 1);
+	/* the bounds are inclusive */
+	assert_int_equal(stats_ci_equivalent(0.98, 1.02, 0.02), 1);
+	/* one end outside: not shown equivalent */
+	assert_int_equal(stats_ci_equivalent(0.97, 1.0, 0.02), 0);
+	assert_int_equal(stats_ci_equivalent(1.01, 1.03, 0.02), 0);
+	/* a reversed interval is not an interval */
+	assert_int_equal(stats_ci_equivalent(1.01, 0.99, 0.02), 0);
+	assert_int_equal(stats_ci_equivalent(NAN, 1.0, 0.02), 0);
+}
+
+static void test_median_ci_order(void **state)
+{
+	const double six[] = {6, 1, 5, 2, 4, 3};
+	const double nine[] = {90, 10, 80, 20, 70, 30, 60, 40, 50};
+	const double bad[] = {1, 2, 3, NAN, 5, 6};
+	double v[39], ci[2];
+
+	(void)state;
+	/* n = 6: P(B <= 0) = 1/64 = 0.0156 <= 0.025, P(B <= 1) = 7/64 > 0.025,
+	 * so k = 1: the whole range [x(1), x(6)] = [1, 6]. */
+	assert_int_equal(stats_median_ci_order(six, 6, ci), 0);
+	assert_near(ci[0], 1, EPS);
+	assert_near(ci[1], 6, EPS);
+	/* n = 9: P(B <= 1) = (1 + 9) / 512 = 0.0195, P(B <= 2) = (1 + 9 + 36) /
+	 * 512 = 0.0898: k = 2, [x(2), x(8)] = [20, 80]. */
+	assert_int_equal(stats_median_ci_order(nine, 9, ci), 0);
+	assert_near(ci[0], 20, EPS);
+	assert_near(ci[1], 80, EPS);
+	/* n = 39: P(B <= 12) = 6515349244 / 2^39 = 0.01185, adding C(39, 13) =
+	 * 8122425444 gives 0.0266: k = 13, [x(13), x(27)]. Values 0..38
+	 * scrambled (i * 7 mod 39 visits each once): [12, 26]. */
+	for (int i = 0; i < 39; i++)
+		v[i] = (double)((i * 7) % 39);
+	assert_int_equal(stats_median_ci_order(v, 39, ci), 0);
+	assert_near(ci[0], 12, EPS);
+	assert_near(ci[1], 26, EPS);
+	/* too few values for a 95% interval, or a bad one */
+	assert_int_equal(stats_median_ci_order(six, 5, ci), -EINVAL);
+	assert_int_equal(stats_median_ci_order(bad, 6, ci), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +569,7 @@ int main(void)
 	    cmocka_unit_test(test_percentile),
 	    cmocka_unit_test(test_mean_stddev),
 	    cmocka_unit_test(test_rng),
+	    cmocka_unit_test(test_rng_deviates),
 	    cmocka_unit_test(test_bootstrap_median),
 	    cmocka_unit_test(test_paired_ratio),
 	    cmocka_unit_test(test_t95),
@@ -392,6 +578,11 @@ int main(void)
 	    cmocka_unit_test(test_fit_rejects),
 	    cmocka_unit_test(test_mann_whitney),
 	    cmocka_unit_test(test_mann_whitney_separated),
+	    cmocka_unit_test(test_signed_rank_exact),
+	    cmocka_unit_test(test_signed_rank_normal),
+	    cmocka_unit_test(test_tost),
+	    cmocka_unit_test(test_ci_equivalent),
+	    cmocka_unit_test(test_median_ci_order),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);

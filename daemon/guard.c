@@ -1,0 +1,212 @@
+/*
+ * guard: the quiet-host guard's readings (PSI, /proc/stat, our own tree's
+ * CPU time, loadavg) and the decision "busy or quiet" on the measure the
+ * host can give. No state beyond struct guard; the scheduler does the
+ * waiting.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guard.h"
+
+const struct guard_paths guard_proc = {
+    .psi = "/proc/pressure/cpu",
+    .stat = "/proc/stat",
+    .self = "/proc/self/stat",
+    .loadavg = "/proc/loadavg",
+};
+
+static const struct {
+	const char *name, *measure, *unit;
+} modes[] = {
+    [GUARD_AUTO] = {"auto", NULL, NULL},
+    [GUARD_PSI] = {"psi", "CPU pressure (PSI some avg10)", "%"},
+    [GUARD_BUSY] = {"busy", "Busy CPU time outside threadwatchd", "%"},
+    [GUARD_LOADAVG] = {"loadavg", "Load average (1 min)", " per CPU"},
+    [GUARD_OFF] = {"off", NULL, NULL},
+};
+
+const char *guard_mode_name(enum guard_mode mode)
+{
+	return modes[mode].name;
+}
+
+int guard_read_psi(const char *path, double *avg10)
+{
+	char line[256];
+	FILE *f = fopen(path, "re");
+	int r = -EINVAL;
+
+	if (!f)
+		return -errno;
+	/* psi_show(): "some avg10=%lu.%02lu avg60=... total=%llu"; reading
+	 * fails with EOPNOTSUPP when the kernel was booted with psi=0. */
+	errno = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "some avg10=%lf", avg10) == 1 && isfinite(*avg10) && *avg10 >= 0) {
+			r = 0;
+			break;
+		}
+	if (r < 0 && ferror(f) && errno)
+		r = -errno;
+	fclose(f);
+	return r;
+}
+
+int guard_read_cpu(const char *path, struct guard_cpu *c)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen(path, "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	/* user nice system idle iowait irq softirq steal (guest time is
+	 * already inside user and nice) */
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+	           &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 4)
+		return -EINVAL;
+	c->total = 0;
+	for (int i = 0; i < 8; i++)
+		c->total += v[i];
+	c->idle = v[3] + v[4];
+	c->steal = v[7];
+	return 0;
+}
+
+int guard_read_own(const char *path, unsigned long long *ticks)
+{
+	unsigned long long ut, st;
+	long long cut, cst;
+	char buf[1024], *p;
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the command name may hold spaces and parentheses: fields 14 to 17
+	 * (utime stime cutime cstime) count from after its last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld",
+	                 &ut, &st, &cut, &cst) != 4)
+		return -EINVAL;
+	*ticks = ut + st + (unsigned long long)(cut > 0 ? cut : 0) +
+	         (unsigned long long)(cst > 0 ? cst : 0);
+	return 0;
+}
+
+int guard_read_loadavg(const char *path, double *load1)
+{
+	FILE *f = fopen(path, "re");
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%lf", load1) != 1 || !isfinite(*load1))
+		r = -EINVAL;
+	fclose(f);
+	return r;
+}
+
+double guard_busy_pct(const struct guard_cpu *before, const struct guard_cpu *after,
+                      unsigned long long own_ticks)
+{
+	double total, busy;
+
+	if (after->total <= before->total || after->idle < before->idle)
+		return 0;
+	total = (double)(after->total - before->total);
+	busy = total - (double)(after->idle - before->idle) - (double)own_ticks;
+	return busy <= 0 ? 0 : fmin(100.0, 100.0 * busy / total);
+}
+
+/* Can the host give this measure now? */
+static int usable(const struct guard_paths *p, enum guard_mode mode)
+{
+	struct guard_cpu c;
+	double x;
+
+	switch (mode) {
+	case GUARD_PSI:
+		return guard_read_psi(p->psi, &x);
+	case GUARD_BUSY:
+		return guard_read_cpu(p->stat, &c);
+	case GUARD_LOADAVG:
+		return guard_read_loadavg(p->loadavg, &x);
+	default:
+		return 0;
+	}
+}
+
+int guard_begin(struct guard *g, enum guard_mode mode, const struct guard_paths *paths)
+{
+	int r = 0;
+
+	*g = (struct guard){.paths = paths ? paths : &guard_proc, .mode = mode};
+	if (mode == GUARD_AUTO) {
+		g->mode = GUARD_OFF;
+		for (int m = GUARD_PSI; m <= GUARD_LOADAVG; m++)
+			if (usable(g->paths, (enum guard_mode)m) == 0) {
+				g->mode = (enum guard_mode)m;
+				break;
+			}
+	} else if ((r = usable(g->paths, mode)) < 0)
+		g->mode = GUARD_OFF;
+	return r;
+}
+
+/* Busy CPU time since the last reading (the first reading only starts). */
+static int look_busy(struct guard *g, double *pct, int *known)
+{
+	struct guard_cpu c;
+	unsigned long long own = 0;
+	int r = guard_read_cpu(g->paths->stat, &c);
+
+	if (r < 0)
+		return r;
+	if (guard_read_own(g->paths->self, &own) < 0)
+		own = g->own; /* cannot tell our tree apart: count it in */
+	*known = g->have_cpu;
+	if (g->have_cpu)
+		*pct = guard_busy_pct(&g->cpu, &c, own >= g->own ? own - g->own : 0);
+	g->cpu = c;
+	g->own = own;
+	g->have_cpu = 1;
+	return 0;
+}
+
+int guard_look(struct guard *g, const struct guard_limits *lim, struct guard_look *out)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int r = 0;
+
+	*out = (struct guard_look){
+	    .known = 1, .measure = modes[g->mode].measure, .unit = modes[g->mode].unit};
+	switch (g->mode) {
+	case GUARD_PSI:
+		r = guard_read_psi(g->paths->psi, &out->value);
+		out->limit = lim->pressure_pct;
+		break;
+	case GUARD_BUSY:
+		r = look_busy(g, &out->value, &out->known);
+		out->limit = lim->busy_pct;
+		break;
+	case GUARD_LOADAVG:
+		r = guard_read_loadavg(g->paths->loadavg, &out->value);
+		out->value /= (double)(ncpus < 1 ? 1 : ncpus);
+		out->limit = lim->load_per_cpu;
+		break;
+	default:
+		return 0;
+	}
+	out->busy = r == 0 && out->known && out->value > out->limit;
+	return r;
+}

@@ -1,0 +1,307 @@
+/*
+ * detectsim: simulated fleets for regression detection. Each host draws the
+ * slow-downs all its figures share (modes, noisy-neighbour episodes), each
+ * figure its own Gaussian AR(1) noise, and detect_scan() judges every run
+ * of every figure, as threadwatchd's events.c does run by run (a scan over
+ * a whole history gives the same events: tests/unit/test_detect.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "detectsim.h"
+#include "errbuf.h"
+#include "stats.h"
+#include "xmalloc.h"
+
+#define T0_MS INT64_C(1767225600000) /* 2026-01-01, the simulated start */
+#define LEVEL 1000.0                 /* every figure's level: the method is relative */
+#define MAX_HOSTS 1000000
+#define MAX_RUNS 100000
+#define MAX_WORKERS 8
+
+const char *const dsim_noise_names[] = {"iid", "ar1", "bimodal", "episodic"};
+const size_t dsim_n_noises = sizeof(dsim_noise_names) / sizeof(dsim_noise_names[0]);
+
+void dsim_params_default(struct dsim_params *p)
+{
+	*p = (struct dsim_params){
+	    .hosts = 1000,
+	    .days = 90,
+	    .every_s = 21600,
+	    .seed = 1,
+	    .noise = DSIM_IID,
+	    .cv = 0.02,
+	    .phi = 0,
+	    .mode_gap = 0.10,
+	    .mode_p = 0.3,
+	    .episode_cycles = 4,
+	    .episode_rate = 0.02,
+	    .episode_size = 0.10,
+	    .step = 0,
+	    .step_day = 60,
+	    .within = 4,
+	};
+}
+
+size_t dsim_runs(const struct dsim_params *p)
+{
+	return (size_t)floor(p->days * 86400.0 / p->every_s + 1e-9);
+}
+
+size_t dsim_step_at(const struct dsim_params *p)
+{
+	return p->step != 0 ? (size_t)ceil(p->step_day * 86400.0 / p->every_s - 1e-9) : SIZE_MAX;
+}
+
+int dsim_params_check(const struct dsim_params *p, char *err, size_t errlen)
+{
+	size_t n = dsim_runs(p);
+
+	if (p->hosts < 1 || p->hosts > MAX_HOSTS)
+		return errbuf_set(err, errlen, -EINVAL, "--hosts: %u is not in 1..%d", p->hosts,
+		                  MAX_HOSTS);
+	if (!(p->every_s >= 1))
+		return errbuf_set(err, errlen, -EINVAL, "--every: %g s is shorter than a second",
+		                  p->every_s);
+	if (p->days < 1 || n < 2 || n > MAX_RUNS)
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "--days %u with --every %gs gives %zu cycles; 2..%d can be "
+		                  "simulated",
+		                  p->days, p->every_s, n, MAX_RUNS);
+	if (!(p->cv >= 0 && p->cv <= 0.3))
+		return errbuf_set(err, errlen, -EINVAL, "--cv: %g is not in 0..0.3", p->cv);
+	if (!(p->phi >= 0 && p->phi < 1))
+		return errbuf_set(err, errlen, -EINVAL, "--phi: %g is not in [0, 1)", p->phi);
+	if (!(p->mode_gap >= 0 && p->mode_gap <= 1) || !(p->mode_p >= 0 && p->mode_p <= 1))
+		return errbuf_set(err, errlen, -EINVAL, "--mode-gap and --mode-p must be in 0..1");
+	if (p->episode_cycles < 1 || p->episode_cycles > 1000 ||
+	    !(p->episode_rate >= 0 && p->episode_rate <= 1) ||
+	    !(p->episode_size >= 0 && p->episode_size <= 1))
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "--episode-cycles must be in 1..1000, --episode-rate and "
+		                  "--episode-size in 0..1");
+	if (!(p->step > -1 && p->step <= 10))
+		return errbuf_set(err, errlen, -EINVAL, "--step: %g is not in (-1, 10]", p->step);
+	if (p->step != 0 && !(p->step_day > 0 && dsim_step_at(p) < n))
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "--step-day: %g is not inside the %u simulated days", p->step_day,
+		                  p->days);
+	if (p->within < 1)
+		return errbuf_set(err, errlen, -EINVAL, "--within: must be at least 1");
+	return 0;
+}
+
+size_t dsim_n_figures(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < catalog_n_metrics; i++)
+		n += catalog_metrics[i].key != 0;
+	return n;
+}
+
+const struct catalog_metric *dsim_figure(size_t k)
+{
+	for (size_t i = 0; i < catalog_n_metrics; i++)
+		if (catalog_metrics[i].key && k-- == 0)
+			return &catalog_metrics[i];
+	return NULL;
+}
+
+/* The factor every figure of the host shares in each cycle: the slow
+ * mode, or the slow-down of a noisy neighbour's episode. */
+static void host_factors(const struct dsim_params *p, struct stats_rng *r, double *f, size_t n)
+{
+	unsigned left = 0;
+	double size = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		f[i] = 1;
+		if (p->noise == DSIM_BIMODAL && stats_rng_uniform(r) < p->mode_p)
+			f[i] += p->mode_gap;
+		if (p->noise != DSIM_EPISODIC)
+			continue;
+		if (!left && stats_rng_uniform(r) < p->episode_rate) {
+			left = p->episode_cycles;
+			size = p->episode_size * (0.5 + stats_rng_uniform(r));
+		}
+		if (left) {
+			f[i] += size;
+			left--;
+		}
+	}
+}
+
+/* One figure's history: AR(1) Gaussian noise of standard deviation cv
+ * (started in its stationary distribution), the host's factors, the step. */
+static void figure_history(const struct dsim_params *p, struct stats_rng *r, const double *f,
+                           size_t n, size_t step_at, struct detect_point *pts)
+{
+	const double every_ms = p->every_s * 1000, innov = sqrt(1 - p->phi * p->phi);
+	double x = p->cv * stats_rng_normal(r);
+
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			x = p->phi * x + innov * p->cv * stats_rng_normal(r);
+		pts[i] = (struct detect_point){
+		    .run_id = (int64_t)i + 1,
+		    .t_ms = T0_MS + (int64_t)((double)i * every_ms),
+		    .value = LEVEL * (1 + x) * f[i] * (i >= step_at ? 1 + p->step : 1),
+		    .fp_id = p->fp_change && i >= step_at ? 2 : 1,
+		};
+	}
+}
+
+/* What one worker adds up over its hosts. */
+struct tally {
+	uint64_t false_events, detected, in_time;
+	uint64_t *false_by_figure;
+	unsigned *delays; /* one per stepped figure; 0: not found */
+};
+
+struct worker {
+	const struct detect_config *c;
+	const struct dsim_params *p;
+	unsigned first, stride;
+	struct tally t;
+	int err;
+};
+
+/* Sorts one figure's events into the step's detection (the first event in
+ * its direction completed at or after it) and false events. */
+static void classify(const struct dsim_params *p, const struct detect_event *ev, size_t n_ev,
+                     size_t step_at, size_t fig, unsigned *delay, struct tally *t)
+{
+	const int dir = p->step > 0 ? 1 : -1;
+
+	for (size_t e = 0; e < n_ev; e++) {
+		size_t at =
+		    (size_t)llround((double)(ev[e].detected_ms - T0_MS) / (p->every_s * 1000));
+
+		if (step_at != SIZE_MAX && !*delay && at >= step_at && ev[e].direction == dir) {
+			*delay = (unsigned)(at - step_at) + 1; /* stored + 1: 0 is "not found" */
+			t->detected++;
+			t->in_time += *delay - 1 <= p->within;
+			continue;
+		}
+		t->false_events++;
+		t->false_by_figure[fig]++;
+	}
+}
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	const struct dsim_params *p = w->p;
+	const size_t n = dsim_runs(p), step_at = dsim_step_at(p), nf = dsim_n_figures();
+	double *f = xcalloc(n, sizeof(*f));
+	struct detect_point *pts = xcalloc(n, sizeof(*pts));
+
+	for (unsigned h = w->first; h < p->hosts && !w->err; h += w->stride) {
+		struct stats_rng r;
+
+		stats_rng_seed(&r, p->seed * UINT64_C(0x9e3779b97f4a7c15) + h);
+		host_factors(p, &r, f, n);
+		for (size_t k = 0; k < nf; k++) {
+			const struct catalog_metric *fig = dsim_figure(k);
+			struct detect_series s = {.metric = fig->name,
+			                          .unit = fig->unit,
+			                          .abs_floor = fig->abs_floor,
+			                          .pts = pts,
+			                          .n = n};
+			struct detect_event *ev = NULL;
+			size_t n_ev = 0;
+			int rc;
+
+			figure_history(p, &r, f, n, step_at, pts);
+			rc = detect_scan(w->c, &s, &ev, &n_ev);
+			if (rc < 0)
+				w->err = rc;
+			else
+				classify(p, ev, n_ev, step_at, k, &w->t.delays[(size_t)h * nf + k],
+				         &w->t);
+			detect_events_free(ev, n_ev);
+		}
+	}
+	free(f);
+	free(pts);
+	return NULL;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median and largest delay of the steps found. */
+static void delays_sum_up(unsigned *d, size_t n, struct dsim_result *r)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (d[i])
+			d[m++] = d[i] - 1;
+	qsort(d, m, sizeof(*d), by_value);
+	r->median_delay_cycles = !m ? NAN : m % 2 ? d[m / 2] : (d[m / 2 - 1] + d[m / 2]) / 2.0;
+	r->max_delay_cycles = m ? d[m - 1] : 0;
+}
+
+int dsim_run(const struct detect_config *c, const struct dsim_params *p, struct dsim_result *r)
+{
+	const size_t n_steps = p->step != 0 ? (size_t)p->hosts * dsim_n_figures() : 0;
+	unsigned *delays = xcalloc((size_t)p->hosts * dsim_n_figures(), sizeof(*delays));
+	struct worker w[MAX_WORKERS];
+	pthread_t tid[MAX_WORKERS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nw = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : (unsigned)cpus;
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (dsim_params_check(p, NULL, 0) < 0 || detect_config_check(c, NULL, 0) < 0) {
+		free(delays);
+		return -EINVAL;
+	}
+	if (nw > p->hosts)
+		nw = p->hosts;
+	r->false_by_figure = xcalloc(dsim_n_figures(), sizeof(*r->false_by_figure));
+	for (unsigned i = 0; i < nw; i++) {
+		w[i] = (struct worker){.c = c, .p = p, .first = i, .stride = nw};
+		w[i].t.delays = delays; /* each worker writes its own hosts' slots */
+		w[i].t.false_by_figure = xcalloc(dsim_n_figures(), sizeof(uint64_t));
+		if (i && pthread_create(&tid[i], NULL, worker_run, &w[i]))
+			abort(); /* out of threads: fatal, like out of memory */
+	}
+	worker_run(&w[0]);
+	for (unsigned i = 0; i < nw; i++) {
+		if (i)
+			pthread_join(tid[i], NULL);
+		if (w[i].err)
+			err = w[i].err;
+		r->false_events += w[i].t.false_events;
+		r->detected_steps += w[i].t.detected;
+		r->detected_in_time += w[i].t.in_time;
+		for (size_t k = 0; k < dsim_n_figures(); k++)
+			r->false_by_figure[k] += w[i].t.false_by_figure[k];
+		free(w[i].t.false_by_figure);
+	}
+	r->host_days = (double)p->hosts * (double)dsim_runs(p) * p->every_s / 86400.0;
+	r->runs = (uint64_t)p->hosts * dsim_runs(p) * dsim_n_figures();
+	r->steps = n_steps;
+	delays_sum_up(delays, n_steps, r);
+	free(delays);
+	return err;
+}
+
+void dsim_result_free(struct dsim_result *r)
+{
+	if (!r)
+		return;
+	free(r->false_by_figure);
+	r->false_by_figure = NULL;
+}

@@ -1,0 +1,48 @@
+/*
+ * fsseg: the 32-bit segment path for FS on x86-64. A thread whose FS base
+ * (its glibc TCB) lies below 4 GiB gets a 32-bit data descriptor with that
+ * base, in its GDT TLS slots (set_thread_area through int $0x80) or in the
+ * process's LDT (modify_ldt), and loads the descriptor's selector into
+ * %fs. The kernel then switches its FS by loading the selector, the path
+ * 2.6-era kernels took by themselves for low bases, instead of writing
+ * the base with wrfsbase or wrmsr.
+ *
+ * Test seam: the int $0x80 call goes through tw_ia32_syscall1() when a
+ * preloaded object defines it (tests/shim/no_segments.c models a kernel
+ * without IA32 emulation), so that the probe's handling of a missing path
+ * can be tested on any kernel.
+ */
+#ifndef TW_FSSEG_H
+#define TW_FSSEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum fsseg_kind { FSSEG_NONE, FSSEG_GDT, FSSEG_LDT };
+
+struct fsseg {
+	enum fsseg_kind kind;
+	int gdt_entry; /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
+	char path[96]; /* how the descriptor is installed */
+	char why[320]; /* FSSEG_NONE: why neither way works */
+};
+
+/* Finds out, in a child process so that a faulting int $0x80 harms
+ * nothing, which way works here: set_thread_area first, then modify_ldt.
+ * Returns 0 (s->kind says which, FSSEG_NONE with s->why) or -errno when
+ * the child could not be run. */
+int fsseg_probe(struct fsseg *s);
+
+/* In the calling thread, whose FS base and stack must lie below 4 GiB:
+ * installs a descriptor based at the FS base (LDT entry `slot` for
+ * FSSEG_LDT) and loads its selector into %fs. Returns the selector (> 0)
+ * or -errno. */
+int fsseg_load(const struct fsseg *s, unsigned slot);
+
+/* The selector in %fs now (0 on other architectures). */
+unsigned fsseg_current(void);
+
+/* The 32-bit i386 system call numbers fsseg uses. */
+#define FSSEG_IA32_SET_THREAD_AREA 243
+
+#endif

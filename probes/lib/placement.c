@@ -1,0 +1,126 @@
+/*
+ * placement: the quietest allowed CPU and its SMT siblings (see
+ * placement.h). /proc/interrupts has one column per online CPU; summary
+ * lines with a single total (ERR, MIS) are skipped.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+
+#define PLACE_MAX_CPUS 1024
+
+/* Sums each CPU column of /proc/interrupts into sums[] (indexed by the
+ * number in the "CPUn" header). Returns the number of columns or -errno. */
+static int irq_sums(long long *sums, int max)
+{
+	FILE *f = fopen("/proc/interrupts", "re");
+	int col_cpu[PLACE_MAX_CPUS], ncol = 0;
+	char *line = NULL, *p, *end;
+	size_t cap = 0;
+
+	if (!f)
+		return -errno;
+	if (getline(&line, &cap, f) > 0)
+		for (p = line; (p = strstr(p, "CPU")) && ncol < PLACE_MAX_CPUS; p += 3)
+			col_cpu[ncol++] = atoi(p + 3);
+	for (int i = 0; i < max; i++)
+		sums[i] = 0;
+	while (getline(&line, &cap, f) > 0) {
+		long long v[PLACE_MAX_CPUS];
+		int k = 0;
+
+		p = strchr(line, ':');
+		if (!p)
+			continue;
+		for (p++; k < ncol; k++) {
+			v[k] = strtoll(p, &end, 10);
+			if (end == p)
+				break;
+			p = end;
+		}
+		if (k < ncol) /* a total, not one count per CPU */
+			continue;
+		for (k = 0; k < ncol; k++)
+			if (col_cpu[k] >= 0 && col_cpu[k] < max)
+				sums[col_cpu[k]] += v[k];
+	}
+	free(line);
+	fclose(f);
+	return ncol > 0 ? ncol : -ENODATA;
+}
+
+long long place_cpu_irqs(int cpu)
+{
+	static long long sums[PLACE_MAX_CPUS];
+	int r;
+
+	if (cpu < 0 || cpu >= PLACE_MAX_CPUS)
+		return -EINVAL;
+	r = irq_sums(sums, PLACE_MAX_CPUS);
+	return r < 0 ? r : sums[cpu];
+}
+
+int place_quiet_cpu(struct place_cpu *out)
+{
+	static long long sums[PLACE_MAX_CPUS];
+	int have = irq_sums(sums, PLACE_MAX_CPUS) > 0, allowed = 0, best = -1;
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	for (int i = 0; i < CPU_SETSIZE && i < PLACE_MAX_CPUS; i++)
+		allowed += CPU_ISSET(i, &set) != 0;
+	for (int i = 0; i < CPU_SETSIZE && i < PLACE_MAX_CPUS; i++) {
+		if (!CPU_ISSET(i, &set) || (i == 0 && allowed > 1))
+			continue;
+		if (best < 0 || (have && sums[i] < sums[best]))
+			best = i;
+	}
+	if (best < 0)
+		return -ENODEV;
+	out->cpu = best;
+	out->irqs = have ? sums[best] : -1;
+	out->how = allowed == 1 ? "the only allowed CPU"
+	           : have       ? "fewest interrupts (CPU 0 left out)"
+	                        : "first allowed but CPU 0 (/proc/interrupts unreadable)";
+	return 0;
+}
+
+int place_smt_siblings(int cpu, char *buf, size_t len)
+{
+	char path[96], list[256], *p = list, *end;
+	size_t o = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+	         cpu);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(list, sizeof(list), f))
+		list[0] = '\0';
+	fclose(f);
+	buf[0] = '\0';
+	/* "0,4" or "0-1": expands ranges, leaves `cpu` out. */
+	while (*p && *p != '\n') {
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			return -EINVAL;
+		p = end;
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		for (long c = a; c <= b && o + 12 < len; c++)
+			if (c != cpu)
+				o += (size_t)snprintf(buf + o, len - o, "%s%ld", o ? "," : "", c);
+		if (*p == ',')
+			p++;
+	}
+	if (!o)
+		snprintf(buf, len, "none");
+	return 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * placement: where a timing probe pins its threads. The allowed CPU that
+ * has taken the fewest interrupts (/proc/interrupts), not CPU 0 when
+ * another is allowed, and that CPU's SMT siblings (sysfs topology).
+ */
+#ifndef TW_PLACEMENT_H
+#define TW_PLACEMENT_H
+
+#include <stddef.h>
+
+struct place_cpu {
+	int cpu;
+	long long irqs;  /* interrupts it has taken since boot; -1: unknown */
+	const char *how; /* "fewest interrupts", "first allowed but CPU 0", ... */
+};
+
+/* Chooses the quietest allowed CPU. 0 or -errno (no allowed CPU). */
+int place_quiet_cpu(struct place_cpu *out);
+
+/* Interrupts taken by `cpu` (sum of its /proc/interrupts column), or
+ * -errno. */
+long long place_cpu_irqs(int cpu);
+
+/* The SMT siblings of `cpu` other than itself as a CPU list ("4", "2,3"),
+ * "none" when it has none. 0 or -errno (topology not readable). */
+int place_smt_siblings(int cpu, char *buf, size_t len);
+
+#endif

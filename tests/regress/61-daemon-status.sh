@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# 61-daemon-status: no failed cycle is shown as ok. With every built-in probe
+# missing the cycle is "failed", with one missing "partial", with all there
+# "ok": in GET /api/v1/status, in /metrics (threadwatch_last_cycle_status),
+# in the log, in the body of /healthz (which stays 200: it is about the
+# daemon) and in `threadwatch fleet`. With no probe data there is no
+# recommendation: the API says "not enough data yet" and the log says why.
+# Also: a daemon started from a build tree with no flags uses the probes
+# beside its executable; an installed one keeps the packaged directory.
+set -u
+. "$SRC/tests/regress/lib.sh"
+. "$SRC/tests/regress/lib-daemon.sh"
+
+# expect_cycle NAME STATUS: the last cycle's status everywhere it is shown.
+expect_cycle() {
+	local name=$1 want=$2 st m h f
+	st=$(api /api/v1/status)
+	[ "$(jq -r .last_cycle_status <<<"$st")" = "$want" ] &&
+		[ "$(jq -r .last_cycle.status <<<"$st")" = "$want" ] ||
+		fail "$name: /api/v1/status says $(jq -c '[.last_cycle_status, .last_cycle.status]' <<<"$st"), expected $want"
+	m=$(api /metrics | grep '^threadwatch_last_cycle_status{')
+	grep -qx "threadwatch_last_cycle_status{status=\"$want\"} 1" <<<"$m" ||
+		fail "$name: /metrics has no status=\"$want\" 1: $m"
+	[ "$(grep -c ' 1$' <<<"$m")" = 1 ] || fail "$name: more than one status is 1: $m"
+	[ "$(http_code /healthz)" = 200 ] || fail "$name: /healthz is not 200 after a $want cycle"
+	h=$(api /healthz)
+	[ "$(jq -r '.status + " " + .last_cycle_status' <<<"$h")" = "ok $want" ] ||
+		fail "$name: /healthz body $h"
+	grep -q "Cycle 1 finished: $want" "$TW_TMP/$name.log" || fail "$name: the log does not say $want"
+	f=$("$B/threadwatch" fleet "http://127.0.0.1:$PORT")
+	if [ "$want" = ok ]; then
+		grep -q "ago " <<<"$f" && ! grep -q '(ok)' <<<"$f" || fail "$name: fleet: $f"
+	else
+		grep -q "ago ($want)" <<<"$f" || fail "$name: fleet does not show ($want): $f"
+	fi
+	ok "$name: a $want cycle is $want in the API, /metrics, /healthz, the log and fleet"
+}
+
+# Every built-in probe missing: failed, and no recommendation from nothing.
+mkdir -p "$TW_TMP/probes" "$TW_TMP/probes.d"
+start_daemon none --interval 1h
+wait_cycle 1 60
+expect_cycle none failed
+[ "$(http_code /api/v1/recommendation)" = 404 ] || fail "a recommendation without data"
+api /api/v1/recommendation | jq -r .error.message | grep -q '^not enough data yet' ||
+	fail "the 404 does not say not enough data yet: $(api /api/v1/recommendation)"
+grep -q 'No recommendation yet: not enough data' "$TW_TMP/none.log" || fail "the log does not say why"
+grep -q '3 of 3 probes failed this cycle' "$TW_TMP/none.log" || fail "the failures are not counted"
+stop_daemon
+ok "no probe data: no recommendation, \"not enough data yet\""
+
+# One missing: partial; the recommendation says its window is assumed
+# (the sentence too when it rests on the window: tests/unit/test_recommend.c).
+fake_probe "$TW_TMP/probes" ctxsw ok
+fake_probe "$TW_TMP/probes" threads ok
+start_daemon one --interval 1h
+wait_cycle 1 60
+expect_cycle one partial
+rec=$(api /api/v1/recommendation)
+[ "$(jq -r .figures.window_assumed <<<"$rec")" = true ] || fail "map32 is missing but the window is not assumed"
+jq -r '.reasons[]' <<<"$rec" | grep -q '^Assuming (no map32 figures)' ||
+	fail "the reasons present the assumed window as measured: $(jq -c .reasons <<<"$rec")"
+stop_daemon
+# A restart keeps the last cycle's status (no new cycle is due for an hour).
+start_daemon one --interval 1h
+[ "$(api /healthz | jq -r .last_cycle_status)" = partial ] ||
+	fail "after a restart /healthz says $(api /healthz)"
+[ "$(api /api/v1/status | jq -r .last_cycle_status)" = partial ] || fail "after a restart the status forgot"
+stop_daemon
+ok "a restart keeps the last cycle's status"
+
+fake_probe "$TW_TMP/probes" map32 ok
+start_daemon all --interval 1h
+wait_cycle 1 60
+expect_cycle all ok
+stop_daemon
+
+# A build tree: threadwatchd beside probes/, no flags at all. (A copy of the
+# daemon, so that the fake probes answer quickly.)
+mkdir -p "$TW_TMP/tree/probes" "$TW_TMP/inst/sbin"
+cp "$TWD" "$TW_TMP/tree/threadwatchd"
+cp "$TWD" "$TW_TMP/inst/sbin/threadwatchd"
+fake_builtins "$TW_TMP/tree/probes"
+out=$(cd "$TW_TMP" && env -u STATE_DIRECTORY "$TW_TMP/tree/threadwatchd" --check-config) ||
+	fail "--check-config with no flags: $out"
+grep -qx "probe_dir = $TW_TMP/tree/probes *# beside the executable" <<<"$out" ||
+	fail "a build-tree daemon does not use the probes beside it: $(grep probe_dir <<<"$out")"
+[ "$("$B/threadwatchd" --check-config | sed -n 's/^probe_dir = \([^ ]*\).*/\1/p')" = "$B/probes" ] ||
+	fail "build/threadwatchd does not find build/probes"
+out=$("$TW_TMP/inst/sbin/threadwatchd" --check-config | grep '^probe_dir')
+grep -q '# default$' <<<"$out" && ! grep -q "$TW_TMP" <<<"$out" ||
+	fail "an installed daemon left the packaged directory: $out"
+# it runs: the first cycle uses them (the port and the guard only so that
+# the test neither collides with a running daemon nor waits on a busy host)
+mkdir -p "$TW_TMP/run"
+(cd "$TW_TMP/run" && exec env -u STATE_DIRECTORY "$TW_TMP/tree/threadwatchd" --port 0 \
+	--port-file "$TW_TMP/run/port" --guard off >"$TW_TMP/tree.log" 2>&1) &
+DPID=$!
+wait_for test -s "$TW_TMP/run/port" || fail "the build-tree daemon did not start: $(cat "$TW_TMP/tree.log")"
+PORT=$(cat "$TW_TMP/run/port")
+wait_cycle 1 60
+[ "$(api /api/v1/status | jq -r .last_cycle.status)" = ok ] ||
+	fail "the build-tree start cycle is not ok: $(cat "$TW_TMP/tree.log")"
+[ -f "$TW_TMP/run/var/threadwatch.db" ] || fail "the database is not in ./var"
+stop_daemon
+ok "a build-tree daemon with no flags finds its probes; an installed one keeps $(sed 's/ *#.*//' <<<"$out")"

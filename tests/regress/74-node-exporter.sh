@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The node_exporter textfile route, as the README sets it up under the
+# packaged unit: the daemon writes textfile_path in its runtime directory
+# (mode 0644, readable by node_exporter's user), a symlink in the
+# collector's directory points at it, and Debian's prometheus-node-exporter
+# serves the figures: the same samples as the daemon's /metrics, and no
+# textfile scrape error.
+. "$(dirname "$0")/lib.sh"
+. "$SRC/tests/regress/lib-daemon.sh"
+NE=$(command -v prometheus-node-exporter || command -v node_exporter) ||
+	{ echo "prometheus-node-exporter is not installed"; exit 77; }
+
+fake_builtins "$TW_TMP/probes"
+mkdir -p "$TW_TMP/run" "$TW_TMP/textfile"
+start_daemon d --textfile-path "$TW_TMP/run/threadwatch.prom" --interval 1h
+wait_for test -s "$TW_TMP/run/threadwatch.prom" || { cat "$TW_TMP/d.log"; fail "no textfile written"; }
+mode=$(stat -c %a "$TW_TMP/run/threadwatch.prom")
+[ "$mode" = 644 ] || fail "the textfile has mode $mode, not 644"
+ln -s "$TW_TMP/run/threadwatch.prom" "$TW_TMP/textfile/threadwatch.prom"
+ok "the daemon wrote $TW_TMP/run/threadwatch.prom with mode 644"
+
+nport=$(free_port)
+"$NE" --web.listen-address="127.0.0.1:$nport" --collector.disable-defaults --collector.textfile \
+	--collector.textfile.directory="$TW_TMP/textfile" >"$TW_TMP/ne.log" 2>&1 &
+NEPID=$!
+trap 'kill $NEPID 2>/dev/null; kill $DPID 2>/dev/null' EXIT
+wait_for curl -sf "http://127.0.0.1:$nport/metrics" || { cat "$TW_TMP/ne.log"; fail "node_exporter did not start"; }
+curl -sf "http://127.0.0.1:$nport/metrics" >"$TW_TMP/ne.txt" || fail "cannot scrape node_exporter"
+grep -q '^node_textfile_scrape_error 0$' "$TW_TMP/ne.txt" || fail "textfile scrape error: $(grep textfile "$TW_TMP/ne.txt")"
+# Every threadwatch sample of the file, as node_exporter serves it: the same
+# names with the same number of samples each (node_exporter reorders labels).
+count() { grep '^threadwatch_' "$1" | sed 's/[{ ].*//' | sort | uniq -c; }
+count "$TW_TMP/run/threadwatch.prom" >"$TW_TMP/want"
+count "$TW_TMP/ne.txt" >"$TW_TMP/got"
+[ -s "$TW_TMP/want" ] || fail "the textfile has no threadwatch samples"
+missing=$(comm -23 "$TW_TMP/want" "$TW_TMP/got")
+[ -z "$missing" ] || fail "node_exporter does not serve: $missing"
+grep -q '^threadwatch_build_info{' "$TW_TMP/ne.txt" || fail "no threadwatch_build_info via node_exporter"
+ok "node_exporter serves all $(wc -l <"$TW_TMP/want") threadwatch metrics of the textfile, sample for sample, no scrape error"
+stop_daemon

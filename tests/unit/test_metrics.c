@@ -1,0 +1,146 @@
+/*
+ * test_metrics: the Prometheus exposition (daemon/metrics.c) from
+ * hand-made store snapshots: the hygiene of Prometheus's "writing
+ * exporters" guide (failures as their own counter, runs counted without a
+ * status label, a knee series that exists as NaN when there is no knee,
+ * no label whose sum means nothing) and the scheduler's gauges.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "metrics.h"
+
+/* The value of the sample line that starts with `prefix` followed by a
+ * space; fails the test when there is none. */
+static double sample_value(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, prefix, n) && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	fail_msg("no sample \"%s\" in:\n%s", prefix, text);
+	return 0;
+}
+
+static char *format(const char *snapshot_json)
+{
+	json_error_t e;
+	json_t *snap = json_loads(snapshot_json, 0, &e);
+	char *text;
+	size_t len;
+
+	assert_non_null(snap);
+	metrics_format(snap, &text, &len);
+	assert_int_equal(strlen(text), len);
+	json_decref(snap);
+	return text;
+}
+
+/* runs_total sums every status; failures_total counts errors, and is 0
+ * (not absent) for a probe that never failed, so that increase() sees the
+ * first failure. */
+static void test_runs_and_failures(void **state)
+{
+	char *t = format("{\"probes\": {}, \"runs_total\": {"
+	                 "\"ctxsw\": {\"ok\": 5, \"error\": 2, \"skipped\": 1},"
+	                 "\"map32\": {\"ok\": 3}}}");
+
+	(void)state;
+	assert_true(sample_value(t, "threadwatch_probe_runs_total{probe=\"ctxsw\"}") == 8);
+	assert_true(sample_value(t, "threadwatch_probe_runs_total{probe=\"map32\"}") == 3);
+	assert_true(sample_value(t, "threadwatch_probe_failures_total{probe=\"ctxsw\"}") == 2);
+	assert_true(sample_value(t, "threadwatch_probe_failures_total{probe=\"map32\"}") == 0);
+	assert_null(strstr(t, "status=\""));
+	free(t);
+}
+
+/* A threads run without a knee still exports the knee, as NaN; before the
+ * probe's first ok run there is no series at all. */
+static void test_knee_nan(void **state)
+{
+	char *t = format("{\"probes\": {\"threads\": {\"last_ok_ms\": 1767225600000,"
+	                 "\"scalars\": {\"low_knee\": {\"value\": 256, \"unit\": \"threads\"}}}},"
+	                 "\"runs_total\": {}}");
+	char *none = format("{\"probes\": {}, \"runs_total\": {}}");
+
+	(void)state;
+	assert_true(sample_value(t, "threadwatch_threads_knee{policy=\"low\"}") == 256);
+	assert_true(isnan(sample_value(t, "threadwatch_threads_knee{policy=\"high\"}")));
+	assert_non_null(strstr(t, "threadwatch_threads_knee{policy=\"default\"} NaN\n"));
+	assert_null(strstr(none, "threadwatch_threads_knee{"));
+	free(t);
+	free(none);
+}
+
+/* No sample carries a label whose values cannot be summed: CI bounds and
+ * create-rate buckets are metrics of their own. */
+static void test_no_meaningless_labels(void **state)
+{
+	char *t = format("{\"probes\": {\"ctxsw\": {\"last_ok_ms\": 1, \"scalars\": {"
+	                 "\"ratio_ci_lo\": {\"value\": 0.98, \"unit\": \"ratio\"},"
+	                 "\"ratio_ci_hi\": {\"value\": 1.01, \"unit\": \"ratio\"}}},"
+	                 "\"threads\": {\"last_ok_ms\": 1, \"scalars\": {"
+	                 "\"low_first_rate\": {\"value\": 50000, \"unit\": \"per_s\"},"
+	                 "\"low_last_rate\": {\"value\": 264, \"unit\": \"per_s\"}}}},"
+	                 "\"runs_total\": {}}");
+
+	(void)state;
+	assert_null(strstr(t, "bound=\""));
+	assert_null(strstr(t, "bucket=\""));
+	assert_true(sample_value(t, "threadwatch_ctxsw_ratio_ci_lower") == 0.98);
+	assert_true(sample_value(t, "threadwatch_ctxsw_ratio_ci_upper") == 1.01);
+	assert_true(
+	    sample_value(t, "threadwatch_threads_first_create_rate_per_second{policy=\"low\"}") ==
+	    50000);
+	assert_true(
+	    sample_value(t, "threadwatch_threads_last_create_rate_per_second{policy=\"low\"}") ==
+	    264);
+	free(t);
+}
+
+/* The scheduler's gauges: failures in a row, the next cycle, and the last
+ * cycle's status as one sample per status. */
+static void test_cycle_gauges(void **state)
+{
+	char *t = format("{\"probes\": {\"map32\": {\"consecutive_failures\": 2},"
+	                 "\"ctxsw\": {\"consecutive_failures\": 0}},"
+	                 "\"runs_total\": {}, \"next_cycle_ms\": 1767225600500,"
+	                 "\"last_cycle\": {\"status\": \"partial\"}}");
+	char *odd = format("{\"probes\": {}, \"runs_total\": {}, \"next_cycle_ms\": null,"
+	                   "\"last_cycle\": {\"status\": \"weird\"}}");
+
+	(void)state;
+	assert_true(sample_value(t, "threadwatch_probe_consecutive_failures{probe=\"map32\"}") ==
+	            2);
+	assert_true(sample_value(t, "threadwatch_probe_consecutive_failures{probe=\"ctxsw\"}") ==
+	            0);
+	assert_true(sample_value(t, "threadwatch_next_cycle_timestamp_seconds") == 1767225600.5);
+	assert_true(sample_value(t, "threadwatch_last_cycle_status{status=\"partial\"}") == 1);
+	assert_true(sample_value(t, "threadwatch_last_cycle_status{status=\"ok\"}") == 0);
+	assert_true(sample_value(t, "threadwatch_last_cycle_status{status=\"failed\"}") == 0);
+	assert_null(strstr(odd, "\nthreadwatch_next_cycle_timestamp_seconds "));
+	assert_true(sample_value(odd, "threadwatch_last_cycle_status{status=\"weird\"}") == 1);
+	assert_true(sample_value(odd, "threadwatch_last_cycle_status{status=\"ok\"}") == 0);
+	free(t);
+	free(odd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_runs_and_failures),
+	    cmocka_unit_test(test_knee_nan),
+	    cmocka_unit_test(test_no_meaningless_labels),
+	    cmocka_unit_test(test_cycle_gauges),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
