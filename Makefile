@@ -110,7 +110,8 @@ DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/event
 	daemon/guard.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
-	cli/cli_detect_sim.c
+	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
+	cli/fleet_ask.c cli/fleet_report.c
 
 LIB_OBJS    := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
 PLIB_OBJS   := $(patsubst %.c,$(B)/%.o,$(PLIB_SRCS))
@@ -188,6 +189,13 @@ $(B)/tests/test_%: tests/unit/test_%.c $(TEST_LIBS) | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
 
+# test_fleet_sd also links the CLI's --file readers (before the libraries
+# they call).
+FLEET_SD_OBJS := $(B)/cli/fleet_targets.o $(B)/cli/fleet_sd_json.o $(B)/cli/fleet_sd_yaml.o
+$(B)/tests/test_fleet_sd: tests/unit/test_fleet_sd.c $(FLEET_SD_OBJS) $(TEST_LIBS) | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
+
 # Test tools (seeders, receivers) link the shared code but not cmocka.
 $(B)/tests/%: tests/tools/%.c $(TEST_LIBS) | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
@@ -200,6 +208,11 @@ $(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(TEST_LIBS) | $(B)/test
 $(B)/tests/replay_fuzz_api: tests/fuzz/fuzz_api.c tests/fuzz/replay.c $(B)/daemon/api_parse.o \
 		$(B)/daemon/asset.o $(B)/libtw.a | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lz -lm
+
+# The file_sd harness links the CLI's --file readers.
+$(B)/tests/replay_fuzz_fleet_sd: tests/fuzz/fuzz_fleet_sd.c tests/fuzz/replay.c $(FLEET_SD_OBJS) \
+		$(B)/libtw.a | $(B)/tests
+	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 $(B)/lib $(B)/daemon $(B)/cli $(B)/probes/lib $(B)/tests $(B)/fuzz:
 	mkdir -p $@

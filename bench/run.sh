@@ -18,6 +18,8 @@
 #                          BENCH_API_CONN [16] connections, BENCH_API_THREADS [2] wrk threads
 #   BENCH_QUERY_REPS [9]   timed repetitions of each storage query
 #   BENCH_PROFILE_S [4]    seconds of each perf record of the daemon
+#   BENCH_FLEET_SIZES ["200 1000"], BENCH_FLEET_ROUNDS [5]: targets and rounds of
+#                          `threadwatch fleet` against fleet_stub.py (BENCH_FLEET_MAX [1000] ports)
 #   BENCH_WORK [$B/bench]  raw outputs (emptied first); BENCH_KEEP_DB=1 keeps the databases
 #   BENCH_OUT [$SRC/bench/RESULTS.md]
 #   BENCH_CITIZEN_ROUNDS [3] interleaved rounds of the good-citizen phase: the neighbour
@@ -26,10 +28,10 @@
 #   BENCH_LOAD_MAX [0.3]   load1 per CPU above which a phase (or a citizen run) does not
 #                          start; it waits up to BENCH_SETTLE_S [300] s for the load to fall,
 #                          and one that still starts above it is refused in the report
-#   BENCH_PHASES [all]     or some of: idle ctxsw threads cycles seed api citizen (api needs
-#                          seed); a partial run writes its report to $BENCH_WORK/RESULTS.md
-#                          and leaves bench/RESULTS.md as it is
-#                          (`make bench BENCH_PHASES=citizen`)
+#   BENCH_PHASES [all]     or some of: idle ctxsw threads cycles seed api citizen fleet (api
+#                          needs seed); a partial run writes its report to $BENCH_WORK/RESULTS.md
+#                          and leaves bench/RESULTS.md as it is, but for fleet, whose section of
+#                          bench/RESULTS.md it rewrites (`make bench BENCH_PHASES=fleet`)
 set -euo pipefail
 
 : "${B:?B (the build directory) must be set}"
@@ -48,6 +50,9 @@ BENCH_API_CONN=${BENCH_API_CONN:-16}
 BENCH_API_THREADS=${BENCH_API_THREADS:-2}
 BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-9}
 BENCH_PROFILE_S=${BENCH_PROFILE_S:-4}
+BENCH_FLEET_SIZES=${BENCH_FLEET_SIZES:-200 1000}
+BENCH_FLEET_ROUNDS=${BENCH_FLEET_ROUNDS:-5}
+BENCH_FLEET_MAX=${BENCH_FLEET_MAX:-1000}
 BENCH_CITIZEN_ROUNDS=${BENCH_CITIZEN_ROUNDS:-3}
 BENCH_CITIZEN_CONN=${BENCH_CITIZEN_CONN:-4}
 BENCH_LOAD_MAX=${BENCH_LOAD_MAX:-0.3}
@@ -197,7 +202,7 @@ for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatc
 	[ -x "$f" ] || die "\"$f\" is not built (run make B=$B all first)"
 done
 for p in $BENCH_PHASES; do
-	case $p in all | idle | ctxsw | threads | cycles | seed | api | citizen) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
+	case $p in all | idle | ctxsw | threads | cycles | seed | api | citizen | fleet) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
 done
 want api && ! want seed && die "BENCH_PHASES: api needs seed (the year it queries)"
 need_pkgs linux-perf stress-ng wrk nginx-light curl jq sqlite3 procps util-linux time python3
@@ -224,7 +229,8 @@ phase setup
 	for v in BENCH_RUNS BENCH_THREADS_RUNS BENCH_MAP32_RUNS BENCH_CYCLES BENCH_PEER_S \
 		BENCH_IDLE_S BENCH_SEED_DAYS BENCH_SEED_EVERY BENCH_API_ROUNDS BENCH_API_S \
 		BENCH_API_CONN BENCH_API_THREADS BENCH_QUERY_REPS BENCH_PROFILE_S BENCH_CITIZEN_ROUNDS \
-		BENCH_CITIZEN_CONN BENCH_LOAD_MAX BENCH_SETTLE_S BENCH_PHASES; do
+		BENCH_CITIZEN_CONN BENCH_LOAD_MAX BENCH_SETTLE_S BENCH_FLEET_SIZES BENCH_FLEET_ROUNDS \
+		BENCH_FLEET_MAX BENCH_PHASES; do
 		echo "$v=${!v}"
 	done
 } >"$W/meta.env"
@@ -484,7 +490,63 @@ if want citizen; then
 	stop_nginx
 fi
 
-# --- 8. the end of the idle window ---------------------------------------------
+# --- 8. threadwatch fleet against one stub process on many ports ----------------
+# One daemon's answers are recorded, then fleet_stub.py serves them on
+# BENCH_FLEET_MAX consecutive loopback ports (one process, asyncio) and
+# `threadwatch fleet --json` asks BENCH_FLEET_SIZES of them, interleaved,
+# BENCH_FLEET_ROUNDS times. The stub shares the machine's CPUs with the CLI.
+if want fleet; then
+	phase fleet
+	mkdir -p "$W/fleet"
+	"$TWSEED" --db "$W/fleet/seed.db" --days 2 --quiet --seed 13 --linear-search ||
+		die "twseed failed for the fleet phase"
+	start_daemon fleet "$W/fleet/seed.db"
+	FD=$DPID
+	FBASE="http://127.0.0.1:$DPORT"
+	run=$(curl -sf "$FBASE/api/v1/runs?probe=threads&status=ok&limit=1" | jq -r '.runs[0].id // empty')
+	[ -n "$run" ] || die "the fleet daemon has no ok threads run"
+	: >"$W/fleet/answers.parts"
+	for p in /api/v1/status /api/v1/host /api/v1/recommendation /api/v1/headroom \
+		'/api/v1/events?limit=1' '/api/v1/runs?probe=threads&status=ok&limit=1' "/api/v1/runs/$run"; do
+		curl -sf "$FBASE$p" >"$W/fleet/answer.json" || continue
+		jq -n --arg p "$p" --slurpfile b "$W/fleet/answer.json" '{($p): $b[0]}' >>"$W/fleet/answers.parts"
+	done
+	jq -s add "$W/fleet/answers.parts" >"$W/fleet/answers.json"
+	stop_pid "$FD"
+	for try in 1 2 3 4 5; do
+		first=$((10000 + RANDOM % (32000 - BENCH_FLEET_MAX - 10000)))
+		python3 "$SRC/tests/tools/fleet_stub.py" "$W/fleet/answers.json" "$first" "$BENCH_FLEET_MAX" \
+			--lifetime 3600 >"$W/fleet/stub.out" 2>"$W/fleet/stub.err" &
+		STUB=$!
+		PIDS+=("$STUB")
+		for i in $(seq 400); do
+			grep -q ready "$W/fleet/stub.out" && break
+			kill -0 "$STUB" 2>/dev/null || break
+			sleep 0.05
+		done
+		grep -q ready "$W/fleet/stub.out" && break
+		stop_pid "$STUB"
+	done
+	grep -q ready "$W/fleet/stub.out" || die "fleet_stub.py did not start: $(cat "$W/fleet/stub.err")"
+	for i in $(seq 0 $((BENCH_FLEET_MAX - 1))); do echo "127.0.0.1:$((first + i))"; done >"$W/fleet/all.txt"
+	for n in $BENCH_FLEET_SIZES; do
+		[ "$n" -le "$BENCH_FLEET_MAX" ] || die "BENCH_FLEET_SIZES: $n is more than BENCH_FLEET_MAX"
+	done
+	for n in $BENCH_FLEET_SIZES; do head -n "$n" "$W/fleet/all.txt" >"$W/fleet/targets-$n.txt"; done
+	sizes_rev=$(tr ' ' '\n' <<<"$BENCH_FLEET_SIZES" | tac | tr '\n' ' ')
+	for r in $(seq "$BENCH_FLEET_ROUNDS"); do
+		if [ $((r % 2)) = 1 ]; then order=$BENCH_FLEET_SIZES; else order=$sizes_rev; fi
+		for n in $order; do
+			f=$W/fleet/$(printf %02d "$r")-$n
+			ru --out "$f.ru.json" --stdout "$f.json" -- "$B/threadwatch" fleet --json \
+				--timeout 30s --file "$W/fleet/targets-$n.txt" || log "fleet of $n exited $?"
+		done
+	done
+	stop_pid "$STUB"
+	rm -f "$W/fleet/seed.db"*
+fi
+
+# --- 9. the end of the idle window ---------------------------------------------
 if want idle; then
 	phase idle-wait
 	wait "$WATCH" || log "the idle watcher failed"
@@ -508,7 +570,12 @@ echo "elapsed_s=$(($(date +%s) - T0))" >>"$W/meta.env"
 if [ "$BENCH_PHASES" != all ]; then
 	python3 "$HERE/report.py" --work "$W" --out "$W/RESULTS.md" --src "$SRC" ||
 		log "the partial report failed"
-	log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\", \"$OUT\" left as it is"
+	if want fleet; then
+		python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC" --only fleet
+		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\"; of \"$OUT\", only the fleet section rewritten"
+	else
+		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\", \"$OUT\" left as it is"
+	fi
 	exit 0
 fi
 python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC"

@@ -21,7 +21,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 DEFS="-D_GNU_SOURCE -DTW_VERSION=\"fuzz\" -DTW_PROBEDIR=\"/nonexistent\" \
 -DTW_PROBESDDIR=\"/nonexistent\" -DTW_SYSCONFDIR=\"/nonexistent\" \
 -DTW_DYGRAPHS_DIR=\"/nonexistent\""
-CFLAGS_FUZZ="-std=gnu11 -g -O1 -pthread $DEFS -I$SRC/lib -I$SRC/daemon -I$SRC/probes/lib -I$B \
+CFLAGS_FUZZ="-std=gnu11 -g -O1 -pthread $DEFS -I$SRC/lib -I$SRC/daemon -I$SRC/probes/lib -I$SRC/cli -I$B \
 $(pkg-config --cflags $PKGS 2>/dev/null)"
 LIBS_FUZZ="$(pkg-config --libs $PKGS 2>/dev/null) -lm"
 
@@ -65,7 +65,9 @@ build_objects() {
 		echo "fuzz: $B/daemon/builtin.c missing (run make first)"
 		return 1
 	fi
-	for src in "$SRC"/lib/*.c "$SRC"/daemon/*.c "$SRC"/probes/lib/*.c "$B/daemon/builtin.c"; do
+	# and the CLI's --file readers, which fuzz_fleet_sd drives.
+	for src in "$SRC"/lib/*.c "$SRC"/daemon/*.c "$SRC"/probes/lib/*.c "$B/daemon/builtin.c" \
+		"$SRC"/cli/fleet_targets.c "$SRC"/cli/fleet_sd_*.c; do
 		case "$src" in */daemon/threadwatchd.c) continue ;; esac
 		printf '%s\n' "$src"
 	done | xargs -P "$(nproc)" -I{} bash -c 'compile_one "$1"' _ {} || return 1

@@ -4,7 +4,11 @@
 # is not threadwatchd and a stand-in daemon whose host endpoint fails.
 # Every table cell and JSON field is checked against the daemon's own API;
 # the exit status is 1 while any host cannot be read and 0 with only live
-# hosts; bad arguments exit 2.
+# hosts; bad arguments and bad files exit 2. Then: file_sd JSON and YAML
+# with labels; 300 hosts served by one fleet_stub.py process (answers
+# recorded from h3), alone and mixed with dead ports; --concurrency;
+# --token against the stub, which checks the header as the daemon's POST
+# does; --cacert and --insecure against a daemon with a test certificate.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
@@ -196,9 +200,244 @@ jq_true "$OUT" '.hosts_unreachable == 1 and .hosts_failed == 2 and .hosts[1].rea
 	fail "--json: a broken daemon is reachable but failed: $OUT"
 ok "a silent host times out after its own budget (${secs}s in all); a foreign server and a failing endpoint are named"
 
+# --- file_sd JSON and YAML, with labels ----------------------------------------------
+H1=127.0.0.1:${FLEET_PORTS[0]}
+H2=127.0.0.1:${FLEET_PORTS[1]}
+H3=127.0.0.1:${FLEET_PORTS[2]}
+cat >"$TW_TMP/sd.json" <<JSON
+[
+  {"targets": ["$H1", "$H2"], "labels": {"env": "prod", "team": "db"}},
+  {"targets": ["$H3"], "labels": {"env": "test", "__scheme__": "http", "__meta_x": "hidden"}},
+  {"targets": ["$DEAD"]}
+]
+JSON
+# As Prometheus's own tools write it (indentless lists), and by hand.
+cat >"$TW_TMP/sd.yml" <<YAML
+# file_sd as YAML
+---
+- targets:
+  - $H1
+  - '$H2'
+  labels:
+    env: prod
+    "team": db   # a comment
+- targets: ["$H3"]
+  labels: {env: test, __scheme__: http, __meta_x: hidden}
+- targets:
+    - $DEAD
+YAML
+for f in sd.json sd.yml; do
+	fleet --file "$TW_TMP/$f"
+	[ "$RC" = 1 ] || fail "--file $f: exit status $RC with a dead port, expected 1: $ERR"
+	head -n1 <<<"$OUT" | grep -q LABELS || fail "--file $f: no LABELS column: $OUT"
+	[ "$(wc -l <<<"$OUT")" = 5 ] || fail "--file $f: expected a header and 4 rows: $OUT"
+	expect_cell "$H1" LABELS env=prod,team=db
+	expect_cell "$H2" LABELS env=prod,team=db
+	expect_cell "$H3" LABELS env=test
+	expect_cell "$H1" VERDICT low
+	expect_cell "$H3" HEADROOM pids_max
+	row "$DEAD" | grep -Eq "^$DEAD +- +unreachable: " || fail "--file $f: dead row: $(row "$DEAD")"
+	fleet --json --file "$TW_TMP/$f"
+	jq_true "$OUT" --arg h1 "$H1" --arg h3 "$H3" '
+		.hosts_total == 4 and .hosts_unreachable == 1 and
+		.hosts[0].url == $h1 and .hosts[0].labels == {"env": "prod", "team": "db"} and
+		.hosts[2].url == $h3 and .hosts[2].labels == {"env": "test"} and
+		.hosts[3].labels == {} and [.hosts[0,1].verdict] == ["low", "high"]' ||
+		fail "--json --file $f: $(jq -c '.hosts[] | {url, labels, verdict}' <<<"$OUT")"
+done
+ok "file_sd JSON and YAML: targets with their labels (LABELS column, labels object), __ labels hidden"
+
+# Bad files exit 2 and name FILE:LINE.
+bad_file() { # NAME WANT-IN-MESSAGE CONTENT
+	printf '%s' "$3" >"$TW_TMP/$1"
+	fleet --file "$TW_TMP/$1"
+	[ "$RC" = 2 ] || fail "--file $1: exit status $RC, expected 2 ($ERR)"
+	[ -z "$OUT" ] || fail "--file $1 printed a report"
+	grep -qF -- "$2" <<<"$ERR" || fail "--file $1: expected \"$2\" in: $ERR"
+}
+bad_file bad1.json "bad1.json:3: " $'[\n  {"targets": ["a:1"]},\n  {"targets": ["b:2"],}\n]\n'
+bad_file bad2.json "bad2.json:2: \"targets\" must be a list" $'[\n {"targets": "a:1"}]'
+bad_file bad3.json "bad3.json:1: unknown key \"target\"" '[{"target": ["a:1"]}]'
+bad_file bad4.json "bad4.json: no targets" '[]'
+bad_file bad5.json "bad5.json:1: label \"1x\"" '[{"targets": ["a:1"], "labels": {"1x": "y"}}]'
+bad_file bad6.json "bad6.json:1: label \"n\": the value must be a string" \
+	'[{"targets": ["a:1"], "labels": {"n": 1}}]'
+bad_file bad1.yml "bad1.yml:3: indented unlike" $'- targets:\n    - a:1\n  - b:2\n'
+bad_file bad2.yml "bad2.yml:2: unknown key \"label\"" $'- targets: [a:1]\n  label: {a: b}\n'
+bad_file bad3.yml "bad3.yml:4: expected a string" \
+	$'# anchors are not file_sd\n- targets: [a:1]\n  labels:\n    env: &x prod\n'
+bad_file bad4.yml "bad4.yml:2: a tab in the indentation" $'- targets:\n\t- a:1\n'
+bad_file bad5.yml "bad5.yml:1: expected ',' or ']'" $'- targets: [a:1\n'
+bad_file bad6.yml "bad6.yml:1: __scheme__ \"ftp\"" $'- targets: [a:1]\n  labels: {__scheme__: ftp}\n'
+bad_file bad7.yml "bad7.yml:1: a group without targets" $'- labels: {a: b}\n'
+bad_file empty.txt "empty.txt: no targets" $'# nothing but a comment\n\n'
+bad_file words.txt "words.txt:2: one URL a line" $'http://a:1\nhttp://b:2 http://c:3\n'
+mkdir -p "$TW_TMP/adir"
+fleet --file "$TW_TMP/adir"
+[ "$RC" = 2 ] && grep -q "adir" <<<"$ERR" || fail "--file DIR: exit status $RC: $ERR"
+ok "bad files: exit 2 with FILE:LINE and what is wrong"
+
+# --- many hosts: one stub process on many ports, answering as h3 does ------------------
+record_answers "${FLEET_PORTS[2]}" "$TW_TMP/answers.json"
+N=300
+start_stub "$TW_TMP/answers.json" "$N"
+OTHER_PIDS+=("$STUB_PID")
+for i in $(seq 0 $((N - 1))); do echo "127.0.0.1:$((STUB_FIRST + i))"; done >"$TW_TMP/many.txt"
+FIELDS='{kernel, glibc, verdict, confidence, ctxsw_ratio, knee, headroom_warnings, threads_run_id}'
+fleet --timeout 30s --json "$U3"
+ref=$(jq -c ".hosts[0] | $FIELDS" <<<"$OUT")
+[ "$(jq -r .verdict <<<"$ref")" != null ] || fail "no reference row from h3: $OUT"
+fleet --timeout 30s --json --file "$TW_TMP/many.txt"
+[ "$RC" = 0 ] || fail "$N stub hosts: exit status $RC, expected 0: $ERR"
+jq_true "$OUT" --argjson n "$N" --argjson ref "$ref" --argjson first "$STUB_FIRST" "
+	.hosts_total == \$n and .hosts_unreachable == 0 and .hosts_failed == 0 and
+	([.hosts[] | $FIELDS] | unique) == [\$ref] and
+	[.hosts[].url] == [range(\$n) | \"127.0.0.1:\(\$first + .)\"]" ||
+	fail "$N stub hosts: rows differ from h3's: $(jq -c '[.hosts[] | {url, error, verdict}] | .[0:3]' <<<"$OUT")"
+fleet --timeout 30s --concurrency 7 --file "$TW_TMP/many.txt"
+[ "$RC" = 0 ] && [ "$(wc -l <<<"$OUT")" = $((N + 1)) ] ||
+	fail "--concurrency 7: exit status $RC, $(wc -l <<<"$OUT") lines"
+for u in "127.0.0.1:$STUB_FIRST" "127.0.0.1:$((STUB_FIRST + N - 1))"; do
+	expect_cell "$u" VERDICT "$(jq -r .verdict <<<"$ref")"
+	expect_cell "$u" HEADROOM pids_max
+done
+ok "$N hosts of one stub: all read, every row as h3 answers, in order; also 7 at a time"
+
+# A mix with dead ports: exit 1, each dead one named, the rest read.
+dead=()
+while [ "${#dead[@]}" -lt 20 ]; do
+	p=$(free_port)
+	[ -n "$p" ] || fail "free_port gave nothing"
+	[[ " ${dead[*]} " == *" $p "* ]] || dead+=("$p")
+done
+{
+	cat "$TW_TMP/many.txt"
+	for p in "${dead[@]}"; do echo "127.0.0.1:$p"; done
+} | shuf >"$TW_TMP/mix.txt"
+fleet --timeout 30s --json --file "$TW_TMP/mix.txt"
+[ "$RC" = 1 ] || fail "a mix with dead ports: exit status $RC, expected 1"
+jq_true "$OUT" --argjson n "$N" \
+	'.hosts_total == $n + 20 and .hosts_unreachable == 20 and .hosts_failed == 20' ||
+	fail "a mix: wrong totals: $(jq -c '{hosts_total, hosts_unreachable, hosts_failed}' <<<"$OUT")"
+got=$(jq -r '.hosts[] | select(.reachable | not) | .url | sub(".*:"; "")' <<<"$OUT" | sort -n)
+[ "$got" = "$(printf '%s\n' "${dead[@]}" | sort -n)" ] ||
+	fail "a mix: the unreachable ones are not the dead ports"
+jq_true "$OUT" '[.hosts[] | select(.reachable | not) | .error | test("Couldn.t connect|refused")] | all' ||
+	fail "a mix: a dead port's error does not say why"
+jq_true "$OUT" '[.hosts[] | select(.reachable) | .verdict] | unique | length == 1' ||
+	fail "a mix: the live hosts differ"
+ok "$N stub hosts and 20 dead ports: exit 1, exactly the dead ones unreachable, with the reason"
+kill "$STUB_PID"
+wait "$STUB_PID" 2>/dev/null
+
+# --concurrency limits the hosts in flight: 6 hosts that each take 7 answers
+# of 0.1 s, 2 at a time, cannot take less than 3 x 0.7 s (a lower bound only).
+start_stub "$TW_TMP/answers.json" 6 --delay 0.1
+OTHER_PIDS+=("$STUB_PID")
+for i in 0 1 2 3 4 5; do echo "127.0.0.1:$((STUB_FIRST + i))"; done >"$TW_TMP/six.txt"
+start=$(date +%s.%N)
+fleet --timeout 30s --concurrency 2 --file "$TW_TMP/six.txt"
+secs=$(echo "$(date +%s.%N) - $start" | bc)
+[ "$RC" = 0 ] || fail "--concurrency 2: exit status $RC: $OUT $ERR"
+[ "$(echo "$secs >= 2.0" | bc)" = 1 ] ||
+	fail "--concurrency 2 took only $secs s: more than 2 hosts in flight"
+ok "--concurrency 2: 6 slow hosts took ${secs}s (at least 3 rounds)"
+kill "$STUB_PID"
+wait "$STUB_PID" 2>/dev/null
+
+# --- --token: sent as Authorization: Bearer ------------------------------------------------
+printf 'fleet-token-0123456789abcdef\nsecond line ignored\n' >"$TW_TMP/token"
+chmod 600 "$TW_TMP/token"
+start_stub "$TW_TMP/answers.json" 3 --token fleet-token-0123456789abcdef \
+	--headers "$TW_TMP/headers.jsonl"
+OTHER_PIDS+=("$STUB_PID")
+S0=127.0.0.1:$STUB_FIRST
+S1=127.0.0.1:$((STUB_FIRST + 1))
+fleet --token "$TW_TMP/token" "$S0" "$S1"
+[ "$RC" = 0 ] || fail "--token: exit status $RC: $OUT $ERR"
+jq -e -s 'length >= 12 and all(.headers.authorization == "Bearer fleet-token-0123456789abcdef")' \
+	"$TW_TMP/headers.jsonl" >/dev/null ||
+	fail "--token: not every request had the header: $(head -3 "$TW_TMP/headers.jsonl")"
+fleet "$S0"
+[ "$RC" = 1 ] && row "$S0" |
+	grep -q "unreachable: GET /api/v1/status: HTTP 401: missing 'Authorization: Bearer TOKEN'" ||
+	fail "no token: $OUT"
+printf 'not-the-token-0123456789\n' >"$TW_TMP/wrong"
+chmod 640 "$TW_TMP/wrong"
+fleet --token "$TW_TMP/wrong" "$S0"
+[ "$RC" = 1 ] && row "$S0" | grep -q "HTTP 401: wrong token" || fail "a wrong token: $OUT"
+kill "$STUB_PID"
+wait "$STUB_PID" 2>/dev/null
+: >"$TW_TMP/empty-token"
+chmod 600 "$TW_TMP/empty-token"
+printf 'fleet-token-0123456789abcdef\n' >"$TW_TMP/public-token"
+chmod 644 "$TW_TMP/public-token"
+printf 'two words\n' >"$TW_TMP/space-token"
+chmod 600 "$TW_TMP/space-token"
+for t in empty-token:"first line is empty" public-token:"readable by everyone" \
+	space-token:"no spaces" missing-token:"cannot read"; do
+	fleet --token "$TW_TMP/${t%%:*}" "$S0"
+	[ "$RC" = 2 ] && grep -q "${t#*:}" <<<"$ERR" || fail "--token ${t%%:*}: exit status $RC: $ERR"
+done
+ok "--token: every request carries 'Authorization: Bearer'; a missing or wrong one is named; bad token files exit 2"
+
+# --- TLS: --cacert and --insecure against a daemon with a test certificate ----------------
+if ! command -v openssl >/dev/null; then
+	echo "openssl is not installed: TLS not tested"
+else
+	mkdir -p "$TW_TMP/creds"
+	(cd "$TW_TMP/creds" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+			-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout tls.key \
+			-out tls.crt 2>/dev/null &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+			-subj /CN=other -keyout other.key -out other.crt 2>/dev/null) ||
+		fail "openssl could not make a certificate"
+	mkdir -p "$TW_TMP/tls"
+	"$SEED" --db "$TW_TMP/tls/threadwatch.db" --days 2 --quiet --seed 21 || fail "twseed failed for tls"
+	start_daemon tls --interval 1h --tls-cert "$TW_TMP/creds/tls.crt" --tls-key "$TW_TMP/creds/tls.key"
+	FLEET_PIDS+=("$DPID")
+	TLS=127.0.0.1:$PORT
+	want=$(curl -sS --max-time 10 --cacert "$TW_TMP/creds/tls.crt" \
+		"https://$TLS/api/v1/recommendation" | jq -r .verdict)
+	[ -n "$want" ] && [ "$want" != null ] || fail "the TLS daemon gives no verdict to curl"
+	for u in "https://$TLS" "$TLS"; do
+		fleet --scheme https --cacert "$TW_TMP/creds/tls.crt" "$u"
+		[ "$RC" = 0 ] || fail "--cacert $u: exit status $RC: $OUT $ERR"
+		expect_cell "$u" VERDICT "$want"
+		fleet --insecure --scheme https "$u"
+		[ "$RC" = 0 ] || fail "--insecure $u: exit status $RC: $OUT $ERR"
+		expect_cell "$u" VERDICT "$want"
+	done
+	# file_sd: __scheme__ picks https for one group; the other stays http.
+	printf -- '- targets: [%s]\n  labels: {__scheme__: https, role: db}\n- targets: [%s]\n' \
+		"$TLS" "$H1" >"$TW_TMP/tls.yml"
+	fleet --cacert "$TW_TMP/creds/tls.crt" --file "$TW_TMP/tls.yml"
+	[ "$RC" = 0 ] || fail "__scheme__ https next to plain http: exit status $RC: $OUT $ERR"
+	expect_cell "$TLS" VERDICT "$want"
+	expect_cell "$TLS" LABELS role=db
+	expect_cell "$H1" VERDICT low
+	fleet "https://$TLS"
+	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "unreachable: .*certificate" ||
+		fail "a self-signed daemon without --cacert: $OUT"
+	fleet --cacert "$TW_TMP/creds/other.crt" "https://$TLS"
+	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "unreachable: .*certificate" ||
+		fail "--cacert with the wrong CA: $OUT"
+	fleet --timeout 3s --cacert "$TW_TMP/creds/tls.crt" "$TLS"
+	[ "$RC" = 1 ] || fail "HOST:PORT without --scheme https is plain HTTP: exit status $RC"
+	for args in "--cacert $TW_TMP/creds/tls.crt --insecure $U1" "--cacert $TW_TMP/missing.crt $U1" \
+		"--scheme ftp $U1" "--scheme"; do
+		# shellcheck disable=SC2086
+		fleet $args
+		[ "$RC" = 2 ] || fail "fleet $args: exit status $RC, expected 2"
+	done
+	ok "TLS: --cacert and --insecure read a self-signed daemon (https://, --scheme https, __scheme__); an unknown CA is refused"
+fi
+
 # --- bad arguments ------------------------------------------------------------------
 printf 'http://a:1 http://b:2\n' >"$TW_TMP/two.txt"
-for args in "" "--bogus $U1" "--timeout 0 $U1" "--timeout x $U1" "--json=yes $U1" \
+for args in "" "--bogus $U1" "--timeout 0 $U1" "--concurrency 0 $U1" "--concurrency x $U1" \
+	"--token" "--insecure=1 $U1" "--timeout x $U1" "--json=yes $U1" \
 	"ftp://127.0.0.1/" "http://a/?q=1" "--file $TW_TMP/missing.txt" "--file $TW_TMP/two.txt" \
 	"--timeout" "--timeout 2h $U1" "--time 5 $U1"; do
 	# shellcheck disable=SC2086

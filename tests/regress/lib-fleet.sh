@@ -73,3 +73,43 @@ kill_fleet() {
 	for p in "${FLEET_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${FLEET_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 }
+
+# record_answers PORT FILE: what the daemon on PORT answers to every GET
+# that `threadwatch fleet` makes, as fleet_stub.py's ANSWERS (a JSON object
+# of request target to body). Fails when the daemon has no ok threads run.
+record_answers() {
+	local port=$1 out=$2 run p
+	run=$(curl -sf --max-time 10 "http://127.0.0.1:$port/api/v1/runs?probe=threads&status=ok&limit=1" |
+		jq -r '.runs[0].id // empty')
+	[ -n "$run" ] || fail "the daemon on port $port has no ok threads run to record"
+	for p in /api/v1/status /api/v1/host /api/v1/recommendation /api/v1/headroom \
+		'/api/v1/events?limit=1' '/api/v1/runs?probe=threads&status=ok&limit=1' "/api/v1/runs/$run"; do
+		curl -sf --max-time 10 "http://127.0.0.1:$port$p" >"$out.part" ||
+			continue # an endpoint this daemon does not have: the stub answers 404 too
+		jq -n --arg p "$p" --slurpfile b "$out.part" '{($p): $b[0]}' >>"$out.parts"
+	done
+	jq -s 'add' "$out.parts" >"$out" || fail "could not record the answers of port $port"
+	rm -f "$out.part" "$out.parts"
+}
+
+# start_stub ANSWERS COUNT [ARGS...]: fleet_stub.py on COUNT consecutive
+# ports below the kernel's ephemeral range (another try elsewhere when one is
+# taken); sets STUB_FIRST and STUB_PID (to be killed by the caller's trap).
+start_stub() {
+	local answers=$1 count=$2 try
+	shift 2
+	for try in 1 2 3 4 5; do
+		STUB_FIRST=$(python3 -c 'import random; print(random.randrange(10000, 32000 - '"$count"'))')
+		python3 "$SRC/tests/tools/fleet_stub.py" "$answers" "$STUB_FIRST" "$count" "$@" \
+			>"$TW_TMP/stub.out" 2>"$TW_TMP/stub.err" &
+		STUB_PID=$!
+		for _ in $(seq 200); do
+			grep -q ready "$TW_TMP/stub.out" && return 0
+			kill -0 "$STUB_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$STUB_PID" 2>/dev/null
+		wait "$STUB_PID" 2>/dev/null
+	done
+	fail "fleet_stub.py did not start: $(cat "$TW_TMP/stub.err")"
+}

@@ -1,0 +1,100 @@
+/*
+ * fleetp: what the parts of `threadwatch fleet` share (private to cli/):
+ * the targets and where they came from (fleet_targets.c, fleet_sd_json.c,
+ * fleet_sd_yaml.c), asking the hosts (fleet_ask.c) and the report
+ * (fleet_report.c). cli_fleet.c is the command that ties them together.
+ */
+#ifndef TW_FLEETP_H
+#define TW_FLEETP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+/* One host to ask, as named on the command line or in --file. */
+struct fleet_target {
+	char *url;      /* as given: a URL or HOST:PORT */
+	char *origin;   /* "argument N" or "FILE:LINE", for messages */
+	char *scheme;   /* a file_sd group's __scheme__ label, or NULL */
+	json_t *labels; /* the group's labels without __* ones (an object) */
+};
+
+struct fleet_targets {
+	struct fleet_target *v;
+	size_t n;
+};
+
+/* Appends a target; takes over labels (NULL: none). */
+void fleet_targets_add(struct fleet_targets *t, const char *url, const char *origin,
+                       json_t *labels);
+void fleet_targets_free(struct fleet_targets *t);
+
+/* Reads --file PATH: one URL a line, or Prometheus file_sd as JSON or
+ * YAML, told apart by the content. 0, or -errno with "PATH:LINE: why". */
+int fleet_file_read(const char *path, struct fleet_targets *t, char *why, size_t wlen);
+
+/* Adds the targets of one file_sd group (targets: a JSON array, labels: a
+ * JSON object or NULL), checking them; origin is "PATH:LINE" of the group.
+ * Both parsers call it, so that JSON and YAML obey the same rules. */
+int fleet_sd_group(struct fleet_targets *t, json_t *targets, json_t *labels, const char *origin,
+                   char *why, size_t wlen);
+
+/* The file_sd parsers: buf holds the whole file (NUL-terminated). */
+int fleet_sd_json(const char *path, const char *buf, size_t len, struct fleet_targets *t, char *why,
+                  size_t wlen);
+int fleet_sd_yaml(const char *path, char *buf, struct fleet_targets *t, char *why, size_t wlen);
+
+/* How the hosts are asked. */
+struct fleet_conn {
+	double timeout_s; /* each host's budget for all its answers */
+	long concurrency; /* hosts in flight at once */
+	const char *cacert;
+	int insecure;
+	const char *token; /* NULL: no Authorization header */
+};
+
+/* What is asked of each host, in this order. */
+enum fleet_step {
+	STEP_STATUS,
+	STEP_HOST,
+	STEP_REC,
+	STEP_HEADROOM,
+	STEP_EVENTS,
+	STEP_RUNS,
+	STEP_RUN,
+	STEP_DONE
+};
+
+struct fleet_body {
+	char *buf;
+	size_t len;
+	int overflow;
+};
+
+struct fleet_host {
+	const struct fleet_target *target;
+	char *base; /* scheme://host[:port][/prefix], no trailing '/' */
+	CURL *easy;
+	char errbuf[CURL_ERROR_SIZE];
+	struct fleet_body body;
+	enum fleet_step step;
+	uint64_t start_ns, end_ns, deadline_ns;
+	json_t *answer[STEP_DONE]; /* NULL: not asked, or 404 */
+	long long run_id;          /* the latest ok threads run; 0: none */
+	int reachable;             /* /api/v1/status answered */
+	char *error;               /* why the host could not be read */
+	json_t *row;               /* fleet_host_row(), made when the host is done */
+};
+
+/* Asks every host until each has its answers or an error, and makes each
+ * host's row as soon as it is done (freeing its answers, so that memory
+ * stays small with thousands of hosts); 0 or -errno (libcurl failed). */
+int fleet_ask(struct fleet_host *hosts, size_t n, const struct fleet_conn *c);
+
+/* The report: one JSON object per host, then a table or a document. */
+json_t *fleet_host_row(const struct fleet_host *h);
+void fleet_print_table(const json_t *rows);
+
+#endif
