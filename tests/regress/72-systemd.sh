@@ -8,8 +8,8 @@
 # threads and a full MAP_32BIT window inside the unit; the online security
 # exposure (at most 1.5); reload (a bad file keeps the old configuration);
 # restart keeps the history; the sandbox refuses writes outside the state
-# directory; the README's fleet drop-ins (every address; node_exporter's
-# textfile) work; a probe longer than WatchdogSec causes no restart while a
+# directory; the README's fleet set-up (the remote-scrape drop-in; the
+# textfile in /run/threadwatch) works; a probe longer than WatchdogSec causes no restart while a
 # SIGSTOPped daemon is restarted; regression events in the journal with
 # their MESSAGE_ID, probe lines with PROBE= and RUN_ID=, each at its
 # priority; upgrade, remove (history kept) and purge (history gone); and a
@@ -61,7 +61,7 @@ cat >"$R/etc/systemd/system/threadwatchd.service.d/50-test.conf" <<'EOF'
 # short watchdog, so that the watchdog checks take seconds.
 [Service]
 ExecStart=
-ExecStart=/usr/sbin/threadwatchd --load-threshold=1000
+ExecStart=/usr/sbin/threadwatchd --guard=off
 WatchdogSec=10s
 EOF
 cp "$deb" "$TW_TMP/up/threadwatch_${up_version}_amd64.deb" "$R/root/"
@@ -233,35 +233,45 @@ in_ct journalctl -u threadwatchd.service --no-pager -o cat | grep -q 'Watchdog t
 [ "$t_wd" -le 25 ] || fail "the restart took $t_wd s (WatchdogSec=10s, RestartSec=5s)"
 ok "watchdog: SIGSTOP, restarted after $t_wd s (WatchdogSec=10s + RestartSec=5s); NRestarts $(show NRestarts)"
 
-# --- the README's fleet drop-ins: every address, and the textfile ------------------------
-# The socket listens on every address (here: [::1] as well). The dynamic
-# user cannot write node_exporter's root-owned directory: a group of its
-# own, given to the directory and to the service, lets it.
+# --- the README's fleet set-up: remote scrape and the textfile ---------------------------
+# The packaged remote-scrape drop-in, installed with the README's one line:
+# the socket listens on every address (here: [::1] as well) and allows
+# loopback and the Prometheus server. The textfile goes to the runtime
+# directory (/run/threadwatch, 0755), and a symlink in node_exporter's
+# directory points at it: an unprivileged reader gets the metrics through
+# it, and the daemon needs no write access outside its own directories.
 TF=/var/lib/prometheus/node-exporter
+in_ct sh -c "sed 's|@PROMETHEUS@|192.0.2.10|' /usr/share/threadwatch/remote-scrape.conf |
+	install -D -m 0644 /dev/stdin /etc/systemd/system/threadwatchd.socket.d/remote-scrape.conf" ||
+	fail "the README's remote-scrape line failed"
 in_ct mkdir -p "$TF"
-in_ct groupadd --system tw-textfile
-in_ct chgrp tw-textfile "$TF"
-in_ct chmod 2775 "$TF"
-printf '[Service]\nReadWritePaths=%s\nSupplementaryGroups=tw-textfile\n' "$TF" \
-	>"$R/etc/systemd/system/threadwatchd.service.d/fleet.conf"
-mkdir -p "$R/etc/systemd/system/threadwatchd.socket.d"
-printf '[Socket]\nListenStream=\nListenStream=8437\n' >"$R/etc/systemd/system/threadwatchd.socket.d/fleet.conf"
-echo "textfile_path = $TF/threadwatch.prom" >>"$CONF"
+in_ct ln -sf /run/threadwatch/threadwatch.prom "$TF/threadwatch.prom"
+echo "textfile_path = /run/threadwatch/threadwatch.prom" >>"$CONF"
 pid=$(show MainPID)
 in_ct systemctl daemon-reload
 # Restarting the socket restarts the service that requires it.
 in_ct systemctl restart threadwatchd.socket || fail "restarting the socket failed"
 no_failed_units "after restarting the socket"
 [ "$(show MainPID)" != "$pid" ] || fail "the service did not restart with its socket"
+allow=$(in_ct systemctl show threadwatchd.socket -p IPAddressAllow --value)
+case $allow in
+*192.0.2.10*) ;;
+*) fail "the socket's IPAddressAllow is \"$allow\", without the Prometheus server" ;;
+esac
+[ "$(in_ct systemctl show threadwatchd.socket -p IPAddressDeny --value)" != "" ] ||
+	fail "the socket denies nothing"
 wait_secs 10 api /api/v1/status || fail "no API after the fleet drop-ins"
 in_ct curl -sf --max-time 10 -o /dev/null 'http://[::1]:8437/healthz' || fail "no answer on [::1]:8437"
 cid=$(in_ct curl -sf -X POST -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8437/api/v1/runs | jq -r .cycle_id)
 wait_secs 60 status_is .last_cycle.id "$cid" || fail "cycle $cid did not finish"
-prom=$(in_ct stat -c '%a %G' "$TF/threadwatch.prom") ||
+prom=$(in_ct stat -L -c '%a' "$TF/threadwatch.prom") ||
 	fail "no textfile: $(jlog | jq -r .MESSAGE | grep -i textfile)"
-[ "$prom" = "644 tw-textfile" ] || fail "the textfile is $prom, not 644 tw-textfile"
-in_ct grep -q '^threadwatch_' "$TF/threadwatch.prom" || fail "the textfile holds no threadwatch_ metric"
-ok "fleet drop-ins: the socket's restart restarted the service, [::1]:8437 answers; $TF/threadwatch.prom written, mode $prom"
+[ "$prom" = 644 ] || fail "the textfile is mode $prom, not 644"
+in_ct setpriv --reuid=65534 --regid=65534 --clear-groups grep -q '^threadwatch_' "$TF/threadwatch.prom" ||
+	fail "an unprivileged reader cannot read threadwatch_ metrics through $TF/threadwatch.prom"
+ok "fleet set-up: remote-scrape.conf (IPAddressAllow=$allow), the socket's restart restarted" \
+	"the service, [::1]:8437 answers; /run/threadwatch/threadwatch.prom mode $prom, read by" \
+	"nobody through $TF"
 
 # --- regression events in the journal -------------------------------------------------------
 STEP_ID=78d06f1af1ac4ee9afec21ee1a5d4526
