@@ -781,6 +781,9 @@ static void *sched_main(void *arg)
 	promise(s, STEP_GRACE_S);
 	pthread_mutex_unlock(&s->lock);
 	detect_regressions(s, &c);
+	/* node_exporter gets the stored figures from the start, not only
+	 * after the next cycle (which may be a whole interval away). */
+	write_textfile(&c, s->st);
 	config_free(&c);
 
 	pthread_mutex_lock(&s->lock);

@@ -38,3 +38,11 @@ missing=$(comm -23 "$TW_TMP/want" "$TW_TMP/got")
 grep -q '^threadwatch_build_info{' "$TW_TMP/ne.txt" || fail "no threadwatch_build_info via node_exporter"
 ok "node_exporter serves all $(wc -l <"$TW_TMP/want") threadwatch metrics of the textfile, sample for sample, no scrape error"
 stop_daemon
+
+# A restart writes the file at once, though its next cycle is an hour away.
+rm -f "$TW_TMP/run/threadwatch.prom"
+start_daemon d --textfile-path "$TW_TMP/run/threadwatch.prom" --interval 1h
+wait_for test -s "$TW_TMP/run/threadwatch.prom" || fail "a restarted daemon wrote no textfile"
+[ "$(api /api/v1/status | jq .last_cycle.id)" = 1 ] || fail "a second cycle ran: $(api /api/v1/status)"
+ok "a restarted daemon writes the textfile before its next cycle"
+stop_daemon
