@@ -160,4 +160,10 @@ grep -q '^verdict' <<<"$out" && fail "a verdict without data: $out"
 out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" recommend 2>&1)
 [ $? = 1 ] && grep -q 'not enough data yet' <<<"$out" || fail "recommend without data: $out"
 ok "no probe data: \"not enough data yet\", no verdict"
+# The CLI is built from cli/ and lib/ only: it links no daemon library.
+if command -v ldd >/dev/null; then
+	libs=$(ldd "$TW" | grep -E 'libsystemd|libmicrohttpd|libsqlite3')
+	[ -z "$libs" ] || fail "threadwatch links a daemon library: $libs"
+	ok "ldd threadwatch: no libsystemd, libmicrohttpd or libsqlite3"
+fi
 exit 0
