@@ -16,6 +16,7 @@
 #include "protocol.h"
 #include "errbuf.h"
 #include "recommend.h"
+#include "recommendp.h"
 #include "stats.h"
 #include "xmalloc.h"
 
@@ -627,7 +628,7 @@ static void model_verdict(struct rec_model *m)
 
 /* --- the result --------------------------------------------------------- */
 
-static json_t *jnum(double v)
+json_t *rec_jnum(double v)
 {
 	if (!isfinite(v))
 		return json_null();
@@ -640,7 +641,7 @@ static json_t *jpair(double a, double b)
 {
 	if (!isfinite(a) && !isfinite(b))
 		return json_null();
-	return json_pack("[oo]", jnum(a), jnum(b));
+	return json_pack("[oo]", rec_jnum(a), rec_jnum(b));
 }
 
 /* A number for a sentence: grouped digits from 1000 up, else 3 digits. */
@@ -1151,28 +1152,29 @@ static json_t *figures(const struct rec_model *m)
 	json_t *f = json_pack(
 	    "{s:o s:o s:o s:o s:o s:o s:b s:o s:o s:o s:o s:o s:o s:o s:o s:s? s:o s:o s:o s:o "
 	    "s:o s:o s:o s:o s:o s:o s:o}",
-	    "switch_low_ns", jnum(m->low_ns), "switch_high_ns", jnum(m->high_ns),
-	    "switch_saving_ns", jnum(m->s), "switch_saving_ci_ns",
-	    m->have_ci ? jpair(m->s_lo, m->s_hi) : json_null(), "switch_ratio", jnum(m->ratio),
+	    "switch_low_ns", rec_jnum(m->low_ns), "switch_high_ns", rec_jnum(m->high_ns),
+	    "switch_saving_ns", rec_jnum(m->s), "switch_saving_ci_ns",
+	    m->have_ci ? jpair(m->s_lo, m->s_hi) : json_null(), "switch_ratio", rec_jnum(m->ratio),
 	    "switch_ratio_ci", m->have_ci ? jpair(m->ci_lo, m->ci_hi) : json_null(),
-	    "window_assumed", m->window_assumed, "window_bytes", jnum(m->window), "stack_bytes",
-	    jnum(m->stack), "slot_bytes", jnum(m->slot), "window_stacks", jnum(m->cap), "threads",
-	    jnum(m->n), "threads_missing", jnum(m->missing), "extra_create_ns", jnum(m->e),
-	    "extra_create_at_threads", jnum(m->e_source ? m->e_at : NAN), "extra_create_source",
-	    m->e_source, "extra_create_vmas", jnum(m->e_vmas), "extra_create_extrapolated",
+	    "window_assumed", m->window_assumed, "window_bytes", rec_jnum(m->window), "stack_bytes",
+	    rec_jnum(m->stack), "slot_bytes", rec_jnum(m->slot), "window_stacks", rec_jnum(m->cap),
+	    "threads", rec_jnum(m->n), "threads_missing", rec_jnum(m->missing), "extra_create_ns",
+	    rec_jnum(m->e), "extra_create_at_threads", rec_jnum(m->e_source ? m->e_at : NAN),
+	    "extra_create_source", m->e_source, "extra_create_vmas", rec_jnum(m->e_vmas),
+	    "extra_create_extrapolated",
 	    m->e_source ? json_boolean(m->e_extrapolated) : json_null(), "extra_total_ns",
-	    jnum(m->extra_total), "switches_per_thread", jnum(m->spt), "benefit_total_ns",
-	    jnum(m->benefit_total), "break_even_switches", jnum(m->be), "break_even_switches_ci",
-	    jpair(m->be_lo, m->be_hi), "flip_threads", jnum(m->flip_threads),
-	    "flip_switches_per_thread", jnum(m->flip_spt), "strong_ratio", jnum(REC_STRONG_RATIO),
-	    "guard_bytes", jnum(REC_GUARD_BYTES));
+	    rec_jnum(m->extra_total), "switches_per_thread", rec_jnum(m->spt), "benefit_total_ns",
+	    rec_jnum(m->benefit_total), "break_even_switches", rec_jnum(m->be),
+	    "break_even_switches_ci", jpair(m->be_lo, m->be_hi), "flip_threads",
+	    rec_jnum(m->flip_threads), "flip_switches_per_thread", rec_jnum(m->flip_spt),
+	    "strong_ratio", rec_jnum(REC_STRONG_RATIO), "guard_bytes", rec_jnum(REC_GUARD_BYTES));
 	json_t *terms = json_pack(
-	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", jnum(m->e_fail),
+	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", rec_jnum(m->e_fail),
 	    "extra_create_fail_vmas",
-	    jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->e_fail_vmas : NAN),
-	    "extra_create_retry_ns", jnum(m->e_retry), "extra_create_plain_ns", jnum(m->e_plain),
-	    "extra_create_measured_ns", jnum(m->e_measured), "extra_create_vs_measured",
-	    jnum(m->e_measured > 0 ? m->e / m->e_measured : NAN));
+	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->e_fail_vmas : NAN),
+	    "extra_create_retry_ns", rec_jnum(m->e_retry), "extra_create_plain_ns",
+	    rec_jnum(m->e_plain), "extra_create_measured_ns", rec_jnum(m->e_measured),
+	    "extra_create_vs_measured", rec_jnum(m->e_measured > 0 ? m->e / m->e_measured : NAN));
 
 	json_object_update(f, terms);
 	json_decref(terms);
@@ -1184,10 +1186,10 @@ static void figures_mechanism(const struct rec_model *m, json_t *f)
 {
 	const struct rec_in *in = m->in;
 
-	json_object_set_new(f, "equivalence_margin", jnum(m->margin));
+	json_object_set_new(f, "equivalence_margin", rec_jnum(m->margin));
 	json_object_set_new(f, "switch_equivalent",
 	                    m->have_ci ? json_boolean(m->equivalent) : json_null());
-	json_object_set_new(f, "selector_ratio", jnum(m->sel_ratio));
+	json_object_set_new(f, "selector_ratio", rec_jnum(m->sel_ratio));
 	json_object_set_new(f, "selector_ratio_ci",
 	                    m->have_sel_ci ? jpair(m->sel_lo, m->sel_hi) : json_null());
 	json_object_set_new(f, "aa_ratio_ci",
@@ -1245,270 +1247,4 @@ void rec_workload_default(struct rec_workload *w)
 	w->threads = 10000;
 	w->stack_bytes = 8388608;
 	w->switches_per_thread = -1;
-}
-
-/* --- text --------------------------------------------------------------- */
-
-struct sbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-/* Appends `text` wrapped at 78 columns (counting bytes), the first line
- * opening with `first`, the others with `rest`. */
-static void sb_wrap(struct sbuf *b, const char *text, const char *first, const char *rest)
-{
-	size_t col = strlen(first), w;
-	int empty = 1;
-
-	sb_str(b, first);
-	for (;;) {
-		while (*text == ' ')
-			text++;
-		w = strcspn(text, " ");
-		if (!w)
-			break;
-		if (!empty && col + 1 + w > 78) {
-			sb_str(b, "\n");
-			sb_str(b, rest);
-			col = strlen(rest);
-			empty = 1;
-		}
-		if (!empty) {
-			sb_str(b, " ");
-			col++;
-		}
-		sb_add(b, text, w);
-		col += w;
-		text += w;
-		empty = 0;
-	}
-	sb_str(b, "\n");
-}
-
-char *rec_text(const json_t *result)
-{
-	struct sbuf b = {0};
-	const json_t *reasons = json_object_get(result, "reasons");
-	json_t *figs = json_deep_copy(json_object_get(result, "figures")), *v;
-	const char *key;
-	size_t i;
-
-	sb_str(&b, "verdict: ");
-	sb_str(&b, json_string_value(json_object_get(result, "verdict")) ?: "?");
-	sb_str(&b, " (confidence: ");
-	sb_str(&b, json_string_value(json_object_get(result, "confidence")) ?: "?");
-	sb_str(&b, ")\n");
-	sb_wrap(&b, json_string_value(json_object_get(result, "sentence")) ?: "", "", "");
-	sb_str(&b, "\nreasons:\n");
-	json_array_foreach(reasons, i, v) sb_wrap(&b, json_string_value(v) ?: "", "  - ", "    ");
-	sb_str(&b, "\nfigures:\n");
-	json_object_foreach(figs, key, v)
-	{
-		char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
-
-		sb_str(&b, "  ");
-		sb_str(&b, key);
-		sb_str(&b, ": ");
-		sb_str(&b, val ?: "?");
-		sb_str(&b, "\n");
-		free(val);
-	}
-	json_decref(figs);
-	return b.s;
-}
-
-/* --- inputs from probe documents --------------------------------------- */
-
-static int doc_ok(const json_t *doc)
-{
-	const char *st = protocol_status(doc);
-
-	return st && !strcmp(st, "ok");
-}
-
-/* A scalar of a probe document, NAN when absent or not finite. */
-static double doc_scalar(const json_t *doc, const char *name)
-{
-	double v = protocol_scalar(doc, name);
-
-	return isfinite(v) ? v : NAN;
-}
-
-/* A series' points as a curve, points of equal x merged into their mean
- * (the protocol allows repeated x, the inputs do not). NULL if absent. */
-static json_t *doc_curve(const json_t *doc, const char *name)
-{
-	const json_t *pts = protocol_series(doc, name);
-	double x = 0, sum = 0;
-	size_t i, cnt = 0;
-	const json_t *p;
-	json_t *out;
-
-	if (!json_is_array(pts))
-		return NULL;
-	out = json_array();
-	json_array_foreach(pts, i, p)
-	{
-		const json_t *px = json_array_get(p, 0), *py = json_array_get(p, 1);
-
-		if (json_array_size(p) != 2 || !json_is_number(px) || !json_is_number(py))
-			continue;
-		if (cnt && json_number_value(px) == x) {
-			sum += json_number_value(py);
-			cnt++;
-			continue;
-		}
-		if (cnt)
-			json_array_append_new(out,
-			                      json_pack("[oo]", jnum(x), jnum(sum / (double)cnt)));
-		x = json_number_value(px);
-		sum = json_number_value(py);
-		cnt = 1;
-	}
-	if (cnt)
-		json_array_append_new(out, json_pack("[oo]", jnum(x), jnum(sum / (double)cnt)));
-	return out;
-}
-
-static void set_num(json_t *obj, const char *key, double v)
-{
-	if (isfinite(v))
-		json_object_set_new(obj, key, jnum(v));
-}
-
-static int is_string(const json_t *v)
-{
-	return json_is_string(v);
-}
-
-static int is_number(const json_t *v)
-{
-	return json_is_number(v);
-}
-
-static int is_flag(const json_t *v)
-{
-	return json_is_boolean(v) || json_is_number(v);
-}
-
-/* The fingerprint's cpu fields the inputs carry, with the type each needs. */
-static json_t *inputs_cpu(const json_t *fingerprint)
-{
-	static const struct {
-		const char *key;
-		int (*ok)(const json_t *);
-	} keys[] = {{"vendor", is_string}, {"model_name", is_string}, {"family", is_number},
-	            {"model", is_number},  {"stepping", is_number},   {"fsgsbase", is_flag}};
-	const json_t *cpu = json_object_get(fingerprint, "cpu");
-	json_t *out;
-
-	if (!json_is_object(cpu))
-		return NULL;
-	out = json_object();
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(cpu, keys[i].key);
-
-		if (v && keys[i].ok(v))
-			json_object_set(out, keys[i].key, v);
-	}
-	return out;
-}
-
-/* ctxsw.KEY_ci95 from the scalars KEY_ci_lo and KEY_ci_hi when both are
- * there. */
-static void set_ci95(json_t *o, const json_t *doc, const char *key)
-{
-	char lo[64], hi[64], out[64];
-
-	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
-	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
-	snprintf(out, sizeof(out), "%s_ci95", key);
-	if (isfinite(doc_scalar(doc, lo)) && isfinite(doc_scalar(doc, hi)))
-		json_object_set_new(
-		    o, out,
-		    json_pack("[oo]", jnum(doc_scalar(doc, lo)), jnum(doc_scalar(doc, hi))));
-}
-
-/* The issue 14 figures of a ctxsw document: margin, selector, A/A. */
-static void inputs_ctxsw_mechanism(const json_t *doc, json_t *o)
-{
-	if (isfinite(doc_scalar(doc, "equivalence_margin")) &&
-	    doc_scalar(doc, "equivalence_margin") > 0)
-		set_num(o, "equivalence_margin", doc_scalar(doc, "equivalence_margin"));
-	if (isfinite(doc_scalar(doc, "selector_ratio")) && doc_scalar(doc, "selector_ratio") > 0) {
-		set_num(o, "selector_ratio", doc_scalar(doc, "selector_ratio"));
-		set_ci95(o, doc, "selector_ratio");
-	}
-	set_ci95(o, doc, "aa_ratio");
-}
-
-json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
-                         const json_t *map32_doc, const json_t *threads_doc,
-                         const struct rec_workload *w)
-{
-	struct rec_workload def;
-	json_t *in = json_object(), *o, *c;
-	const char *arch = json_string_value(json_object_get(fingerprint, "arch"));
-
-	if (!w) {
-		rec_workload_default(&def);
-		w = &def;
-	}
-	if ((o = inputs_cpu(fingerprint)))
-		json_object_set_new(in, "cpu", o);
-	json_object_set_new(
-	    in, "workload",
-	    json_pack("{s:o s:o s:o}", "threads", jnum(w->threads), "stack_bytes",
-	              jnum(w->stack_bytes), "switches_per_thread",
-	              w->switches_per_thread >= 0 ? jnum(w->switches_per_thread) : json_null()));
-	if (doc_ok(ctxsw_doc) && isfinite(doc_scalar(ctxsw_doc, "low_ns")) &&
-	    isfinite(doc_scalar(ctxsw_doc, "high_ns"))) {
-		o = json_object();
-		set_num(o, "low_ns", doc_scalar(ctxsw_doc, "low_ns"));
-		set_num(o, "high_ns", doc_scalar(ctxsw_doc, "high_ns"));
-		set_num(o, "ratio", doc_scalar(ctxsw_doc, "ratio"));
-		set_ci95(o, ctxsw_doc, "ratio");
-		inputs_ctxsw_mechanism(ctxsw_doc, o);
-		json_object_set_new(in, "ctxsw", o);
-	}
-	if (doc_ok(map32_doc)) {
-		o = json_object();
-		set_num(o, "window_bytes", doc_scalar(map32_doc, "window_bytes"));
-		if ((c = doc_curve(map32_doc, "fail_median_ns")))
-			json_object_set_new(o, "fail_ns", c);
-		if ((c = doc_curve(map32_doc, "retry_median_ns")))
-			json_object_set_new(o, "retry_ns", c);
-		if ((c = doc_curve(map32_doc, "plain_median_ns")))
-			json_object_set_new(o, "plain_ns", c);
-		json_object_set_new(in, "map32", o);
-	} else if (arch && strcmp(arch, "x86_64")) {
-		/* MAP_32BIT exists only on x86-64. */
-		json_object_set_new(in, "map32", json_pack("{s:i}", "window_bytes", 0));
-	}
-	if (doc_ok(threads_doc)) {
-		o = json_object();
-		if ((c = doc_curve(threads_doc, "low_median_ns")))
-			json_object_set_new(o, "low_create_ns", c);
-		if ((c = doc_curve(threads_doc, "high_median_ns")))
-			json_object_set_new(o, "high_create_ns", c);
-		json_object_set_new(in, "threads", o);
-	}
-	return in;
 }

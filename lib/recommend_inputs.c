@@ -1,0 +1,197 @@
+/*
+ * recommend_inputs: the recommendation inputs built from the latest probe
+ * documents and the host fingerprint (rec_inputs_build()), as the daemon
+ * and `threadwatch run` hand them to rec_compute().
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+#include "recommend.h"
+#include "recommendp.h"
+#include "stats.h"
+#include "xmalloc.h"
+
+/* --- inputs from probe documents --------------------------------------- */
+
+static int doc_ok(const json_t *doc)
+{
+	const char *st = protocol_status(doc);
+
+	return st && !strcmp(st, "ok");
+}
+
+/* A scalar of a probe document, NAN when absent or not finite. */
+static double doc_scalar(const json_t *doc, const char *name)
+{
+	double v = protocol_scalar(doc, name);
+
+	return isfinite(v) ? v : NAN;
+}
+
+/* A series' points as a curve, points of equal x merged into their mean
+ * (the protocol allows repeated x, the inputs do not). NULL if absent. */
+static json_t *doc_curve(const json_t *doc, const char *name)
+{
+	const json_t *pts = protocol_series(doc, name);
+	double x = 0, sum = 0;
+	size_t i, cnt = 0;
+	const json_t *p;
+	json_t *out;
+
+	if (!json_is_array(pts))
+		return NULL;
+	out = json_array();
+	json_array_foreach(pts, i, p)
+	{
+		const json_t *px = json_array_get(p, 0), *py = json_array_get(p, 1);
+
+		if (json_array_size(p) != 2 || !json_is_number(px) || !json_is_number(py))
+			continue;
+		if (cnt && json_number_value(px) == x) {
+			sum += json_number_value(py);
+			cnt++;
+			continue;
+		}
+		if (cnt)
+			json_array_append_new(
+			    out, json_pack("[oo]", rec_jnum(x), rec_jnum(sum / (double)cnt)));
+		x = json_number_value(px);
+		sum = json_number_value(py);
+		cnt = 1;
+	}
+	if (cnt)
+		json_array_append_new(out,
+		                      json_pack("[oo]", rec_jnum(x), rec_jnum(sum / (double)cnt)));
+	return out;
+}
+
+static void set_num(json_t *obj, const char *key, double v)
+{
+	if (isfinite(v))
+		json_object_set_new(obj, key, rec_jnum(v));
+}
+
+static int is_string(const json_t *v)
+{
+	return json_is_string(v);
+}
+
+static int is_number(const json_t *v)
+{
+	return json_is_number(v);
+}
+
+static int is_flag(const json_t *v)
+{
+	return json_is_boolean(v) || json_is_number(v);
+}
+
+/* The fingerprint's cpu fields the inputs carry, with the type each needs. */
+static json_t *inputs_cpu(const json_t *fingerprint)
+{
+	static const struct {
+		const char *key;
+		int (*ok)(const json_t *);
+	} keys[] = {{"vendor", is_string}, {"model_name", is_string}, {"family", is_number},
+	            {"model", is_number},  {"stepping", is_number},   {"fsgsbase", is_flag}};
+	const json_t *cpu = json_object_get(fingerprint, "cpu");
+	json_t *out;
+
+	if (!json_is_object(cpu))
+		return NULL;
+	out = json_object();
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(cpu, keys[i].key);
+
+		if (v && keys[i].ok(v))
+			json_object_set(out, keys[i].key, v);
+	}
+	return out;
+}
+
+/* ctxsw.KEY_ci95 from the scalars KEY_ci_lo and KEY_ci_hi when both are
+ * there. */
+static void set_ci95(json_t *o, const json_t *doc, const char *key)
+{
+	char lo[64], hi[64], out[64];
+
+	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
+	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
+	snprintf(out, sizeof(out), "%s_ci95", key);
+	if (isfinite(doc_scalar(doc, lo)) && isfinite(doc_scalar(doc, hi)))
+		json_object_set_new(o, out,
+		                    json_pack("[oo]", rec_jnum(doc_scalar(doc, lo)),
+		                              rec_jnum(doc_scalar(doc, hi))));
+}
+
+/* The issue 14 figures of a ctxsw document: margin, selector, A/A. */
+static void inputs_ctxsw_mechanism(const json_t *doc, json_t *o)
+{
+	if (isfinite(doc_scalar(doc, "equivalence_margin")) &&
+	    doc_scalar(doc, "equivalence_margin") > 0)
+		set_num(o, "equivalence_margin", doc_scalar(doc, "equivalence_margin"));
+	if (isfinite(doc_scalar(doc, "selector_ratio")) && doc_scalar(doc, "selector_ratio") > 0) {
+		set_num(o, "selector_ratio", doc_scalar(doc, "selector_ratio"));
+		set_ci95(o, doc, "selector_ratio");
+	}
+	set_ci95(o, doc, "aa_ratio");
+}
+
+json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
+                         const json_t *map32_doc, const json_t *threads_doc,
+                         const struct rec_workload *w)
+{
+	struct rec_workload def;
+	json_t *in = json_object(), *o, *c;
+	const char *arch = json_string_value(json_object_get(fingerprint, "arch"));
+
+	if (!w) {
+		rec_workload_default(&def);
+		w = &def;
+	}
+	if ((o = inputs_cpu(fingerprint)))
+		json_object_set_new(in, "cpu", o);
+	json_object_set_new(in, "workload",
+	                    json_pack("{s:o s:o s:o}", "threads", rec_jnum(w->threads),
+	                              "stack_bytes", rec_jnum(w->stack_bytes),
+	                              "switches_per_thread",
+	                              w->switches_per_thread >= 0 ? rec_jnum(w->switches_per_thread)
+	                                                          : json_null()));
+	if (doc_ok(ctxsw_doc) && isfinite(doc_scalar(ctxsw_doc, "low_ns")) &&
+	    isfinite(doc_scalar(ctxsw_doc, "high_ns"))) {
+		o = json_object();
+		set_num(o, "low_ns", doc_scalar(ctxsw_doc, "low_ns"));
+		set_num(o, "high_ns", doc_scalar(ctxsw_doc, "high_ns"));
+		set_num(o, "ratio", doc_scalar(ctxsw_doc, "ratio"));
+		set_ci95(o, ctxsw_doc, "ratio");
+		inputs_ctxsw_mechanism(ctxsw_doc, o);
+		json_object_set_new(in, "ctxsw", o);
+	}
+	if (doc_ok(map32_doc)) {
+		o = json_object();
+		set_num(o, "window_bytes", doc_scalar(map32_doc, "window_bytes"));
+		if ((c = doc_curve(map32_doc, "fail_median_ns")))
+			json_object_set_new(o, "fail_ns", c);
+		if ((c = doc_curve(map32_doc, "retry_median_ns")))
+			json_object_set_new(o, "retry_ns", c);
+		if ((c = doc_curve(map32_doc, "plain_median_ns")))
+			json_object_set_new(o, "plain_ns", c);
+		json_object_set_new(in, "map32", o);
+	} else if (arch && strcmp(arch, "x86_64")) {
+		/* MAP_32BIT exists only on x86-64. */
+		json_object_set_new(in, "map32", json_pack("{s:i}", "window_bytes", 0));
+	}
+	if (doc_ok(threads_doc)) {
+		o = json_object();
+		if ((c = doc_curve(threads_doc, "low_median_ns")))
+			json_object_set_new(o, "low_create_ns", c);
+		if ((c = doc_curve(threads_doc, "high_median_ns")))
+			json_object_set_new(o, "high_create_ns", c);
+		json_object_set_new(in, "threads", o);
+	}
+	return in;
+}

@@ -1,0 +1,102 @@
+/*
+ * recommend_text: a recommendation result (rec_compute()) as the text
+ * `threadwatch recommend` prints: the verdict, the sentence and the
+ * reasons, wrapped.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+#include "recommend.h"
+#include "stats.h"
+#include "xmalloc.h"
+
+/* --- text --------------------------------------------------------------- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->s = xrealloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* Appends `text` wrapped at 78 columns (counting bytes), the first line
+ * opening with `first`, the others with `rest`. */
+static void sb_wrap(struct sbuf *b, const char *text, const char *first, const char *rest)
+{
+	size_t col = strlen(first), w;
+	int empty = 1;
+
+	sb_str(b, first);
+	for (;;) {
+		while (*text == ' ')
+			text++;
+		w = strcspn(text, " ");
+		if (!w)
+			break;
+		if (!empty && col + 1 + w > 78) {
+			sb_str(b, "\n");
+			sb_str(b, rest);
+			col = strlen(rest);
+			empty = 1;
+		}
+		if (!empty) {
+			sb_str(b, " ");
+			col++;
+		}
+		sb_add(b, text, w);
+		col += w;
+		text += w;
+		empty = 0;
+	}
+	sb_str(b, "\n");
+}
+
+char *rec_text(const json_t *result)
+{
+	struct sbuf b = {0};
+	const json_t *reasons = json_object_get(result, "reasons");
+	json_t *figs = json_deep_copy(json_object_get(result, "figures")), *v;
+	const char *key;
+	size_t i;
+
+	sb_str(&b, "verdict: ");
+	sb_str(&b, json_string_value(json_object_get(result, "verdict")) ?: "?");
+	sb_str(&b, " (confidence: ");
+	sb_str(&b, json_string_value(json_object_get(result, "confidence")) ?: "?");
+	sb_str(&b, ")\n");
+	sb_wrap(&b, json_string_value(json_object_get(result, "sentence")) ?: "", "", "");
+	sb_str(&b, "\nreasons:\n");
+	json_array_foreach(reasons, i, v) sb_wrap(&b, json_string_value(v) ?: "", "  - ", "    ");
+	sb_str(&b, "\nfigures:\n");
+	json_object_foreach(figs, key, v)
+	{
+		char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
+
+		sb_str(&b, "  ");
+		sb_str(&b, key);
+		sb_str(&b, ": ");
+		sb_str(&b, val ?: "?");
+		sb_str(&b, "\n");
+		free(val);
+	}
+	json_decref(figs);
+	return b.s;
+}
