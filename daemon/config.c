@@ -698,8 +698,8 @@ size_t config_options(struct option *out, size_t max, int base)
 	size_t n = 0;
 
 	for (size_t i = 0; i < N_KEYS; i++)
-		n = add_option(out, n, max, keys[i].name, i, dashed_names[i], sizeof(dashed_names[i]),
-		               base);
+		n = add_option(out, n, max, keys[i].name, i, dashed_names[i],
+		               sizeof(dashed_names[i]), base);
 	/* A renamed key's former name is a flag too (--load-threshold). */
 	for (size_t r = 0; r < N_RENAMED; r++)
 		n = add_option(out, n, max, renamed[r].old, (size_t)key_index(renamed[r].name, 0),
