@@ -109,7 +109,7 @@ no_failed_units "after install"
 sock_t=$(in_ct systemctl show threadwatchd.socket -p ActiveEnterTimestampMonotonic --value)
 svc_t=$(show ExecMainStartTimestampMonotonic)
 [ "$sock_t" -le "$svc_t" ] || fail "the socket became active (${sock_t} us) after the service started (${svc_t} us)"
-jlog | jq -r .MESSAGE | grep -q 'Serving HTTP on the socket passed by systemd' ||
+jlog | jq -r .MESSAGE | grep -q 'Serving HTTP on the socket passed by the launcher' ||
 	fail "the service did not get its socket from systemd: $(jlog | jq -r .MESSAGE)"
 ok "installed in $t_install s; no failed unit; socket active first, service socket-activated"
 
