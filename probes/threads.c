@@ -70,6 +70,14 @@ static const struct policy policies[] = {
     {"low", 1, MAP_32BIT, 1},
 };
 #define RETRY_PROT (PROT_READ | PROT_WRITE | PROT_EXEC)
+
+/* The retry's protection: glibc 2.7's RETRY_PROT, until a W^X policy
+ * refuses a writable and executable mapping (EPERM from systemd's
+ * MemoryDenyWriteExecute= seccomp filter, EACCES from the kernel's own
+ * PR_SET_MDWE); then PROT_READ | PROT_WRITE, which
+ * costs the same walk: get_unmapped_area() looks for free space the same
+ * way whatever the protection. */
+static int retry_prot = RETRY_PROT;
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 
 /* One live thread, the stack we gave it (NULL for glibc's own) and the
@@ -156,7 +164,12 @@ static int stack_map(const struct threads_ctx *c, const struct policy *p, void *
 	if (m == MAP_FAILED && p->fallback) {
 		if (p->first_flags & MAP_32BIT)
 			pr->ramp_failures++;
-		m = mmap(NULL, len, RETRY_PROT, base, -1, 0);
+		m = mmap(NULL, len, retry_prot, base, -1, 0);
+		if (m == MAP_FAILED && (errno == EPERM || errno == EACCES) &&
+		    (retry_prot & PROT_EXEC)) {
+			retry_prot = PROT_READ | PROT_WRITE;
+			m = mmap(NULL, len, retry_prot, base, -1, 0);
+		}
 	}
 	if (m == MAP_FAILED)
 		return -errno;
@@ -448,6 +461,10 @@ static void emit_default_stacks(struct probe_doc *doc, const struct policy_run *
 	probe_info_str(doc, "default_stack_range", range);
 	probe_info_bool(doc, "default_stacks_low", pr->stack_hi <= THREADS_LOW_LIMIT);
 	probe_info_str(doc, "glibc", gnu_get_libc_version());
+	probe_info_str(doc, "low_retry_prot",
+	               retry_prot & PROT_EXEC ? "rwx (glibc 2.7's ARCH_RETRY_MMAP)"
+	                                      : "rw: a W^X policy refused rwx; the walk is "
+	                                        "the same");
 }
 
 /* Clamps the requested thread count by the host's limits and reports the

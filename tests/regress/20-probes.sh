@@ -282,4 +282,25 @@ done
 if "$MAP32" --stack-size -5 >/dev/null 2>"$TW_TMP/err"; then fail "map32 --stack-size -5 succeeded"; fi
 grep -q usage "$TW_TMP/err" || fail "map32 --stack-size -5: no usage message"
 ok "bad arguments refused"
+# --- a W^X policy: the low policy's rwx retry refused ---------------------
+# systemd's MemoryDenyWriteExecute= (as in the packaged unit) refuses a
+# writable and executable mapping with EPERM; the kernel's own PR_SET_MDWE
+# (Linux 6.3+, kept across execve) does it with EACCES. glibc 2.7's retry
+# asks for PROT_EXEC, so threads must fall back to rw and say so.
+out=$(python3 - "$THREADS" --quick <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(65, 1, 0, 0, 0) != 0:  # PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN
+    print("no PR_SET_MDWE: " + os.strerror(ctypes.get_errno()))
+    sys.exit(77)
+os.execv(sys.argv[1], sys.argv[1:])
+PY
+)
+if [ $? != 77 ]; then
+	jq -e '.status == "ok" and (.info.low_retry_prot | startswith("rw:"))' <<<"$out" >/dev/null ||
+		fail "threads under a W^X policy: $(jq -c '{status, reason, p: .info.low_retry_prot}' <<<"$out" 2>/dev/null || echo "$out")"
+	ok "threads under PR_SET_MDWE: ok, low retry $(jq -r .info.low_retry_prot <<<"$out")"
+else
+	echo "W^X check not run: $out"
+fi
 exit 0
