@@ -290,10 +290,12 @@ check-systemd: all
 
 # The unit and regress tiers again under ASan and UBSan, built in SAN_B.
 # Left out there: the regress tests named in SANITIZE_SKIP (packaging, the
-# browser, the load test and valgrind measure or package rather than run
-# more code); the crash tests kill fewer times.
+# container, the browser, the load test, valgrind, the guard's timing, the
+# lint of published files and the detection simulation measure, package or
+# check files rather than run more code); the crash tests kill fewer times.
 SAN_B         ?= $(B)-san
-SANITIZE_SKIP ?= 60-browser 70-deb 72-systemd 93-load 94-valgrind
+SANITIZE_SKIP ?= 60-browser 62-daemon-guard 70-deb 72-systemd 73-alerts 79-lint 81-detect-sim \
+	93-load 94-valgrind
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
 	$(MAKE) B=$(SAN_B) SANITIZE=1 check-regress REGRESS_SKIP="$(SANITIZE_SKIP)" \
