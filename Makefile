@@ -316,9 +316,12 @@ bench: all
 	@B=$(abspath $(B)) SRC=$(CURDIR) bench/run.sh
 
 # The README's configuration table, systemd/threadwatchd.conf and the KEYS
-# section of threadwatchd.conf(5), regenerated from the daemon's key table.
+# section of threadwatchd.conf(5), regenerated from the daemon's key table;
+# doc/fleet.md from the README's fleet section.
 docs: $(B)/threadwatchd
 	python3 doc/gen-config-docs.py $(B)/threadwatchd $(CURDIR)
+	{ printf '## On a fleet\n\n'; sed -n '/<!-- fleet:begin -->/,/<!-- fleet:end -->/p' README.md | \
+		sed '1d;$$d'; } >doc/fleet.md
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

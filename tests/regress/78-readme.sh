@@ -24,3 +24,9 @@ ok "README API paths are all in web/openapi.json"
 
 grep -q '^make run' "$readme" && grep -q '^make test' "$readme" || fail "README lacks the two commands"
 ok "README shows make run and make test"
+
+# doc/fleet.md is the README's fleet section, kept as a page of its own.
+sed -n '/<!-- fleet:begin -->/,/<!-- fleet:end -->/p' "$readme" | sed '1d;$d' >"$TW_TMP/fleet.md"
+diff -u <(printf '## On a fleet\n\n'; cat "$TW_TMP/fleet.md") "$SRC/doc/fleet.md" >/dev/null ||
+	fail "doc/fleet.md differs from the README's fleet section: run make docs"
+ok "doc/fleet.md is the README's fleet section"
