@@ -569,7 +569,8 @@ struct ctxsw_ring {
 	uint64_t laps, warm;
 	int slot[CTXSW_MAX_RING];
 	int quit;
-	int bad; /* a thread failed its set-up (pin, selector) */
+	int ready; /* threads 1..n-1 that reached their first wait */
+	int bad;   /* a thread failed its set-up (pin, selector) */
 	uint64_t ns;
 };
 
@@ -602,6 +603,11 @@ static void *ring_main(void *p)
 	if (self.pin_err || (r->sel && self.sel_err < 0))
 		__atomic_store_n(&r->bad, 1, __ATOMIC_RELAXED);
 	if (a->i != 0) {
+		/* The creator waits for this before it starts the next thread,
+		 * so that a 64-thread ring never has more than a couple of
+		 * threads runnable at once (a host's run queue stays short). */
+		__atomic_add_fetch(&r->ready, 1, __ATOMIC_RELEASE);
+		futex(&r->ready, FUTEX_WAKE_PRIVATE, 1);
 		/* quit is read while holding the token: thread 0 sets it only
 		 * once the token is back with it, so a token of an ordinary
 		 * lap never sees it set, and the last lap always does. */
@@ -642,6 +648,8 @@ static int ring_sample(struct ctxsw_ring *r, double *ns, char *why, size_t whyle
 		                     ring_main, &arg[i], why, whylen);
 		if (!err)
 			started++;
+		if (!err && i != 0)
+			wait_equal(&r->ready, started);
 	}
 	if (err && started) {
 		/* Thread 0 never ran: let the started ones pass the token out. */
