@@ -198,21 +198,10 @@ fi
 # after) by at most 8. Other work on the host comes and goes, so a miss is
 # measured again, up to three times; the old probe, which woke thousands
 # of threads at once, misses by thousands every time.
-RUNQ=$B/tests/runq
-[ -x "$RUNQ" ] || fail "'$RUNQ' is not built"
-for try in 1 2 3; do
-	start=$(date +%s.%N)
-	line=$("$RUNQ" 1000 1000 "$TW_TMP/threads-default.json" "$THREADS") || fail "threads (default run) failed"
-	secs=$(echo "$(date +%s.%N) - $start - 2" | bc)
-	read -r _ before _ peak _ p99 _ after _ <<<"$line"
-	host=$((before > after ? before : after))
-	echo "try $try: $line (threads ran about $secs s)"
-	[ "$peak" -le $((host + 8)) ] && break
-	[ "$try" = 3 ] && fail "run queue peak $peak during a default threads run, $host without it"
-done
+runq_gentle 1000 "$TW_TMP/threads-default.json" "$THREADS"
 jq -e '.status == "ok"' "$TW_TMP/threads-default.json" >/dev/null ||
 	fail "threads (default run): $(jq -c '{status, reason}' "$TW_TMP/threads-default.json")"
-ok "run queue during a default threads run: peak $peak, p99 $p99, host alone $host"
+ok "run queue during a default threads run: peak $RUNQ_PEAK, p99 $RUNQ_P99, host alone $RUNQ_HOST"
 
 # --- the same binaries on a simulated pre-3.8 kernel ----------------------
 # The shim charges its walks through PROCMAP_QUERY (Linux 6.11+).

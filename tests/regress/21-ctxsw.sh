@@ -144,15 +144,6 @@ ok "bad arguments refused"
 # procs_running sampled every 2 ms (tests/tools/runq) around a quick run,
 # whose ring reaches 64 threads: at most 8 runnable tasks above what the
 # host runs without it (before the fix the ring's start put 64 there).
-RUNQ=$B/tests/runq
-[ -x "$RUNQ" ] || fail "'$RUNQ' is not built"
-for try in 1 2 3; do
-	line=$("$RUNQ" 500 500 "$TW_TMP/ctxsw-runq.json" "$CTXSW" --quick) || fail "ctxsw --quick failed"
-	read -r _ before _ peak _ p99 _ after _ <<<"$line"
-	host=$((before > after ? before : after))
-	echo "try $try: $line"
-	[ "$peak" -le $((host + 8)) ] && break
-	[ "$try" = 3 ] && fail "run queue peak $peak during ctxsw --quick, $host without it"
-done
-ok "run queue during ctxsw --quick (ring of 64): peak $peak, $host without it"
+runq_gentle 500 "$TW_TMP/ctxsw-runq.json" "$CTXSW" --quick
+ok "run queue during ctxsw --quick (ring of 64): peak $RUNQ_PEAK, $RUNQ_HOST without it"
 exit 0
