@@ -32,7 +32,14 @@ struct run_args {
 	int quick, json, help;
 	double timeout_s; /* 0: each probe's default */
 	const char *probe_dir;
+	int nice;       /* RUNNER_NICE_DEFAULT unless --nice */
+	int sched_norm; /* --sched normal: SCHED_OTHER instead of SCHED_IDLE */
 };
+
+#define RUN_ARGS_INIT                                                                              \
+	{                                                                                          \
+		.nice = RUNNER_NICE_DEFAULT                                                        \
+	}
 
 static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
 {
@@ -54,6 +61,33 @@ static int set_probe_dir(void *ctx, const char *v, char *why, size_t wlen)
 	return 0;
 }
 
+static int set_nice(void *ctx, const char *v, char *why, size_t wlen)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (!*v || *end || errno || n < 0 || n > 19) {
+		snprintf(why, wlen, "--nice takes 0 to 19, not \"%s\"", v);
+		return -EINVAL;
+	}
+	((struct run_args *)ctx)->nice = (int)n;
+	return 0;
+}
+
+static int set_sched(void *ctx, const char *v, char *why, size_t wlen)
+{
+	struct run_args *a = ctx;
+
+	if (strcmp(v, "idle") && strcmp(v, "normal")) {
+		snprintf(why, wlen, "--sched takes idle or normal, not \"%s\"", v);
+		return -EINVAL;
+	}
+	a->sched_norm = !strcmp(v, "normal");
+	return 0;
+}
+
 /* The options of `threadwatch run`; the parser and the usage text. */
 static const struct opt run_opts[] = {
     {"quick", 0, NULL, "short runs (each probe's --quick)", NULL, offsetof(struct run_args, quick)},
@@ -62,6 +96,10 @@ static const struct opt run_opts[] = {
     {"timeout", 0, "DURATION",
      "time limit per probe, such as 30s or 2m, up to 1d (default: per probe)", set_timeout, 0},
     {"probe-dir", 0, "DIR", "where the probe executables are (colon-separated)", set_probe_dir, 0},
+    {"sched", 0, "POLICY",
+     "idle (default, SCHED_IDLE: any other task goes first) or normal (at --nice)", set_sched, 0},
+    {"nice", 0, "N", "niceness added for the probes, 0..19 (default " RUNNER_NICE_DEFAULT_STR ")",
+     set_nice, 0},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct run_args, help)},
 };
 
@@ -345,7 +383,8 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
                       json_t **fp_out, json_t **entries_out)
 {
 	json_t *fp = fingerprint_read(), *entries = json_object();
-	struct runner_opts o = {.stop = &stop_flag};
+	struct runner_opts o = {
+	    .nice = a->nice, .idle_io = 1, .sched_idle = !a->sched_norm, .stop = &stop_flag};
 	int failed = 0;
 
 	if (!a->json)
@@ -422,13 +461,15 @@ static size_t builtin_present(const char *dirs, const char **names)
 
 int cli_run_inputs(int quick, json_t **inputs)
 {
-	struct run_args a = {.quick = quick, .json = 1};
+	struct run_args a = RUN_ARGS_INIT;
 	const char *names[MAX_PROBES];
 	char *dirs = probe_dirs(&a);
 	size_t n = builtin_present(dirs, names);
 	struct rec_workload w;
 	json_t *fp, *entries, *ok;
 
+	a.quick = quick;
+	a.json = 1;
 	if (n == 0) {
 		fprintf(stderr, "threadwatch: no probes found in \"%s\"\n", dirs);
 		free(dirs);
@@ -453,7 +494,7 @@ int cli_run_inputs(int quick, json_t **inputs)
 
 int cli_run(int argc, char **argv)
 {
-	struct run_args a = {0};
+	struct run_args a = RUN_ARGS_INIT;
 	const char *names[MAX_PROBES];
 	size_t n = 0;
 	char *dirs;

@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "detect.h"
+#include "runner.h"
 #include "units.h"
 #include "xmalloc.h"
 
@@ -73,6 +74,7 @@ struct cfg_key {
 static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
 /* In the order of enum guard_mode (daemon/guard.h). */
 static const char *const guard_modes[] = {"auto", "psi", "busy", "loadavg", "off", NULL};
+static const char *const probe_scheds[] = {"idle", "normal", NULL};
 
 /* Keys renamed since a release: the old name still reads as the new one,
  * so that an old file keeps working. */
@@ -140,8 +142,13 @@ static const struct cfg_key keys[] = {
      "Longest wait of the quiet-host guard; the cycle then runs anyway and records the wait. "
      "Formerly load_wait_max.",
      OFF(guard_wait_max), 0, NULL},
-    {"nice", T_INT, 0, 19, "10",
+    {"nice", T_INT, 0, 19, RUNNER_NICE_DEFAULT_STR,
      "Niceness added for the probes (they also run in the idle I/O class).", OFF(nice), 0, NULL},
+    {"probe_sched", T_CHOICE, 0, 0, "idle",
+     "CPU scheduling policy of the probes. idle: SCHED_IDLE, so that any other task preempts "
+     "them at once and a neighbour's latency does not wait for them (nice then does not "
+     "matter); normal: SCHED_OTHER at the niceness above.",
+     OFF(probe_sched), 0, probe_scheds},
     {"retention_raw_days", T_INT, 1, 36500, "30",
      "Days to keep raw probe documents and series points.", OFF(retention_raw_days), 0, NULL},
     {"retention_samples_days", T_INT, 1, 36500, "730",

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,6 +109,18 @@ child_exec(const char *path, char *const argv[], const struct runner_opts *o, in
 	if (o->idle_io)
 		syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		        IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
+	/* SCHED_IDLE: a waking task of any other policy preempts the probe at
+	 * once (check_preempt_wakeup_fair()), and wake-up placement counts a
+	 * CPU running only SCHED_IDLE tasks as idle (sched_idle_cpu()), so a
+	 * neighbour's latency does not wait for a probe's slice. Inherited by
+	 * every thread the probe creates. */
+	if (o->sched_idle) {
+		struct sched_param prio0 = {.sched_priority = 0};
+
+		if (sched_setscheduler(0, SCHED_IDLE, &prio0) < 0) {
+			/* ignored, as nice: the probe still measures */
+		}
+	}
 	execv(path, argv);
 fail:
 	err = errno;

@@ -15,11 +15,17 @@
 
 enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR };
 
+/* How gently probes run unless told otherwise, in the daemon (nice,
+ * probe_sched) and in `threadwatch run` (--nice, --sched) alike. */
+#define RUNNER_NICE_DEFAULT 10
+#define RUNNER_NICE_DEFAULT_STR "10"
+
 struct runner_opts {
 	double timeout_s;            /* wall-clock limit; the group is killed after it */
 	size_t max_output;           /* stdout bytes kept; more is an error (default 4 MiB) */
 	int nice;                    /* added niceness for the probe (0: unchanged) */
 	int idle_io;                 /* non-zero: ioprio class idle */
+	int sched_idle;              /* non-zero: SCHED_IDLE, preempted by any other task */
 	volatile sig_atomic_t *stop; /* when it becomes non-zero the probe is killed */
 };
 

@@ -153,6 +153,9 @@ void units_format_number(double v, const char *suffix, int allow_exp, char *buf,
 		if (strtod(buf, NULL) == v)
 			return;
 	}
+	/* Beyond 24 decimals (1e-129, say) plain digits would print 0, which
+	 * reads back as another value: an exponent is the only exact text. */
+	snprintf(buf, len, "%.17g%s", v, suffix);
 }
 
 void units_format_duration(double s, char *buf, size_t len)

@@ -28,7 +28,7 @@ int units_parse_duration(const char *s, double *seconds);
 int units_parse_size(const char *s, uint64_t *bytes);
 
 /* The shortest text that reads back as v, followed by suffix; without an
- * exponent unless allow_exp. */
+ * exponent unless allow_exp, or unless 24 decimals cannot say it (1e-129). */
 void units_format_number(double v, const char *suffix, int allow_exp, char *buf, size_t len);
 /* A duration the way units_parse_duration reads it: "6h", "1h30m",
  * "500ms", "0". */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -381,24 +382,34 @@ static void test_priorities(void **state)
 	struct runner_result r;
 	char *argv[] = {"prio", NULL};
 	struct runner_opts o = {.timeout_s = 10, .nice = 5, .idle_io = 1};
+	/* the policy is field 41 of /proc/PID/stat (proc_pid_stat(); comm
+	 * "sh" holds no space): 5 is SCHED_IDLE */
 	char *p = script("prio", 0755,
 	                 "n=$(nice)\nio=$(ionice -p $$ | cut -d: -f1)\n"
+	                 "pol=$(cut -d' ' -f41 /proc/$$/stat)\n"
 	                 "printf '" DOC_HEAD("prio") "\"status\":\"ok\",\"info\":{\"nice\":%%s,"
-	                                             "\"io\":\"%%s\"}}' \"$n\" \"$io\"\n");
+	                                             "\"io\":\"%%s\",\"policy\":%%s}}' "
+	                                             "\"$n\" \"$io\" \"$pol\"\n");
 	int expect = getpriority(PRIO_PROCESS, 0) + 5;
 
 	(void)state;
 	if (expect > 19)
 		expect = 19;
-	assert_int_equal(runner_run(p, argv, &o, &r), 0);
-	if (r.status != RUNNER_OK)
-		fail_msg("prio probe: %s", r.reason);
-	assert_int_equal(
-	    (int)json_number_value(json_object_get(json_object_get(r.doc, "info"), "nice")),
-	    expect);
-	assert_string_equal(
-	    json_string_value(json_object_get(json_object_get(r.doc, "info"), "io")), "idle");
-	runner_result_clear(&r);
+	for (int idle = 0; idle <= 1; idle++) {
+		json_t *info;
+
+		o.sched_idle = idle;
+		assert_int_equal(runner_run(p, argv, &o, &r), 0);
+		if (r.status != RUNNER_OK)
+			fail_msg("prio probe: %s", r.reason);
+		info = json_object_get(r.doc, "info");
+		assert_int_equal((int)json_number_value(json_object_get(info, "nice")), expect);
+		assert_string_equal(json_string_value(json_object_get(info, "io")), "idle");
+		/* SCHED_IDLE when asked, else the caller's own policy */
+		assert_int_equal((int)json_number_value(json_object_get(info, "policy")),
+		                 idle ? SCHED_IDLE : sched_getscheduler(0));
+		runner_result_clear(&r);
+	}
 	free(p);
 }
 

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -204,6 +205,10 @@ static void test_format_roundtrip(void **state)
 	assert_string_equal(buf, "0.1%");
 	units_format_number(1e-7, "", 0, buf, sizeof(buf));
 	assert_string_equal(buf, "0.0000001");
+	/* too small for 24 decimals: the exponent, not a 0 that reads back
+	 * as another value (found by fuzz_config) */
+	units_format_number(1e-129, "", 0, buf, sizeof(buf));
+	assert_true(strtod(buf, NULL) == 1e-129);
 }
 
 static void test_decimal(void **state)
