@@ -6,7 +6,6 @@
  * the README comes from a command of this.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "cli.h"
 #include "detect.h"
 #include "detectsim.h"
+#include "opt.h"
 
 #define CMD "threadwatch detect-sim"
 
@@ -28,55 +28,75 @@ struct sim_args {
 	int json, help, phi_given;
 };
 
-enum opt_type { O_UINT, O_SEED, O_REAL, O_DURATION, O_NOISE, O_FLAG };
+static int set_noise(void *field, const char *v, char *why, size_t wlen)
+{
+	(void)why, (void)wlen;
+	for (size_t i = 0; i < dsim_n_noises; i++)
+		if (!strcmp(v, dsim_noise_names[i])) {
+			*(enum dsim_noise *)field = (enum dsim_noise)i;
+			return 0;
+		}
+	return -EINVAL;
+}
 
-/* The options: the parser, the usage text and the checks. */
-static const struct sim_opt {
-	const char *name;
-	const char *arg; /* NULL: a flag */
-	enum opt_type type;
-	size_t off; /* in struct sim_args */
-	const char *help;
-} sim_opts[] = {
+/* --phi, noted as given: ar1 has another default (off 0: the whole args). */
+static int set_phi(void *ctx, const char *v, char *why, size_t wlen)
+{
+	struct sim_args *a = ctx;
+
+	a->phi_given = 1;
+	return opt_set_real(&a->p.phi, v, why, wlen);
+}
+
+/* The options: the parser and the usage text (the ranges: dsim_params_check
+ * and detect_config_check). */
+static const struct opt sim_opts[] = {
 #define P(f) offsetof(struct sim_args, p.f)
-    {"hosts", "N", O_UINT, P(hosts), "hosts simulated (default 1000)"},
-    {"days", "D", O_UINT, P(days), "days of history per host (default 90)"},
-    {"every", "DURATION", O_DURATION, P(every_s),
-     "time between cycles: 6h, 90m, 1d, or seconds (default 6h: 4 cycles a day)"},
-    {"seed", "N", O_SEED, P(seed), "the simulation's seed (default 1)"},
-    {"noise", "MODEL", O_NOISE, P(noise),
-     "iid | ar1 | bimodal | episodic (default iid); each adds to Gaussian noise of --cv"},
-    {"cv", "X", O_REAL, P(cv),
+#define C(f) offsetof(struct sim_args, c.f)
+    {"hosts", 0, "N", "hosts simulated (default 1000)", opt_set_uint, P(hosts)},
+    {"days", 0, "D", "days of history per host (default 90)", opt_set_uint, P(days)},
+    {"every", 0, "DURATION",
+     "time between cycles: 6h, 90m, 1d, or seconds (default 6h: 4 cycles a day)", opt_set_duration,
+     P(every_s)},
+    {"seed", 0, "N", "the simulation's seed (default 1)", opt_set_u64, P(seed)},
+    {"noise", 0, "MODEL",
+     "iid | ar1 | bimodal | episodic (default iid); each adds to Gaussian noise of --cv", set_noise,
+     P(noise)},
+    {"cv", 0, "X",
      "the Gaussian noise's standard deviation, relative: "
-     "0.05 or 5% (default 2%)"},
-    {"phi", "X", O_REAL, P(phi),
-     "its lag-1 autocorrelation, AR(1), in every model (default 0.5 for ar1, else 0)"},
-    {"mode-gap", "X", O_REAL, P(mode_gap), "bimodal: how much slower the slow mode is (10%)"},
-    {"mode-p", "X", O_REAL, P(mode_p), "bimodal: share of cycles in the slow mode (30%)"},
-    {"episode-cycles", "K", O_UINT, P(episode_cycles),
-     "episodic: cycles a noisy neighbour's episode lasts (4)"},
-    {"episode-rate", "X", O_REAL, P(episode_rate),
-     "episodic: share of cycles that start an episode (2%)"},
-    {"episode-size", "X", O_REAL, P(episode_size),
+     "0.05 or 5% (default 2%)",
+     opt_set_real, P(cv)},
+    {"phi", 0, "X",
+     "its lag-1 autocorrelation, AR(1), in every model (default 0.5 for ar1, else 0)", set_phi, 0},
+    {"mode-gap", 0, "X", "bimodal: how much slower the slow mode is (10%)", opt_set_real,
+     P(mode_gap)},
+    {"mode-p", 0, "X", "bimodal: share of cycles in the slow mode (30%)", opt_set_real, P(mode_p)},
+    {"episode-cycles", 0, "K", "episodic: cycles a noisy neighbour's episode lasts (4)",
+     opt_set_uint, P(episode_cycles)},
+    {"episode-rate", 0, "X", "episodic: share of cycles that start an episode (2%)", opt_set_real,
+     P(episode_rate)},
+    {"episode-size", 0, "X",
      "episodic: mean slow-down of every figure in an episode, uniform from half to "
-     "1.5 times it (10%: 5-15%)"},
-    {"step", "X", O_REAL, P(step),
+     "1.5 times it (10%: 5-15%)",
+     opt_set_real, P(episode_size)},
+    {"step", 0, "X",
      "a true change of every key figure of every host: "
-     "0.10 or 10%, negative for faster (default none)"},
-    {"step-day", "D", O_REAL, P(step_day), "the day the step comes (default 60)"},
-    {"with-fingerprint-change", NULL, O_FLAG, P(fp_change),
-     "the step comes with a new kernel (a host fingerprint change)"},
-    {"within", "K", O_UINT, P(within), "a step counts as found in time within K cycles (4)"},
-    {"detect-k", "K", O_UINT, offsetof(struct sim_args, c.k),
-     "the config key detect_k, to see what another setting would do"},
-    {"detect-min-effect", "X", O_REAL, offsetof(struct sim_args, c.min_effect),
-     "the config key detect_min_effect"},
-    {"detect-alpha", "X", O_REAL, offsetof(struct sim_args, c.alpha),
-     "the config key detect_alpha"},
-    {"detect-baseline-runs", "N", O_UINT, offsetof(struct sim_args, c.baseline_runs),
-     "the config key detect_baseline_runs"},
-    {"json", NULL, O_FLAG, offsetof(struct sim_args, json), "print one JSON object"},
-    {"help", NULL, O_FLAG, offsetof(struct sim_args, help), "show this help"},
+     "0.10 or 10%, negative for faster (default none)",
+     opt_set_real, P(step)},
+    {"step-day", 0, "D", "the day the step comes (default 60)", opt_set_real, P(step_day)},
+    {"with-fingerprint-change", 0, NULL,
+     "the step comes with a new kernel (a host fingerprint change)", NULL, P(fp_change)},
+    {"within", 0, "K", "a step counts as found in time within K cycles (4)", opt_set_uint,
+     P(within)},
+    {"detect-k", 0, "K", "the config key detect_k, to see what another setting would do",
+     opt_set_uint, C(k)},
+    {"detect-min-effect", 0, "X", "the config key detect_min_effect", opt_set_real, C(min_effect)},
+    {"detect-alpha", 0, "X", "the config key detect_alpha", opt_set_real, C(alpha)},
+    {"detect-baseline-runs", 0, "N", "the config key detect_baseline_runs", opt_set_uint,
+     C(baseline_runs)},
+    {"json", 0, NULL, "print one JSON object", NULL, offsetof(struct sim_args, json)},
+    {"help", 'h', NULL, "show this help", NULL, offsetof(struct sim_args, help)},
+#undef C
 #undef P
 };
 
@@ -89,139 +109,21 @@ static void usage(FILE *f)
 	           "daemon's regression detection at the config's defaults and reports false\n"
 	           "events per 1,000 host-days and the steps found (doc/regression.md).\n\n"
 	           "Options:\n");
-	for (size_t i = 0; i < N_OPTS; i++) {
-		char left[48];
-
-		snprintf(left, sizeof(left), "--%s%s%s", sim_opts[i].name,
-		         sim_opts[i].arg ? " " : "", sim_opts[i].arg ? sim_opts[i].arg : "");
-		fprintf(f, "  %-26s %s\n", left, sim_opts[i].help);
-	}
+	opt_usage(f, sim_opts, N_OPTS);
 }
 
-/* 6h, 90m, 1d, 30s or plain seconds. */
-static int parse_duration(const char *v, double *out)
-{
-	static const struct {
-		char suffix;
-		double seconds;
-	} units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
-	char *end;
-	double d;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	d = strtod(v, &end);
-	for (size_t i = 0; *end && i < sizeof(units) / sizeof(units[0]); i++)
-		if (end[0] == units[i].suffix && !end[1]) {
-			d *= units[i].seconds;
-			end++;
-		}
-	if (*end || !isfinite(d))
-		return -EINVAL;
-	*out = d;
-	return 0;
-}
-
-/* A number, or a percentage with a trailing %. */
-static int parse_real(const char *v, double *out)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (end == v || errno)
-		return -EINVAL;
-	if (*end == '%') {
-		d /= 100;
-		end++;
-	}
-	if (*end || !isfinite(d))
-		return -EINVAL;
-	*out = d;
-	return 0;
-}
-
-static int parse_uint(const char *v, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(v, &end, 10);
-	return errno || *end || *out > max ? -EINVAL : 0;
-}
-
-static int set_opt(struct sim_args *a, const struct sim_opt *o, const char *v)
-{
-	char *field = (char *)a + o->off;
-	unsigned long long u;
-
-	switch (o->type) {
-	case O_UINT:
-		if (parse_uint(v, 4000000000ULL, &u) < 0)
-			return -EINVAL;
-		*(unsigned *)field = (unsigned)u;
-		return 0;
-	case O_SEED:
-		if (parse_uint(v, UINT64_MAX, &u) < 0)
-			return -EINVAL;
-		*(uint64_t *)field = u;
-		return 0;
-	case O_REAL:
-		a->phi_given |= o->off == offsetof(struct sim_args, p.phi);
-		return parse_real(v, (double *)field);
-	case O_DURATION:
-		return parse_duration(v, (double *)field);
-	case O_NOISE:
-		for (size_t i = 0; i < dsim_n_noises; i++)
-			if (!strcmp(v, dsim_noise_names[i])) {
-				*(enum dsim_noise *)field = (enum dsim_noise)i;
-				return 0;
-			}
-		return -EINVAL;
-	case O_FLAG:
-		*(int *)field = 1;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* getopt_long over the table; -EINVAL with a message on stderr. */
+/* The options, and no operand; -EINVAL with a message on stderr. */
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
-	struct option lo[N_OPTS + 1];
-	int c;
+	char err[256];
+	int first = opt_parse(argc, argv, sim_opts, N_OPTS, a, err, sizeof(err));
 
-	for (size_t i = 0; i < N_OPTS; i++)
-		lo[i] = (struct option){sim_opts[i].name,
-		                        sim_opts[i].arg ? required_argument : no_argument, NULL,
-		                        (int)i + 256};
-	memset(&lo[N_OPTS], 0, sizeof(lo[N_OPTS]));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
-		const struct sim_opt *o;
-
-		if (c == ':') {
-			fprintf(stderr, CMD ": %s needs a value\n", argv[optind - 1]);
-			return -EINVAL;
-		}
-		if (c < 256) {
-			fprintf(stderr, CMD ": unknown option \"%s\" (see --help)\n",
-			        argv[optind - 1]);
-			return -EINVAL;
-		}
-		o = &sim_opts[c - 256];
-		if (set_opt(a, o, optarg) < 0) {
-			fprintf(stderr, CMD ": invalid value \"%s\" for --%s: %s\n", optarg,
-			        o->name, o->help);
-			return -EINVAL;
-		}
+	if (first < 0) {
+		fprintf(stderr, CMD ": %s\n", err);
+		return -EINVAL;
 	}
-	if (optind < argc) {
-		fprintf(stderr, CMD ": unexpected argument \"%s\"\n", argv[optind]);
+	if (first < argc) {
+		fprintf(stderr, CMD ": unexpected argument \"%s\"\n", argv[first]);
 		return -EINVAL;
 	}
 	if (!a->phi_given && a->p.noise == DSIM_AR1)

@@ -7,11 +7,15 @@
  * keeps working when an option is added.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errbuf.h"
 #include "opt.h"
+#include "units.h"
 #include "xmalloc.h"
 
 #define OPT_MAX 64 /* options in one table */
@@ -119,10 +123,10 @@ int opt_parse(int argc, char **argv, const struct opt *t, size_t n, void *ctx, c
 		if (c == '?' || c == ':' || !o)
 			return -EINVAL;
 		if (!o->set) {
-			*(int *)((char *)ctx + o->flag) = 1;
+			*(int *)((char *)ctx + o->off) = 1;
 			continue;
 		}
-		if (o->set(ctx, o->arg ? optarg : NULL, why, sizeof(why)) < 0) {
+		if (o->set((char *)ctx + o->off, o->arg ? optarg : NULL, why, sizeof(why)) < 0) {
 			if (why[0])
 				return errbuf_set(err, errlen, -EINVAL, "%s", why);
 			return errbuf_set(err, errlen, -EINVAL, "invalid value \"%s\" for --%s: %s",
@@ -155,4 +159,66 @@ void opt_usage(FILE *f, const struct opt *t, size_t n)
 		else
 			fprintf(f, "  %-*s  %s\n", (int)width + 6, left, t[i].help);
 	}
+}
+
+/* Decimal digits up to max: strtoull alone would take "-3" (as a huge
+ * number), " 3" and "+3". */
+static int parse_u64(const char *v, uint64_t max, uint64_t *out)
+{
+	unsigned long long u;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	u = strtoull(v, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno || u > max)
+		return -ERANGE;
+	*out = u;
+	return 0;
+}
+
+int opt_set_uint(void *field, const char *v, char *why, size_t wlen)
+{
+	uint64_t u;
+	int rc = parse_u64(v, UINT_MAX, &u);
+
+	(void)why, (void)wlen;
+	if (rc == 0)
+		*(unsigned *)field = (unsigned)u;
+	return rc;
+}
+
+int opt_set_u64(void *field, const char *v, char *why, size_t wlen)
+{
+	(void)why, (void)wlen;
+	return parse_u64(v, UINT64_MAX, field);
+}
+
+int opt_set_real(void *field, const char *v, char *why, size_t wlen)
+{
+	char *end;
+	double d;
+
+	(void)why, (void)wlen;
+	errno = 0;
+	d = strtod(v, &end);
+	if (end == v || errno)
+		return -EINVAL;
+	if (*end == '%') {
+		d /= 100;
+		end++;
+	}
+	if (*end || !isfinite(d))
+		return -EINVAL;
+	*(double *)field = d;
+	return 0;
+}
+
+int opt_set_duration(void *field, const char *v, char *why, size_t wlen)
+{
+	(void)why, (void)wlen;
+	return units_parse_duration(v, field);
 }

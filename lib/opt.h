@@ -18,12 +18,23 @@ struct opt {
 	char short_name;  /* 0: none */
 	const char *arg;  /* the value's name in usage ("S", "FILE"); NULL: takes none */
 	const char *help;
-	/* Called with the value (NULL when the option takes none). 0, or < 0
-	 * with a reason in why (left empty: the generic "invalid value").
-	 * NULL: the option is a flag that sets the int at ctx + flag to 1. */
+	/* Called with ctx + off (off 0: the whole ctx) and the value (NULL
+	 * when the option takes none). 0, or < 0 with a reason in why (left
+	 * empty: the generic "invalid value"). NULL: the option is a flag that
+	 * sets the int at ctx + off to 1. */
 	int (*set)(void *ctx, const char *value, char *why, size_t whylen);
-	size_t flag;
+	size_t off;
 };
+
+/* Setters for a row whose off is a field of ctx (offsetof): an unsigned
+ * int or a uint64_t (decimal digits only, no sign), a double (a finite
+ * number, or a percentage: "5%" is 0.05) and a double of seconds
+ * (units_parse_duration: "90m", "6h", "1d", "30s", "45"). They leave why
+ * empty, so the message is "invalid value ... for --NAME: HELP". */
+int opt_set_uint(void *field, const char *value, char *why, size_t whylen);
+int opt_set_u64(void *field, const char *value, char *why, size_t whylen);
+int opt_set_real(void *field, const char *value, char *why, size_t whylen);
+int opt_set_duration(void *field, const char *value, char *why, size_t whylen);
 
 /* getopt_long(argc, argv, shortopts, longopts) with getopt's own messages
  * off. Returns the option's val, -1 at the end of the options (optind is
