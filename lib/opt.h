@@ -1,6 +1,7 @@
 /*
  * opt: command lines through getopt_long(3). A program either describes
- * its options as a table (opt_parse, opt_usage) or builds its own struct
+ * its options as a table (opt_parse, opt_usage; typed setters write a
+ * number or a duration to a field of the context) or builds its own struct
  * option array and reads it with opt_next; both turn getopt's failures into
  * one message that names the option ("unknown option \"--frob\"",
  * "--timeout needs S", "invalid value \"x\" for --timeout: ...").

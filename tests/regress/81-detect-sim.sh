@@ -55,6 +55,14 @@ other=$("$T" detect-sim --hosts 50 --seed 4 --noise episodic --cv 5% --phi 0.5 -
 	fail "no text report"
 ok "same seed, same report, another seed another; the text report and the bimodal model"
 
+# --every in the units the help names: 90m, 1d, 30s, plain seconds.
+for e in 90m:5400 1d:86400 30s:30 7200:7200 1h30m:5400; do
+	ev=$("$T" detect-sim --hosts 2 --days 2 --every "${e%%:*}" --json) || fail "--every ${e%%:*} failed"
+	jq -e --argjson s "${e#*:}" '.simulation.every_s == $s' <<<"$ev" >/dev/null ||
+		fail "--every ${e%%:*}: every_s $(jq .simulation.every_s <<<"$ev"), not ${e#*:}"
+done
+ok "--every 90m, 1d, 30s, 7200 and 1h30m"
+
 bad() {
 	local want=$1 out rc
 	shift
@@ -65,7 +73,7 @@ bad() {
 }
 bad 'unknown option "--bogus"' --bogus
 bad 'invalid value "loud" for --noise' --noise loud
-bad '--hosts needs a value' --hosts
+bad '--hosts needs N' --hosts
 bad 'invalid value "-3" for --hosts' --hosts -3
 bad '--cv: 2 is not in 0..0.3' --cv 2
 bad '--phi: 1 is not in \[0, 1)' --phi 1
