@@ -411,7 +411,10 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 	if (stop_flag) {
 		fprintf(stderr, "threadwatch run: interrupted\n");
 		failed = 1;
-	}
+	} else if (failed && o.sched_idle)
+		fprintf(stderr,
+		        "threadwatch run: the probes ran under SCHED_IDLE and yield to every "
+		        "other task; on a busy host --sched normal lets them compete\n");
 	*fp_out = fp;
 	*entries_out = entries;
 	return failed;

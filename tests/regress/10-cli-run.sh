@@ -8,9 +8,11 @@ set -u
 TW=$B/threadwatch
 [ -x "$TW" ] || fail "$TW not built"
 
+# The measuring runs below ask for --sched normal: under the default
+# SCHED_IDLE anything else on a loaded machine goes first (checked apart).
 # --- a real probe, as JSON ------------------------------------------------
 out=$TW_TMP/run.json
-"$TW" run --quick --json ctxsw >"$out" 2>"$TW_TMP/run.err" ||
+"$TW" run --quick --json --sched normal ctxsw >"$out" 2>"$TW_TMP/run.err" ||
 	fail "run --quick --json ctxsw exited $?: $(cat "$TW_TMP/run.err")"
 jq -e . "$out" >/dev/null || fail "output is not one JSON document"
 [ "$(jq -r '.probes.ctxsw.status' "$out")" = ok ] ||
@@ -51,7 +53,7 @@ ok "run --quick --json ctxsw: ratio $(jq -r '.probes.ctxsw.scalars.ratio.value' 
 	"verdict $(jq -r '.recommendation.result.verdict' "$out")"
 
 # --- the table --------------------------------------------------------------
-"$TW" run --quick ctxsw >"$TW_TMP/table.txt" || fail "run --quick ctxsw exited $?"
+"$TW" run --quick --sched normal ctxsw >"$TW_TMP/table.txt" || fail "run --quick ctxsw exited $?"
 grep -Eq '^ctxsw +ok +[0-9.]+ s +low [0-9]+ ns' "$TW_TMP/table.txt" ||
 	fail "no ctxsw row in the table: $(cat "$TW_TMP/table.txt")"
 ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
@@ -60,7 +62,7 @@ ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
 # Issue 13: map32.fail_ns against the VMAs in the window, map32.retry_ns and
 # plain_ns against all VMAs, and E from them (source "map32"), with the
 # threads probe's own low - high beside it where it measured that far.
-"$TW" run --quick --json map32 threads >"$TW_TMP/m.json" 2>"$TW_TMP/m.err" ||
+"$TW" run --quick --json --sched normal map32 threads >"$TW_TMP/m.json" 2>"$TW_TMP/m.err" ||
 	fail "run --quick --json map32 threads exited $?: $(cat "$TW_TMP/m.err")"
 jq -e '.recommendation.inputs.map32 as $m |
   ($m.fail_ns | length) >= 3 and ($m.retry_ns | length) >= 3 and ($m.plain_ns | length) >= 3 and
@@ -71,7 +73,7 @@ jq -e '.recommendation.result.figures | .extra_create_source == "map32" and
   .extra_create_fail_vmas == 2 * .window_stacks and .extra_create_vmas == 2 * .extra_create_at_threads and
   (.extra_create_ns | numbers) >= 0' "$TW_TMP/m.json" >/dev/null ||
 	fail "E: $(jq -c '.recommendation.result.figures' "$TW_TMP/m.json" | head -c 600)"
-"$TW" run --quick map32 >"$TW_TMP/m.txt" || fail "run --quick map32 exited $?"
+"$TW" run --quick --sched normal map32 >"$TW_TMP/m.txt" || fail "run --quick map32 exited $?"
 grep -Eq '^map32 +ok .*fail (flat|sublinear|linear), retry (flat|sublinear|linear)' "$TW_TMP/m.txt" ||
 	fail "no map32 row with both classes: $(cat "$TW_TMP/m.txt")"
 ok "map32 feeds E: $(jq -c '.recommendation.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/m.json")"
@@ -97,6 +99,9 @@ expect_usage --json=yes
 expect_usage 'Bad/Name'
 expect_usage --timeout 0s
 expect_usage --timeout 2d
+expect_usage --sched fifo
+expect_usage --nice 20
+expect_usage --nice -1
 expect_usage --time 5 # no abbreviations
 grep -q 'unknown option "--time"' "$TW_TMP/usage.err" || fail "--time: $(cat "$TW_TMP/usage.err")"
 # "--" ends the options: what follows is a probe name, even with dashes
@@ -131,6 +136,26 @@ cat >"$pd/hello" <<'EOF'
 printf '{"probe":"hello","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":0,"scalars":{"answer":{"value":42,"unit":"count"}}}\n'
 EOF
 chmod 755 "$pd/hang" "$pd/crash" "$pd/hello"
+
+# --- how gently probes run: SCHED_IDLE, nice 10 and the idle I/O class by
+# default, as in the daemon; --sched normal and --nice N otherwise. The
+# policy is field 41 of /proc/PID/stat (5: SCHED_IDLE, 0: SCHED_OTHER).
+cat >"$pd/prio" <<'EOF'
+#!/bin/sh
+pol=$(cut -d' ' -f41 /proc/$$/stat)
+io=$(ionice -p $$ | cut -d: -f1)
+printf '{"probe":"prio","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":0,"scalars":{"policy":{"value":%s,"unit":"count"},"nice":{"value":%s,"unit":"count"}},"info":{"io":"%s"}}\n' "$pol" "$(nice)" "$io"
+EOF
+chmod 755 "$pd/prio"
+base_nice=$(nice)
+prio() {
+	"$TW" run --json --probe-dir "$pd" "$@" prio | jq -c '.probes.prio | [.scalars.policy.value, .scalars.nice.value, .info.io]'
+}
+want() { local n=$(($1 + base_nice)); [ $n -gt 19 ] && n=19; echo "[$2,$n,\"idle\"]"; }
+[ "$(prio)" = "$(want 10 5)" ] || fail "default: $(prio), expected $(want 10 5)"
+[ "$(prio --sched normal --nice 3)" = "$(want 3 "$(cut -d' ' -f41 /proc/$$/stat)")" ] ||
+	fail "--sched normal --nice 3: $(prio --sched normal --nice 3)"
+ok "probes run under SCHED_IDLE at nice +10 in the idle I/O class; --sched normal --nice 3 as asked"
 
 "$TW" run --json --timeout 1 --probe-dir "$pd" hang >"$TW_TMP/hang.json"
 rc=$?
