@@ -13,7 +13,8 @@ for the whole measurement, starts the command LEAD seconds in, and records:
   the rise between them; CPU pressure (PSI some avg10) the same way;
 - the neighbour's latency: wrk's p50 and p99 over the measurement.
 
-The command "sleep S" gives the baseline: the neighbour alone.
+The command "sleep S" gives the baseline: the neighbour alone. --conn 0
+runs no neighbour: the command alone on the host (its own run queue).
 
 usage: citizen.py --out FILE --url URL [--conn N] [--duration S] [--lead S]
                   [--settle S] [--interval S] -- CMD...
@@ -93,7 +94,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--url", required=True)
-    ap.add_argument("--conn", type=int, default=4)
+    ap.add_argument("--conn", type=int, default=4, help="the neighbour's connections; 0: none")
     ap.add_argument("--duration", type=float, required=True,
                     help="how long the neighbour runs after LEAD (the command's expected wall time)")
     ap.add_argument("--lead", type=float, default=1.0)
@@ -109,13 +110,15 @@ def main():
     s = Sampler(a.interval)
     s.start()
     wrk_s = int(a.lead + a.duration + 1.5)
-    wrk = subprocess.Popen(["wrk", "-t1", f"-c{a.conn}", f"-d{wrk_s}s", "--latency", a.url],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wrk = None
+    if a.conn > 0:
+        wrk = subprocess.Popen(["wrk", "-t1", f"-c{a.conn}", f"-d{wrk_s}s", "--latency", a.url],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(a.lead)
     t0 = time.monotonic()
     rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
     t1 = time.monotonic()
-    wout = wrk.communicate()[0]
+    wout = wrk.communicate()[0] if wrk else ""
     while time.monotonic() < t1 + a.settle:
         time.sleep(0.1)
     s.stop.set()
@@ -140,7 +143,7 @@ def main():
         "load1_max": peak_load,
         "load1_rise": peak_load - before["load1"],
         "psi_some_avg10_max": max(psis) if psis else None,
-        "neighbour": dict(wrk_parse(wout), conn=a.conn, seconds=wrk_s),
+        "neighbour": dict(wrk_parse(wout), conn=a.conn, seconds=wrk_s if wrk else 0),
         "wrk_output": wout,
     }
     with open(a.out, "w") as f:

@@ -22,9 +22,10 @@
 #                          `threadwatch fleet` against fleet_stub.py (BENCH_FLEET_MAX [1000] ports)
 #   BENCH_WORK [$B/bench]  raw outputs (emptied first); BENCH_KEEP_DB=1 keeps the databases
 #   BENCH_OUT [$SRC/bench/RESULTS.md]
-#   BENCH_CITIZEN_ROUNDS [3] interleaved rounds of the good-citizen phase: the neighbour
+#   BENCH_CITIZEN_ROUNDS [5] interleaved rounds of the good-citizen phase: the neighbour
 #                          (wrk, BENCH_CITIZEN_CONN [4] connections, on nginx) alone, beside a
-#                          default cycle, beside perf bench and beside stress-ng for as long
+#                          default cycle, beside perf bench and beside stress-ng for as long,
+#                          and a default cycle with no neighbour (its own run queue)
 #   BENCH_LOAD_MAX [0.3]   load1 per CPU above which a phase (or a citizen run) does not
 #                          start; it waits up to BENCH_SETTLE_S [300] s for the load to fall,
 #                          and one that still starts above it is refused in the report
@@ -53,7 +54,7 @@ BENCH_PROFILE_S=${BENCH_PROFILE_S:-4}
 BENCH_FLEET_SIZES=${BENCH_FLEET_SIZES:-200 1000}
 BENCH_FLEET_ROUNDS=${BENCH_FLEET_ROUNDS:-5}
 BENCH_FLEET_MAX=${BENCH_FLEET_MAX:-1000}
-BENCH_CITIZEN_ROUNDS=${BENCH_CITIZEN_ROUNDS:-3}
+BENCH_CITIZEN_ROUNDS=${BENCH_CITIZEN_ROUNDS:-5}
 BENCH_CITIZEN_CONN=${BENCH_CITIZEN_CONN:-4}
 BENCH_LOAD_MAX=${BENCH_LOAD_MAX:-0.3}
 BENCH_SETTLE_S=${BENCH_SETTLE_S:-300}
@@ -471,17 +472,19 @@ if want citizen; then
 	log "a default cycle takes about $CD s"
 	for r in $(seq "$BENCH_CITIZEN_ROUNDS"); do
 		n=$(printf %02d "$r")
-		if [ $((r % 2)) = 1 ]; then order="none cycle perf sng"; else order="sng perf cycle none"; fi
+		if [ $((r % 2)) = 1 ]; then order="none cycle quiet perf sng"; else order="sng perf quiet cycle none"; fi
 		for t in $order; do
 			quiet || log "citizen $n $t: load still $(load_now) after $BENCH_SETTLE_S s"
 			case $t in
 			none) cmd=(sleep "$CD") ;;
-			cycle) cmd=("$B/threadwatch" run --json --probe-dir "$PROBES") ;;
+			cycle | quiet) cmd=("$B/threadwatch" run --json --probe-dir "$PROBES") ;;
 			perf) cmd=(timeout -s INT "$CD" perf bench sched pipe -T -l 2000000000) ;;
 			sng) cmd=(stress-ng --pthread 1 --switch 1 -t "${CD}s") ;;
 			esac
+			conn=$BENCH_CITIZEN_CONN
+			[ "$t" = quiet ] && conn=0
 			python3 "$HERE/citizen.py" --out "$W/citizen/$n-$t.json" --url "$NG/" \
-				--conn "$BENCH_CITIZEN_CONN" --duration "$CD" -- "${cmd[@]}" ||
+				--conn "$conn" --duration "$CD" -- "${cmd[@]}" ||
 				log "citizen run $n $t failed"
 			log "citizen $n $t: $(jq -c '{peak: .runq.peak, runq_p99: .runq.p99, load1_rise, p99_ms: .neighbour.p99_ms}' \
 				"$W/citizen/$n-$t.json" 2>/dev/null || echo none)"
