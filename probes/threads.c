@@ -39,7 +39,7 @@
 #define THREADS_WARMUP 16
 /* Threads of the probe that may be runnable at once besides the main
  * thread: new ones not yet parked, or parked ones woken to exit. */
-#define THREADS_RUNNABLE 3
+#define THREADS_RUNNABLE 2
 /* The MAP_32BIT window, 0x40000000-0x80000000 (find_start_end() in the
  * kernels' arch/x86/kernel/sys_x86_64.c). */
 #define THREADS_WINDOW_BYTES 0x40000000ull
