@@ -32,13 +32,13 @@ struct run_args {
 	int quick, json, help;
 	double timeout_s; /* 0: each probe's default */
 	const char *probe_dir;
-	int nice;       /* RUNNER_NICE_DEFAULT unless --nice */
-	int sched_norm; /* --sched normal: SCHED_OTHER instead of SCHED_IDLE */
+	int nice;                /* RUNNER_NICE_DEFAULT unless --nice */
+	enum runner_sched sched; /* RUNNER_SCHED_IDLE unless --sched */
 };
 
 #define RUN_ARGS_INIT                                                                              \
 	{                                                                                          \
-		.nice = RUNNER_NICE_DEFAULT                                                        \
+		.nice = RUNNER_NICE_DEFAULT, .sched = RUNNER_SCHED_IDLE                            \
 	}
 
 static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
@@ -78,14 +78,13 @@ static int set_nice(void *ctx, const char *v, char *why, size_t wlen)
 
 static int set_sched(void *ctx, const char *v, char *why, size_t wlen)
 {
-	struct run_args *a = ctx;
-
-	if (strcmp(v, "idle") && strcmp(v, "normal")) {
-		snprintf(why, wlen, "--sched takes idle or normal, not \"%s\"", v);
-		return -EINVAL;
-	}
-	a->sched_norm = !strcmp(v, "normal");
-	return 0;
+	for (int i = 0; runner_sched_names[i]; i++)
+		if (!strcmp(v, runner_sched_names[i])) {
+			((struct run_args *)ctx)->sched = (enum runner_sched)i;
+			return 0;
+		}
+	snprintf(why, wlen, "--sched takes idle or normal, not \"%s\"", v);
+	return -EINVAL;
 }
 
 /* The options of `threadwatch run`; the parser and the usage text. */
@@ -384,7 +383,7 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 {
 	json_t *fp = fingerprint_read(), *entries = json_object();
 	struct runner_opts o = {
-	    .nice = a->nice, .idle_io = 1, .sched_idle = !a->sched_norm, .stop = &stop_flag};
+	    .nice = a->nice, .idle_io = 1, .sched = a->sched, .stop = &stop_flag};
 	int failed = 0;
 
 	if (!a->json)
@@ -411,7 +410,7 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 	if (stop_flag) {
 		fprintf(stderr, "threadwatch run: interrupted\n");
 		failed = 1;
-	} else if (failed && o.sched_idle)
+	} else if (failed && o.sched == RUNNER_SCHED_IDLE)
 		fprintf(stderr,
 		        "threadwatch run: the probes ran under SCHED_IDLE and yield to every "
 		        "other task; on a busy host --sched normal lets them compete\n");

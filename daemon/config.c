@@ -74,7 +74,6 @@ struct cfg_key {
 static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
 /* In the order of enum guard_mode (daemon/guard.h). */
 static const char *const guard_modes[] = {"auto", "psi", "busy", "loadavg", "off", NULL};
-static const char *const probe_scheds[] = {"idle", "normal", NULL};
 
 /* Keys renamed since a release: the old name still reads as the new one,
  * so that an old file keeps working. */
@@ -148,7 +147,7 @@ static const struct cfg_key keys[] = {
      "CPU scheduling policy of the probes. idle: SCHED_IDLE, so that any other task preempts "
      "them at once and a neighbour's latency does not wait for them (nice then does not "
      "matter); normal: SCHED_OTHER at the niceness above.",
-     OFF(probe_sched), 0, probe_scheds},
+     OFF(probe_sched), 0, runner_sched_names},
     {"retention_raw_days", T_INT, 1, 36500, "30",
      "Days to keep raw probe documents and series points.", OFF(retention_raw_days), 0, NULL},
     {"retention_samples_days", T_INT, 1, 36500, "730",

@@ -40,7 +40,7 @@ struct config {
 	double guard_loadavg_per_cpu_max;
 	double guard_wait_max;
 	int nice;
-	int probe_sched; /* 0: idle (SCHED_IDLE), 1: normal */
+	int probe_sched; /* enum runner_sched (lib/runner.h) */
 	int retention_raw_days;
 	int retention_samples_days;
 	char *token;

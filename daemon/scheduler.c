@@ -441,7 +441,7 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	                        .max_output = MAX_OUTPUT,
 	                        .nice = c->nice,
 	                        .idle_io = 1,
-	                        .sched_idle = c->probe_sched == 0,
+	                        .sched = (enum runner_sched)c->probe_sched,
 	                        .stop = &s->stop_flag};
 	struct sched_cpu before = {0, 0}, after = {0, 0};
 	struct runner_result res;

@@ -77,6 +77,8 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+const char *const runner_sched_names[] = {"normal", "idle", NULL};
+
 /* In the child between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
 child_exec(const char *path, char *const argv[], const struct runner_opts *o, int out_w, int err_w,
@@ -114,7 +116,7 @@ child_exec(const char *path, char *const argv[], const struct runner_opts *o, in
 	 * CPU running only SCHED_IDLE tasks as idle (sched_idle_cpu()), so a
 	 * neighbour's latency does not wait for a probe's slice. Inherited by
 	 * every thread the probe creates. */
-	if (o->sched_idle) {
+	if (o->sched == RUNNER_SCHED_IDLE) {
 		struct sched_param prio0 = {.sched_priority = 0};
 
 		if (sched_setscheduler(0, SCHED_IDLE, &prio0) < 0) {

@@ -18,14 +18,21 @@ enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR };
 /* How gently probes run unless told otherwise, in the daemon (nice,
  * probe_sched) and in `threadwatch run` (--nice, --sched) alike. */
 #define RUNNER_NICE_DEFAULT 10
-#define RUNNER_NICE_DEFAULT_STR "10"
+#define RUNNER_STR_(x) #x
+#define RUNNER_STR(x) RUNNER_STR_(x)
+#define RUNNER_NICE_DEFAULT_STR RUNNER_STR(RUNNER_NICE_DEFAULT)
+
+/* The probes' CPU scheduling policy, named by runner_sched_names (in this
+ * order, NULL-terminated): the daemon's probe_sched and run's --sched. */
+enum runner_sched { RUNNER_SCHED_NORMAL, RUNNER_SCHED_IDLE };
+extern const char *const runner_sched_names[];
 
 struct runner_opts {
 	double timeout_s;            /* wall-clock limit; the group is killed after it */
 	size_t max_output;           /* stdout bytes kept; more is an error (default 4 MiB) */
 	int nice;                    /* added niceness for the probe (0: unchanged) */
 	int idle_io;                 /* non-zero: ioprio class idle */
-	int sched_idle;              /* non-zero: SCHED_IDLE, preempted by any other task */
+	enum runner_sched sched;     /* IDLE: SCHED_IDLE, preempted by any other task */
 	volatile sig_atomic_t *stop; /* when it becomes non-zero the probe is killed */
 };
 

@@ -398,7 +398,7 @@ static void test_priorities(void **state)
 	for (int idle = 0; idle <= 1; idle++) {
 		json_t *info;
 
-		o.sched_idle = idle;
+		o.sched = idle ? RUNNER_SCHED_IDLE : RUNNER_SCHED_NORMAL;
 		assert_int_equal(runner_run(p, argv, &o, &r), 0);
 		if (r.status != RUNNER_OK)
 			fail_msg("prio probe: %s", r.reason);
