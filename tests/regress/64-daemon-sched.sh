@@ -27,6 +27,7 @@ prio_of() {
 base_nice=$(nice)
 want() { local n=$(($1 + base_nice)); [ $n -gt 19 ] && n=19; echo "[$2,$n,1]"; }
 
+DAEMON_SCHED=() # the daemon's own default
 start_daemon idle --interval 1h
 wait_cycle 1 60
 got=$(prio_of)

@@ -27,11 +27,10 @@ ok "a year of history at 6 h cadence seeded in $(echo "$(date +%s.%N) - $t0" | b
 
 # All the load comes from one address: the per-address limit (64 by
 # default) would turn the 65th connection away. The cycles must write while
-# the API is saturated, so the probes compete (probe_sched = normal): under
-# the default SCHED_IDLE, wrk and the daemon's threads, which keep both
-# CPUs busy, would go first and ctxsw would rightly give up as "too busy".
-start_daemon l --probe-dir "$B/probes" --interval 1h --token "$TOKEN" --per-ip-limit 0 \
-	--probe-sched normal
+# the API is saturated: start_daemon runs the probes at probe_sched =
+# normal (under SCHED_IDLE, wrk and the daemon's threads would go first and
+# ctxsw would rightly give up as "too busy").
+start_daemon l --probe-dir "$B/probes" --interval 1h --token "$TOKEN" --per-ip-limit 0
 now=$(date +%s)
 SERIES="/api/v1/series?metric=ctxsw.ratio&since=$((now - 365 * 86400))&until=$now"
 pts=$(api "$SERIES" | jq '.points | length')

@@ -57,7 +57,10 @@ fake_builtins() {
 # start_daemon NAME [ARGS...]: threadwatchd in the foreground on an ephemeral
 # port, database in $TW_TMP/NAME, log in $TW_TMP/NAME.log, probes from
 # $TW_TMP/probes and $TW_TMP/probes.d; sets DPID and PORT. The environment
-# variables in DAEMON_ENV (an array) are passed on.
+# variables in DAEMON_ENV (an array) are passed on. Its probes compete for
+# the CPU (DAEMON_SCHED: --probe-sched normal) so that a loaded machine does
+# not starve them past their time limits under the SCHED_IDLE default;
+# 64-daemon-sched empties it to check that default.
 start_daemon() {
 	local name=$1
 	shift
@@ -66,7 +69,7 @@ start_daemon() {
 	env "${DAEMON_ENV[@]}" "$TWD" --config "$TW_TMP/empty.conf" \
 		--state-dir "$TW_TMP/$name" --port 0 --port-file "$TW_TMP/$name/port" \
 		--probe-dir "$TW_TMP/probes" --probes-d "$TW_TMP/probes.d" --quick \
-		--guard off --splay 0 "$@" >>"$TW_TMP/$name.log" 2>&1 &
+		--guard off --splay 0 "${DAEMON_SCHED[@]}" "$@" >>"$TW_TMP/$name.log" 2>&1 &
 	DPID=$!
 	if ! wait_for test -s "$TW_TMP/$name/port"; then
 		cat "$TW_TMP/$name.log" >&2
@@ -75,6 +78,7 @@ start_daemon() {
 	PORT=$(cat "$TW_TMP/$name/port")
 }
 DAEMON_ENV=()
+DAEMON_SCHED=(--probe-sched normal)
 
 # stop_daemon: SIGTERM, then checks that it exits 0 within 15 s; sets STOP_S.
 stop_daemon() {
