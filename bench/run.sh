@@ -466,7 +466,7 @@ if want citizen; then
 	start_nginx
 	# One cycle sets how long each run lasts.
 	ru --out "$W/citizen/calibrate.ru.json" --stdout /dev/null -- \
-		"$B/threadwatch" run --json --probe-dir "$PROBES" || log "the calibration cycle failed"
+		"$B/threadwatch" run --json --sched idle --nice 10 --probe-dir "$PROBES" || log "the calibration cycle failed"
 	CD=$(jq -r '.wall_s | ceil' "$W/citizen/calibrate.ru.json")
 	echo "$CD" >"$W/citizen/duration_s"
 	log "a default cycle takes about $CD s"
@@ -477,7 +477,7 @@ if want citizen; then
 			quiet || log "citizen $n $t: load still $(load_now) after $BENCH_SETTLE_S s"
 			case $t in
 			none) cmd=(sleep "$CD") ;;
-			cycle | quiet) cmd=("$B/threadwatch" run --json --probe-dir "$PROBES") ;;
+			cycle | quiet) cmd=("$B/threadwatch" run --json --sched idle --nice 10 --probe-dir "$PROBES") ;;
 			perf) cmd=(timeout -s INT "$CD" perf bench sched pipe -T -l 2000000000) ;;
 			sng) cmd=(stress-ng --pthread 1 --switch 1 -t "${CD}s") ;;
 			esac

@@ -32,13 +32,13 @@ struct run_args {
 	int quick, json, help;
 	double timeout_s; /* 0: each probe's default */
 	const char *probe_dir;
-	int nice;                /* RUNNER_NICE_DEFAULT unless --nice */
-	enum runner_sched sched; /* RUNNER_SCHED_IDLE unless --sched */
+	int nice;                /* 0 unless --nice */
+	enum runner_sched sched; /* RUNNER_SCHED_NORMAL unless --sched */
 };
 
 #define RUN_ARGS_INIT                                                                              \
 	{                                                                                          \
-		.nice = RUNNER_NICE_DEFAULT, .sched = RUNNER_SCHED_IDLE                            \
+		.nice = 0, .sched = RUNNER_SCHED_NORMAL                                            \
 	}
 
 static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
@@ -96,8 +96,11 @@ static const struct opt run_opts[] = {
      "time limit per probe, such as 30s or 2m, up to 1d (default: per probe)", set_timeout, 0},
     {"probe-dir", 0, "DIR", "where the probe executables are (colon-separated)", set_probe_dir, 0},
     {"sched", 0, "POLICY",
-     "idle (default, SCHED_IDLE: any other task goes first) or normal (at --nice)", set_sched, 0},
-    {"nice", 0, "N", "niceness added for the probes, 0..19 (default " RUNNER_NICE_DEFAULT_STR ")",
+     "normal (default, at --nice) or idle (SCHED_IDLE as in the daemon: any other task goes first)",
+     set_sched, 0},
+    {"nice", 0, "N",
+     "niceness added for the probes, 0..19 (default 0; the daemon's is " RUNNER_NICE_DEFAULT_STR
+     ")",
      set_nice, 0},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct run_args, help)},
 };
