@@ -34,11 +34,12 @@ struct run_args {
 	const char *probe_dir;
 	int nice;                /* 0 unless --nice */
 	enum runner_sched sched; /* RUNNER_SCHED_NORMAL unless --sched */
+	struct runner_cpu cpus;  /* quiet unless --cpu */
 };
 
 #define RUN_ARGS_INIT                                                                              \
 	{                                                                                          \
-		.nice = 0, .sched = RUNNER_SCHED_NORMAL                                            \
+		.nice = 0, .sched = RUNNER_SCHED_NORMAL, .cpus = { RUNNER_CPUS_QUIET, -1 }         \
 	}
 
 static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
@@ -87,6 +88,14 @@ static int set_sched(void *ctx, const char *v, char *why, size_t wlen)
 	return -EINVAL;
 }
 
+static int set_cpu(void *ctx, const char *v, char *why, size_t wlen)
+{
+	if (runner_cpu_parse(v, &((struct run_args *)ctx)->cpus) == 0)
+		return 0;
+	snprintf(why, wlen, "--cpu takes quiet, all or a CPU number, not \"%s\"", v);
+	return -EINVAL;
+}
+
 /* The options of `threadwatch run`; the parser and the usage text. */
 static const struct opt run_opts[] = {
     {"quick", 0, NULL, "short runs (each probe's --quick)", NULL, offsetof(struct run_args, quick)},
@@ -102,6 +111,10 @@ static const struct opt run_opts[] = {
      "niceness added for the probes, 0..19 (default 0; the daemon's is " RUNNER_NICE_DEFAULT_STR
      ")",
      set_nice, 0},
+    {"cpu", 0, "CPU",
+     "quiet (default: each probe on the allowed CPU with the fewest interrupts, as in the "
+     "daemon), all (any allowed CPU) or a CPU number",
+     set_cpu, 0},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct run_args, help)},
 };
 
@@ -386,7 +399,7 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 {
 	json_t *fp = fingerprint_read(), *entries = json_object();
 	struct runner_opts o = {
-	    .nice = a->nice, .idle_io = 1, .sched = a->sched, .stop = &stop_flag};
+	    .nice = a->nice, .idle_io = 1, .sched = a->sched, .cpus = a->cpus, .stop = &stop_flag};
 	int failed = 0;
 
 	if (!a->json)

@@ -51,6 +51,7 @@ enum cfg_type_id {
 	T_ADDRESS,
 	T_SPAN,
 	T_CHOICE,
+	T_CPU,
 };
 
 enum cfg_flags {
@@ -148,6 +149,12 @@ static const struct cfg_key keys[] = {
      "them at once and a neighbour's latency does not wait for them (nice then does not "
      "matter); normal: SCHED_OTHER at the niceness above.",
      OFF(probe_sched), 0, runner_sched_names},
+    {"probe_cpu", T_CPU, 0, RUNNER_CPU_MAX, "quiet",
+     "Where the probes run. quiet: each probe is pinned to the one allowed CPU that has taken "
+     "the fewest interrupts (never CPU 0 when another is allowed), so its memory-map changes "
+     "send no TLB shootdowns to the other CPUs and a neighbour keeps them to itself; a CPU "
+     "number: that CPU; all: every CPU threadwatchd may use.",
+     OFF(probe_cpu), 0, NULL},
     {"retention_raw_days", T_INT, 1, 36500, "30",
      "Days to keep raw probe documents and series points.", OFF(retention_raw_days), 0, NULL},
     {"retention_samples_days", T_INT, 1, 36500, "730",
@@ -553,6 +560,25 @@ static void format_choice(const struct cfg_key *k, const void *f, char *buf, siz
 	snprintf(buf, len, "%s", k->choices[*(const int *)f]);
 }
 
+static int parse_cpu(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	char b[64];
+
+	(void)k;
+	if (runner_cpu_parse(text, f) < 0) {
+		say(why, wlen, "\"%s\" is not quiet, all or a CPU number 0..%d",
+		    shown(text, b, sizeof(b)), RUNNER_CPU_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void format_cpu(const struct cfg_key *k, const void *f, char *buf, size_t len)
+{
+	(void)k;
+	runner_cpu_format(f, buf, len);
+}
+
 /* --- the value types' ranges, as text for the docs -------------------------- */
 
 static void range_int(const struct cfg_key *k, char *buf, size_t len)
@@ -599,6 +625,11 @@ static void range_choice(const struct cfg_key *k, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", k->choices[i]);
 }
 
+static void range_cpu(const struct cfg_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "quiet, all or 0..%.0f", k->max);
+}
+
 static const struct cfg_type {
 	const char *name;    /* in --help and the docs */
 	const char *example; /* shown as the flag's argument */
@@ -620,6 +651,7 @@ static const struct cfg_type {
     [T_SPAN] = {"percent or duration", "SPAN", sizeof(struct config_span), 0, parse_span,
                 format_span, range_span},
     [T_CHOICE] = {"choice", "CHOICE", sizeof(int), 0, parse_choice, format_choice, range_choice},
+    [T_CPU] = {"CPU", "CPU", sizeof(struct runner_cpu), 0, parse_cpu, format_cpu, range_cpu},
 };
 
 /* The key's range as text for the docs ("" when there is none). */

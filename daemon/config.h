@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "runner.h"
+
 #define CONFIG_MAX_KEYS 64
 #define CONFIG_DEFAULT_FILE TW_SYSCONFDIR "/threadwatch/threadwatchd.conf"
 #define CONFIG_DROPIN_SUFFIX ".d" /* threadwatchd.conf.d/ beside the file */
@@ -41,6 +43,7 @@ struct config {
 	double guard_wait_max;
 	int nice;
 	int probe_sched; /* enum runner_sched (lib/runner.h) */
+	struct runner_cpu probe_cpu;
 	int retention_raw_days;
 	int retention_samples_days;
 	char *token;

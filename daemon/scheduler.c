@@ -429,6 +429,15 @@ static double load_guard(struct sched *s, const struct config *c)
 static const char *const store_status[] = {
     [RUNNER_OK] = "ok", [RUNNER_SKIPPED] = "skipped", [RUNNER_ERROR] = "error"};
 
+/* ", on CPU N" for a pinned run, else "". */
+static const char *pinned_to(int cpu, char *buf, size_t len)
+{
+	if (cpu < 0)
+		return "";
+	snprintf(buf, len, ", on CPU %d", cpu);
+	return buf;
+}
+
 /* Runs one probe and stores the run. 0, or the store's -errno; *good is
  * set when the probe gave its answer (ok, or skipped with a reason) and it
  * was stored. */
@@ -442,9 +451,11 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	                        .nice = c->nice,
 	                        .idle_io = 1,
 	                        .sched = (enum runner_sched)c->probe_sched,
+	                        .cpus = c->probe_cpu,
 	                        .stop = &s->stop_flag};
 	struct sched_cpu before = {0, 0}, after = {0, 0};
 	struct runner_result res;
+	char on[32];
 	struct store_run run;
 	char *refused = NULL;
 	double load = 0;
@@ -490,7 +501,8 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	if (r < 0)
 		log_run(LOG_ERR, p->name, 0, "Failed to store the run: %s", store_last_error());
 	else if (res.status == RUNNER_OK)
-		log_run(LOG_INFO, p->name, *run_id, "Probe %s ok in %.1f s", p->name, res.wall_s);
+		log_run(LOG_INFO, p->name, *run_id, "Probe %s ok in %.1f s%s", p->name, res.wall_s,
+		        pinned_to(res.cpu, on, sizeof(on)));
 	else
 		log_run(LOG_WARNING, p->name, *run_id, "Probe %s %s: %s", p->name,
 		        store_status[res.status], run.reason ? run.reason : "(no reason)");

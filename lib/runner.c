@@ -1,6 +1,6 @@
 /*
  * runner: runs one probe as a child in its own process group, at the
- * requested CPU and I/O priority, under a CLOCK_MONOTONIC deadline, with its
+ * requested CPU and I/O priority, on the requested CPUs, under a CLOCK_MONOTONIC deadline, with its
  * stdout and stderr bounded. Whatever happens (missing binary, exec failure,
  * crash, hang, flood of output, bad document) ends as a result with a
  * reason, and no process of the group outlives the run.
@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "placement.h"
 #include "protocol.h"
 #include "runner.h"
 #include "xmalloc.h"
@@ -78,11 +79,40 @@ static void close_fd(int *fd)
 }
 
 const char *const runner_sched_names[] = {"normal", "idle", NULL};
+const char *const runner_cpus_names[] = {"all", "quiet", NULL};
+
+int runner_cpu_parse(const char *text, struct runner_cpu *out)
+{
+	char *end;
+	long n;
+
+	for (int i = 0; runner_cpus_names[i]; i++)
+		if (!strcmp(text, runner_cpus_names[i])) {
+			*out = (struct runner_cpu){.how = (enum runner_cpus)i, .cpu = -1};
+			return 0;
+		}
+	if (*text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtol(text, &end, 10);
+	if (*end || errno || n > RUNNER_CPU_MAX)
+		return -EINVAL;
+	*out = (struct runner_cpu){.how = RUNNER_CPUS_ONE, .cpu = (int)n};
+	return 0;
+}
+
+void runner_cpu_format(const struct runner_cpu *c, char *buf, size_t len)
+{
+	if (c->how == RUNNER_CPUS_ONE)
+		snprintf(buf, len, "%d", c->cpu);
+	else
+		snprintf(buf, len, "%s", runner_cpus_names[c->how]);
+}
 
 /* In the child between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
-child_exec(const char *path, char *const argv[], const struct runner_opts *o, int out_w, int err_w,
-           int status_w)
+child_exec(const char *path, char *const argv[], const struct runner_opts *o, const cpu_set_t *pin,
+           int out_w, int err_w, int status_w)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -123,6 +153,10 @@ child_exec(const char *path, char *const argv[], const struct runner_opts *o, in
 			/* ignored, as nice: the probe still measures */
 		}
 	}
+	/* Unlike the priorities, a pin the caller asked for is kept or the
+	 * run fails: the CPU was checked against the caller's set. */
+	if (pin && sched_setaffinity(0, sizeof(*pin), pin) < 0)
+		goto fail;
 	execv(path, argv);
 fail:
 	err = errno;
@@ -455,9 +489,44 @@ static int make_pipe(int fds[2], int nonblock_read)
 	return 0;
 }
 
+/* The CPU the probe is pinned to: -1 for none (ALL, or QUIET where the
+ * affinity cannot be read, since a probe anywhere still measures), else a
+ * CPU of the caller's set. -ENODEV when ONE names a CPU outside it. */
+static int resolve_cpu(const struct runner_cpu *c, cpu_set_t *set)
+{
+	struct place_cpu pc;
+
+	if (c->how == RUNNER_CPUS_ALL)
+		return -1;
+	if (c->how == RUNNER_CPUS_QUIET) {
+		if (place_quiet_cpu(&pc) < 0)
+			return -1;
+	} else {
+		if (sched_getaffinity(0, sizeof(*set), set) < 0)
+			return -1;
+		if (c->cpu < 0 || c->cpu >= CPU_SETSIZE || !CPU_ISSET(c->cpu, set))
+			return -ENODEV;
+		pc.cpu = c->cpu;
+	}
+	CPU_ZERO(set);
+	CPU_SET(pc.cpu, set);
+	return pc.cpu;
+}
+
+static void cpu_error(struct runner_result *res, int cpu)
+{
+	char list[256];
+
+	res->status = RUNNER_ERROR;
+	if (place_allowed_list(list, sizeof(list)) < 0)
+		snprintf(list, sizeof(list), "unknown");
+	xasprintf(&res->reason, "CPU %d is not one the probes may run on (allowed: %s)", cpu, list);
+}
+
 int runner_run(const char *path, char *const argv[], const struct runner_opts *opts,
                struct runner_result *res)
 {
+	cpu_set_t pin;
 	struct runner_opts o = {0};
 	struct run_state st = {.out_fd = -1, .err_fd = -1, .pid_fd = -1};
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, ws = 0, exec_err, r;
@@ -474,6 +543,14 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 	if (!o.max_output)
 		o.max_output = DEFAULT_MAX_OUTPUT;
 	st.max_output = o.max_output;
+	res->cpu = resolve_cpu(&o.cpus, &pin);
+	if (res->cpu == -ENODEV) {
+		cpu_error(res, o.cpus.cpu);
+		res->cpu = -1;
+		res->output = xstrdup("");
+		res->err_tail = xstrdup("");
+		return 0;
+	}
 
 	if ((r = make_pipe(out, 1)) < 0 || (r = make_pipe(err, 1)) < 0 ||
 	    (r = make_pipe(status, 0)) < 0)
@@ -485,7 +562,7 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 		goto fail;
 	}
 	if (st.pid == 0)
-		child_exec(path, argv, &o, out[1], err[1], status[1]);
+		child_exec(path, argv, &o, res->cpu >= 0 ? &pin : NULL, out[1], err[1], status[1]);
 	/* Also here, so the group exists before we might signal it. */
 	setpgid(st.pid, st.pid);
 	close_fd(&out[1]);

@@ -27,12 +27,33 @@ enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR };
 enum runner_sched { RUNNER_SCHED_NORMAL, RUNNER_SCHED_IDLE };
 extern const char *const runner_sched_names[];
 
+/* Which CPUs a probe may run on, named by runner_cpus_names (in this
+ * order, NULL-terminated) or a CPU number: the daemon's probe_cpu and
+ * run's --cpu. QUIET pins the whole probe to the one allowed CPU that has
+ * taken the fewest interrupts (lib/placement.c), so that its munmap() and
+ * mprotect() calls send no TLB shootdowns to the other CPUs and a
+ * neighbour always has the rest of the host to itself; ALL leaves the
+ * caller's set. */
+enum runner_cpus { RUNNER_CPUS_ALL, RUNNER_CPUS_QUIET, RUNNER_CPUS_ONE };
+extern const char *const runner_cpus_names[];
+
+struct runner_cpu {
+	enum runner_cpus how;
+	int cpu; /* ONE: the CPU */
+};
+
+/* "all", "quiet" or a CPU number up to RUNNER_CPU_MAX. 0 or -EINVAL. */
+#define RUNNER_CPU_MAX 8191
+int runner_cpu_parse(const char *text, struct runner_cpu *out);
+void runner_cpu_format(const struct runner_cpu *c, char *buf, size_t len);
+
 struct runner_opts {
 	double timeout_s;            /* wall-clock limit; the group is killed after it */
 	size_t max_output;           /* stdout bytes kept; more is an error (default 4 MiB) */
 	int nice;                    /* added niceness for the probe (0: unchanged) */
 	int idle_io;                 /* non-zero: ioprio class idle */
 	enum runner_sched sched;     /* IDLE: SCHED_IDLE, preempted by any other task */
+	struct runner_cpu cpus;      /* where it may run (zero: the caller's CPUs) */
 	volatile sig_atomic_t *stop; /* when it becomes non-zero the probe is killed */
 };
 
@@ -48,6 +69,7 @@ struct runner_result {
 	double cpu_s;            /* user + system of the probe's children */
 	int exit_code;           /* -1 when killed by a signal */
 	int term_signal;         /* 0 unless killed by a signal */
+	int cpu;                 /* the CPU it was pinned to, -1: not pinned */
 };
 
 /* Runs `path` with `argv` (argv[0] is the probe's name). Always fills `res`

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "opt.h"
+#include "placement.h"
 #include "probe.h"
 #include "units.h"
 
@@ -44,7 +45,7 @@ static void *must(void *p)
 struct probe_doc *probe_doc_new(const char *name)
 {
 	struct probe_doc *doc = must(calloc(1, sizeof(*doc)));
-	char when[40];
+	char when[40], cpus[256];
 
 	doc->t0 = clock_ns();
 	int64_t wall = clock_wall_ns();
@@ -62,6 +63,9 @@ struct probe_doc *probe_doc_new(const char *name)
 	json_object_set(doc->root, "scalars", doc->scalars);
 	json_object_set(doc->root, "series", doc->series);
 	json_object_set(doc->root, "info", doc->info);
+	/* Where it ran: the runner pins a probe to one CPU by default. */
+	if (place_allowed_list(cpus, sizeof(cpus)) == 0)
+		probe_info_str(doc, "cpus_allowed", cpus);
 	return doc;
 }
 

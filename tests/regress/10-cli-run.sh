@@ -100,6 +100,10 @@ expect_usage --timeout 2d
 expect_usage --sched fifo
 expect_usage --nice 20
 expect_usage --nice -1
+expect_usage --cpu
+expect_usage --cpu -1
+expect_usage --cpu first
+expect_usage --cpu 8192
 expect_usage --time 5 # no abbreviations
 grep -q 'unknown option "--time"' "$TW_TMP/usage.err" || fail "--time: $(cat "$TW_TMP/usage.err")"
 # "--" ends the options: what follows is a probe name, even with dashes
@@ -143,7 +147,8 @@ cat >"$pd/prio" <<'EOF'
 #!/bin/sh
 pol=$(cut -d' ' -f41 /proc/$$/stat)
 io=$(ionice -p $$ | cut -d: -f1)
-printf '{"probe":"prio","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":0,"scalars":{"policy":{"value":%s,"unit":"count"},"nice":{"value":%s,"unit":"count"}},"info":{"io":"%s"}}\n' "$pol" "$(nice)" "$io"
+cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$$/status)
+printf '{"probe":"prio","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":0,"scalars":{"policy":{"value":%s,"unit":"count"},"nice":{"value":%s,"unit":"count"}},"info":{"io":"%s","cpus":"%s"}}\n' "$pol" "$(nice)" "$io" "$cpus"
 EOF
 chmod 755 "$pd/prio"
 base_nice=$(nice)
@@ -155,6 +160,24 @@ want() { local n=$(($1 + base_nice)); [ $n -gt 19 ] && n=19; echo "[$2,$n,\"idle
 [ "$(prio --sched idle --nice 3)" = "$(want 3 5)" ] ||
 	fail "--sched idle --nice 3: $(prio --sched idle --nice 3), expected $(want 3 5)"
 ok "probes run in the idle I/O class at the caller's policy and nice; --sched idle --nice 3: SCHED_IDLE at nice +3"
+
+# Where: by default each probe is pinned to one CPU, not CPU 0 when another
+# is allowed (the kernel's Cpus_allowed_list); --cpu all leaves the caller's
+# set; --cpu N pins to N; a CPU outside the set is the probe's error.
+cpus_of() { "$TW" run --json --probe-dir "$pd" "$@" prio | jq -r '.probes.prio.info.cpus // .probes.prio.reason'; }
+mine=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$$/status)
+last=$(taskset -pc $$ | sed 's/.*: //; s/.*[,-]//')
+pinned=$(cpus_of)
+[[ $pinned =~ ^[0-9]+$ ]] || fail "default: the probe may run on CPUs $pinned, expected one"
+[ "$(nproc)" -eq 1 ] || [ "$pinned" -ne 0 ] || fail "default: pinned to CPU 0 with $(nproc) CPUs"
+[ "$(cpus_of --cpu all)" = "$mine" ] || fail "--cpu all: $(cpus_of --cpu all), expected $mine"
+[ "$(cpus_of --cpu "$last")" = "$last" ] || fail "--cpu $last: $(cpus_of --cpu "$last")"
+"$TW" run --json --probe-dir "$pd" --cpu 8191 prio >"$TW_TMP/cpu.json" 2>/dev/null
+rc=$?
+[ $rc -eq 1 ] || fail "--cpu 8191 (not allowed): exit $rc, expected 1"
+jq -e '.probes.prio.reason | test("CPU 8191 is not one the probes may run on")' "$TW_TMP/cpu.json" >/dev/null ||
+	fail "--cpu 8191: $(jq -c .probes.prio "$TW_TMP/cpu.json")"
+ok "probes pinned to CPU $pinned by default; --cpu all: $mine; --cpu $last; --cpu 8191 refused"
 
 "$TW" run --json --timeout 1 --probe-dir "$pd" hang >"$TW_TMP/hang.json"
 rc=$?

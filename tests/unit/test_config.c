@@ -59,6 +59,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c.token, "");
 	assert_true(c.guard_loadavg_per_cpu_max == 0.7);
 	assert_int_equal(c.guard, 0); /* auto */
+	assert_int_equal(c.probe_cpu.how, RUNNER_CPUS_QUIET);
 	assert_true(c.guard_cpu_pressure_max == 10);
 	assert_true(c.guard_cpu_busy_max == 50);
 	assert_true(c.workload_stack_size == 8u << 20);
@@ -88,6 +89,7 @@ static void test_types_values(void **state)
 	                       "workload_switches_per_thread = 1e6\n"
 	                       "listen_address = ::1\n"
 	                       "log_level = debug\n"
+	                       "probe_cpu = 3\n"
 	                       "nice = 0\n",
 	                       err, sizeof(err)),
 	                 0);
@@ -105,6 +107,8 @@ static void test_types_values(void **state)
 	assert_string_equal(c.listen_address, "::1");
 	assert_int_equal(config_log_priority(&c), 7 /* LOG_DEBUG */);
 	assert_int_equal(c.nice, 0);
+	assert_int_equal(c.probe_cpu.how, RUNNER_CPUS_ONE);
+	assert_int_equal(c.probe_cpu.cpu, 3);
 	assert_string_equal(c.origin[3], "t.conf:1"); /* interval is the 4th key */
 	config_free(&c);
 }
@@ -128,6 +132,9 @@ static void test_type_errors(void **state)
 	expect_error("quick = maybe\n", "not a boolean");
 	expect_error("guard = load\n", "\"load\" is not one of: auto, psi, busy, loadavg, off");
 	expect_error("guard_cpu_pressure_max = 101\n", "out of range 0..100");
+	expect_error("probe_cpu = first\n", "\"first\" is not quiet, all or a CPU number 0..8191");
+	expect_error("probe_cpu = -1\n", "is not quiet, all or a CPU number");
+	expect_error("probe_cpu = 8192\n", "is not quiet, all or a CPU number");
 	expect_error("log_level = loud\n", "not one of: err, warning, notice, info, debug");
 	expect_error("workload_stack_size = 8X\n", "not a size");
 	expect_error("workload_stack_size = 1K\n", "out of range 16K..1G");
@@ -378,6 +385,7 @@ static void test_print_parses_back(void **state)
 	                       "interval = 90061\n"
 	                       "splay = 12.5%\n"
 	                       "load_wait_max = 0.25\n"
+	                       "probe_cpu = 007\n"
 	                       "workload_stack_size = 1536K\n",
 	                       err, sizeof(err)),
 	                 0);
@@ -389,12 +397,14 @@ static void test_print_parses_back(void **state)
 	assert_non_null(strstr(text, "guard_wait_max = 250ms"));
 	assert_non_null(strstr(text, "workload_stack_size = 1536K"));
 	assert_non_null(strstr(text, "splay = 12.5%"));
+	assert_non_null(strstr(text, "probe_cpu = 7 "));
 	config_init(&again);
 	assert_int_equal(config_parse_buffer(text, len, &again, err, sizeof(err)), 0);
 	assert_string_equal(again.textfile_path, "/a");
 	assert_string_equal(again.database, "  x  ");
 	assert_true(again.interval == 90061);
 	assert_true(again.splay.is_percent && again.splay.value == 12.5);
+	assert_int_equal(again.probe_cpu.cpu, 7);
 	assert_true(again.workload_stack_size == 1536 * 1024);
 	free(text);
 	config_free(&again);

@@ -26,6 +26,7 @@
 
 #include "tmpdir.h"
 
+#include "placement.h"
 #include "protocol.h"
 #include "runner.h"
 
@@ -413,6 +414,109 @@ static void test_priorities(void **state)
 	free(p);
 }
 
+/* Runs the "where" probe, which reports the CPUs it may run on as the
+ * kernel lists them (Cpus_allowed_list in /proc/PID/status). */
+static char *run_where(const char *path, const struct runner_opts *o, struct runner_result *r)
+{
+	char *argv[] = {"where", NULL};
+
+	assert_int_equal(runner_run(path, argv, o, r), 0);
+	if (r->status != RUNNER_OK)
+		return NULL;
+	return strdup(
+	    json_string_value(json_object_get(json_object_get(r->doc, "info"), "allowed")));
+}
+
+static void test_cpus(void **state)
+{
+	struct runner_opts o = {.timeout_s = 10};
+	struct runner_result r;
+	struct place_cpu quiet;
+	char mine[256], want[32], *got, *marker;
+	char *p;
+	cpu_set_t set;
+	int last = -1;
+
+	(void)state;
+	assert_true(asprintf(&marker, "%s/where-ran", tmpdir) > 0);
+	p = script(
+	    "where", 0755,
+	    "touch '%s'\nl=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$$/status)\n"
+	    "printf '" DOC_HEAD("where") "\"status\":\"ok\",\"info\":{\"allowed\":\"%%s\"}}' "
+	                                 "\"$l\"\n",
+	    marker);
+	assert_int_equal(place_allowed_list(mine, sizeof(mine)), 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			last = i;
+
+	/* zero options: the caller's CPUs, not pinned */
+	got = run_where(p, &o, &r);
+	assert_non_null(got);
+	assert_string_equal(got, mine);
+	assert_int_equal(r.cpu, -1);
+	free(got);
+	runner_result_clear(&r);
+
+	/* quiet: the one CPU placement chooses */
+	assert_int_equal(place_quiet_cpu(&quiet), 0);
+	o.cpus = (struct runner_cpu){RUNNER_CPUS_QUIET, -1};
+	got = run_where(p, &o, &r);
+	assert_non_null(got);
+	snprintf(want, sizeof(want), "%d", quiet.cpu);
+	assert_string_equal(got, want);
+	assert_int_equal(r.cpu, quiet.cpu);
+	free(got);
+	runner_result_clear(&r);
+
+	/* a CPU by number */
+	o.cpus = (struct runner_cpu){RUNNER_CPUS_ONE, last};
+	got = run_where(p, &o, &r);
+	assert_non_null(got);
+	snprintf(want, sizeof(want), "%d", last);
+	assert_string_equal(got, want);
+	assert_int_equal(r.cpu, last);
+	free(got);
+	runner_result_clear(&r);
+
+	/* a CPU the caller may not use: an error, and the probe never runs */
+	unlink(marker);
+	o.cpus = (struct runner_cpu){RUNNER_CPUS_ONE, RUNNER_CPU_MAX};
+	assert_null(run_where(p, &o, &r));
+	expect_error(&r, "CPU 8191 is not one the probes may run on (allowed: ");
+	assert_non_null(strstr(r.reason, mine));
+	assert_int_equal(access(marker, F_OK), -1);
+	runner_result_clear(&r);
+	free(marker);
+	free(p);
+}
+
+static void test_cpu_parse(void **state)
+{
+	static const char *const good[][2] = {{"all", "all"}, {"quiet", "quiet"}, {"0", "0"},
+	                                      {"7", "7"},     {"8191", "8191"},   {"007", "7"}};
+	static const char *const bad[] = {"",   "-1", "8192",  "1x",  " 1",
+	                                  "1 ", "+1", "Quiet", "0x1", "99999999999999999999"};
+	struct runner_cpu c;
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(runner_cpu_parse(good[i][0], &c), 0);
+		runner_cpu_format(&c, buf, sizeof(buf));
+		assert_string_equal(buf, good[i][1]);
+	}
+	assert_int_equal(runner_cpu_parse("all", &c), 0);
+	assert_int_equal(c.how, RUNNER_CPUS_ALL);
+	assert_int_equal(runner_cpu_parse("12", &c), 0);
+	assert_int_equal(c.how, RUNNER_CPUS_ONE);
+	assert_int_equal(c.cpu, 12);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (runner_cpu_parse(bad[i], &c) != -EINVAL)
+			fail_msg("\"%s\" was taken as a CPU", bad[i]);
+}
+
 static void test_find_probe(void **state)
 {
 	char *a, *b, *dirs, *found, *p1 = script("findme", 0755, "exit 0\n");
@@ -467,6 +571,8 @@ int main(void)
 	    cmocka_unit_test(test_bad_documents),
 	    cmocka_unit_test(test_stop_flag),
 	    cmocka_unit_test(test_priorities),
+	    cmocka_unit_test(test_cpus),
+	    cmocka_unit_test(test_cpu_parse),
 	    cmocka_unit_test(test_find_probe),
 	};
 

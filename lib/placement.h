@@ -1,7 +1,8 @@
 /*
- * placement: where a timing probe pins its threads. The allowed CPU that
- * has taken the fewest interrupts (/proc/interrupts), not CPU 0 when
- * another is allowed, and that CPU's SMT siblings (sysfs topology).
+ * placement: where a probe runs. The allowed CPU that has taken the fewest
+ * interrupts (/proc/interrupts), not CPU 0 when another is allowed, which
+ * the runner pins a probe to and a timing probe pins its threads to; that
+ * CPU's SMT siblings (sysfs topology); the allowed CPUs as a list.
  */
 #ifndef TW_PLACEMENT_H
 #define TW_PLACEMENT_H
@@ -24,5 +25,9 @@ long long place_cpu_irqs(int cpu);
 /* The SMT siblings of `cpu` other than itself as a CPU list ("4", "2,3"),
  * "none" when it has none. 0 or -errno (topology not readable). */
 int place_smt_siblings(int cpu, char *buf, size_t len);
+
+/* The CPUs the calling thread may run on, as a list ("0-3,6"). 0 or
+ * -errno. */
+int place_allowed_list(char *buf, size_t len);
 
 #endif

@@ -124,3 +124,27 @@ int place_smt_siblings(int cpu, char *buf, size_t len)
 		snprintf(buf, len, "none");
 	return 0;
 }
+
+int place_allowed_list(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t o = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	buf[0] = '\0';
+	for (int i = 0; i < CPU_SETSIZE && o + 24 < len; i++) {
+		int j = i;
+
+		if (!CPU_ISSET(i, &set))
+			continue;
+		while (j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, &set))
+			j++;
+		if (j == i)
+			o += (size_t)snprintf(buf + o, len - o, "%s%d", o ? "," : "", i);
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s%d-%d", o ? "," : "", i, j);
+		i = j;
+	}
+	return o ? 0 : -ENODEV;
+}
