@@ -217,8 +217,18 @@ fi
 asan=0
 nm "$THREADS" 2>/dev/null | grep -q __asan_init && asan=1
 # a budget of 5 s (not --quick's): the three policies share it, and on a
-# loaded machine the low one must still get past the window
-run "$THREADS" "$TW_TMP/threads-shim.json" LD_PRELOAD="$SHIM" -- --max-threads 4096 --budget 5s
+# loaded machine the low one must still get past the window. A run that
+# the budget stopped before the low policy reached 4 windows' worth of
+# threads was starved, not wrong: it is run again, up to 3 times, each
+# with a larger budget; any other shortfall fails below.
+for try in 1 2 3; do
+	run "$THREADS" "$TW_TMP/threads-shim.json" LD_PRELOAD="$SHIM" -- --max-threads 4096 \
+		--budget "$((5 * try))s"
+	jq -e '.info.low_stopped_by != "budget" or
+	  ([.series.low_median_ns.points[][0]] | max // 0) >= 4 * .scalars.capacity_predicted.value' \
+		"$TW_TMP/threads-shim.json" >/dev/null && break
+	echo "try $try: the budget stopped the low policy at $(jq '.info.low_live_max' "$TW_TMP/threads-shim.json") live threads (a loaded machine)"
+done
 verify "$TW_TMP/threads-shim.json" "protocol(\"threads\"), $THREADS_NAMES"
 [ "$asan" = 1 ] || verify "$TW_TMP/threads-shim.json" '
   check(.scalars.low_knee != null; "no knee in the low policy under the shim"),
