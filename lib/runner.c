@@ -155,11 +155,14 @@ child_exec(const char *path, char *const argv[], const struct runner_opts *o, co
 	}
 	/* Unlike the priorities, a pin the caller asked for is kept or the
 	 * run fails: the CPU was checked against the caller's set. */
-	if (pin && sched_setaffinity(0, sizeof(*pin), pin) < 0)
-		goto fail;
+	if (pin && sched_setaffinity(0, sizeof(*pin), pin) < 0) {
+		err = -errno; /* negative: the pin failed, not the exec */
+		goto report;
+	}
 	execv(path, argv);
 fail:
 	err = errno;
+report:
 	if (write(status_w, &err, sizeof(err)) < 0) {
 		/* nothing left to tell the parent with */
 	}
@@ -167,7 +170,7 @@ fail:
 }
 
 /* Reads the exec status pipe: 0 when exec succeeded (EOF), else the errno
- * the child reported. */
+ * the child reported (negated when it could not pin itself). */
 static int read_exec_status(int fd)
 {
 	int err = 0;
@@ -468,7 +471,10 @@ static void exec_error(struct runner_result *res, const char *path, int err)
 {
 	free(res->reason);
 	res->status = RUNNER_ERROR;
-	if (err == ENOENT)
+	if (err < 0)
+		xasprintf(&res->reason, "cannot pin the probe to CPU %d: %s", res->cpu,
+		          strerror(-err));
+	else if (err == ENOENT)
 		xasprintf(&res->reason, "probe \"%s\" not found", path);
 	else if (err == EACCES)
 		xasprintf(&res->reason, "probe \"%s\" is not executable: %s", path, strerror(err));

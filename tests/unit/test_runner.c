@@ -17,8 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -492,6 +497,51 @@ static void test_cpus(void **state)
 	free(p);
 }
 
+/* A pin the kernel refuses, as systemd's SystemCallFilter= refuses a
+ * system call: a seccomp filter returning EPERM for sched_setaffinity(2)
+ * (kernel/seccomp.c, SECCOMP_RET_ERRNO), installed in a child of the test
+ * so that the rest of it keeps the call; the runner's own fork inherits
+ * it. The run is an error that names the pin, not the exec. */
+static void test_cpu_pin_refused(void **state)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_setaffinity, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+	char *p = script("pinned", 0755, "echo '{}'\n");
+	int ws = 0;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct runner_opts o = {.timeout_s = 10, .cpus = {RUNNER_CPUS_QUIET, -1}};
+		char *argv[] = {"pinned", NULL};
+		struct runner_result r;
+		int good;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(3);
+		if (runner_run(p, argv, &o, &r) < 0)
+			_exit(4);
+		good = r.status == RUNNER_ERROR && r.reason && r.cpu >= 0 &&
+		       strstr(r.reason, "cannot pin the probe to CPU ") &&
+		       strstr(r.reason, strerror(EPERM));
+		if (!good)
+			fprintf(stderr, "reason: %s\n", r.reason ? r.reason : "(none)");
+		_exit(good ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFEXITED(ws));
+	assert_int_equal(WEXITSTATUS(ws), 0);
+	free(p);
+}
+
 static void test_cpu_parse(void **state)
 {
 	static const char *const good[][2] = {{"all", "all"}, {"quiet", "quiet"}, {"0", "0"},
@@ -572,6 +622,7 @@ int main(void)
 	    cmocka_unit_test(test_stop_flag),
 	    cmocka_unit_test(test_priorities),
 	    cmocka_unit_test(test_cpus),
+	    cmocka_unit_test(test_cpu_pin_refused),
 	    cmocka_unit_test(test_cpu_parse),
 	    cmocka_unit_test(test_find_probe),
 	};
