@@ -914,7 +914,7 @@ class Bench:
                  "every 2 ms while it runs (minus the sampler itself); load1 before it and its highest value "
                  "until 12 s after it (the kernel folds the run queue into load1 every 5 s). A default cycle is "
                  "`threadwatch run --sched idle --nice 10`, the daemon's defaults: SCHED_IDLE (`probe_sched = idle`), nice "
-                 "10, the idle I/O class; \"no neighbour\" is the same cycle with nothing else running, whose run queue "
+                 "10, the idle I/O class, each probe pinned to one quiet CPU (`probe_cpu = quiet`); \"no neighbour\" is the same cycle with nothing else running, whose run queue "
                  "is the probes' own. Runs interleaved, each on a host at or under BENCH_LOAD_MAX; medians, "
                  "worst in brackets.")
         L.append("")
