@@ -51,6 +51,7 @@
 #include "clock.h"
 #include "cycles.h"
 #include "fsseg.h"
+#include "isolate.h"
 #include "placement.h"
 #include "probe.h"
 #include "stats.h"
@@ -67,6 +68,7 @@
 /* Where the low stacks are asked for when MAP_32BIT does not exist. */
 #define CTXSW_LOW_HINT UINT64_C(0x40000000)
 #define CTXSW_MAX_RING 64
+#define CTXSW_MAX_RINGS 8
 
 /* Run shapes: the budget of the paired blocks, the length of one sample,
  * the ring sizes with the length and repeats of each ring sample. */
@@ -99,7 +101,8 @@ static const struct {
 /* What the whole run shares. */
 struct ctxsw_env {
 	int cpu;
-	int perf; /* count core cycles with per-thread perf counters */
+	int perf;       /* count core cycles with per-thread perf counters */
+	int timeout_ms; /* the longest a selector sample's process may run */
 	struct fsseg seg;
 };
 
@@ -406,6 +409,70 @@ static int variant_sample(const struct ctxsw_env *env, struct ctxsw_variant *v, 
 	return r;
 }
 
+/* The selector arm runs in a child process of its own, sample by sample:
+ * a host may fault on a selector long after the probe proved it loads (a
+ * migration, a hypervisor that drops the LDT), and that must cost the arm,
+ * not the run. */
+struct sel_job {
+	const struct ctxsw_env *env;
+	struct ctxsw_variant v;
+	uint64_t rounds, warm;
+};
+
+struct sel_result {
+	int r;
+	struct ctxsw_variant v;
+	char why[400];
+};
+
+static int sel_child(int fd, void *arg)
+{
+	struct sel_job *j = arg;
+	struct sel_result res = {.v = j->v};
+
+	res.r = variant_sample(j->env, &res.v, j->rounds, j->warm, res.why, sizeof(res.why));
+	return isolate_send(fd, &res, sizeof(res)) < 0 ? 2 : 0;
+}
+
+/* Says how an isolated child of the selector arm ended, unless it ended
+ * cleanly with a whole answer; then returns 0. */
+static int child_failed(int r, const struct isolate_end *end, size_t want, char *why,
+                        size_t whylen)
+{
+	char how[96];
+
+	if (r < 0) {
+		snprintf(why, whylen, "cannot start the selector arm's process: %s", strerror(-r));
+		return r;
+	}
+	if (end->got == want && isolate_clean(end))
+		return 0;
+	snprintf(why, whylen, "the selector arm's process %s",
+	         isolate_describe(end, how, sizeof(how)));
+	return -ECHILD;
+}
+
+/* variant_sample, in a child process for the selector arm. */
+static int arm_sample(const struct ctxsw_env *env, struct ctxsw_variant *v, uint64_t rounds,
+                      uint64_t warm, char *why, size_t whylen)
+{
+	struct sel_job j = {env, *v, rounds, warm};
+	struct sel_result res;
+	struct isolate_end end;
+	int r;
+
+	if (!v->sel)
+		return variant_sample(env, v, rounds, warm, why, whylen);
+	r = isolate_run(sel_child, &j, &res, sizeof(res), env->timeout_ms, &end);
+	r = child_failed(r, &end, sizeof(res), why, whylen);
+	if (r < 0)
+		return r;
+	*v = res.v;
+	if (res.r < 0)
+		snprintf(why, whylen, "%s", res.why);
+	return res.r;
+}
+
 static void hex_info(struct probe_doc *doc, const char *name, uintptr_t v)
 {
 	char buf[32];
@@ -516,11 +583,13 @@ static void block_order(struct stats_rng *rng, int *order, int n)
 }
 
 /* Runs blocks of one sample per arm, in a random order per block, until
- * the budget is spent (at least CTXSW_MIN_PAIRS blocks). Returns 0 or
- * -errno with the reason in why. */
-static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int n_arms,
+ * the budget is spent (at least CTXSW_MIN_PAIRS blocks). A failed
+ * selector sample drops that arm (*n_arms becomes ARM_SEL, its reason in
+ * lost); any other failure ends the run. Returns 0 or -errno with the
+ * reason in why. */
+static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int *n_arms,
                    const struct ctxsw_shape *sh, struct ctxsw_samples *s, uint64_t rounds,
-                   uint64_t seed, char *why, size_t whylen)
+                   uint64_t seed, char *lost, char *why, size_t whylen)
 {
 	uint64_t warm = rounds / 16 + 16, t0 = clock_ns();
 	double sw = 2.0 * (double)rounds;
@@ -543,11 +612,16 @@ static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int n_a
 			         i, CTXSW_MIN_PAIRS, spent, sh->budget_s);
 			return -EBUSY;
 		}
-		block_order(&rng, order, n_arms);
-		for (int k = 0; k < n_arms; k++) {
+		block_order(&rng, order, *n_arms);
+		for (int k = 0, n = *n_arms; k < n; k++) {
 			int a = order[k];
 
-			r = variant_sample(env, &v[a], rounds, warm, why, whylen);
+			r = arm_sample(env, &v[a], rounds, warm, why, whylen);
+			if (r < 0 && a == ARM_SEL) {
+				snprintf(lost, whylen, "%s", why); /* lost holds whylen */
+				*n_arms = ARM_SEL;
+				continue;
+			}
 			if (r < 0)
 				return r;
 			s->ns[a][i] = (double)v[a].ns / sw;
@@ -671,16 +745,15 @@ static int ring_sample(struct ctxsw_ring *r, double *ns, char *why, size_t whyle
 	return 0;
 }
 
-/* The ring series of one arm (high, or selector when sel): ns per switch
- * against the number of threads, the median of ring_reps samples each. */
-static int ring_series(struct probe_doc *doc, const struct ctxsw_env *env, int sel,
-                       const struct ctxsw_shape *sh, double switch_ns, char *why, size_t whylen)
+/* The ring figures of one arm (high, or selector when sel): ns per switch
+ * for each ring size of the shape, the median of ring_reps samples each.
+ * 0, or -errno with the reason in why. */
+static int ring_values(const struct ctxsw_env *env, int sel, const struct ctxsw_shape *sh,
+                       double switch_ns, double *out, char *why, size_t whylen)
 {
-	struct probe_series *ser =
-	    probe_series_new(doc, sel ? "ring_selector_ns" : "ring_ns", "threads", "ns");
 	double v[8];
 
-	for (size_t k = 0; k < sh->n_rings; k++) {
+	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++) {
 		int n = sh->rings[k];
 		double laps = sh->ring_s * 1e9 / (switch_ns * n);
 
@@ -692,8 +765,56 @@ static int ring_series(struct probe_doc *doc, const struct ctxsw_env *env, int s
 			if (ring_sample(&r, &v[rep], why, whylen) < 0)
 				return -EINVAL;
 		}
-		probe_series_add(ser, n, stats_median(v, sh->ring_reps < 8 ? sh->ring_reps : 8));
+		out[k] = stats_median(v, sh->ring_reps < 8 ? sh->ring_reps : 8);
 	}
+	return 0;
+}
+
+/* ring_values of the selector arm, in a child process (see arm_sample). */
+struct ring_job {
+	const struct ctxsw_env *env;
+	const struct ctxsw_shape *sh;
+	double switch_ns;
+};
+
+struct ring_result {
+	int r;
+	double v[CTXSW_MAX_RINGS];
+	char why[400];
+};
+
+static int ring_child(int fd, void *arg)
+{
+	const struct ring_job *j = arg;
+	struct ring_result res = {0};
+
+	res.r = ring_values(j->env, 1, j->sh, j->switch_ns, res.v, res.why, sizeof(res.why));
+	return isolate_send(fd, &res, sizeof(res)) < 0 ? 2 : 0;
+}
+
+/* The ring series of one arm, added to the document. */
+static int ring_series(struct probe_doc *doc, const struct ctxsw_env *env, int sel,
+                       const struct ctxsw_shape *sh, double switch_ns, char *why, size_t whylen)
+{
+	struct ring_job j = {env, sh, switch_ns};
+	struct ring_result res = {0};
+	struct probe_series *ser;
+	struct isolate_end end;
+	int r;
+
+	if (sel) {
+		r = isolate_run(ring_child, &j, &res, sizeof(res), env->timeout_ms, &end);
+		r = child_failed(r, &end, sizeof(res), why, whylen);
+		if (r == 0 && (r = res.r) < 0)
+			snprintf(why, whylen, "%s", res.why);
+	} else {
+		r = ring_values(env, 0, sh, switch_ns, res.v, why, whylen);
+	}
+	if (r < 0)
+		return r;
+	ser = probe_series_new(doc, sel ? "ring_selector_ns" : "ring_ns", "threads", "ns");
+	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++)
+		probe_series_add(ser, sh->rings[k], res.v[k]);
 	return 0;
 }
 
@@ -881,13 +1002,19 @@ static int place(struct probe_doc *doc, const struct probe_opts *o, int *cpu)
 /* Finds the segment path and says what the kernel does on a switch. */
 static void setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 {
-	char buf[400];
+	char buf[480];
 	int r = fsseg_probe(&env->seg);
 
 	if (r < 0) {
 		env->seg.kind = FSSEG_NONE;
 		snprintf(env->seg.why, sizeof(env->seg.why), "cannot test the segment path: %s",
 		         strerror(-r));
+	} else {
+		/* What each way did, proved in a child: the host's segment
+		 * capabilities, whichever way the arm then uses. */
+		probe_info_str(doc, "selector_gdt", env->seg.gdt);
+		probe_info_str(doc, "selector_ldt", env->seg.ldt);
+		probe_info_str(doc, "ia32_int80", env->seg.int80);
 	}
 	if (env->seg.kind == FSSEG_NONE) {
 		snprintf(buf, sizeof(buf), "unavailable: %s", env->seg.why);
@@ -908,6 +1035,17 @@ static void setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 	                     "with wrfsbase; plain threads get wrfsbase alone"
 	                   : "no FSGSBASE: the kernel loads the selector and writes no MSR; "
 	                     "plain threads get a wrmsr when the base changes");
+}
+
+/* The selector arm failed after the proof: the run goes on without it,
+ * and says why. */
+static void selector_lost(struct probe_doc *doc, const char *why)
+{
+	char buf[520];
+
+	snprintf(buf, sizeof(buf), "failed while measured: %s", why);
+	probe_info_str(doc, "selector", buf);
+	probe_info_bool(doc, "selector_arm", 0);
 }
 
 /* Per-thread core-cycle counters where perf allows, else the TSC. */
@@ -941,12 +1079,15 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 	struct ctxsw_env env = {0};
 	struct ctxsw_variant v[N_ARMS];
 	struct ctxsw_samples s;
-	char why[400];
+	char why[400], lost[480] = "";
 	uint64_t rounds;
 	int n_arms;
 
 	if (place(doc, o, &env.cpu) < 0)
 		return;
+	/* A selector child may take a whole budget of samples on a busy host;
+	 * one that takes far longer is hung. */
+	env.timeout_ms = 10000 + (int)(sh->budget_s * 2000);
 	setup_selector(doc, &env);
 	setup_cycles(doc, &env);
 	n_arms = env.seg.kind != FSSEG_NONE ? N_ARMS : ARM_SEL;
@@ -957,16 +1098,19 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 	samples_alloc(&s, CTXSW_MAX_PAIRS);
 	rounds = calibrate_rounds(&env, &v[ARM_LOW], &v[ARM_HIGH], sh->sample_s, why, sizeof(why));
 	if (rounds == 0 ||
-	    measure(&env, v, n_arms, sh, &s, rounds, o->seed, why, sizeof(why)) < 0) {
+	    measure(&env, v, &n_arms, sh, &s, rounds, o->seed, lost, why, sizeof(why)) < 0) {
 		probe_status(doc, PROBE_ERROR, "%s", why);
 	} else {
 		double sw = stats_median(s.ns[ARM_HIGH], s.n);
 
 		report(doc, &s, n_arms, rounds, margin, env.perf || clock_have_tsc(), o->seed);
-		if (ring_series(doc, &env, 0, sh, sw, why, sizeof(why)) < 0 ||
-		    (n_arms > ARM_SEL && ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0))
+		if (ring_series(doc, &env, 0, sh, sw, why, sizeof(why)) < 0)
 			probe_status(doc, PROBE_ERROR, "ring: %s", why);
+		else if (n_arms > ARM_SEL && ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0)
+			snprintf(lost, sizeof(lost), "ring: %s", why);
 	}
+	if (*lost)
+		selector_lost(doc, lost);
 	for (int a = 0; a < n_arms; a++)
 		if (v[a].placed)
 			report_placement(doc, &v[a]);

@@ -4,7 +4,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "fsseg.h"
+#include "isolate.h"
 
 #if defined(__x86_64__)
 #include <asm/ldt.h>
@@ -60,117 +62,211 @@ static void desc_init(struct user_desc *d, int entry, uint32_t base)
 	d->useable = 1;
 }
 
-/* What the child reports: an errno per way (0: it works) and the entry. */
-struct probe_msg {
-	int ldt_err;
-	int gdt_err;
-	int gdt_entry;
+/* The steps of one way's test, in the order the child reports them. */
+enum seg_step { STEP_NONE, STEP_THREAD, STEP_WRITE, STEP_LOAD, STEP_READ };
+
+/* One report of the test child: the step it finished and its result. */
+struct seg_msg {
+	int step;
+	int err;       /* 0, or the errno of a failed step */
+	int entry;     /* STEP_WRITE of the GDT way: the TLS entry */
+	unsigned sel;  /* STEP_WRITE: the selector to load */
+	uint64_t got;  /* STEP_READ: %fs:0 */
+	uint64_t want; /* STEP_READ: pthread_self() */
 };
 
-static void child_try(int fd, void *low)
+struct seg_try {
+	int fd;
+	enum fsseg_kind way;
+};
+
+#define FSSEG_TRY_STACK (64u << 10)
+#define FSSEG_TRY_MS 5000
+#define FSSEG_MAX_MSGS 4
+
+static void send_msg(int fd, const struct seg_msg *m)
 {
-	struct user_desc *d = low;
-	struct probe_msg m = {0, 0, -1};
+	if (isolate_send(fd, m, sizeof(*m)) < 0)
+		_exit(2);
+}
+
+/* Writes the descriptor of one way, based at the calling thread's TCB.
+ * Returns the selector, or -errno. */
+static long seg_write(enum fsseg_kind way, uint32_t base, int *entry)
+{
+	struct user_desc d; /* on a low stack: int $0x80 reads 32-bit pointers */
 	long r;
 
-	desc_init(d, 0, (uint32_t)(uintptr_t)low);
-	if (syscall(SYS_modify_ldt, 1, d, sizeof(*d)) < 0)
-		m.ldt_err = errno;
-	/* Sent before int $0x80, which faults where there is no IA32
-	 * emulation and ends the child. */
-	if (write(fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
-		_exit(2);
-	desc_init(d, -1, (uint32_t)(uintptr_t)low);
-	r = ia32_call()(FSSEG_IA32_SET_THREAD_AREA, (unsigned long)(uintptr_t)d);
-	m.gdt_err = r < 0 ? (int)-r : 0;
-	m.gdt_entry = r < 0 ? -1 : (int)d->entry_number;
-	if (write(fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
-		_exit(2);
+	if (way == FSSEG_GDT) {
+		desc_init(&d, -1, base);
+		r = ia32_call()(FSSEG_IA32_SET_THREAD_AREA, (unsigned long)(uintptr_t)&d);
+		if (r < 0)
+			return r;
+		*entry = (int)d.entry_number;
+		return (long)(d.entry_number << 3 | 3);
+	}
+	desc_init(&d, 0, base);
+	if (syscall(SYS_modify_ldt, 1, &d, sizeof(d)) < 0)
+		return -errno;
+	return 0 << 3 | 4 | 3; /* LDT entry 0: TI = 1, RPL 3 */
+}
+
+/* The test thread, on a low stack: writes, loads, reads back, and ends
+ * the child, which never returns to code that uses the new %fs. */
+static void *try_thread(void *p)
+{
+	const struct seg_try *t = p;
+	struct seg_msg m = {.step = STEP_THREAD, .entry = -1};
+	uint64_t self;
+	long sel;
+
+	send_msg(t->fd, &m);
+	sel = seg_write(t->way, (uint32_t)(uintptr_t)pthread_self(), &m.entry);
+	m.step = STEP_WRITE;
+	m.err = sel < 0 ? (int)-sel : 0;
+	m.sel = sel < 0 ? 0 : (unsigned)sel;
+	send_msg(t->fd, &m);
+	if (sel < 0)
+		_exit(0);
+	__asm__ volatile("mov %0, %%fs" : : "r"((unsigned short)sel) : "memory");
+	m.step = STEP_LOAD;
+	send_msg(t->fd, &m);
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(self));
+	m.step = STEP_READ;
+	m.got = self;
+	m.want = (uint64_t)(uintptr_t)pthread_self();
+	m.err = m.got == m.want ? 0 : EIO;
+	send_msg(t->fd, &m);
 	_exit(0);
 }
 
-/* Runs child_try and fills s from what it said and how it ended. */
-static int probe_child(struct fsseg *s, void *low)
+/* The child of one way: a thread on a stack below 4 GiB, so that its TCB
+ * and FS base are low, as in the probe's selector arm. */
+static int try_child(int fd, void *arg)
 {
-	struct probe_msg m[2] = {{-1, -1, -1}, {-1, -1, -1}};
-	int p[2], st = 0;
-	ssize_t n = 0, k;
-	pid_t pid;
+	struct seg_try t = {fd, *(enum fsseg_kind *)arg};
+	struct seg_msg m = {.step = STEP_THREAD, .entry = -1};
+	pthread_attr_t a;
+	pthread_t th;
+	void *stk;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		int e = errno;
+	stk = mmap(NULL, FSSEG_TRY_STACK, PROT_READ | PROT_WRITE,
+	           MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	m.err = stk == MAP_FAILED ? errno : 0;
+	if (!m.err) {
+		pthread_attr_init(&a);
+		m.err = pthread_attr_setstack(&a, stk, FSSEG_TRY_STACK);
+		if (!m.err)
+			m.err = pthread_create(&th, &a, try_thread, &t);
+	}
+	if (m.err) {
+		send_msg(fd, &m);
+		return 0;
+	}
+	pthread_join(th, NULL); /* the thread ends the process */
+	return 3;
+}
 
-		close(p[0]);
-		close(p[1]);
-		return -e;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		child_try(p[1], low);
-	}
-	close(p[1]);
-	while (n < (ssize_t)sizeof(m) && (k = read(p[0], (char *)m + n, sizeof(m) - (size_t)n)) > 0)
-		n += k;
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (n < (ssize_t)sizeof(m[0]))
-		return -EIO;
-	if (n < (ssize_t)sizeof(m)) {
-		/* A kernel without IA32 emulation answers int $0x80 with #GP,
-		 * that is SIGSEGV; an emulator may raise something else. */
-		if (WIFSIGNALED(st))
-			snprintf(s->why, sizeof(s->why), "set_thread_area through int $0x80: %s%s",
-			         strsignal(WTERMSIG(st)),
-			         WTERMSIG(st) == SIGSEGV ? " (no IA32 emulation)" : "");
+/* What the child of way `way` did, in words, into out; 1 when the
+ * selector loaded and read back the TCB. */
+static int way_result(enum fsseg_kind way, const struct seg_msg *last,
+                      const struct isolate_end *end, char *out, size_t n, int *entry)
+{
+	const char *what = way == FSSEG_GDT ? "set_thread_area through int $0x80" : "modify_ldt";
+	char how[96];
+
+	isolate_describe(end, how, sizeof(how));
+	switch (last ? last->step : STEP_NONE) {
+	case STEP_NONE:
+		snprintf(out, n, "the test process %s", how);
+		return 0;
+	case STEP_THREAD:
+		if (last->err)
+			snprintf(out, n, "no thread on a low stack: %s", strerror(last->err));
 		else
-			snprintf(s->why, sizeof(s->why),
-			         "set_thread_area through int $0x80 ended the test process");
-		m[1].gdt_err = -1;
-	} else if (m[1].gdt_err) {
-		snprintf(s->why, sizeof(s->why), "set_thread_area through int $0x80: %s",
-		         strerror(m[1].gdt_err));
+			snprintf(out, n, "%s: %s%s", what, how,
+			         way == FSSEG_GDT && WIFSIGNALED(end->status) &&
+			                 WTERMSIG(end->status) == SIGSEGV
+			             ? " (no IA32 emulation)"
+			             : "");
+		return 0;
+	case STEP_WRITE:
+		if (last->err)
+			snprintf(out, n, "%s: %s%s", what, strerror(last->err),
+			         way == FSSEG_LDT && last->err == ENOSYS
+			             ? " (no CONFIG_MODIFY_LDT_SYSCALL?)"
+			             : "");
+		else
+			snprintf(out, n, "written, but loading selector 0x%x into %%fs: %s", last->sel,
+			         how);
+		return 0;
+	case STEP_LOAD:
+		snprintf(out, n, "selector 0x%x loads, but reading %%fs:0: %s", last->sel, how);
+		return 0;
+	default:
+		if (last->err) {
+			snprintf(out, n,
+			         "selector 0x%x loads, but %%fs:0 reads 0x%" PRIx64
+			         " instead of the TCB 0x%" PRIx64,
+			         last->sel, last->got, last->want);
+			return 0;
+		}
+		*entry = last->entry;
+		snprintf(out, n, "loads (selector 0x%x; %%fs:0 reads back the TCB)", last->sel);
+		return 1;
 	}
-	if (n == (ssize_t)sizeof(m) && m[1].gdt_err == 0) {
-		s->kind = FSSEG_GDT;
-		s->gdt_entry = m[1].gdt_entry;
-		snprintf(s->path, sizeof(s->path), "GDT TLS entry %d (set_thread_area, int $0x80)",
-		         s->gdt_entry);
-	} else if (m[0].ldt_err == 0) {
-		s->kind = FSSEG_LDT;
-		snprintf(s->path, sizeof(s->path), "LDT (modify_ldt)");
-	} else {
-		size_t o = strlen(s->why);
+}
 
-		snprintf(s->why + o, sizeof(s->why) - o, "; modify_ldt: %s%s",
-		         strerror(m[0].ldt_err),
-		         m[0].ldt_err == ENOSYS ? " (no CONFIG_MODIFY_LDT_SYSCALL?)" : "");
+/* Tests one way in a child; fills out and returns 1 when it works, 0 when
+ * not, -errno when no child could be run. The GDT way also says what its
+ * int $0x80 did into s->int80. */
+static int try_way(struct fsseg *s, enum fsseg_kind way, char *out, size_t n, int *entry)
+{
+	struct seg_msg m[FSSEG_MAX_MSGS];
+	struct isolate_end end;
+	size_t k;
+	int r = isolate_run(try_child, &way, m, sizeof(m), FSSEG_TRY_MS, &end);
+
+	if (r < 0)
+		return r;
+	k = end.got / sizeof(m[0]);
+	if (way == FSSEG_GDT && k > 0 && m[k - 1].step == STEP_THREAD && !m[k - 1].err &&
+	    !isolate_clean(&end)) {
+		char how[96];
+
+		snprintf(s->int80, sizeof(s->int80), "faults: the process was %s",
+		         isolate_describe(&end, how, sizeof(how)));
+	} else if (way == FSSEG_GDT && k > 1) {
+		snprintf(s->int80, sizeof(s->int80), "works");
 	}
-	return 0;
+	return way_result(way, k ? &m[k - 1] : NULL, &end, out, n, entry);
 }
 
 int fsseg_probe(struct fsseg *s)
 {
-	void *low;
-	int r;
+	int gdt, ldt, unused;
 
 	memset(s, 0, sizeof(*s));
 	s->kind = FSSEG_NONE;
 	s->gdt_entry = -1;
-	/* int $0x80 reads the user_desc at a 32-bit address. */
-	low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1,
-	           0);
-	if (low == MAP_FAILED) {
-		snprintf(s->why, sizeof(s->why), "no memory below 4 GiB (MAP_32BIT: %s)",
-		         strerror(errno));
-		return 0;
+	snprintf(s->int80, sizeof(s->int80), "not tried");
+	gdt = try_way(s, FSSEG_GDT, s->gdt, sizeof(s->gdt), &s->gdt_entry);
+	if (gdt < 0)
+		return gdt;
+	ldt = try_way(s, FSSEG_LDT, s->ldt, sizeof(s->ldt), &unused);
+	if (ldt < 0)
+		return ldt;
+	if (gdt) {
+		s->kind = FSSEG_GDT;
+		snprintf(s->path, sizeof(s->path), "GDT TLS entry %d (set_thread_area, int $0x80)",
+		         s->gdt_entry);
+	} else if (ldt) {
+		s->kind = FSSEG_LDT;
+		snprintf(s->path, sizeof(s->path), "LDT (modify_ldt)");
+	} else {
+		snprintf(s->why, sizeof(s->why), "GDT: %s; LDT: %s", s->gdt, s->ldt);
 	}
-	r = probe_child(s, low);
-	munmap(low, 4096);
-	return r;
+	return 0;
 }
 
 int fsseg_load(const struct fsseg *s, unsigned slot)
@@ -222,6 +318,9 @@ int fsseg_probe(struct fsseg *s)
 	s->kind = FSSEG_NONE;
 	s->gdt_entry = -1;
 	snprintf(s->why, sizeof(s->why), "not x86-64: FS has no segment path here");
+	snprintf(s->gdt, sizeof(s->gdt), "not x86-64");
+	snprintf(s->ldt, sizeof(s->ldt), "not x86-64");
+	snprintf(s->int80, sizeof(s->int80), "not x86-64");
 	return 0;
 }
 

@@ -7,9 +7,17 @@
  * 2.6-era kernels took by themselves for low bases, instead of writing
  * the base with wrfsbase or wrmsr.
  *
+ * A way counts as usable only once a child process has written the
+ * descriptor, loaded its selector into %fs from a thread on a low stack
+ * and read the thread's TCB back through it (%fs:0 is glibc's self
+ * pointer): a host may accept the write and fault on the load (PVM-style
+ * guests, a descriptor marked not present), and int $0x80 faults where the
+ * kernel has no IA32 emulation.
+ *
  * Test seam: the int $0x80 call goes through tw_ia32_syscall1() when a
  * preloaded object defines it (tests/shim/no_segments.c models a kernel
- * without IA32 emulation), so that the probe's handling of a missing path
+ * without IA32 emulation, tests/shim/seg_not_present.c one whose
+ * descriptors do not load), so that the probe's handling of a missing path
  * can be tested on any kernel.
  */
 #ifndef TW_FSSEG_H
@@ -24,13 +32,17 @@ struct fsseg {
 	enum fsseg_kind kind;
 	int gdt_entry; /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
 	char path[96]; /* how the descriptor is installed */
-	char why[320]; /* FSSEG_NONE: why neither way works */
+	char why[400]; /* FSSEG_NONE: why neither way works */
+	char gdt[192]; /* what the GDT way did: "loads ..." or why not */
+	char ldt[192]; /* what the LDT way did */
+	char int80[200]; /* what int $0x80 did: "works" or how it failed */
 };
 
-/* Finds out, in a child process so that a faulting int $0x80 harms
- * nothing, which way works here: set_thread_area first, then modify_ldt.
- * Returns 0 (s->kind says which, FSSEG_NONE with s->why) or -errno when
- * the child could not be run. */
+/* Finds out, each way in a child process of its own so that a fault
+ * harms nothing, which way works here: set_thread_area first, then
+ * modify_ldt; both are tried, and s->gdt, s->ldt and s->int80 say what
+ * each did. Returns 0 (s->kind says which, FSSEG_NONE with s->why) or
+ * -errno when no child could be run. */
 int fsseg_probe(struct fsseg *s);
 
 /* In the calling thread, whose FS base and stack must lie below 4 GiB:

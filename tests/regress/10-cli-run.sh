@@ -23,9 +23,17 @@ for s in low_ns high_ns low_cycles high_cycles low_mad_ns high_mad_ns low_ci_lo 
 done
 jq -e '.probes.ctxsw.series.pair_ratio.points | length >= 15' "$out" >/dev/null ||
 	fail "ctxsw series pair_ratio has fewer than 15 pairs"
-# issue 14: the A/A control, equivalence, the selector arm, order, cycles, ring.
-for s in aa_ratio aa_ratio_ci_lo aa_ratio_ci_hi equivalence_margin equivalent selector_ns \
-	selector_ratio selector_ratio_ci_lo selector_ratio_ci_hi; do
+# issue 14: the A/A control, equivalence, the selector arm, order, cycles,
+# ring. The selector arm's figures where this host loads a selector; where
+# it does not (issue 23), the reason instead.
+sel_scalars=""
+if jq -e '.probes.ctxsw.info.selector_arm == true' "$out" >/dev/null; then
+	sel_scalars="selector_ns selector_ratio selector_ratio_ci_lo selector_ratio_ci_hi"
+else
+	jq -e '.probes.ctxsw.info.selector | test("^(unavailable|failed while measured): ")' \
+		"$out" >/dev/null || fail "no selector arm and no reason: $(jq -c .probes.ctxsw.info.selector "$out")"
+fi
+for s in aa_ratio aa_ratio_ci_lo aa_ratio_ci_hi equivalence_margin equivalent $sel_scalars; do
 	jq -e --arg s "$s" '.probes.ctxsw.scalars[$s].value | numbers' "$out" >/dev/null ||
 		fail "ctxsw scalar $s missing"
 done

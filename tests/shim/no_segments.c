@@ -19,7 +19,6 @@
  * CONFIG_MODIFY_LDT_SYSCALL, as most distribution kernels do.
  * Every other system call made through syscall(3) goes to the kernel.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,22 +27,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-typedef long syscall_fn(long, ...);
+#include "shim_syscall.h"
 
 long syscall(long nr, ...);
 long tw_ia32_syscall1(long nr, unsigned long arg);
 
-/* glibc's syscall() is assembly that loads six argument words whatever
- * the call takes; reading them with va_arg reaches past what a caller of
- * a shorter call pushed, which AddressSanitizer would report, so this one
- * function is left uninstrumented, as the assembly is. */
 __attribute__((no_sanitize_address)) long syscall(long nr, ...)
 {
-	static syscall_fn *real;
-	long a[6];
-	va_list ap;
-
 	const char *keep = getenv("NO_SEGMENTS_KEEP_LDT");
+	va_list ap;
+	long r;
 
 	if ((nr == SYS_modify_ldt && !(keep && !strcmp(keep, "1")))
 #ifdef SYS_set_thread_area
@@ -53,15 +46,10 @@ __attribute__((no_sanitize_address)) long syscall(long nr, ...)
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!real)
-		real = (syscall_fn *)dlsym(RTLD_NEXT, "syscall");
-	/* Like glibc's syscall(), pass six argument words whatever the call
-	 * takes; the kernel reads only those it needs. */
 	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
+	r = shim_syscall_next(nr, ap);
 	va_end(ap);
-	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return r;
 }
 
 long tw_ia32_syscall1(long nr, unsigned long arg)
