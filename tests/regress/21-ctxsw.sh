@@ -175,6 +175,27 @@ verify "$out" 'common, proved, selector_missing,
   check(.info.selector_ldt | test("^written, but loading selector 0x7 into %fs: killed by SIG(BUS|SEGV)"); "selector_ldt: \(.info.selector_ldt)")'
 ok "descriptors that do not load: $(jq -c '[.scalars.low_ns.value, .scalars.high_ns.value, .scalars.aa_ns.value, .info.selector_ldt]' "$out")"
 
+# --- the CLI and a daemon cycle under the same double ------------------------
+LD_PRELOAD="$NOTPRESENT" "$B/threadwatch" run --quick --json ctxsw >"$TW_TMP/cli-np.json" ||
+	fail "threadwatch run under seg_not_present exited $?"
+jq -e '.probes.ctxsw.status == "ok" and .probes.ctxsw.info.selector_arm == false and
+	(.probes.ctxsw.scalars.high_ns.value | numbers)' "$TW_TMP/cli-np.json" >/dev/null ||
+	fail "threadwatch run under seg_not_present: $(jq -c '.probes.ctxsw | {status, reason, sel: .info.selector}' "$TW_TMP/cli-np.json")"
+ok "threadwatch run under seg_not_present: ctxsw ok, $(jq -c .probes.ctxsw.info.selector_ldt "$TW_TMP/cli-np.json")"
+. "$(dirname "$0")/lib-daemon.sh"
+fake_probe "$TW_TMP/probes" threads ok
+fake_probe "$TW_TMP/probes" map32 ok
+ln -s "$CTXSW" "$TW_TMP/probes/ctxsw"
+DAEMON_ENV=(LD_PRELOAD="$NOTPRESENT")
+start_daemon np
+wait_cycle 1 120
+st=$(api /api/v1/status | jq -r .last_cycle_status)
+run=$(runs_json | jq -c '[.[] | select(.probe == "ctxsw")][0]')
+[ "$st" = ok ] || fail "the daemon's cycle under seg_not_present: $st; ctxsw $run"
+jq -e '.status == "ok"' <<<"$run" >/dev/null || fail "the daemon's ctxsw run: $run"
+stop_daemon
+ok "a daemon cycle under seg_not_present: $st, ctxsw $(jq -c '{status}' <<<"$run")"
+
 # --- selectors that stop loading after the proof: the arm is dropped ------
 # The double leaves the first 3 descriptors present (the proof's one or two
 # and the first selector sample's), then clears P: the selector arm's
