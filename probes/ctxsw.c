@@ -436,8 +436,7 @@ static int sel_child(int fd, void *arg)
 
 /* Says how an isolated child of the selector arm ended, unless it ended
  * cleanly with a whole answer; then returns 0. */
-static int child_failed(int r, const struct isolate_end *end, size_t want, char *why,
-                        size_t whylen)
+static int child_failed(int r, const struct isolate_end *end, size_t want, char *why, size_t whylen)
 {
 	char how[96];
 
@@ -1106,7 +1105,8 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 		report(doc, &s, n_arms, rounds, margin, env.perf || clock_have_tsc(), o->seed);
 		if (ring_series(doc, &env, 0, sh, sw, why, sizeof(why)) < 0)
 			probe_status(doc, PROBE_ERROR, "ring: %s", why);
-		else if (n_arms > ARM_SEL && ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0)
+		else if (n_arms > ARM_SEL &&
+		         ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0)
 			snprintf(lost, sizeof(lost), "ring: %s", why);
 	}
 	if (*lost)

@@ -24,6 +24,7 @@
 
 #include "analysis.h"
 #include "clock.h"
+#include "map32bit.h"
 #include "probe.h"
 #include "stats.h"
 #include "sysinfo.h"
@@ -39,8 +40,8 @@
 #define MAP32_QUICK_RATIO 2.0
 #define MAP32_MAX_RUNGS 48
 /* The MAP_32BIT window of x86-64 (find_start_end() in the kernel). */
-#define MAP32_WINDOW_BEGIN 0x40000000ull
-#define MAP32_WINDOW_END 0x80000000ull
+#define MAP32_WINDOW_BEGIN ((unsigned long long)MAP32BIT_WINDOW_BEGIN)
+#define MAP32_WINDOW_END ((unsigned long long)MAP32BIT_WINDOW_END)
 /* Repetitions per rung: at least MIN; at most MAX (QUICK_MAX with --quick). */
 #define MAP32_REPS_MIN 5
 #define MAP32_REPS_MAX 2000
@@ -733,6 +734,7 @@ int main(int argc, char **argv)
 	};
 	struct probe_opts po;
 	struct probe_doc *doc;
+	char what[200];
 	int rc;
 
 	if (probe_parse_args(argc, argv,
@@ -744,7 +746,12 @@ int main(int argc, char **argv)
 	doc = probe_doc_new("map32");
 	probe_param_bool(doc, "quick", po.quick);
 #if defined(__x86_64__)
-	run(doc, &po, &mo);
+	if (map32bit_check(what, sizeof(what))) {
+		probe_info_str(doc, "map32bit", what);
+		run(doc, &po, &mo);
+	} else {
+		probe_status(doc, PROBE_SKIPPED, "%s", what);
+	}
 #else
 	(void)run;
 	probe_status(doc, PROBE_SKIPPED, "MAP_32BIT exists only on x86-64");

@@ -25,6 +25,7 @@
 
 #include "analysis.h"
 #include "clock.h"
+#include "map32bit.h"
 #include "probe.h"
 #include "sysinfo.h"
 #include "units.h"
@@ -42,7 +43,7 @@
 #define THREADS_RUNNABLE 2
 /* The MAP_32BIT window, 0x40000000-0x80000000 (find_start_end() in the
  * kernels' arch/x86/kernel/sys_x86_64.c). */
-#define THREADS_WINDOW_BYTES 0x40000000ull
+#define THREADS_WINDOW_BYTES (MAP32BIT_WINDOW_END - MAP32BIT_WINDOW_BEGIN)
 /* Stacks at or above this address are not "low". */
 #define THREADS_LOW_LIMIT 0x100000000ull
 
@@ -603,6 +604,7 @@ int main(int argc, char **argv)
 	};
 	struct probe_opts po;
 	struct probe_doc *doc;
+	char what[200];
 	int rc;
 
 	if (probe_parse_args(argc, argv,
@@ -613,10 +615,14 @@ int main(int argc, char **argv)
 	doc = probe_doc_new("threads");
 	probe_param_bool(doc, "quick", po.quick);
 #if defined(__x86_64__)
-	if (po.cpu >= 0 && sys_pin_cpu(po.cpu) < 0)
+	if (po.cpu >= 0 && sys_pin_cpu(po.cpu) < 0) {
 		probe_status(doc, PROBE_ERROR, "cannot pin to CPU %d", po.cpu);
-	else
+	} else if (!map32bit_check(what, sizeof(what))) {
+		probe_status(doc, PROBE_SKIPPED, "the low policy needs MAP_32BIT, %s", what);
+	} else {
+		probe_info_str(doc, "map32bit", what);
 		run(doc, &po, &to);
+	}
 #else
 	(void)run;
 	probe_status(doc, PROBE_SKIPPED, "MAP_32BIT thread stacks exist only on x86-64");

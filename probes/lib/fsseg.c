@@ -197,8 +197,8 @@ static int way_result(enum fsseg_kind way, const struct seg_msg *last,
 			             ? " (no CONFIG_MODIFY_LDT_SYSCALL?)"
 			             : "");
 		else
-			snprintf(out, n, "written, but loading selector 0x%x into %%fs: %s", last->sel,
-			         how);
+			snprintf(out, n, "written, but loading selector 0x%x into %%fs: %s",
+			         last->sel, how);
 		return 0;
 	case STEP_LOAD:
 		snprintf(out, n, "selector 0x%x loads, but reading %%fs:0: %s", last->sel, how);

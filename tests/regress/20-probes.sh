@@ -159,6 +159,8 @@ ok "threads document: $(jq -c '{max_threads: .scalars.max_threads.value, clamp: 
 run "$MAP32" "$TW_TMP/map32.json"
 jq -e '.status == "ok"' "$TW_TMP/map32.json" >/dev/null ||
 	fail "map32: $(jq -c '{status, reason}' "$TW_TMP/map32.json")"
+jq -e '.info.map32bit | test("^honoured: a page landed at 0x[0-9a-f]+, in the window")' "$TW_TMP/map32.json" >/dev/null ||
+	fail "map32 did not say it proved MAP_32BIT: $(jq -c .info.map32bit "$TW_TMP/map32.json")"
 verify "$TW_TMP/map32.json" "protocol(\"map32\"), $MAP32_NAMES"
 # The capacity is the window over stack plus guard; the kernel starts its
 # MAP_32BIT search at a random point of the window's first 32 MiB, which
@@ -304,4 +306,17 @@ if [ $? != 77 ]; then
 else
 	echo "W^X check not run: $out"
 fi
+
+# --- a kernel that ignores MAP_32BIT (issue 23) -------------------------------
+# tests/shim/ignore_map32bit.c drops the flag as a kernel that gives it no
+# meaning does: map32 and threads prove the flag before they rely on it, and
+# skip with the reason instead of filling "a window" that is not there.
+for p in map32 threads; do
+	out=$TW_TMP/$p-ignored.json
+	LD_PRELOAD="$B/tests/ignore_map32bit.so" "$B/probes/$p" --quick >"$out" ||
+		fail "$p under ignore_map32bit exited $?"
+	jq -e '.status == "skipped" and (.reason | test("MAP_32BIT placed a page at 0x[0-9a-f]+, outside the window"))' \
+		"$out" >/dev/null || fail "$p under ignore_map32bit: $(jq -c '{status, reason}' "$out")"
+	ok "$p where MAP_32BIT is ignored: $(jq -r .reason "$out")"
+done
 exit 0

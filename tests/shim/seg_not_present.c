@@ -46,7 +46,8 @@ long tw_ia32_syscall1(long nr, unsigned long arg);
  * across processes in SEG_NOT_PRESENT_COUNT. */
 static int still_present(void)
 {
-	const char *after = getenv("SEG_NOT_PRESENT_AFTER"), *file = getenv("SEG_NOT_PRESENT_COUNT");
+	const char *after = getenv("SEG_NOT_PRESENT_AFTER"),
+	           *file = getenv("SEG_NOT_PRESENT_COUNT");
 	off_t n;
 	int fd;
 

@@ -129,8 +129,8 @@ static void test_overflow(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_clean),   cmocka_unit_test(test_fault),
-	    cmocka_unit_test(test_status),  cmocka_unit_test(test_hang),
+	    cmocka_unit_test(test_clean),    cmocka_unit_test(test_fault),
+	    cmocka_unit_test(test_status),   cmocka_unit_test(test_hang),
 	    cmocka_unit_test(test_overflow),
 	};
 
