@@ -298,6 +298,16 @@ static void key_figures_text(const char *probe, const json_t *doc, char *out, si
 	}
 }
 
+/* "<title>: thp madvise, pmu none, ..." for one object of the fingerprint. */
+static void print_section(const char *title, const json_t *fp, const char *section)
+{
+	char *text = fingerprint_section_text(fp, section);
+
+	if (text)
+		printf("%s: %s\n", title, text);
+	free(text);
+}
+
 static void print_host(const json_t *fp)
 {
 	const json_t *cpu = json_object_get(fp, "cpu");
@@ -305,7 +315,7 @@ static void print_host(const json_t *fp)
 	const char *mc = json_string_value(json_object_get(cpu, "microcode"));
 
 	printf("host %s: kernel %s, glibc %s, %s%s%s%s, %lld CPUs, virtualization %s, "
-	       "fsgsbase %s\n\n",
+	       "fsgsbase %s\n",
 	       json_string_value(json_object_get(fp, "hostname")) ?: "?",
 	       json_string_value(json_object_get(fp, "kernel")) ?: "?",
 	       json_string_value(json_object_get(fp, "glibc")) ?: "?",
@@ -313,7 +323,8 @@ static void print_host(const json_t *fp)
 	       (long long)json_integer_value(json_object_get(fp, "ncpus")),
 	       json_string_value(json_object_get(fp, "virtualization")) ?: "?",
 	       json_is_true(json_object_get(cpu, "fsgsbase")) ? "yes" : "no");
-	printf("%-10s %-8s %8s  %s\n", "PROBE", "STATUS", "TIME", "KEY FIGURES / REASON");
+	print_section("host capabilities", fp, "capabilities");
+	printf("\n%-10s %-8s %8s  %s\n", "PROBE", "STATUS", "TIME", "KEY FIGURES / REASON");
 	fflush(stdout);
 }
 
@@ -397,7 +408,7 @@ static json_t *ok_docs(json_t *entries)
 static int run_probes(const struct run_args *a, const char *dirs, const char **names, size_t n,
                       json_t **fp_out, json_t **entries_out)
 {
-	json_t *fp = fingerprint_read(), *entries = json_object();
+	json_t *fp = fingerprint_read(), *entries = json_object(), *ctxsw;
 	struct runner_opts o = {
 	    .nice = a->nice, .idle_io = 1, .sched = a->sched, .cpus = a->cpus, .stop = &stop_flag};
 	int failed = 0;
@@ -423,6 +434,14 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 		runner_result_clear(&r);
 		free(path);
 	}
+	/* What an ok ctxsw run proved in its forked child, as the daemon
+	 * records it from its latest ok run. */
+	ctxsw = json_object_get(entries, "ctxsw");
+	if (strcmp(json_string_value(json_object_get(ctxsw, "status")) ?: "", "ok"))
+		ctxsw = NULL;
+	fingerprint_add_probed(fp, ctxsw);
+	if (!a->json && ctxsw)
+		print_section("\nctxsw proved", fp, "probed");
 	if (stop_flag) {
 		fprintf(stderr, "threadwatch run: interrupted\n");
 		failed = 1;

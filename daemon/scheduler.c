@@ -341,23 +341,39 @@ static void publish(struct sched *s)
 
 /* --- the fingerprint -------------------------------------------------------- */
 
+/* The fingerprint with what the latest ok ctxsw run proved in its forked
+ * child (the daemon runs nothing risky itself); without one, those stay
+ * null. */
+static json_t *read_fingerprint(struct sched *s)
+{
+	json_t *fp = fingerprint_read(), *docs = NULL, *ids = NULL;
+
+	if (store_latest_docs(s->st, &docs, &ids) < 0)
+		log_warning("Failed to read the latest ctxsw document: %s; the probed capabilities "
+		            "are unknown",
+		            store_last_error());
+	fingerprint_add_probed(fp, json_object_get(docs, "ctxsw"));
+	json_decref(docs);
+	json_decref(ids);
+	return fp;
+}
+
 /* Reads the fingerprint; records it when `record` is set or its identity
  * changed. Returns 1 when the identity differs from the one read before
- * (never on the first reading); *stored is set when the store wrote a new
- * row (the host differs from the last recorded one). */
+ * (never on the first reading; fingerprint_diff() decides, so a value
+ * learned where it was unknown is no change); *stored is set when the
+ * store wrote a new row (the host differs from the last recorded one). */
 static int refresh_fingerprint(struct sched *s, int record, int *stored)
 {
-	json_t *fp = fingerprint_read(), *id = fingerprint_identity(fp);
-	int differs = s->identity && !json_equal(id, s->identity), r;
+	json_t *fp = read_fingerprint(s), *id = fingerprint_identity(fp);
+	char *d = s->identity ? fingerprint_diff(s->identity, id) : NULL;
+	int differs = d != NULL, r;
 
 	*stored = 0;
-	if (differs) {
-		char *d = fingerprint_diff(s->identity, id);
-
-		log_notice("The host changed: %s", d ? d : "(no details)");
-		free(d);
-	}
-	if (record || differs) {
+	if (differs)
+		log_notice("The host changed: %s", d);
+	free(d);
+	if (record || differs || (s->identity && !json_equal(id, s->identity))) {
 		r = store_fingerprint_record(s->st, fp, wall_ms(), stored);
 		if (r < 0)
 			log_warning("Failed to record the host fingerprint: %s, ignoring",

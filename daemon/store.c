@@ -99,7 +99,7 @@ static const char *const queries[Q__COUNT] = {
     [Q_FP_LATEST] = "SELECT id, first_seen_ms, last_seen_ms, identity FROM fingerprints"
                     " ORDER BY id DESC LIMIT 1",
     [Q_FP_SEEN] = "UPDATE fingerprints SET last_seen_ms = max(last_seen_ms, :now),"
-                  " full = :full WHERE id = :id",
+                  " identity = :identity, full = :full WHERE id = :id",
     [Q_FP_ADD] = "INSERT INTO fingerprints (first_seen_ms, last_seen_ms, identity, full, diff)"
                  " VALUES (:now, :now, :identity, :full, :diff)",
     [Q_FP_ALL] = "SELECT id, first_seen_ms, last_seen_ms, identity, full, diff"

@@ -324,17 +324,16 @@ static int fp_record_tx(struct store *st, void *ctx)
 	}
 	if (r >= 0)
 		sqlite3_reset(s);
-	if (r >= 0 && prev_id && !prev) {
-		const struct bind b[] = {B_INT(":now", c->now), B_TEXT(":full", full),
-		                         B_INT(":id", prev_id)};
+	/* A value learned where the row had none (fingerprint_diff() sees no
+	 * change) updates the row's identity in place. */
+	if (prev)
+		diff = fingerprint_diff(prev, ident);
+	if (r >= 0 && prev_id && !diff) {
+		const struct bind b[] = {B_INT(":now", c->now), B_TEXT(":identity", ident_text),
+		                         B_TEXT(":full", full), B_INT(":id", prev_id)};
 
 		r = stmt_exec(st, Q_FP_SEEN, b, ARRAY_SIZE(b), "updating the fingerprint", NULL);
 	} else if (r >= 0) {
-		if (prev) {
-			diff = fingerprint_diff(prev, ident);
-			if (!diff)
-				diff = xstrdup("identity changed");
-		}
 		const struct bind b[] = {B_INT(":now", c->now), B_TEXT(":identity", ident_text),
 		                         B_TEXT(":full", full), B_TEXT(":diff", diff)};
 		r = stmt_exec(st, Q_FP_ADD, b, ARRAY_SIZE(b), "storing the fingerprint", NULL);

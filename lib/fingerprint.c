@@ -19,48 +19,48 @@
 #endif
 
 #include "fingerprint.h"
+#include "fingerprintp.h"
 #include "sysinfo.h"
 #include "xmalloc.h"
 
 #define VULN_DIR "/sys/devices/system/cpu/vulnerabilities"
 #define HWCAP2_FSGSBASE_BIT (1UL << 1)
 
-/* Hypervisor signatures (cpuid leaf 0x40000000) and DMI vendors. */
-static const struct {
-	const char *signature;
-	const char *name;
-} hypervisors[] = {
-    {"KVMKVMKVM", "kvm"},          {"VMwareVMware", "vmware"}, {"Microsoft Hv", "microsoft"},
-    {"XenVMMXenVMM", "xen"},       {"TCGTCGTCGTCG", "qemu"},   {"bhyve bhyve ", "bhyve"},
-    {" lrpepyh  vr", "parallels"}, {"ACRNACRNACRN", "acrn"},   {"QNXQVMBSQG", "qnx"},
-};
-
-static const struct {
-	const char *prefix;
-	const char *name;
-} dmi_vendors[] = {
-    {"QEMU", "qemu"},           {"KVM", "kvm"},       {"VMware", "vmware"},
-    {"innotek GmbH", "oracle"}, {"Xen", "xen"},       {"Bochs", "bochs"},
-    {"Parallels", "parallels"}, {"BHYVE", "bhyve"},   {"Amazon EC2", "amazon"},
-    {"Google", "google"},       {"OpenStack", "kvm"},
-};
-
-static json_t *str_or_null(const char *s)
+json_t *fp_str_or_null(const char *s)
 {
 	return s && *s ? json_string(s) : json_null();
 }
 
-/* The value of the first "key : value" line of /proc/cpuinfo. */
-static json_t *cpuinfo_field(const char *key)
+int fp_read_line(const char *root, const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/cpuinfo", "re");
-	char line[1024];
-	size_t klen = strlen(key);
-	json_t *v = NULL;
+	char full[FP_PATH_MAX];
 
+	snprintf(full, sizeof(full), "%s%s", root, path);
+	return sys_read_line(full, buf, len);
+}
+
+int fp_has_word(const char *words, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = words; (p = strstr(p, word)); p += n)
+		if ((p == words || p[-1] == ' ' || p[-1] == '\t') &&
+		    (p[n] == '\0' || p[n] == ' ' || p[n] == '\t'))
+			return 1;
+	return 0;
+}
+
+char *fp_cpuinfo_field(const char *root, const char *key)
+{
+	char path[FP_PATH_MAX], *line = NULL, *v = NULL;
+	size_t klen = strlen(key), cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", root);
+	f = fopen(path, "re");
 	if (!f)
-		return json_null();
-	while (!v && fgets(line, sizeof(line), f)) {
+		return NULL;
+	while (!v && getline(&line, &cap, f) >= 0) {
 		char *colon;
 
 		if (strncmp(line, key, klen) ||
@@ -72,10 +72,21 @@ static json_t *cpuinfo_field(const char *key)
 		colon++;
 		colon += strspn(colon, " \t");
 		colon[strcspn(colon, "\n")] = '\0';
-		v = str_or_null(colon);
+		v = *colon ? xstrdup(colon) : NULL;
 	}
+	free(line);
 	fclose(f);
-	return v ? v : json_null();
+	return v;
+}
+
+/* A cpuinfo field as JSON: its text, or null. */
+static json_t *cpuinfo_json(const char *key)
+{
+	char *v = fp_cpuinfo_field("", key);
+	json_t *j = fp_str_or_null(v);
+
+	free(v);
+	return j;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -105,24 +116,6 @@ static void cpu_ids(json_t *cpu)
 	json_object_set_new(cpu, "stepping", json_integer(a & 0xf));
 }
 
-static const char *cpuid_hypervisor(void)
-{
-	unsigned a, b, c, d;
-	char sig[13];
-
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1U << 31)))
-		return NULL;
-	__cpuid(0x40000000, a, b, c, d);
-	memcpy(sig, &b, 4);
-	memcpy(sig + 4, &c, 4);
-	memcpy(sig + 8, &d, 4);
-	sig[12] = '\0';
-	for (size_t i = 0; i < sizeof(hypervisors) / sizeof(hypervisors[0]); i++)
-		if (!strncmp(sig, hypervisors[i].signature, strlen(hypervisors[i].signature)))
-			return hypervisors[i].name;
-	return "other";
-}
-
 static json_t *fsgsbase(void)
 {
 	return json_boolean(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE_BIT);
@@ -131,11 +124,6 @@ static json_t *fsgsbase(void)
 static void cpu_ids(json_t *cpu)
 {
 	(void)cpu;
-}
-
-static const char *cpuid_hypervisor(void)
-{
-	return NULL;
 }
 
 static json_t *fsgsbase(void)
@@ -147,33 +135,16 @@ static json_t *fsgsbase(void)
 static json_t *read_cpu(void)
 {
 	json_t *cpu = json_object();
-	json_t *name;
 
 	json_object_set_new(cpu, "vendor", json_null());
 	json_object_set_new(cpu, "family", json_null());
 	json_object_set_new(cpu, "model", json_null());
 	json_object_set_new(cpu, "stepping", json_null());
 	cpu_ids(cpu);
-	json_object_set_new(cpu, "microcode", cpuinfo_field("microcode"));
-	name = cpuinfo_field("model name");
-	json_object_set_new(cpu, "model_name", name);
+	json_object_set_new(cpu, "microcode", cpuinfo_json("microcode"));
+	json_object_set_new(cpu, "model_name", cpuinfo_json("model name"));
 	json_object_set_new(cpu, "fsgsbase", fsgsbase());
 	return cpu;
-}
-
-static const char *virtualization(void)
-{
-	const char *v = cpuid_hypervisor();
-	char vendor[256];
-
-	if (v)
-		return v;
-	if (sys_read_line("/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor)) < 0)
-		return "none";
-	for (size_t i = 0; i < sizeof(dmi_vendors) / sizeof(dmi_vendors[0]); i++)
-		if (!strncmp(vendor, dmi_vendors[i].prefix, strlen(dmi_vendors[i].prefix)))
-			return dmi_vendors[i].name;
-	return "none";
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -244,6 +215,19 @@ static json_t *read_limits(void)
 	return o;
 }
 
+/* What the host runs under: the name shown everywhere and each view. */
+static void read_virtualization(json_t *fp)
+{
+	char cpuid[32];
+	json_t *src = fingerprint_virt_sources(
+	    "", fp_cpuid_hypervisor(cpuid, sizeof(cpuid)) > 0 ? cpuid : NULL);
+	char *name = fingerprint_virt_name(src);
+
+	json_object_set_new(fp, "virtualization", json_string(name));
+	json_object_set_new(fp, "virtualization_sources", src);
+	free(name);
+}
+
 json_t *fingerprint_read(void)
 {
 	struct utsname u;
@@ -251,59 +235,88 @@ json_t *fingerprint_read(void)
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int have_uname = uname(&u) == 0;
 
-	json_object_set_new(fp, "hostname", have_uname ? str_or_null(u.nodename) : json_null());
-	json_object_set_new(fp, "kernel", have_uname ? str_or_null(u.release) : json_null());
+	json_object_set_new(fp, "hostname", have_uname ? fp_str_or_null(u.nodename) : json_null());
+	json_object_set_new(fp, "kernel", have_uname ? fp_str_or_null(u.release) : json_null());
 	json_object_set_new(fp, "kernel_version",
-	                    have_uname ? str_or_null(u.version) : json_null());
+	                    have_uname ? fp_str_or_null(u.version) : json_null());
 	json_object_set_new(fp, "glibc", json_string(gnu_get_libc_version()));
-	json_object_set_new(fp, "arch", have_uname ? str_or_null(u.machine) : json_null());
+	json_object_set_new(fp, "arch", have_uname ? fp_str_or_null(u.machine) : json_null());
 	json_object_set_new(fp, "cpu", read_cpu());
-	json_object_set_new(fp, "virtualization", json_string(virtualization()));
+	read_virtualization(fp);
 	json_object_set_new(fp, "ncpus", ncpus > 0 ? json_integer(ncpus) : json_null());
 	json_object_set_new(fp, "vulnerabilities", read_vulnerabilities());
 	json_object_set_new(fp, "limits", read_limits());
+	json_object_set_new(fp, "capabilities",
+	                    fingerprint_caps_read("", have_uname ? u.release : NULL));
+	fingerprint_add_probed(fp, NULL);
 	return fp;
 }
 
-/* The identity fields and how a change in each is named, in display order. */
+/* The identity fields and how a change in each is named, in display
+ * order. A `learned` field going from or to unknown is not a change: it
+ * was not read before (an older threadwatch, ctxsw not run yet) or cannot
+ * be read now (the kernel log under ProtectKernelLogs=). */
 static const struct {
 	const char *field;
-	const char *sub; /* field inside "cpu", or NULL */
+	const char *sub; /* field inside the object `field`, or NULL */
 	const char *label;
+	int learned;
 } identity_fields[] = {
-    {"kernel", NULL, "kernel"},
-    {"kernel_version", NULL, "kernel build"},
-    {"glibc", NULL, "glibc"},
-    {"arch", NULL, "arch"},
-    {"cpu", "microcode", "microcode"},
-    {"cpu", "vendor", "cpu vendor"},
-    {"cpu", "family", "cpu family"},
-    {"cpu", "model", "cpu model"},
-    {"cpu", "stepping", "cpu stepping"},
-    {"cpu", "model_name", "cpu"},
-    {"cpu", "fsgsbase", "fsgsbase"},
-    {"virtualization", NULL, "virtualization"},
-    {"ncpus", NULL, "cpus"},
+    {"kernel", NULL, "kernel", 0},
+    {"kernel_version", NULL, "kernel build", 0},
+    {"glibc", NULL, "glibc", 0},
+    {"arch", NULL, "arch", 0},
+    {"cpu", "microcode", "microcode", 0},
+    {"cpu", "vendor", "cpu vendor", 0},
+    {"cpu", "family", "cpu family", 0},
+    {"cpu", "model", "cpu model", 0},
+    {"cpu", "stepping", "cpu stepping", 0},
+    {"cpu", "model_name", "cpu", 0},
+    {"cpu", "fsgsbase", "fsgsbase", 0},
+    {"virtualization_sources", "cpuid", "virtualization (CPUID)", 1},
+    {"virtualization_sources", "kernel", "virtualization (kernel)", 1},
+    {"virtualization_sources", "dmi", "virtualization (DMI)", 1},
+    {"ncpus", NULL, "cpus", 0},
+    {"capabilities", "ia32_emulation", "ia32 emulation", 1},
+    {"capabilities", "thp", "thp", 1},
+    {"capabilities", "pmu", "pmu", 1},
+    {"capabilities", "constant_tsc", "constant_tsc", 1},
+    {"capabilities", "nonstop_tsc", "nonstop_tsc", 1},
+    {"capabilities", "clocksource", "clocksource", 1},
+    {"probed", "ia32_int80", "int $0x80", 1},
+    {"probed", "selector_gdt", "GDT selector", 1},
+    {"probed", "selector_ldt", "LDT selector", 1},
+    {"probed", "cpus_allowed", "probe CPUs", 1},
 };
 
 #define N_IDENTITY (sizeof(identity_fields) / sizeof(identity_fields[0]))
 
+/* Identity field i of fp, or NULL when missing. */
+static const json_t *identity_value(const json_t *fp, size_t i)
+{
+	const json_t *v = json_object_get(fp, identity_fields[i].field);
+
+	return identity_fields[i].sub ? json_object_get(v, identity_fields[i].sub) : v;
+}
+
 json_t *fingerprint_identity(const json_t *fp)
 {
-	json_t *id = json_object(), *cpu = json_object(), *v;
+	json_t *id = json_object(), *parent, *v;
 
 	for (size_t i = 0; i < N_IDENTITY; i++) {
 		const char *f = identity_fields[i].field, *sub = identity_fields[i].sub;
+		const json_t *have = identity_value(fp, i);
 
-		if (sub) {
-			v = json_object_get(json_object_get(fp, f), sub);
-			json_object_set_new(cpu, sub, v ? json_deep_copy(v) : json_null());
-		} else {
-			v = json_object_get(fp, f);
-			json_object_set_new(id, f, v ? json_deep_copy(v) : json_null());
+		v = have ? json_deep_copy(have) : json_null();
+		if (!sub) {
+			json_object_set_new(id, f, v);
+			continue;
 		}
+		parent = json_object_get(id, f);
+		if (!parent)
+			json_object_set_new(id, f, parent = json_object());
+		json_object_set_new(parent, sub, v);
 	}
-	json_object_set_new(id, "cpu", cpu);
 	v = json_object_get(fp, "vulnerabilities");
 	json_object_set_new(id, "vulnerabilities",
 	                    json_is_object(v) ? json_deep_copy(v) : json_object());
@@ -352,13 +365,21 @@ static void append(char **out, const char *fmt, ...)
 	}
 }
 
-static void diff_value(char **out, const char *label, const json_t *a, const json_t *b)
+static int unknown(const json_t *v)
 {
+	return !v || json_is_null(v);
+}
+
+static void diff_value(char **out, size_t i, const json_t *a, const json_t *b)
+{
+	const char *label = identity_fields[i].label;
 	char *ta, *tb;
 
 	if (a && b && json_equal(a, b))
 		return;
-	if ((!a || json_is_null(a)) && (!b || json_is_null(b)))
+	if (unknown(a) && unknown(b))
+		return;
+	if (identity_fields[i].learned && (unknown(a) || unknown(b)))
 		return;
 	ta = value_text(a);
 	tb = value_text(b);
@@ -393,19 +414,28 @@ char *fingerprint_diff(const json_t *before, const json_t *after)
 	json_t *a = fingerprint_identity(before), *b = fingerprint_identity(after);
 	char *out = NULL;
 
-	for (size_t i = 0; i < N_IDENTITY; i++) {
-		const char *f = identity_fields[i].field, *sub = identity_fields[i].sub;
-		const json_t *va = json_object_get(a, f), *vb = json_object_get(b, f);
-
-		if (sub) {
-			va = json_object_get(va, sub);
-			vb = json_object_get(vb, sub);
-		}
-		diff_value(&out, identity_fields[i].label, va, vb);
-	}
+	for (size_t i = 0; i < N_IDENTITY; i++)
+		diff_value(&out, i, identity_value(a, i), identity_value(b, i));
 	diff_vulnerabilities(&out, json_object_get(a, "vulnerabilities"),
 	                     json_object_get(b, "vulnerabilities"));
 	json_decref(a);
 	json_decref(b);
+	return out;
+}
+
+char *fingerprint_section_text(const json_t *fp, const char *section)
+{
+	char *out = NULL, *t, *joined;
+
+	for (size_t i = 0; i < N_IDENTITY; i++) {
+		if (!identity_fields[i].sub || strcmp(identity_fields[i].field, section))
+			continue;
+		t = value_text(identity_value(fp, i));
+		xasprintf(&joined, "%s%s%s %s", out ? out : "", out ? ", " : "",
+		          identity_fields[i].label, t);
+		free(t);
+		free(out);
+		out = joined;
+	}
 	return out;
 }

@@ -8,8 +8,9 @@
 PRAGMA application_id = 1415013474; -- "TWdb": refuse other programs' files
 
 -- The host as the probes saw it: a new row only when the identity (kernel,
--- glibc, CPU and microcode, virtualization, CPUs, vulnerabilities) changed,
--- so the rows are the host's upgrade history.
+-- glibc, CPU and microcode, the hypervisor's views, CPUs, vulnerabilities,
+-- capabilities, what ctxsw proved) changed, so the rows are the host's
+-- upgrade history; a value learned where it was unknown updates the row.
 CREATE TABLE fingerprints (
 	id INTEGER PRIMARY KEY,
 	first_seen_ms INTEGER NOT NULL,

@@ -183,6 +183,22 @@ function showFailure(e) {
 }
 
 /* --- first screen ------------------------------------------------------ */
+/* The fingerprint's capabilities and what ctxsw proved, labelled as
+ * `threadwatch run` labels them (fingerprint_section_text()). */
+const CAPS = {
+  capabilities: [['ia32_emulation', 'ia32 emulation'], ['thp', 'thp'], ['pmu', 'pmu'],
+    ['constant_tsc', 'constant_tsc'], ['nonstop_tsc', 'nonstop_tsc'], ['clocksource', 'clocksource']],
+  probed: [['ia32_int80', 'int $0x80'], ['selector_gdt', 'GDT selector'],
+    ['selector_ldt', 'LDT selector'], ['cpus_allowed', 'probe CPUs']],
+};
+
+function capsText(fp, section) {
+  const o = fp[section];
+  if (!o) return null;
+  const text = (v) => (v == null ? 'unknown' : v === true ? 'yes' : v === false ? 'no' : String(v));
+  return CAPS[section].map(([k, label]) => `${label} ${text(o[k])}`).join(', ');
+}
+
 function renderHost(host) {
   const fp = host && host.current ? host.current.fingerprint : null;
   if (!fp) {
@@ -207,7 +223,9 @@ function renderHost(host) {
     ['Kernel', fp.kernel],
     ['glibc', fp.glibc],
     ['FSGSBASE', cpu.fsgsbase == null ? 'unknown' : cpu.fsgsbase ? 'yes' : 'no'],
-    ['Virtualisation', fp.virtualization || 'unknown'],
+    ['Virtualization', fp.virtualization || 'unknown'],
+    ['Capabilities', capsText(fp, 'capabilities')],
+    ['ctxsw proved', capsText(fp, 'probed')],
     ['Last change', change ? `${fmtTime(change.first_seen_ms)}: ${change.diff}` : null],
   ]);
 }

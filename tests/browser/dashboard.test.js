@@ -117,7 +117,7 @@ async function checkFirstScreen(page) {
   const fp = host.current.fingerprint;
   const hostText = await page.textContent('#host-facts');
   for (const [k, v] of [['name', fp.hostname], ['kernel', fp.kernel], ['glibc', fp.glibc],
-    ['virtualisation', fp.virtualization], ['CPU', fp.cpu.model_name]])
+    ['virtualization', fp.virtualization], ['CPU', fp.cpu.model_name]])
     check(hostText.includes(v), `the host card shows the ${k}`, { v, hostText });
   check(hostText.includes(`FSGSBASE${fp.cpu.fsgsbase ? 'yes' : 'no'}`), 'the host card shows FSGSBASE', hostText);
   const status = await apiGet(URL_FULL, '/status');

@@ -84,6 +84,32 @@ grep -Eq '^map32 +ok .*fail (flat|sublinear|linear), retry (flat|sublinear|linea
 	fail "no map32 row with both classes: $(cat "$TW_TMP/m.txt")"
 ok "map32 feeds E: $(jq -c '.recommendation.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/m.json")"
 
+# Issue 23: the fingerprint's capabilities and hypervisor views, whatever
+# this host is; without ctxsw nothing is probed; the table prints the same
+# virtualization text as the JSON.
+for f in virtualization_sources.cpuid virtualization_sources.kernel virtualization_sources.dmi \
+	virtualization_sources.hypervisor_flag capabilities.ia32_emulation capabilities.thp \
+	capabilities.pmu capabilities.constant_tsc capabilities.nonstop_tsc capabilities.clocksource \
+	probed.ia32_int80 probed.selector_gdt probed.selector_ldt probed.cpus_allowed; do
+	jq -e ".fingerprint.${f%%.*} | has(\"${f#*.}\")" "$TW_TMP/m.json" >/dev/null ||
+		fail "fingerprint.$f missing"
+done
+jq -e '.fingerprint.probed | all(.[]; . == null)' "$TW_TMP/m.json" >/dev/null ||
+	fail "probed without ctxsw: $(jq -c '.fingerprint.probed' "$TW_TMP/m.json")"
+jq -e '.fingerprint | .virtualization_sources as $s | .virtualization as $v |
+  if $s.cpuid == null then ($v | test("^unknown \\(CPUID") | not)
+  elif ($v | startswith("unknown")) then ($v | startswith("unknown (CPUID says \($s.cpuid)"))
+  else $v == $s.cpuid end' "$TW_TMP/m.json" >/dev/null ||
+	fail "virtualization vs its sources: $(jq -c '.fingerprint | {virtualization, virtualization_sources}' "$TW_TMP/m.json")"
+jq -e '.fingerprint.capabilities.pmu | . == null or . == "pmu" or . == "none"' "$TW_TMP/m.json" \
+	>/dev/null || fail "capabilities.pmu: $(jq -c '.fingerprint.capabilities' "$TW_TMP/m.json")"
+virt=$(jq -r '.fingerprint.virtualization' "$TW_TMP/m.json")
+grep -qF "virtualization $virt, fsgsbase" "$TW_TMP/m.txt" || fail "the table's virtualization is not \"$virt\""
+grep -q '^host capabilities: ia32 emulation .*, thp .*, pmu .*, clocksource ' "$TW_TMP/m.txt" ||
+	fail "no host capabilities line: $(head -3 "$TW_TMP/m.txt")"
+grep -q '^ctxsw proved' "$TW_TMP/m.txt" && fail "a ctxsw line without ctxsw"
+ok "fingerprint: virtualization $virt; $(jq -c '.fingerprint.capabilities' "$TW_TMP/m.json")"
+
 # --- usage errors exit 2 ----------------------------------------------------
 expect_usage() {
 	local rc

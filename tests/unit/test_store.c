@@ -695,6 +695,33 @@ static void test_fingerprint_only_on_change(void **state)
 	store_close(st);
 }
 
+/* A probed capability learned where the row had none updates that row;
+ * one that changes afterwards is a new row, with the change named. */
+static void test_fingerprint_learns_in_place(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = open_rw(f->path);
+	json_t *a = fingerprint("6.1.0-18-amd64", 1000), *host = NULL, *h;
+	int changed = -1;
+
+	static const char *const ldt[] = {NULL, "loads", "faults (SIGSEGV)"};
+
+	/* unknown, then learned (no change), then changed */
+	for (int i = 0; i < 3; i++) {
+		json_object_set_new(a, "probed", json_pack("{s:s?}", "selector_ldt", ldt[i]));
+		assert_int_equal(store_fingerprint_record(st, a, T0 + i * 1000, &changed), 0);
+		assert_int_equal(changed, i != 1);
+	}
+	assert_int_equal(store_read_host(st, &host), 0);
+	h = json_object_get(host, "history");
+	assert_int_equal(json_array_size(h), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(h, 0), "diff")),
+	                    "LDT selector loads → faults (SIGSEGV)");
+	json_decref(host);
+	json_decref(a);
+	store_close(st);
+}
+
 static void test_series_downsampling(void **state)
 {
 	struct fixture *f = *state;
@@ -1099,6 +1126,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_failed_insert_leaves_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cursor_pagination, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fingerprint_only_on_change, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fingerprint_learns_in_place, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_series_downsampling, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cycles_and_snapshot, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_retention, setup, teardown),

@@ -1,0 +1,196 @@
+/*
+ * fingerprint_caps: what the host can do that the probes' figures depend
+ * on. Read here without running anything: IA32 emulation as configured,
+ * the THP mode, a PMU, the TSC's flags, the clocksource. Proven by running
+ * it, in the ctxsw probe's forked child, and taken from its document:
+ * whether int $0x80 works, whether GDT and LDT selectors load, the CPUs
+ * the probe ran on.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fingerprint.h"
+#include "fingerprintp.h"
+#include "xmalloc.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define THP_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
+#define PMU_DIR "/sys/bus/event_source/devices"
+#define CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+/* The core PMU's event source: a name, or a prefix when it ends in '_'. */
+static const char *const pmu_names[] = {"cpu", "cpu_core", "cpu_atom", "armv8_", "armv7_"};
+
+/* The TSC flags of /proc/cpuinfo the fingerprint keeps. */
+static const char *const tsc_flags[] = {"constant_tsc", "nonstop_tsc"};
+
+/* Kernel config lines about IA32 emulation, one bit each. */
+enum { IA32_BUILT = 1, IA32_NOT_BUILT = 2, IA32_DEFAULT_OFF = 4 };
+static const struct {
+	const char *line;
+	int bit;
+} ia32_config[] = {
+    {"CONFIG_IA32_EMULATION=y", IA32_BUILT},
+    {"# CONFIG_IA32_EMULATION is not set", IA32_NOT_BUILT},
+    {"CONFIG_IA32_EMULATION_DEFAULT_DISABLED=y", IA32_DEFAULT_OFF},
+};
+
+/* The first letters kstrtobool() reads ia32_emulation= by ("on"/"off"
+ * are told apart by their second letter). */
+static const struct {
+	const char *letters;
+	int on;
+} kbool[] = {{"eEyYtT1", 1}, {"dDnNfF0", 0}};
+
+/* The keys of the ctxsw document's info the fingerprint takes. */
+static const char *const probed_keys[] = {"ia32_int80", "selector_gdt", "selector_ldt",
+                                          "cpus_allowed"};
+
+int fingerprint_thp_mode(const char *text, char *out, size_t len)
+{
+	const char *open = strchr(text, '['), *close;
+
+	if (!open || !(close = strchr(open + 1, ']')) || close == open + 1)
+		return -EINVAL;
+	snprintf(out, len, "%.*s", (int)(close - open - 1), open + 1);
+	return 0;
+}
+
+int fingerprint_ia32_cmdline(const char *cmdline)
+{
+	const char *key = "ia32_emulation=", *p = cmdline, *v;
+
+	/* The last one counts, as it does for the kernel. */
+	for (v = NULL; (p = strstr(p, key)); p += strlen(key))
+		if (p == cmdline || p[-1] == ' ')
+			v = p + strlen(key);
+	if (!v || !*v || *v == ' ')
+		return -ENOENT;
+	if (*v == 'o' || *v == 'O')
+		return v[1] == 'n' || v[1] == 'N' ? 1 : v[1] == 'f' || v[1] == 'F' ? 0 : -EINVAL;
+	for (size_t i = 0; i < ARRAY_LEN(kbool); i++)
+		if (strchr(kbool[i].letters, *v))
+			return kbool[i].on;
+	return -EINVAL;
+}
+
+/* The IA32_* bits root/boot/config-<release> sets; 0 when unreadable. */
+static int ia32_config_bits(const char *root, const char *release)
+{
+	char path[FP_PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	int bits = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/boot/config-%s", root, release ? release : "");
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) >= 0) {
+		line[strcspn(line, "\n")] = '\0';
+		for (size_t i = 0; i < ARRAY_LEN(ia32_config); i++)
+			if (!strcmp(line, ia32_config[i].line))
+				bits |= ia32_config[i].bit;
+	}
+	free(line);
+	fclose(f);
+	return bits;
+}
+
+/* IA32 emulation as configured: the command line's ia32_emulation=
+ * over the kernel config's default; null when neither says. The kernel
+ * may still refuse int $0x80 (a PVM guest does): the probe proves that. */
+static json_t *ia32_emulation(const char *root, const char *release)
+{
+	char cmdline[4096];
+	int bits = ia32_config_bits(root, release), cmd = -ENOENT;
+
+	if (fp_read_line(root, "/proc/cmdline", cmdline, sizeof(cmdline)) == 0)
+		cmd = fingerprint_ia32_cmdline(cmdline);
+	if (bits & IA32_NOT_BUILT)
+		return json_string("not built (kernel config)");
+	if (cmd >= 0)
+		return json_string(cmd ? "on (kernel command line)" : "off (kernel command line)");
+	if (bits & IA32_DEFAULT_OFF)
+		return json_string("off by default (kernel config)");
+	if (bits & IA32_BUILT)
+		return json_string("on (kernel config)");
+	return json_null();
+}
+
+static json_t *thp(const char *root)
+{
+	char text[256], mode[64];
+
+	if (fp_read_line(root, THP_PATH, text, sizeof(text)) < 0 ||
+	    fingerprint_thp_mode(text, mode, sizeof(mode)) < 0)
+		return json_null();
+	return json_string(mode);
+}
+
+static int is_pmu(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_LEN(pmu_names); i++) {
+		size_t n = strlen(pmu_names[i]);
+
+		if (pmu_names[i][n - 1] == '_' ? !strncmp(name, pmu_names[i], n)
+		                               : !strcmp(name, pmu_names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* "pmu" when the kernel has a core PMU's event source, "none" when it has
+ * only software ones (a guest without a virtual PMU), null unreadable. */
+static json_t *pmu(const char *root)
+{
+	char path[FP_PATH_MAX];
+	struct dirent *de;
+	int found = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s%s", root, PMU_DIR);
+	d = opendir(path);
+	if (!d)
+		return json_null();
+	while (!found && (de = readdir(d)))
+		found = is_pmu(de->d_name);
+	closedir(d);
+	return json_string(found ? "pmu" : "none");
+}
+
+json_t *fingerprint_caps_read(const char *root, const char *release)
+{
+	char *flags = fp_cpuinfo_field(root, "flags"), line[256];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "ia32_emulation", ia32_emulation(root, release));
+	json_object_set_new(o, "thp", thp(root));
+	json_object_set_new(o, "pmu", pmu(root));
+	for (size_t i = 0; i < ARRAY_LEN(tsc_flags); i++)
+		json_object_set_new(o, tsc_flags[i],
+		                    flags ? json_boolean(fp_has_word(flags, tsc_flags[i]))
+		                          : json_null());
+	json_object_set_new(o, "clocksource",
+	                    fp_read_line(root, CLOCKSOURCE_PATH, line, sizeof(line)) == 0
+	                        ? fp_str_or_null(line)
+	                        : json_null());
+	free(flags);
+	return o;
+}
+
+void fingerprint_add_probed(json_t *fp, const json_t *ctxsw_doc)
+{
+	const json_t *info = json_object_get(ctxsw_doc, "info");
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < ARRAY_LEN(probed_keys); i++) {
+		const char *v = json_string_value(json_object_get(info, probed_keys[i]));
+
+		json_object_set_new(o, probed_keys[i], fp_str_or_null(v));
+	}
+	json_object_set_new(fp, "probed", o);
+}
