@@ -286,7 +286,7 @@ static const struct {
     {"probed", "ia32_int80", "int $0x80", 1},
     {"probed", "selector_gdt", "GDT selector", 1},
     {"probed", "selector_ldt", "LDT selector", 1},
-    {"probed", "cpus_allowed", "probe CPUs", 1},
+    {"probed", "cpus_pinned", "CPUs per probe", 1},
 };
 
 #define N_IDENTITY (sizeof(identity_fields) / sizeof(identity_fields[0]))

@@ -182,6 +182,32 @@ json_t *fingerprint_caps_read(const char *root, const char *release)
 	return o;
 }
 
+/* How many CPUs a list such as "0-3,6" names, or null when it is not one. */
+static json_t *cpu_list_count(const char *list)
+{
+	long n = 0, lo, hi;
+	char *end;
+
+	if (!list || !*list)
+		return json_null();
+	for (const char *p = list; *p; p = *end == ',' ? end + 1 : end) {
+		lo = strtol(p, &end, 10);
+		if (end == p || lo < 0)
+			return json_null();
+		hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+			if (end == p || hi < lo)
+				return json_null();
+		}
+		if (*end && *end != ',')
+			return json_null();
+		n += hi - lo + 1;
+	}
+	return json_integer(n);
+}
+
 void fingerprint_add_probed(json_t *fp, const json_t *ctxsw_doc)
 {
 	const json_t *info = json_object_get(ctxsw_doc, "info");
@@ -192,5 +218,11 @@ void fingerprint_add_probed(json_t *fp, const json_t *ctxsw_doc)
 
 		json_object_set_new(o, probed_keys[i], fp_str_or_null(v));
 	}
+	/* Which CPU the quiet-CPU choice picked may move from run to run; how
+	 * many the probe may use (one when pinned, all when not) is what
+	 * changes its figures, and what the identity keeps. */
+	json_object_set_new(
+	    o, "cpus_pinned",
+	    cpu_list_count(json_string_value(json_object_get(info, "cpus_allowed"))));
 	json_object_set_new(fp, "probed", o);
 }

@@ -189,7 +189,7 @@ const CAPS = {
   capabilities: [['ia32_emulation', 'ia32 emulation'], ['thp', 'thp'], ['pmu', 'pmu'],
     ['constant_tsc', 'constant_tsc'], ['nonstop_tsc', 'nonstop_tsc'], ['clocksource', 'clocksource']],
   probed: [['ia32_int80', 'int $0x80'], ['selector_gdt', 'GDT selector'],
-    ['selector_ldt', 'LDT selector'], ['cpus_allowed', 'probe CPUs']],
+    ['selector_ldt', 'LDT selector'], ['cpus_allowed', 'probe CPUs'], ['cpus_pinned', 'CPUs per probe']],
 };
 
 function capsText(fp, section) {

@@ -428,17 +428,20 @@ static void test_probed(void **state)
 	assert_str(p, "selector_ldt", "faults (SIGSEGV)");
 	assert_str(p, "ia32_int80", "faults (SIGSEGV)");
 	assert_str(p, "cpus_allowed", "1");
-	assert_int_equal(json_object_size(p), 4);
+	assert_int_equal(json_integer_value(json_object_get(p, "cpus_pinned")), 1);
+	assert_int_equal(json_object_size(p), 5);
 	text = fingerprint_section_text(fp, "probed");
 	assert_string_equal(text, "int $0x80 faults (SIGSEGV), GDT selector unavailable: ENOSYS, "
-	                          "LDT selector faults (SIGSEGV), probe CPUs 1");
+	                          "LDT selector faults (SIGSEGV), CPUs per probe 1");
 	free(text);
 
 	fingerprint_add_probed(fp, old);
 	p = json_object_get(fp, "probed");
 	assert_str(p, "selector_ldt", NULL);
 	assert_str(p, "cpus_allowed", "0-3");
+	assert_int_equal(json_integer_value(json_object_get(p, "cpus_pinned")), 4);
 	fingerprint_add_probed(fp, NULL);
+	assert_true(json_is_null(json_object_get(json_object_get(fp, "probed"), "cpus_pinned")));
 	assert_str(json_object_get(fp, "probed"), "cpus_allowed", NULL);
 	assert_null(fingerprint_section_text(fp, "limits"));
 	json_decref(fp);
