@@ -1,10 +1,14 @@
 /*
  * cli: the subcommands of the threadwatch command. Each takes the arguments
  * after its name (argv[0] is the subcommand) and returns the exit code:
- * 0 success, 1 a failure it reports, 2 bad usage or bad input.
+ * 0 success, 1 a failure it reports, 2 bad usage or bad input, and
+ * CLI_EXIT_PROBE_FAILED when the answer was given but a probe it rests on
+ * failed in its latest run (`recommend`, `fleet`).
  */
 #ifndef TW_CLI_H
 #define TW_CLI_H
+
+#define CLI_EXIT_PROBE_FAILED 3
 
 int cli_run(int argc, char **argv);
 int cli_recommend(int argc, char **argv);

@@ -280,7 +280,8 @@ static void raise_nofile(long concurrency)
 
 /* --- the command ----------------------------------------------------------- */
 
-static void print_json(json_t *rows, const struct fleet_args *a, size_t unreachable, size_t failed)
+static void print_json(json_t *rows, const struct fleet_args *a, size_t unreachable, size_t failed,
+                       size_t probe_failed)
 {
 	char when[32];
 	time_t now = time(NULL);
@@ -289,10 +290,11 @@ static void print_json(json_t *rows, const struct fleet_args *a, size_t unreacha
 
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	doc = json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:O}", "generated_at", when, "timeout_s",
+	doc = json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:I,s:O}", "generated_at", when, "timeout_s",
 	                a->conn.timeout_s, "concurrency", (json_int_t)a->conn.concurrency,
 	                "hosts_total", (json_int_t)json_array_size(rows), "hosts_unreachable",
-	                (json_int_t)unreachable, "hosts_failed", (json_int_t)failed, "hosts", rows);
+	                (json_int_t)unreachable, "hosts_failed", (json_int_t)failed,
+	                "hosts_probe_failed", (json_int_t)probe_failed, "hosts", rows);
 	json_dumpf(doc, stdout, JSON_INDENT(2));
 	fputc('\n', stdout);
 	json_decref(doc);
@@ -301,15 +303,16 @@ static void print_json(json_t *rows, const struct fleet_args *a, size_t unreacha
 static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_args *a)
 {
 	json_t *rows = json_array();
-	size_t failed = 0, unreachable = 0;
+	size_t failed = 0, unreachable = 0, probe_failed = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		json_array_append(rows, hosts[i].row);
 		failed += hosts[i].error != NULL;
 		unreachable += !hosts[i].reachable;
+		probe_failed += json_array_size(json_object_get(hosts[i].row, "failed_probes")) > 0;
 	}
 	if (a->json)
-		print_json(rows, a, unreachable, failed);
+		print_json(rows, a, unreachable, failed, probe_failed);
 	else
 		fleet_print_table(rows);
 	json_decref(rows);
@@ -318,7 +321,7 @@ static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_a
 		        strerror(errno));
 		return 1;
 	}
-	return failed ? 1 : 0;
+	return failed ? 1 : probe_failed ? CLI_EXIT_PROBE_FAILED : 0;
 }
 
 /* Every target's base URL; 0, or -EINVAL after a message. As in

@@ -225,6 +225,8 @@ int cli_recommend(int argc, char **argv)
 		return 2;
 	}
 	rc = print_result(inputs, result, a.json);
+	if (rc == 0 && json_array_size(json_object_get(result, "failed_probes")))
+		rc = CLI_EXIT_PROBE_FAILED;
 	json_decref(result);
 	json_decref(inputs);
 	return rc;

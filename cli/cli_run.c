@@ -363,23 +363,55 @@ static json_t *probe_entry(const char *name, const struct runner_result *r)
 	                 r->err_tail && *r->err_tail ? r->err_tail : NULL);
 }
 
-/* The recommendation from the documents of this run. */
-static json_t *recommendation(const json_t *fp, json_t *probes, char **text)
+static int entry_ok(const json_t *doc)
 {
+	return !strcmp(json_string_value(json_object_get(doc, "status")) ?: "", "ok");
+}
+
+static int entry_failed(const json_t *doc)
+{
+	return !strcmp(json_string_value(json_object_get(doc, "status")) ?: "", "error");
+}
+
+/* The recommendation inputs from this run's entries (probe name ->
+ * document or error object): the ok documents' figures, and the probes it
+ * needs that failed, with their reasons. NULL when no probe it needs gave
+ * figures or failed: a verdict would rest on assumptions alone. */
+static json_t *inputs_from(const json_t *fp, json_t *entries)
+{
+	json_t *ok = json_object(), *inputs = NULL, *doc;
 	struct rec_workload w;
-	json_t *inputs, *result, *out;
+	const char *name;
+	int told = 0;
+
+	json_object_foreach(entries, name, doc)
+	{
+		if (entry_ok(doc))
+			json_object_set(ok, name, doc);
+		told |= (entry_ok(doc) || entry_failed(doc)) && rec_inputs_needed(name);
+	}
+	rec_workload_default(&w);
+	if (told)
+		inputs =
+		    rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
+		                     json_object_get(ok, "threads"), &w);
+	json_object_foreach(entries, name, doc) if (inputs && entry_failed(doc))
+	    rec_inputs_note_failed(inputs, name, json_string_value(json_object_get(doc, "reason")),
+	                           -1, -1);
+	json_decref(ok);
+	return inputs;
+}
+
+/* The recommendation from the entries of this run. */
+static json_t *recommendation(const json_t *fp, json_t *entries, char **text)
+{
+	json_t *inputs = inputs_from(fp, entries), *result, *out;
 	char err[256];
 
 	*text = NULL;
-	if (!json_object_get(probes, "ctxsw") && !json_object_get(probes, "map32") &&
-	    !json_object_get(probes, "threads"))
-		/* no figures at all: a verdict would rest on assumptions alone */
+	if (!inputs)
 		return json_pack("{s:n, s:n, s:s}", "inputs", "result", "error",
 		                 "not enough data yet: no probe produced figures");
-	rec_workload_default(&w);
-	inputs =
-	    rec_inputs_build(fp, json_object_get(probes, "ctxsw"), json_object_get(probes, "map32"),
-	                     json_object_get(probes, "threads"), &w);
 	result = rec_compute(inputs, err, sizeof(err));
 	*text = result ? rec_text(result) : NULL;
 	if (result)
@@ -387,20 +419,6 @@ static json_t *recommendation(const json_t *fp, json_t *probes, char **text)
 	else
 		out = json_pack("{s:o, s:n, s:s}", "inputs", inputs, "result", "error", err);
 	return out;
-}
-
-/* The documents of ok runs only feed the recommendation. */
-static json_t *ok_docs(json_t *entries)
-{
-	json_t *ok = json_object(), *doc;
-	const char *name;
-
-	json_object_foreach(entries, name, doc)
-	{
-		if (!strcmp(json_string_value(json_object_get(doc, "status")) ?: "", "ok"))
-			json_object_set(ok, name, doc);
-	}
-	return ok;
 }
 
 /* Runs the named probes one after another; fills *fp_out and *entries_out
@@ -456,12 +474,11 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 
 static int run_all(const struct run_args *a, const char *dirs, const char **names, size_t n)
 {
-	json_t *fp, *entries, *ok, *rec, *root;
+	json_t *fp, *entries, *rec, *root;
 	char *text = NULL;
 	int failed = run_probes(a, dirs, names, n, &fp, &entries);
 
-	ok = ok_docs(entries);
-	rec = recommendation(fp, ok, &text);
+	rec = recommendation(fp, entries, &text);
 	if (a->json) {
 		root = json_pack("{s:O, s:O, s:O}", "fingerprint", fp, "probes", entries,
 		                 "recommendation", rec);
@@ -476,7 +493,6 @@ static int run_all(const struct run_args *a, const char *dirs, const char **name
 	}
 	free(text);
 	json_decref(rec);
-	json_decref(ok);
 	json_decref(entries);
 	json_decref(fp);
 	return failed;
@@ -502,8 +518,7 @@ int cli_run_inputs(int quick, json_t **inputs)
 	const char *names[MAX_PROBES];
 	char *dirs = probe_dirs(&a);
 	size_t n = builtin_present(dirs, names);
-	struct rec_workload w;
-	json_t *fp, *entries, *ok;
+	json_t *fp, *entries;
 
 	a.quick = quick;
 	a.json = 1;
@@ -513,16 +528,9 @@ int cli_run_inputs(int quick, json_t **inputs)
 		return -ENOENT;
 	}
 	run_probes(&a, dirs, names, n, &fp, &entries);
-	ok = ok_docs(entries);
-	rec_workload_default(&w);
-	*inputs = NULL;
-	if (json_object_size(ok))
-		*inputs =
-		    rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
-		                     json_object_get(ok, "threads"), &w);
-	else
+	*inputs = inputs_from(fp, entries);
+	if (!*inputs)
 		fprintf(stderr, "threadwatch: not enough data yet: no probe produced figures\n");
-	json_decref(ok);
 	json_decref(entries);
 	json_decref(fp);
 	free(dirs);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failure.h"
 #include "fleetp.h"
 #include "xmalloc.h"
 
@@ -127,6 +128,9 @@ json_t *fleet_host_row(const struct fleet_host *h)
 	json_object_set_new(row, "verdict", or_null(json_object_get(rec, "verdict")));
 	json_object_set_new(row, "confidence", or_null(json_object_get(rec, "confidence")));
 	json_object_set_new(row, "sentence", or_null(json_object_get(rec, "sentence")));
+	json_object_set_new(row, "failed_probes", or_null(json_object_get(rec, "failed_probes")));
+	json_object_set_new(row, "disabled_probes",
+	                    or_null(json_object_get(rec, "disabled_probes")));
 	json_object_set_new(row, "ctxsw_ratio", or_null(at(rec, "inputs/ctxsw/ratio")));
 	json_object_set_new(row, "ctxsw_ratio_ci95", or_null(at(rec, "inputs/ctxsw/ratio_ci95")));
 	json_object_set_new(row, "threads_run_id",
@@ -206,19 +210,41 @@ static char *cell_knee(const json_t *row)
 	return s;
 }
 
+/* ": ctxsw crashed (SIGSEGV), map32 timed out" for the failed probes, or "". */
+static char *failed_text(const json_t *row)
+{
+	const json_t *f;
+	char *s = xstrdup(""), *next, one[512];
+	size_t i;
+
+	json_array_foreach(json_object_get(row, "failed_probes"), i, f)
+	{
+		failure_short(f, one, sizeof(one));
+		xasprintf(&next, "%s%s%s", s, i ? ", " : ": ", one);
+		free(s);
+		s = next;
+	}
+	return s;
+}
+
+/* "3m ago", or "3m ago (partial: ctxsw crashed (SIGSEGV))" when the cycle
+ * was not ok or a probe the recommendation needs failed. */
 static char *cell_age(const json_t *row)
 {
 	const json_t *age = json_object_get(row, "last_cycle_age_s");
 	const char *status = json_string_value(json_object_get(row, "last_cycle_status"));
-	char buf[32], *s;
+	char buf[32], *s, *failed = failed_text(row);
+	int note = (status && strcmp(status, "ok")) || *failed;
 
-	if (!json_is_number(age))
+	if (!json_is_number(age)) {
+		free(failed);
 		return xstrdup(json_is_true(json_object_get(row, "cycle_running")) ? "running"
 		                                                                   : "never");
+	}
 	format_age(json_number_value(age), buf, sizeof(buf));
-	xasprintf(&s, "%s ago%s%s%s", buf, status && strcmp(status, "ok") ? " (" : "",
-	          status && strcmp(status, "ok") ? status : "",
-	          status && strcmp(status, "ok") ? ")" : "");
+	xasprintf(&s, "%s ago%s%s%s%s", buf, note ? " (" : "", note ? (status ? status : "?") : "",
+	          failed, note ? ")" : "");
+	free(failed);
 	return s;
 }
 

@@ -21,8 +21,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "config.h"
 #include "detect.h"
+#include "protocol.h"
 #include "runner.h"
 #include "units.h"
 #include "xmalloc.h"
@@ -52,6 +54,7 @@ enum cfg_type_id {
 	T_SPAN,
 	T_CHOICE,
 	T_CPU,
+	T_PROBES,
 };
 
 enum cfg_flags {
@@ -120,6 +123,12 @@ static const struct cfg_key keys[] = {
     {"probe_timeout", T_DURATION, 1, DAY, "15m",
      "Wall-clock limit of one probe run; an overrun is killed and recorded as an error.",
      OFF(probe_timeout), 0, NULL},
+    {"probes_disabled", T_PROBES, 0, 0, "",
+     "Built-in probes (ctxsw) and probe arms (ctxsw.selector) that do not run, separated by "
+     "commas or spaces: the escape hatch while a probe crashes on this host. A disabled probe "
+     "is shown as disabled, not failed, and does not make a cycle partial; a disabled arm is "
+     "passed to its probe as --skip-arm ARM. Empty: every probe runs.",
+     OFF(probes_disabled), F_EMPTY_OK, NULL},
     {"guard", T_CHOICE, 0, 0, "auto",
      "Quiet-host guard: what a scheduled cycle looks at before it starts. auto: CPU pressure "
      "(psi) where the kernel has it, else busy CPU time (busy), else the load average "
@@ -579,6 +588,47 @@ static void format_cpu(const struct cfg_key *k, const void *f, char *buf, size_t
 	runner_cpu_format(f, buf, len);
 }
 
+/* One name of probes_disabled: a built-in probe, or PROBE.ARM with an arm
+ * it may skip. */
+static int disabled_name_ok(const char *name)
+{
+	const char *dot = strchr(name, '.');
+	char probe[PROTOCOL_MAX_NAME + 1];
+
+	if (!dot)
+		return catalog_probe_find(name) != NULL;
+	snprintf(probe, sizeof(probe), "%.*s", (int)(dot - name), name);
+	return catalog_arm_known(catalog_probe_find(probe), dot + 1);
+}
+
+static void range_probes(const struct cfg_key *k, char *buf, size_t len);
+
+/* probes_disabled: names separated by commas or white space, kept as
+ * "a, b" (each checked against the probe catalogue). */
+static int parse_probes(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
+{
+	char *copy = xstrdup(text), *save = NULL, *out = xstrdup(""), *next, b[64], names[256];
+	int r = 0;
+
+	for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+		if (!disabled_name_ok(t)) {
+			range_probes(k, names, sizeof(names));
+			say(why, wlen, "\"%s\" is not a built-in probe or arm (%s)",
+			    shown(t, b, sizeof(b)), names);
+			r = -EINVAL;
+			break;
+		}
+		xasprintf(&next, "%s%s%s", out, *out ? ", " : "", t);
+		free(out);
+		out = next;
+	}
+	if (r == 0)
+		set_string(k, out, f);
+	free(out);
+	free(copy);
+	return r;
+}
+
 /* --- the value types' ranges, as text for the docs -------------------------- */
 
 static void range_int(const struct cfg_key *k, char *buf, size_t len)
@@ -630,6 +680,22 @@ static void range_cpu(const struct cfg_key *k, char *buf, size_t len)
 	snprintf(buf, len, "quiet, all or 0..%.0f", k->max);
 }
 
+/* Every name probes_disabled takes, from the catalogue. */
+static void range_probes(const struct cfg_key *k, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	(void)k;
+	buf[0] = '\0';
+	for (size_t i = 0; i < catalog_n_probes && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+		                      catalog_probes[i].name);
+	for (size_t i = 0; i < catalog_n_probes; i++)
+		for (size_t a = 0; a < 3 && catalog_probes[i].arms[a] && n < len; a++)
+			n += (size_t)snprintf(buf + n, len - n, ", %s.%s", catalog_probes[i].name,
+			                      catalog_probes[i].arms[a]);
+}
+
 static const struct cfg_type {
 	const char *name;    /* in --help and the docs */
 	const char *example; /* shown as the flag's argument */
@@ -652,6 +718,8 @@ static const struct cfg_type {
                 format_span, range_span},
     [T_CHOICE] = {"choice", "CHOICE", sizeof(int), 0, parse_choice, format_choice, range_choice},
     [T_CPU] = {"CPU", "CPU", sizeof(struct runner_cpu), 0, parse_cpu, format_cpu, range_cpu},
+    [T_PROBES] = {"list of probes", "LIST", sizeof(char *), 1, parse_probes, format_string,
+                  range_probes},
 };
 
 /* The key's range as text for the docs ("" when there is none). */
@@ -1346,4 +1414,19 @@ void config_print_file(FILE *f)
 		print_wrapped(f, "# ", type, 76);
 		fprintf(f, "#%s = %s\n", k->name, q);
 	}
+}
+
+int config_disabled(const struct config *c, const char *probe, const char *arm)
+{
+	char want[2 * PROTOCOL_MAX_NAME + 2];
+	const char *p = c->probes_disabled ? c->probes_disabled : "";
+	size_t n;
+
+	snprintf(want, sizeof(want), "%s%s%s", probe, arm ? "." : "", arm ? arm : "");
+	for (; *p; p += n + strspn(p + n, ", ")) {
+		n = strcspn(p, ", ");
+		if (n == strlen(want) && !strncmp(p, want, n))
+			return 1;
+	}
+	return 0;
 }

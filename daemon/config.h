@@ -36,7 +36,8 @@ struct config {
 	char *probe_dir;
 	char *probes_d;
 	double probe_timeout;
-	int guard; /* enum guard_mode (daemon/guard.h) */
+	char *probes_disabled; /* "ctxsw, ctxsw.selector": see config_disabled() */
+	int guard;             /* enum guard_mode (daemon/guard.h) */
 	double guard_cpu_pressure_max;
 	double guard_cpu_busy_max;
 	double guard_loadavg_per_cpu_max;
@@ -71,6 +72,10 @@ struct config {
 	/* Where each key got its value: "FILE:LINE", "--key" or NULL (default). */
 	char *origin[CONFIG_MAX_KEYS];
 };
+
+/* 1 when probes_disabled lists the built-in probe (arm NULL) or its arm
+ * ("probe.arm"). */
+int config_disabled(const struct config *c, const char *probe, const char *arm);
 
 /* Fills every key with its default. */
 void config_init(struct config *c);

@@ -454,14 +454,31 @@ static const char *pinned_to(int cpu, char *buf, size_t len)
 	return buf;
 }
 
+/* The probe's arguments: its name, --quick, and --skip-arm ARM for each
+ * of its arms that probes_disabled lists. argv has room for 9. */
+static void probe_argv(const struct config *c, const char *name, char **argv)
+{
+	const struct catalog_probe *b = catalog_probe_find(name);
+	size_t n = 0;
+
+	argv[n++] = (char *)(uintptr_t)name;
+	if (c->quick)
+		argv[n++] = "--quick";
+	for (size_t i = 0; b && i < 3 && b->arms[i]; i++)
+		if (config_disabled(c, name, b->arms[i])) {
+			argv[n++] = "--skip-arm";
+			argv[n++] = (char *)(uintptr_t)b->arms[i];
+		}
+	argv[n] = NULL;
+}
+
 /* Runs one probe and stores the run. 0, or the store's -errno; *good is
  * set when the probe gave its answer (ok, or skipped with a reason) and it
  * was stored. */
 static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
                    const struct sched_probe *p, int64_t *run_id, int *good)
 {
-	char name[PROTOCOL_MAX_NAME + 1], quick[] = "--quick";
-	char *argv[] = {name, c->quick ? quick : NULL, NULL};
+	char name[PROTOCOL_MAX_NAME + 1], *argv[9];
 	struct runner_opts o = {.timeout_s = c->probe_timeout,
 	                        .max_output = MAX_OUTPUT,
 	                        .nice = c->nice,
@@ -478,6 +495,7 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	int r;
 
 	snprintf(name, sizeof(name), "%s", p->name);
+	probe_argv(c, name, argv);
 	if (sched_read_loadavg("/proc/loadavg", &load) < 0)
 		load = 0;
 	sched_read_cpu("/proc/stat", &before);
@@ -559,6 +577,11 @@ static const char *run_probes(struct sched *s, const struct config *c, int64_t c
 			          list[i].skip);
 			continue;
 		}
+		if (is_builtin(list[i].name) && config_disabled(c, list[i].name, NULL)) {
+			log_debug("Probe %s is disabled (probes_disabled), not running it",
+			          list[i].name);
+			continue;
+		}
 		run_one(s, c, cycle_id, &list[i], &run_id, &ok);
 		ran++;
 		good += ok != 0;
@@ -570,9 +593,51 @@ static const char *run_probes(struct sched *s, const struct config *c, int64_t c
 	return sched_cycle_status(ran, good, s->stop_flag != 0);
 }
 
+/* 1 when some probe the recommendation needs has figures or failed (and
+ * is not disabled): else a verdict would rest on assumptions alone. */
+static int rec_grounded(const struct config *c, const json_t *docs, const json_t *failed)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)(uintptr_t)docs, key, v) if (rec_inputs_needed(key)) return 1;
+	json_object_foreach((json_t *)(uintptr_t)failed, key, v)
+	{
+		if (rec_inputs_needed(key) && !config_disabled(c, key, NULL))
+			return 1;
+	}
+	return 0;
+}
+
+/* Notes in the inputs the needed probes that are disabled or whose latest
+ * run failed; a failed run joins the runs the recommendation came from. */
+static void note_unavailable(const struct config *c, const json_t *failed, json_t *inputs,
+                             json_t *ids)
+{
+	const char *key;
+	json_t *f;
+	char id_key[PROTOCOL_MAX_NAME + 16];
+
+	for (size_t i = 0; i < catalog_n_probes; i++)
+		if (config_disabled(c, catalog_probes[i].name, NULL))
+			rec_inputs_note_disabled(inputs, catalog_probes[i].name);
+	json_object_foreach((json_t *)(uintptr_t)failed, key, f)
+	{
+		json_t *id = json_object_get(f, "run_id");
+
+		if (config_disabled(c, key, NULL) ||
+		    rec_inputs_note_failed(
+		        inputs, key, json_string_value(json_object_get(f, "reason")),
+		        json_integer_value(id), json_integer_value(json_object_get(f, "t_ms"))) < 0)
+			continue;
+		snprintf(id_key, sizeof(id_key), "%s failed", key);
+		json_object_set(ids, id_key, id);
+	}
+}
+
 static void recommend(struct sched *s, const struct config *c)
 {
-	json_t *docs = NULL, *ids = NULL, *inputs = NULL, *result = NULL, *v;
+	json_t *docs = NULL, *ids = NULL, *failed = NULL, *inputs = NULL, *result = NULL, *v;
 	struct rec_workload w;
 	int64_t *run_ids = NULL;
 	const char *key;
@@ -587,11 +652,14 @@ static void recommend(struct sched *s, const struct config *c)
 		            strerror(-r));
 		return;
 	}
-	if (!json_object_get(docs, "ctxsw") && !json_object_get(docs, "map32") &&
-	    !json_object_get(docs, "threads")) {
+	r = store_latest_failures(s->st, &failed);
+	if (r < 0)
+		log_warning("Failed to read the latest failed runs: %s, ignoring", strerror(-r));
+	if (!rec_grounded(c, docs, failed)) {
 		/* Nothing measured yet: a verdict now would rest on assumptions
 		 * alone, so there is none (the API says "not enough data yet"). */
-		log_notice("No recommendation yet: not enough data (no probe has answered)");
+		log_notice(
+		    "No recommendation yet: not enough data (no probe it needs has answered)");
 		goto out;
 	}
 	rec_workload_default(&w);
@@ -601,6 +669,7 @@ static void recommend(struct sched *s, const struct config *c)
 	inputs =
 	    rec_inputs_build(s->fp, json_object_get(docs, "ctxsw"), json_object_get(docs, "map32"),
 	                     json_object_get(docs, "threads"), &w);
+	note_unavailable(c, failed, inputs, ids);
 	result = rec_compute(inputs, err, sizeof(err));
 	if (!result) {
 		log_warning("Cannot compute a recommendation: %s, ignoring", err);
@@ -620,6 +689,7 @@ out:
 	json_decref(inputs);
 	json_decref(docs);
 	json_decref(ids);
+	json_decref(failed);
 }
 
 static void record_headroom(struct sched *s)

@@ -123,6 +123,11 @@ static const char *const queries[Q__COUNT] = {
                     " ON xd.run_id = x.id WHERE x.probe = p.probe AND x.status = 'ok'"
                     " AND xd.doc IS NOT NULL ORDER BY x.id DESC LIMIT 1)"
                     " JOIN run_docs d ON d.run_id = r.id ORDER BY r.probe",
+    /* each probe whose latest run is an error, with that run */
+    [Q_LATEST_FAILED] = "SELECT r.probe, r.id, r.started_ms, r.reason FROM"
+                        " (SELECT DISTINCT probe FROM run_totals) p JOIN runs r ON r.id ="
+                        " (SELECT max(id) FROM runs x WHERE x.probe = p.probe)"
+                        " WHERE r.status = 'error' ORDER BY r.probe",
     [Q_RUNS_PAGE] = RUNS_PAGE(""),
     [Q_RUNS_PAGE_PROBE] = RUNS_PAGE("probe = :probe AND"),
     [Q_RUNS_PAGE_STATUS] = RUNS_PAGE("status = :status AND"),

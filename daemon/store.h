@@ -82,6 +82,10 @@ int store_headroom_record(struct store *st, int64_t now_ms, const json_t *headro
  * run ids: {"ctxsw": 12, ...}. */
 int store_latest_docs(struct store *st, json_t **docs, json_t **run_ids);
 
+/* Each probe whose latest run is an error, as {"ctxsw": {"run_id",
+ * "t_ms" (its start), "reason"}, ...}. */
+int store_latest_failures(struct store *st, json_t **out);
+
 /* Deletes raw documents and series points older than raw_days and samples
  * older than samples_days, `batch` rows per transaction. Runs older than
  * samples_days go with their samples; recommendations and headroom records

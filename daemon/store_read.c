@@ -98,6 +98,31 @@ int store_latest_docs(struct store *st, json_t **docs, json_t **run_ids)
 	return read_call(st, latest_docs_tx, &c, docs, run_ids);
 }
 
+static int latest_failures_tx(struct store *st, void *ctx)
+{
+	struct read_args *c = ctx;
+	sqlite3_stmt *s = NULL;
+	int r = stmt_get(st, Q_LATEST_FAILED, NULL, 0, &s);
+
+	c->out = jcheck(json_object());
+	while (r >= 0 && (r = stmt_step(st, s, "reading the latest failed runs")) > 0) {
+		json_t *o = jcheck(json_object());
+
+		jset(o, "run_id", jint(sqlite3_column_int64(s, 1)));
+		jset(o, "t_ms", jint(sqlite3_column_int64(s, 2)));
+		jset(o, "reason", col_text_json(s, 3));
+		jset(c->out, col_text(s, 0), o);
+	}
+	return r;
+}
+
+int store_latest_failures(struct store *st, json_t **out)
+{
+	struct read_args c = {0};
+
+	return read_call(st, latest_failures_tx, &c, out, NULL);
+}
+
 static int host_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;

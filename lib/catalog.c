@@ -346,11 +346,19 @@ const struct catalog_metric catalog_metrics[] = {
 const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
 
 const struct catalog_probe catalog_probes[] = {
-    {"ctxsw", 20, "ratio", {NULL}},
-    {"threads", 40, "low_min_rate", {NULL}},
-    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}},
+    {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}},
+    {"threads", 40, "low_min_rate", {NULL}, {NULL}},
+    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
+
+int catalog_arm_known(const struct catalog_probe *p, const char *arm)
+{
+	for (size_t i = 0; p && i < sizeof(p->arms) / sizeof(p->arms[0]) && p->arms[i]; i++)
+		if (!strcmp(p->arms[i], arm))
+			return 1;
+	return 0;
+}
 
 const struct catalog_metric *catalog_metric_find(const char *name)
 {

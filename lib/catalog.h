@@ -49,6 +49,9 @@ struct catalog_probe {
 	/* Info entries `threadwatch run` also shows (NULL-padded); the label
 	 * is the name up to "_class" ("fail_class" shows as "fail"). */
 	const char *info[2];
+	/* The arms an operator may switch off (probes_disabled = probe.arm;
+	 * the probe gets --skip-arm ARM), NULL-padded. */
+	const char *arms[3];
 };
 
 extern const struct catalog_metric catalog_metrics[];
@@ -63,6 +66,8 @@ extern const char *const catalog_units[];
 const struct catalog_metric *catalog_metric_find(const char *name);
 /* The built-in probe of that name, or NULL. */
 const struct catalog_probe *catalog_probe_find(const char *name);
+/* 1 when the built-in probe has an arm of that name that may be skipped. */
+int catalog_arm_known(const struct catalog_probe *p, const char *arm);
 /* The metric of a probe's scalar, or NULL. */
 const struct catalog_metric *catalog_scalar_find(const char *probe, const char *scalar);
 

@@ -47,6 +47,10 @@ struct rec_in {
 	struct rec_num window;
 	struct rec_curve fail, retry, plain, low_create, high_create;
 	struct rec_num family, model;
+	/* probes whose last run failed or that are disabled */
+	struct rec_failed failed;
+	const char *ctxsw_why; /* why there are no ctxsw figures, or NULL */
+	char ctxsw_why_buf[1024];
 };
 
 enum {
@@ -247,6 +251,7 @@ static void rec_in_free(struct rec_in *in)
 		free(c->x);
 		free(c->y);
 	}
+	rec_failed_clear(&in->failed);
 }
 
 static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size_t errlen)
@@ -288,6 +293,11 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 	in->have_ctxsw = sect != NULL;
 	if (sect && ctxsw_ci_parse(sect, in, err, errlen) < 0)
 		return -EINVAL;
+	if (rec_failed_parse(inputs, &in->failed, err, errlen) < 0)
+		return -EINVAL;
+	if (!in->have_ctxsw)
+		in->ctxsw_why = rec_failed_why(&in->failed, "ctxsw", in->ctxsw_why_buf,
+		                               sizeof(in->ctxsw_why_buf));
 	return 0;
 }
 
@@ -968,9 +978,18 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 	weak_caps(m, caps, sizeof(caps));
 	switch (m->rule) {
 	case RULE_NO_CTXSW:
-		add_reason(r, "No context-switch figures (ctxsw) were given, so nothing shows that "
-		              "low stacks save anything: the verdict stays at glibc's default, "
-		              "high, with confidence none.");
+		if (m->in->ctxsw_why)
+			add_reason(
+			    r,
+			    "No context-switch figures: %s, so nothing shows that low stacks "
+			    "save anything: the verdict stays at glibc's default, high, with "
+			    "confidence none.",
+			    m->in->ctxsw_why);
+		else
+			add_reason(r,
+			           "No context-switch figures (ctxsw) were given, so nothing shows "
+			           "that low stacks save anything: the verdict stays at glibc's "
+			           "default, high, with confidence none.");
 		break;
 	case RULE_NO_WINDOW:
 		add_reason(r, "Rule: no stack fits in the window, so low stacks are impossible and "
@@ -1079,9 +1098,15 @@ static char *sentence(const struct rec_model *m)
 
 	switch (m->rule) {
 	case RULE_NO_CTXSW:
-		xasprintf(&s,
-		          "Keep glibc's default high (MAP_STACK) stacks: without context-switch "
-		          "figures nothing shows that low stacks would help.");
+		if (m->in->ctxsw_why)
+			xasprintf(&s,
+			          "Keep glibc's default high (MAP_STACK) stacks: %s, so no "
+			          "context-switch figures show that low stacks would help.",
+			          m->in->ctxsw_why);
+		else
+			xasprintf(&s, "Keep glibc's default high (MAP_STACK) stacks: without "
+			              "context-switch figures nothing shows that low stacks would "
+			              "help.");
 		break;
 	case RULE_NO_WINDOW:
 		xasprintf(&s,
@@ -1237,6 +1262,7 @@ json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
 	model_figures(&m);
 	model_verdict(&m);
 	res = result_build(&m);
+	rec_failed_apply(&in.failed, inputs, res, in.ctxsw_why ? "ctxsw" : NULL);
 out:
 	rec_in_free(&in);
 	return res;

@@ -35,8 +35,21 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
                          const json_t *map32_doc, const json_t *threads_doc,
                          const struct rec_workload *w);
 
+/* 1 when the recommendation reads this probe's figures (ctxsw, map32,
+ * threads). */
+int rec_inputs_needed(const char *probe);
+
+/* Notes in the inputs that a probe the recommendation needs (ctxsw, map32,
+ * threads) failed in its latest run (run_id, t_ms: < 0 unknown), or that
+ * the configuration disabled it. 0, or -ENOENT for a probe it does not
+ * need (nothing is noted). */
+int rec_inputs_note_failed(json_t *inputs, const char *probe, const char *reason, long long run_id,
+                           long long t_ms);
+int rec_inputs_note_disabled(json_t *inputs, const char *probe);
+
 /* Validates the inputs and computes the result object:
- *   {verdict, confidence, sentence, reasons: [..], figures: {..}}.
+ *   {verdict, confidence, sentence, reasons: [..], figures: {..},
+ *    failed_probes: [..], disabled_probes: [..]}.
  * Returns NULL with a message naming the field in err (-EINVAL semantics)
  * when the inputs are malformed. */
 json_t *rec_compute(const json_t *inputs, char *err, size_t errlen);

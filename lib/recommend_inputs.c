@@ -3,12 +3,14 @@
  * documents and the host fingerprint (rec_inputs_build()), as the daemon
  * and `threadwatch run` hand them to rec_compute().
  */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "failure.h"
 #include "protocol.h"
 #include "recommend.h"
 #include "recommendp.h"
@@ -194,4 +196,34 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 		json_object_set_new(in, "threads", o);
 	}
 	return in;
+}
+
+/* The array inputs[key], made when absent. */
+static json_t *inputs_list(json_t *inputs, const char *key)
+{
+	json_t *a = json_object_get(inputs, key);
+
+	if (!json_is_array(a)) {
+		a = json_array();
+		json_object_set_new(inputs, key, a);
+	}
+	return a;
+}
+
+int rec_inputs_note_failed(json_t *inputs, const char *probe, const char *reason, long long run_id,
+                           long long t_ms)
+{
+	if (!rec_inputs_needed(probe))
+		return -ENOENT;
+	json_array_append_new(inputs_list(inputs, "failed_probes"),
+	                      failure_json(probe, reason, run_id, t_ms));
+	return 0;
+}
+
+int rec_inputs_note_disabled(json_t *inputs, const char *probe)
+{
+	if (!rec_inputs_needed(probe))
+		return -ENOENT;
+	json_array_append_new(inputs_list(inputs, "disabled_probes"), json_string(probe));
+	return 0;
 }

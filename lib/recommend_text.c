@@ -69,6 +69,26 @@ static void sb_wrap(struct sbuf *b, const char *text, const char *first, const c
 	sb_str(b, "\n");
 }
 
+/* "failed probes:" and one line each, when there are any. */
+static void text_failed(struct sbuf *b, const json_t *failed)
+{
+	const json_t *f;
+	size_t i;
+
+	if (!json_array_size(failed))
+		return;
+	sb_str(b, "\nfailed probes:\n");
+	json_array_foreach(failed, i, f)
+	{
+		char line[1024];
+
+		snprintf(line, sizeof(line), "%s: %s",
+		         json_string_value(json_object_get(f, "probe")) ?: "?",
+		         json_string_value(json_object_get(f, "reason")) ?: "?");
+		sb_wrap(b, line, "  - ", "    ");
+	}
+}
+
 char *rec_text(const json_t *result)
 {
 	struct sbuf b = {0};
@@ -83,6 +103,7 @@ char *rec_text(const json_t *result)
 	sb_str(&b, json_string_value(json_object_get(result, "confidence")) ?: "?");
 	sb_str(&b, ")\n");
 	sb_wrap(&b, json_string_value(json_object_get(result, "sentence")) ?: "", "", "");
+	text_failed(&b, json_object_get(result, "failed_probes"));
 	sb_str(&b, "\nreasons:\n");
 	json_array_foreach(reasons, i, v) sb_wrap(&b, json_string_value(v) ?: "", "  - ", "    ");
 	sb_str(&b, "\nfigures:\n");

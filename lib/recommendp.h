@@ -11,4 +11,24 @@
  * not finite. New reference. */
 json_t *rec_jnum(double v);
 
+/* The probes the recommendation reads (NULL-terminated). */
+extern const char *const rec_probes[];
+
+/* inputs.failed_probes (failure_json() objects) and inputs.disabled_probes
+ * (names), checked (recommend_failed.c). */
+struct rec_failed {
+	json_t *failed, *disabled;
+};
+/* 0, or -EINVAL naming the field in err; clear f either way. */
+int rec_failed_parse(const json_t *inputs, struct rec_failed *f, char *err, size_t errlen);
+void rec_failed_clear(struct rec_failed *f);
+/* "ctxsw's last run failed: REASON" or "ctxsw is disabled in the
+ * configuration (probes_disabled)" into buf, or NULL when it is neither. */
+const char *rec_failed_why(const struct rec_failed *f, const char *probe, char *buf, size_t len);
+/* Sets result.failed_probes and result.disabled_probes, and tells each of
+ * those probes but `named` (which the rule already names; may be NULL) at
+ * the front of the reasons and in the sentence. */
+void rec_failed_apply(const struct rec_failed *f, const json_t *inputs, json_t *result,
+                      const char *named);
+
 #endif

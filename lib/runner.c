@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "failure.h"
 #include "placement.h"
 #include "protocol.h"
 #include "runner.h"
@@ -415,7 +416,7 @@ static void judge(struct runner_result *res, const struct run_state *st, const c
 
 	switch (st->killed) {
 	case KILL_TIMEOUT:
-		set_error(res, st, 0, "killed after the %g s time limit", timeout_s);
+		set_error(res, st, 0, FAILURE_TIMEOUT_PREFIX "%g s time limit", timeout_s);
 		return;
 	case KILL_OUTPUT:
 		set_error(res, st, 0, "output exceeds %zu bytes", st->max_output);
@@ -428,7 +429,7 @@ static void judge(struct runner_result *res, const struct run_state *st, const c
 	}
 	if (res->term_signal) {
 		sig = signal_text(res->term_signal);
-		set_error(res, st, 1, "crashed with %s", sig);
+		set_error(res, st, 1, FAILURE_CRASH_PREFIX "%s", sig);
 		free(sig);
 		return;
 	}

@@ -230,6 +230,31 @@ function renderHost(host) {
   ]);
 }
 
+/* Why a probe's panel may lack its latest figures, from the recommendation
+ * (the API's failed_probes and disabled_probes), or null: "The last ctxsw
+ * run crashed: SIGSEGV at 12:03." */
+function probeTrouble(probe) {
+  const r = state.rec || {};
+  if ((r.disabled_probes || []).includes(probe))
+    return `${probe} is disabled in this daemon's configuration (probes_disabled).`;
+  const f = (r.failed_probes || []).find((x) => x.probe === probe);
+  if (!f) return null;
+  const at = f.t_ms != null ? ` at ${fmtTime(f.t_ms)}` : '';
+  return f.kind === 'crash' ? `The last ${probe} run crashed: ${f.signal}${at}.`
+    : `The last ${probe} run failed${at}: ${f.reason}.`;
+}
+
+/* An empty panel says why: the probe's trouble, else `text`. */
+function emptyPanel(id, probe, text) {
+  return emptyChart(id, probeTrouble(probe) || text);
+}
+
+/* A drawn panel's caption, led by the probe's trouble when it has one. */
+function caption(node, probe, text) {
+  const t = probeTrouble(probe);
+  node.textContent = t ? `${t} Shown: its last ok run. ${text}` : text;
+}
+
 function breakEven(r) {
   const f = r.figures || {};
   if (f.break_even_switches != null) {
@@ -264,6 +289,8 @@ function renderRecommendation(r) {
     ['Extra per create', f.extra_create_ns != null ? `${fmtUnit(f.extra_create_ns, 'ns')} once the window is full` : null],
     ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` +
       (f.window_assumed ? ' (assumed window, not measured: no map32 figures yet)' : '') : null],
+    ['Failed probes', (r.failed_probes || []).length ? r.failed_probes.map((x) => `${x.probe}: ${x.reason}`).join('; ') : null],
+    ['Disabled probes', (r.disabled_probes || []).length ? r.disabled_probes.join(', ') : null],
     ['Computed', fmtWhen(r.computed_ms)],
   ]);
   $('#rec-reasons').replaceChildren(...(r.reasons || []).map((t) => el('li', { text: t })));
@@ -390,7 +417,7 @@ function markerUnderlay(marks, color, row) {
 
 function drawCreates(doc) {
   const cap = $('#cap-creates');
-  if (!doc) return emptyChart('creates', 'No successful threads run yet.');
+  if (!doc) return emptyPanel('creates', 'threads', 'No successful threads run yet.');
   const data = mergeByX(POLICIES.map((p) => seriesPoints(doc, `${p}_rate`)));
   if (!data.length) return emptyChart('creates', 'The latest threads run has no rate series.');
   const knees = POLICIES.map((p) => ({ p, x: scalar(doc, `${p}_knee`) })).filter((k) => k.x != null);
@@ -411,7 +438,7 @@ function drawCreates(doc) {
   const kneeText = knees.length
     ? knees.map((k) => `${k.p} stacks hit a knee (K) at ${fmtNum(k.x, 0)} threads`).join('; ')
     : 'no policy steps down and stays down';
-  cap.textContent = `Creates/s as live threads pile up, per stack policy (run of ${fmtTime(doc.started_unix * 1000)}): ${kneeText}.`;
+  caption(cap, 'threads', `Creates/s as live threads pile up, per stack policy (run of ${fmtTime(doc.started_unix * 1000)}): ${kneeText}.`);
 }
 
 /* The two ladders of map32, each against its own x axis: the failing
@@ -421,8 +448,8 @@ function drawCreates(doc) {
 function drawMap32(doc) {
   const cap = $('#cap-map32');
   if (!doc) {
-    emptyChart('map32retry', 'No successful map32 run yet.');
-    return emptyChart('map32', 'No successful map32 run yet.');
+    emptyPanel('map32retry', 'map32', 'No successful map32 run yet.');
+    return emptyPanel('map32', 'map32', 'No successful map32 run yet.');
   }
   const fail = mergeByX([seriesPoints(doc, 'fail_median_ns')]);
   const retryName = seriesPoints(doc, 'retry_median_ns') ? 'retry_median_ns' : 'fallback_median_ns';
@@ -457,9 +484,9 @@ function drawMap32(doc) {
     const b = scalar(doc, `${name}_ns_per_vma`);
     return `${what}: ${cls || 'unclassified'}` + (b != null ? ` (${fmtNum(b, 3)} ns per VMA)` : '');
   };
-  cap.textContent = ladder('Failing MAP_32BIT mmap against the VMAs in the window', 'fail', info.fail_class || info.class) +
+  caption(cap, 'map32', ladder('Failing MAP_32BIT mmap against the VMAs in the window', 'fail', info.fail_class || info.class) +
     '; ' + ladder('the plain retry after it against all VMAs', 'retry', info.retry_class) +
-    '. Flat is a tree search; linear is the walk of the kernels before 3.8.';
+    '. Flat is a tree search; linear is the walk of the kernels before 3.8.');
 }
 
 function sinceMs() {
@@ -540,7 +567,7 @@ async function drawCtxsw() {
   const s = await Promise.all(arms.flatMap(([a]) =>
     [`${a}_ci_lo`, `${a}_ns`, `${a}_ci_hi`].map((n) => fetchSeries(`ctxsw.${n}`, 500))));
   const rows = barsRows(arms.map((_, i) => s.slice(3 * i, 3 * i + 3)));
-  if (!rows.length) return emptyChart('ctxsw', 'No ctxsw runs in this range.');
+  if (!rows.length) return emptyPanel('ctxsw', 'ctxsw', 'No ctxsw runs in this range.');
   const marks = fpMarks(s[1]), events = eventMarks(['ctxsw.low_ns', 'ctxsw.high_ns']);
   draw('ctxsw', rows, {
     labels: ['time', ...arms.map(([, label]) => label)],
@@ -555,7 +582,7 @@ async function drawCtxsw() {
   });
   const last = rows[rows.length - 1];
   const latest = arms.map(([, label], i) => `${label} ${fmtNum(last[i + 1] && last[i + 1][1], 0)}`).join(', ');
-  $('#cap-ctxsw').textContent = `ns per switch, bands are 95% CIs (latest: ${latest}). Low stacks pay only where the bands part; the A/A control must overlap high.`;
+  caption($('#cap-ctxsw'), 'ctxsw', `ns per switch, bands are 95% CIs (latest: ${latest}). Low stacks pay only where the bands part; the A/A control must overlap high.`);
 }
 
 /* "0.998 [0.990, 1.006]" for a ratio scalar and its CI. */
@@ -587,7 +614,7 @@ function ctxswVerdict(doc) {
  * threads in the ring, for high stacks and the segment selector. */
 function drawRing(doc) {
   const cap = $('#cap-ring');
-  if (!doc) return emptyChart('ring', 'No successful ctxsw run yet.');
+  if (!doc) return emptyPanel('ring', 'ctxsw', 'No successful ctxsw run yet.');
   const data = mergeByX(['ring_ns', 'ring_selector_ns'].map((n) => seriesPoints(doc, n)));
   if (!data.length) return emptyChart('ring', 'The latest ctxsw run has no ring series.');
   const sel = seriesPoints(doc, 'ring_selector_ns');
@@ -600,8 +627,8 @@ function drawRing(doc) {
     xlabel: 'threads in the ring (log)',
     ylabel: 'ns per switch',
   });
-  cap.textContent = `A token passed around a ring of threads on one CPU (run of ${fmtTime(doc.started_unix * 1000)}, ` +
-    `cycles from ${(doc.info && doc.info.cycles_source) || 'unknown'}). ${ctxswVerdict(doc)}.`;
+  caption(cap, 'ctxsw', `A token passed around a ring of threads on one CPU (run of ${fmtTime(doc.started_unix * 1000)}, ` +
+    `cycles from ${(doc.info && doc.info.cycles_source) || 'unknown'}). ${ctxswVerdict(doc)}.`);
 }
 
 /* The figures whose history is drawn: the catalogue's labelled metrics,
@@ -747,6 +774,7 @@ async function loadAll() {
     state.stored = new Set(catalogue.metrics.filter((m) => m.stored).map((m) => m.name));
     const hasRuns = any.runs.length > 0;
     renderHost(host);
+    state.rec = rec;
     renderRecommendation(rec);
     renderHeadroom(headroom);
     /* Charts and runs only once there is something to show; shown before

@@ -28,6 +28,10 @@ struct probe_doc {
 	struct probe_series *handles; /* freed with the document */
 };
 
+/* The arms --skip-arm named, as "a,b" for the params of the document the
+ * probe makes after parsing its options ("" when none). */
+static char skipped_arms[PROBE_MAX_SKIP_ARMS * 65];
+
 struct probe_series {
 	json_t *points;
 	struct probe_series *next;
@@ -60,6 +64,8 @@ struct probe_doc *probe_doc_new(const char *name)
 	json_object_set_new(doc->root, "started_at", json_string(when));
 	json_object_set_new(doc->root, "started_unix", json_real((double)wall / 1e9));
 	json_object_set(doc->root, "params", doc->params);
+	if (skipped_arms[0])
+		json_object_set_new(doc->params, "skip_arms", json_string(skipped_arms));
 	json_object_set(doc->root, "scalars", doc->scalars);
 	json_object_set(doc->root, "series", doc->series);
 	json_object_set(doc->root, "info", doc->info);
@@ -237,6 +243,27 @@ static int set_budget(struct probe_opts *o, const char *arg)
 	return 0;
 }
 
+/* --skip-arm NAME: an arm name ([a-z0-9_-], 1 to 64 characters). */
+static int set_skip_arm(struct probe_opts *o, const char *arg)
+{
+	size_t n = strlen(arg), used = strlen(skipped_arms);
+
+	if (n < 1 || n > 64 || strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_-") != n ||
+	    o->n_skip_arms == PROBE_MAX_SKIP_ARMS)
+		return -EINVAL;
+	o->skip_arms[o->n_skip_arms++] = arg;
+	snprintf(skipped_arms + used, sizeof(skipped_arms) - used, "%s%s", used ? "," : "", arg);
+	return 0;
+}
+
+int probe_skips_arm(const struct probe_opts *opts, const char *arm)
+{
+	for (size_t i = 0; i < opts->n_skip_arms; i++)
+		if (!strcmp(opts->skip_arms[i], arm))
+			return 1;
+	return 0;
+}
+
 /* The options every probe takes (their vals are COMMON_VAL + row); --help
  * has no setter. */
 #define COMMON_VAL 256
@@ -251,6 +278,7 @@ static const struct {
     {"seed", "N", "bootstrap seed (default 1)", set_seed},
     {"cpu", "N", "CPU to pin to (default: first allowed)", set_cpu},
     {"budget", "DURATION", "time budget, such as 30s or 2m (10ms to 1h)", set_budget},
+    {"skip-arm", "NAME", "do not measure this arm (repeatable)", set_skip_arm},
     {"help", NULL, "show this help", NULL},
 };
 
@@ -259,7 +287,8 @@ static const struct {
 static void probe_usage(FILE *f, const char *prog, const char *summary,
                         const struct probe_opt_ext *ext, size_t n_ext)
 {
-	fprintf(f, "usage: %s [--quick] [--seed N] [--cpu N] [--budget DURATION]", prog);
+	fprintf(f, "usage: %s [--quick] [--seed N] [--cpu N] [--budget DURATION] [--skip-arm NAME]",
+	        prog);
 	for (size_t i = 0; i < n_ext; i++)
 		fprintf(f, " [--%s%s]", ext[i].name, ext[i].has_arg ? " ARG" : "");
 	fprintf(f, "\n%s\n", summary);
@@ -306,6 +335,8 @@ int probe_parse_args(int argc, char **argv, const char *summary, struct probe_op
 	opts->seed = 1;
 	opts->cpu = -1;
 	opts->budget_s = 0;
+	opts->n_skip_arms = 0;
+	skipped_arms[0] = '\0';
 	if (n_ext > MAX_EXT)
 		abort(); /* a probe's own table: a programming error */
 	build_longopts(ext, n_ext, lo);

@@ -51,12 +51,21 @@ void probe_status(struct probe_doc *doc, enum probe_status st, const char *fmt, 
 int probe_emit(struct probe_doc *doc);
 
 /* Options every probe takes. */
+#define PROBE_MAX_SKIP_ARMS 8
 struct probe_opts {
 	int quick;       /* --quick: a short run */
 	uint64_t seed;   /* --seed N: bootstrap seed (default 1) */
 	int cpu;         /* --cpu N: CPU to pin to (-1: choose) */
 	double budget_s; /* --budget S: time budget in seconds (0: probe default) */
+	/* --skip-arm NAME (repeatable): arms the operator switched off
+	 * (threadwatchd's probes_disabled = probe.arm); the document's params
+	 * get them as "skip_arms": "a,b". */
+	const char *skip_arms[PROBE_MAX_SKIP_ARMS];
+	size_t n_skip_arms;
 };
+
+/* 1 when --skip-arm named this arm. */
+int probe_skips_arm(const struct probe_opts *opts, const char *arm);
 
 /* Parses argv. Probe-specific options are given as a table; unknown options
  * print usage to stderr and return -EINVAL. */

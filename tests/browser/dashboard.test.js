@@ -383,6 +383,43 @@ async function testOneCycle(browser) {
   await page.close();
 }
 
+/* The seeded host with its latest ctxsw run crashed, as the API says it
+ * (failed_probes in the recommendation; no ctxsw samples in the range):
+ * the card and each ctxsw panel name the crash instead of "No ctxsw runs
+ * in this range". */
+async function testCrashedProbe(browser) {
+  const { page, rec } = await newPage(browser);
+  const real = await apiGet(URL_FULL, '/recommendation');
+  const t = Date.now() - 60000;
+  const crashed = Object.assign({}, real, {
+    failed_probes: [{ probe: 'ctxsw', status: 'error', kind: 'crash', signal: 'SIGSEGV',
+      reason: 'crashed with SIGSEGV', run_id: 999999, t_ms: t }],
+    disabled_probes: [],
+  });
+  await page.route('**/api/v1/recommendation', (route) =>
+    route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(crashed) }));
+  await page.route('**/api/v1/series?metric=ctxsw.*', async (route) => {
+    const r = await route.fetch();
+    const body = Object.assign(await r.json(), { points: [] });
+    route.fulfill({ response: r, body: JSON.stringify(body) });
+  });
+  await page.goto(URL_FULL);
+  await waitState(page, ['ready']);
+  const panel = await page.textContent('#chart-ctxsw');
+  check(/^The last ctxsw run crashed: SIGSEGV at \S/.test(panel) && !/No ctxsw runs/.test(panel),
+    'the Context switches panel says the last ctxsw run crashed with SIGSEGV', panel);
+  const ring = await page.textContent('#cap-ring');
+  check(/^The last ctxsw run crashed: SIGSEGV at .*Shown: its last ok run\./.test(ring),
+    'the ring panel says the last ctxsw run crashed and that it shows the last ok run', ring);
+  const card = await page.textContent('#rec-facts');
+  check(/Failed probes\s*ctxsw: crashed with SIGSEGV/.test(card), 'the recommendation card names the failed probe', card);
+  const creates = await page.textContent('#cap-creates');
+  check(!/crashed/.test(creates), 'the threads panel does not blame ctxsw', creates);
+  await page.screenshot({ path: path.join(OUT, 'dashboard-crashed-ctxsw.png'), fullPage: true });
+  check(rec.errors.length === 0, 'no console errors with a crashed ctxsw', rec.errors);
+  await page.close();
+}
+
 /* The page from the real daemon with its API answering 503, or not at all. */
 async function testFailures(browser) {
   for (const mode of ['503', 'unreachable']) {
@@ -418,6 +455,7 @@ async function testFailures(browser) {
     await testEmpty(browser);
     await testOneCycle(browser);
     await testFailures(browser);
+    await testCrashedProbe(browser);
   } catch (e) {
     failed++;
     console.log(`not ok - the test stopped: ${e.stack || e}`);

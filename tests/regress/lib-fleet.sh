@@ -26,6 +26,8 @@ jq_true() {
 	[ -n "$j" ] && jq -e "$@" <<<"$j" >/dev/null
 }
 
+# FLEET_H1_ARGS: more arguments for h1's daemon.
+FLEET_H1_ARGS=()
 start_fleet() {
 	local args i name
 	mkdir -p "$TW_TMP/textfile"
@@ -40,7 +42,8 @@ start_fleet() {
 		"$SEED" --db "$TW_TMP/$name/threadwatch.db" --days 7 --quiet "${args[@]}" ||
 			fail "twseed failed for $name"
 		case $name in
-		h1) args=(--workload-threads 100 --token "$TOKEN" --textfile-path "$FLEET_PROM") ;;
+		h1) args=(--workload-threads 100 --token "$TOKEN" --textfile-path "$FLEET_PROM"
+			"${FLEET_H1_ARGS[@]}") ;;
 		*) args=() ;;
 		esac
 		start_daemon "$name" "${args[@]}"

@@ -508,15 +508,51 @@ static int teardown(void **state)
 	return tmpdir_remove();
 }
 
+/* probes_disabled: built-in probes and their arms, checked against the
+ * catalogue, kept as "a, b", and asked by config_disabled(). */
+static void test_probes_disabled(void **state)
+{
+	struct config c;
+	char err[512] = "";
+
+	(void)state;
+	config_init(&c);
+	assert_string_equal(c.probes_disabled, "");
+	assert_false(config_disabled(&c, "ctxsw", NULL));
+	config_free(&c);
+	assert_int_equal(
+	    parse(&c, "probes_disabled = ctxsw,map32  ctxsw.selector\n", err, sizeof(err)), 0);
+	assert_string_equal(c.probes_disabled, "ctxsw, map32, ctxsw.selector");
+	assert_true(config_disabled(&c, "ctxsw", NULL));
+	assert_true(config_disabled(&c, "map32", NULL));
+	assert_false(config_disabled(&c, "threads", NULL));
+	assert_true(config_disabled(&c, "ctxsw", "selector"));
+	assert_false(config_disabled(&c, "ctxsw", "aa"));
+	config_free(&c);
+	expect_error("probes_disabled = nosuch\n",
+	             "t.conf:1: probes_disabled: \"nosuch\" is not a built-in probe or arm "
+	             "(ctxsw, threads, map32, ctxsw.selector, ctxsw.aa)");
+	expect_error("probes_disabled = ctxsw.nosuch\n", "\"ctxsw.nosuch\" is not a built-in");
+	expect_error("probes_disabled = map32.selector\n", "\"map32.selector\" is not a built-in");
+	expect_error("probes_disabled = ctxsw.\n", "\"ctxsw.\" is not a built-in");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_types_values),
-	    cmocka_unit_test(test_type_errors), cmocka_unit_test(test_syntax),
-	    cmocka_unit_test(test_nul_byte),    cmocka_unit_test(test_options),
-	    cmocka_unit_test(test_flags),       cmocka_unit_test(test_copy_and_restart_diff),
-	    cmocka_unit_test(test_resolve),     cmocka_unit_test(test_print_parses_back),
-	    cmocka_unit_test(test_docs),        cmocka_unit_test(test_dropins),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_types_values),
+	    cmocka_unit_test(test_type_errors),
+	    cmocka_unit_test(test_syntax),
+	    cmocka_unit_test(test_nul_byte),
+	    cmocka_unit_test(test_options),
+	    cmocka_unit_test(test_flags),
+	    cmocka_unit_test(test_copy_and_restart_diff),
+	    cmocka_unit_test(test_resolve),
+	    cmocka_unit_test(test_print_parses_back),
+	    cmocka_unit_test(test_docs),
+	    cmocka_unit_test(test_dropins),
+	    cmocka_unit_test(test_probes_disabled),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, setup, teardown);

@@ -4,6 +4,7 @@
  * from probe documents, and the conclusions of the 2008 LKML discussion
  * reproduced from that discussion's own figures.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1095,10 +1096,116 @@ static void test_inputs_build_mechanism(void **state)
 	json_decref(ctxsw);
 }
 
+/* --- probes that failed or are disabled --------------------------------- */
+
+/* A crashed ctxsw is named in the sentence, the reasons and failed_probes,
+ * not passed off as "no figures were given". */
+static void test_failed_ctxsw(void **state)
+{
+	json_t *r = compute("{\"workload\":{\"threads\":100},\"failed_probes\":[{\"probe\":"
+	                    "\"ctxsw\",\"reason\":\"crashed with SIGSEGV (stderr: boom)\","
+	                    "\"run_id\":7,\"t_ms\":1000}]}");
+	const json_t *f = json_array_get(json_object_get(r, "failed_probes"), 0);
+
+	(void)state;
+	expect(r, "high", "none", "no_ctxsw");
+	assert_int_equal(json_array_size(json_object_get(r, "failed_probes")), 1);
+	assert_string_equal(json_string_value(json_object_get(f, "probe")), "ctxsw");
+	assert_string_equal(json_string_value(json_object_get(f, "status")), "error");
+	assert_string_equal(json_string_value(json_object_get(f, "kind")), "crash");
+	assert_string_equal(json_string_value(json_object_get(f, "signal")), "SIGSEGV");
+	assert_int_equal(json_integer_value(json_object_get(f, "run_id")), 7);
+	assert_int_equal(json_integer_value(json_object_get(f, "t_ms")), 1000);
+	assert_non_null(
+	    strstr(sentence_of(r), "ctxsw's last run failed: crashed with SIGSEGV (stderr: boom)"));
+	assert_true(reason_has(r, "ctxsw's last run failed: crashed with SIGSEGV"));
+	assert_false(reason_has(r, "were given"));
+	assert_int_equal(json_array_size(json_object_get(r, "disabled_probes")), 0);
+	json_decref(r);
+}
+
+/* A probe whose figures come from an earlier ok run: the sentence and the
+ * first reason say that its last run failed. */
+static void test_failed_with_older_figures(void **state)
+{
+	json_t *r = compute("{\"workload\":{\"threads\":10,\"stack_bytes\":%d}," HAND
+	                    ",\"failed_probes\":[{\"probe\":\"map32\","
+	                    "\"reason\":\"killed after the 30 s time limit\"}]}",
+	                    HAND_STACK);
+	const json_t *f = json_array_get(json_object_get(r, "failed_probes"), 0);
+
+	(void)state;
+	expect(r, "low", "strong", "fits");
+	assert_string_equal(json_string_value(json_object_get(f, "kind")), "timeout");
+	assert_true(json_is_null(json_object_get(f, "signal")));
+	assert_true(json_is_null(json_object_get(f, "run_id")));
+	assert_non_null(strstr(sentence_of(r), "(map32's last run failed: killed after the 30 s "
+	                                       "time limit; its figures here are from its last ok "
+	                                       "run.)"));
+	assert_non_null(strstr(json_string_value(json_array_get(json_object_get(r, "reasons"), 0)),
+	                       "map32's last run failed"));
+	json_decref(r);
+}
+
+static void test_disabled_ctxsw(void **state)
+{
+	json_t *r = compute("{\"disabled_probes\":[\"ctxsw\"]}");
+
+	(void)state;
+	expect(r, "high", "none", "no_ctxsw");
+	assert_non_null(strstr(sentence_of(r), "ctxsw is disabled in the configuration"));
+	assert_int_equal(json_array_size(json_object_get(r, "failed_probes")), 0);
+	assert_string_equal(
+	    json_string_value(json_array_get(json_object_get(r, "disabled_probes"), 0)), "ctxsw");
+	json_decref(r);
+}
+
+static void test_failed_rejects(void **state)
+{
+	(void)state;
+	rejects("inputs.failed_probes: must be an array", "{\"failed_probes\":{}}");
+	rejects("inputs.failed_probes[0].probe: must be ctxsw, map32 or threads",
+	        "{\"failed_probes\":[{\"probe\":\"mine\",\"reason\":\"x\"}]}");
+	rejects("inputs.failed_probes[0].reason: must be a non-empty string",
+	        "{\"failed_probes\":[{\"probe\":\"ctxsw\"}]}");
+	rejects("inputs.failed_probes[0].run_id: must be a whole number >= 0",
+	        "{\"failed_probes\":[{\"probe\":\"ctxsw\",\"reason\":\"x\",\"run_id\":-1}]}");
+	rejects("inputs.disabled_probes[0]: must be ctxsw, map32 or threads",
+	        "{\"disabled_probes\":[\"mine\"]}");
+}
+
+/* The daemon and `threadwatch run` note failures and disabled probes in
+ * the inputs they build; a probe the recommendation does not read is left
+ * out. */
+static void test_inputs_note(void **state)
+{
+	json_t *in = rec_inputs_build(NULL, NULL, NULL, NULL, NULL), *r;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(rec_inputs_note_failed(in, "ctxsw", "crashed with SIGSEGV", 3, 5), 0);
+	assert_int_equal(rec_inputs_note_failed(in, "mine", "crashed with SIGSEGV", 4, 5), -ENOENT);
+	assert_int_equal(rec_inputs_note_disabled(in, "threads"), 0);
+	assert_int_equal(rec_inputs_note_disabled(in, "mine"), -ENOENT);
+	assert_int_equal(json_array_size(json_object_get(in, "failed_probes")), 1);
+	assert_int_equal(json_array_size(json_object_get(in, "disabled_probes")), 1);
+	r = rec_compute(in, err, sizeof(err));
+	assert_non_null(r);
+	assert_non_null(strstr(sentence_of(r), "ctxsw's last run failed: crashed with SIGSEGV"));
+	assert_non_null(strstr(sentence_of(r), "threads is disabled in the configuration"));
+	json_decref(r);
+	json_decref(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_no_ctxsw),
+	    cmocka_unit_test(test_failed_ctxsw),
+	    cmocka_unit_test(test_failed_with_older_figures),
+	    cmocka_unit_test(test_disabled_ctxsw),
+	    cmocka_unit_test(test_failed_rejects),
+	    cmocka_unit_test(test_inputs_note),
 	    cmocka_unit_test(test_no_significant_benefit),
 	    cmocka_unit_test(test_fits),
 	    cmocka_unit_test(test_no_ci_and_assumed_window),
