@@ -568,25 +568,30 @@ static uint64_t calibrate_rounds(const struct ctxsw_env *env, struct ctxsw_varia
 	return r;
 }
 
-/* A random order of the n arms in use for one block (Fisher-Yates). */
-static void block_order(struct stats_rng *rng, int *order, int n)
+/* A random order of the arms in use (on[a]) for one block
+ * (Fisher-Yates); returns how many. */
+static int block_order(struct stats_rng *rng, const int *on, int *order)
 {
-	for (int i = 0; i < n; i++)
-		order[i] = i;
+	int n = 0;
+
+	for (int a = 0; a < N_ARMS; a++)
+		if (on[a])
+			order[n++] = a;
 	for (int i = n - 1; i > 0; i--) {
 		int j = (int)stats_rng_below(rng, (size_t)i + 1), t = order[i];
 
 		order[i] = order[j];
 		order[j] = t;
 	}
+	return n;
 }
 
 /* Runs blocks of one sample per arm, in a random order per block, until
  * the budget is spent (at least CTXSW_MIN_PAIRS blocks). A failed
- * selector sample drops that arm (*n_arms becomes ARM_SEL, its reason in
+ * selector sample drops that arm (on[ARM_SEL] becomes 0, its reason in
  * lost); any other failure ends the run. Returns 0 or -errno with the
  * reason in why. */
-static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int *n_arms,
+static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int *on,
                    const struct ctxsw_shape *sh, struct ctxsw_samples *s, uint64_t rounds,
                    uint64_t seed, char *lost, char *why, size_t whylen)
 {
@@ -611,14 +616,13 @@ static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int *n_
 			         i, CTXSW_MIN_PAIRS, spent, sh->budget_s);
 			return -EBUSY;
 		}
-		block_order(&rng, order, *n_arms);
-		for (int k = 0, n = *n_arms; k < n; k++) {
+		for (int k = 0, n = block_order(&rng, on, order); k < n; k++) {
 			int a = order[k];
 
 			r = arm_sample(env, &v[a], rounds, warm, why, whylen);
 			if (r < 0 && a == ARM_SEL) {
 				snprintf(lost, whylen, "%s", why); /* lost holds whylen */
-				*n_arms = ARM_SEL;
+				on[ARM_SEL] = 0;
 				continue;
 			}
 			if (r < 0)
@@ -885,29 +889,38 @@ static void report_ratio(struct probe_doc *doc, const struct ctxsw_samples *s, i
 	free(d);
 }
 
-static void report(struct probe_doc *doc, const struct ctxsw_samples *s, int n_arms,
-                   uint64_t rounds, double margin, int have_cycles, uint64_t seed)
+/* The A/A control compares an arm with itself: a CI without 1.0 means
+ * the order or the pairing favours one position. */
+static void report_aa(struct probe_doc *doc, const struct ctxsw_samples *s, double margin)
 {
-	double ci[2], aa_ci[2];
+	double aa_ci[2];
 	int biased;
 
-	for (int a = 0; a < n_arms; a++)
-		report_variant(doc, arm_desc[a].name, s->ns[a], s->cyc[a], s->n, have_cycles,
-		               seed + (uint64_t)a);
-	probe_scalar(doc, "equivalence_margin", margin, "ratio");
-	report_ratio(doc, s, ARM_LOW, "", margin, ci);
-	probe_info_num(doc, "ratio_ci_half_width", (ci[1] - ci[0]) / 2);
 	report_ratio(doc, s, ARM_AA, "aa_", margin, aa_ci);
-	if (n_arms > ARM_SEL)
-		report_ratio(doc, s, ARM_SEL, "selector_", margin, ci);
-	/* The A/A control compares an arm with itself: a CI without 1.0 means
-	 * the order or the pairing favours one position. */
 	biased = !(aa_ci[0] <= 1.0 && 1.0 <= aa_ci[1]);
 	probe_info_bool(doc, "aa_biased", biased);
 	probe_info_str(doc, "aa_verdict",
 	               biased ? "biased: the A/A ratio's 95% CI excludes 1.0, so the ratios of "
 	                        "this run carry a bias of that size"
 	                      : "unbiased: the A/A ratio's 95% CI holds 1.0");
+}
+
+static void report(struct probe_doc *doc, const struct ctxsw_samples *s, const int *on,
+                   uint64_t rounds, double margin, int have_cycles, uint64_t seed)
+{
+	double ci[2];
+
+	for (int a = 0; a < N_ARMS; a++)
+		if (on[a])
+			report_variant(doc, arm_desc[a].name, s->ns[a], s->cyc[a], s->n,
+			               have_cycles, seed + (uint64_t)a);
+	probe_scalar(doc, "equivalence_margin", margin, "ratio");
+	report_ratio(doc, s, ARM_LOW, "", margin, ci);
+	probe_info_num(doc, "ratio_ci_half_width", (ci[1] - ci[0]) / 2);
+	if (on[ARM_AA])
+		report_aa(doc, s, margin);
+	if (on[ARM_SEL])
+		report_ratio(doc, s, ARM_SEL, "selector_", margin, ci);
 	probe_scalar(doc, "pairs", (double)s->n, "count");
 	probe_scalar(doc, "switches_per_pair", 2.0 * (double)rounds, "count");
 	probe_info_num(doc, "mann_whitney_p",
@@ -915,9 +928,11 @@ static void report(struct probe_doc *doc, const struct ctxsw_samples *s, int n_a
 	/* The leader leaves the CPU once per round trip (blocking, or
 	 * preempted by the follower it woke); about 1.0 here shows that every
 	 * hand-over really was a switch. */
-	for (int a = 0; a < n_arms; a++) {
+	for (int a = 0; a < N_ARMS; a++) {
 		char key[64];
 
+		if (!on[a])
+			continue;
 		snprintf(key, sizeof(key), "%s_leader_switches_per_round", arm_desc[a].name);
 		probe_info_num(doc, key, (double)s->nsw[a] / ((double)rounds * (double)s->n));
 	}
@@ -998,8 +1013,9 @@ static int place(struct probe_doc *doc, const struct probe_opts *o, int *cpu)
 	return 0;
 }
 
-/* Finds the segment path and says what the kernel does on a switch. */
-static void setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
+/* Finds the segment path and says what the kernel does on a switch;
+ * returns 1 when the selector arm can run. */
+static int setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 {
 	char buf[480];
 	int r = fsseg_probe(&env->seg);
@@ -1019,7 +1035,7 @@ static void setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 		snprintf(buf, sizeof(buf), "unavailable: %s", env->seg.why);
 		probe_info_str(doc, "selector", buf);
 		probe_info_bool(doc, "selector_arm", 0);
-		return;
+		return 0;
 	}
 	/* Both threads of a GDT pair use the same TLS entry; the LDT gives
 	 * the leader entry 0 and the follower entry 1. */
@@ -1034,6 +1050,7 @@ static void setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 	                     "with wrfsbase; plain threads get wrfsbase alone"
 	                   : "no FSGSBASE: the kernel loads the selector and writes no MSR; "
 	                     "plain threads get a wrmsr when the base changes");
+	return 1;
 }
 
 /* The selector arm failed after the proof: the run goes on without it,
@@ -1080,16 +1097,22 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 	struct ctxsw_samples s;
 	char why[400], lost[480] = "";
 	uint64_t rounds;
-	int n_arms;
+	int on[N_ARMS] = {[ARM_LOW] = 1, [ARM_HIGH] = 1};
 
 	if (place(doc, o, &env.cpu) < 0)
 		return;
 	/* A selector child may take a whole budget of samples on a busy host;
 	 * one that takes far longer is hung. */
 	env.timeout_ms = 10000 + (int)(sh->budget_s * 2000);
-	setup_selector(doc, &env);
+	on[ARM_AA] = !probe_skips_arm(o, "aa");
+	on[ARM_SEL] = !probe_skips_arm(o, "selector") && setup_selector(doc, &env);
+	if (!on[ARM_AA])
+		probe_info_str(doc, "aa", "disabled (--skip-arm aa)");
+	if (probe_skips_arm(o, "selector")) {
+		probe_info_str(doc, "selector", "disabled (--skip-arm selector)");
+		probe_info_bool(doc, "selector_arm", 0);
+	}
 	setup_cycles(doc, &env);
-	n_arms = env.seg.kind != FSSEG_NONE ? N_ARMS : ARM_SEL;
 	for (int a = 0; a < N_ARMS; a++)
 		v[a] = (struct ctxsw_variant){
 		    .name = arm_desc[a].name, .low = arm_desc[a].low, .sel = arm_desc[a].sel};
@@ -1097,22 +1120,21 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 	samples_alloc(&s, CTXSW_MAX_PAIRS);
 	rounds = calibrate_rounds(&env, &v[ARM_LOW], &v[ARM_HIGH], sh->sample_s, why, sizeof(why));
 	if (rounds == 0 ||
-	    measure(&env, v, &n_arms, sh, &s, rounds, o->seed, lost, why, sizeof(why)) < 0) {
+	    measure(&env, v, on, sh, &s, rounds, o->seed, lost, why, sizeof(why)) < 0) {
 		probe_status(doc, PROBE_ERROR, "%s", why);
 	} else {
 		double sw = stats_median(s.ns[ARM_HIGH], s.n);
 
-		report(doc, &s, n_arms, rounds, margin, env.perf || clock_have_tsc(), o->seed);
+		report(doc, &s, on, rounds, margin, env.perf || clock_have_tsc(), o->seed);
 		if (ring_series(doc, &env, 0, sh, sw, why, sizeof(why)) < 0)
 			probe_status(doc, PROBE_ERROR, "ring: %s", why);
-		else if (n_arms > ARM_SEL &&
-		         ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0)
+		else if (on[ARM_SEL] && ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0)
 			snprintf(lost, sizeof(lost), "ring: %s", why);
 	}
 	if (*lost)
 		selector_lost(doc, lost);
-	for (int a = 0; a < n_arms; a++)
-		if (v[a].placed)
+	for (int a = 0; a < N_ARMS; a++)
+		if (on[a] && v[a].placed)
 			report_placement(doc, &v[a]);
 	samples_free(&s);
 }

@@ -213,6 +213,16 @@ else
 	echo "skip: the lost-arm case needs a host whose selectors load (this one: $(seg ldt_load), int80 $(seg int80))"
 fi
 
+# --- arms switched off (probes_disabled = ctxsw.selector, ctxsw.aa) ---------
+out=$TW_TMP/ctxsw-skip.json
+run "$out" -- --quick --skip-arm selector --skip-arm aa
+jq -e '.params.skip_arms == "selector,aa" and .info.selector == "disabled (--skip-arm selector)" and
+	.info.selector_arm == false and .info.selector_gdt == null and .info.aa == "disabled (--skip-arm aa)" and
+	.scalars.aa_ns == null and .scalars.aa_ratio == null and .scalars.selector_ns == null and
+	(.scalars.low_ns.value | numbers) and (.scalars.ratio.value | numbers)' "$out" >/dev/null ||
+	fail "ctxsw --skip-arm selector --skip-arm aa: $(jq -c '{params, sel: .info.selector, aa: .info.aa, aa_ns: .scalars.aa_ns}' "$out")"
+ok "arms switched off: only low and high measured, each skipped arm said so"
+
 # --- bad arguments ----------------------------------------------------------
 for args in "--margin 0" "--margin 0.5" "--margin x" "--bogus"; do
 	# shellcheck disable=SC2086
