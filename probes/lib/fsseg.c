@@ -184,7 +184,7 @@ static int way_result(enum fsseg_kind way, const struct seg_msg *last,
 		if (last->err)
 			snprintf(out, n, "no thread on a low stack: %s", strerror(last->err));
 		else
-			snprintf(out, n, "%s: %s%s", what, how,
+			snprintf(out, n, "%s: the test process %s%s", what, how,
 			         way == FSSEG_GDT && WIFSIGNALED(end->status) &&
 			                 WTERMSIG(end->status) == SIGSEGV
 			             ? " (no IA32 emulation)"
@@ -197,11 +197,14 @@ static int way_result(enum fsseg_kind way, const struct seg_msg *last,
 			             ? " (no CONFIG_MODIFY_LDT_SYSCALL?)"
 			             : "");
 		else
-			snprintf(out, n, "written, but loading selector 0x%x into %%fs: %s",
-			         last->sel, how);
+			snprintf(
+			    out, n,
+			    "written, but loading selector 0x%x into %%fs: the test process %s",
+			    last->sel, how);
 		return 0;
 	case STEP_LOAD:
-		snprintf(out, n, "selector 0x%x loads, but reading %%fs:0: %s", last->sel, how);
+		snprintf(out, n, "selector 0x%x loads, but reading %%fs:0: the test process %s",
+		         last->sel, how);
 		return 0;
 	default:
 		if (last->err) {
@@ -234,7 +237,7 @@ static int try_way(struct fsseg *s, enum fsseg_kind way, char *out, size_t n, in
 	    !isolate_clean(&end)) {
 		char how[96];
 
-		snprintf(s->int80, sizeof(s->int80), "faults: the process was %s",
+		snprintf(s->int80, sizeof(s->int80), "faults: the test process %s",
 		         isolate_describe(&end, how, sizeof(how)));
 	} else if (way == FSSEG_GDT && k > 1) {
 		snprintf(s->int80, sizeof(s->int80), "works");

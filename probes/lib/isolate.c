@@ -72,6 +72,9 @@ static int collect(int fd, char *buf, size_t len, long deadline, size_t *got)
 	}
 }
 
+/* The signals a faulting instruction raises. */
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+
 int isolate_run(isolate_fn *fn, void *arg, void *buf, size_t len, int timeout_ms,
                 struct isolate_end *end)
 {
@@ -93,6 +96,10 @@ int isolate_run(isolate_fn *fn, void *arg, void *buf, size_t len, int timeout_ms
 	}
 	if (pid == 0) {
 		close(p[0]);
+		/* A fault ends the child by its own signal, even where a
+		 * sanitizer's handler would turn it into an exit status. */
+		for (size_t i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
+			signal(fault_signals[i], SIG_DFL);
 		_exit(fn(p[1], arg) & 0xff);
 	}
 	close(p[1]);
@@ -118,9 +125,9 @@ const char *isolate_describe(const struct isolate_end *end, char *buf, size_t n)
 	if (end->timed_out)
 		snprintf(buf, n, "did not finish in %d ms and was killed", end->timeout_ms);
 	else if (WIFSIGNALED(end->status) && sigabbrev_np(sig))
-		snprintf(buf, n, "killed by SIG%s (%s)", sigabbrev_np(sig), strsignal(sig));
+		snprintf(buf, n, "was killed by SIG%s (%s)", sigabbrev_np(sig), strsignal(sig));
 	else if (WIFSIGNALED(end->status))
-		snprintf(buf, n, "killed by signal %d", sig);
+		snprintf(buf, n, "was killed by signal %d", sig);
 	else
 		snprintf(buf, n, "exited with status %d", WEXITSTATUS(end->status));
 	return buf;

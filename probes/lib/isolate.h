@@ -35,8 +35,9 @@ int isolate_send(int fd, const void *p, size_t n);
 /* Whether the child exited with status 0 and was not killed. */
 int isolate_clean(const struct isolate_end *end);
 
-/* How the child ended, in words: "exited with status 0", "killed by
- * SIGSEGV (Segmentation fault)", "did not finish in 2000 ms and was killed". Returns buf. */
+/* How the child ended, in words: "exited with status 0", "was killed by
+ * SIGSEGV (Segmentation fault)", "did not finish in 2000 ms and was
+ * killed". Returns buf. */
 const char *isolate_describe(const struct isolate_end *end, char *buf, size_t n);
 
 #endif

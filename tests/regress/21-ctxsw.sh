@@ -97,8 +97,8 @@ def selector_ran:
 def selector_missing:
   check(.info.selector_arm == false; "selector_arm \(.info.selector_arm) where no selector loads"),
   check(.info.selector | test("^unavailable: GDT: .*; LDT: "); "info.selector: \(.info.selector)"),
-  check(.info.selector_ldt | test("loading selector 0x7 into %fs: killed by SIG|modify_ldt: "); "info.selector_ldt: \(.info.selector_ldt)"),
-  check(.info.ia32_int80 | test("^(works|faults: the process was killed by SIG)"); "info.ia32_int80: \(.info.ia32_int80)"),
+  check(.info.selector_ldt | test("loading selector 0x7 into %fs: the test process was killed by SIG|modify_ldt: "); "info.selector_ldt: \(.info.selector_ldt)"),
+  check(.info.ia32_int80 | test("^(works|faults: the test process was killed by SIG)"); "info.ia32_int80: \(.info.ia32_int80)"),
   check(.scalars.selector_ns == null and .scalars.selector_ratio == null and .series.ring_selector_ns == null; "selector figures without a selector arm");
 def proved:
   check(.info.selector_gdt | type == "string"; "info.selector_gdt"),
@@ -149,7 +149,7 @@ run "$out" LD_PRELOAD="$SHIM" -- --quick
 verify "$out" 'common,
   check(.info.selector_arm == false; "selector_arm \(.info.selector_arm) under the shim"),
   check(.info.selector | test("^unavailable: .*int \\$0x80.*modify_ldt: Function not implemented"); "info.selector: \(.info.selector)"),
-  check(.info.ia32_int80 | test("^faults: the process was killed by SIGSEGV"); "ia32_int80: \(.info.ia32_int80)"),
+  check(.info.ia32_int80 | test("^faults: the test process was killed by SIGSEGV"); "ia32_int80: \(.info.ia32_int80)"),
   check(.scalars.selector_ns == null and .scalars.selector_ratio == null and .series.ring_selector_ns == null; "selector figures without a selector arm")'
 ok "without a segment path: $(jq -c '.info.selector' "$out")"
 
@@ -172,7 +172,7 @@ grep -qx 'ldt_present 0' "$TW_TMP/segcheck-np" || fail "the seg_not_present doub
 out=$TW_TMP/ctxsw-notpresent.json
 run "$out" LD_PRELOAD="$NOTPRESENT" -- --quick
 verify "$out" 'common, proved, selector_missing,
-  check(.info.selector_ldt | test("^written, but loading selector 0x7 into %fs: killed by SIG(BUS|SEGV)"); "selector_ldt: \(.info.selector_ldt)")'
+  check(.info.selector_ldt | test("^written, but loading selector 0x7 into %fs: the test process was killed by SIG(BUS|SEGV)"); "selector_ldt: \(.info.selector_ldt)")'
 ok "descriptors that do not load: $(jq -c '[.scalars.low_ns.value, .scalars.high_ns.value, .scalars.aa_ns.value, .info.selector_ldt]' "$out")"
 
 # --- the CLI and a daemon cycle under the same double ------------------------

@@ -74,7 +74,7 @@ static void test_fault(void **state)
 	assert_false(isolate_clean(&end));
 	assert_true(WIFSIGNALED(end.status));
 	assert_string_equal(isolate_describe(&end, buf, sizeof(buf)),
-	                    "killed by SIGSEGV (Segmentation fault)");
+	                    "was killed by SIGSEGV (Segmentation fault)");
 	p.end = SIGBUS;
 	run(&p, got, 4, &end, 5000);
 	assert_non_null(strstr(isolate_describe(&end, buf, sizeof(buf)), "SIGBUS"));
