@@ -156,7 +156,11 @@ static const struct cfg_key keys[] = {
      "number: that CPU; all: every CPU threadwatchd may use.",
      OFF(probe_cpu), 0, NULL},
     {"retention_raw_days", T_INT, 1, 36500, "30",
-     "Days to keep raw probe documents and series points.", OFF(retention_raw_days), 0, NULL},
+     "Days to keep raw probe documents and series points. Ages count back from the older of "
+     "now and the newest stored run; retention runs only after a cycle that stored runs, and "
+     "is held (logged once, threadwatch_retention_held) while the wall clock is behind the "
+     "stored data or has jumped far ahead of it.",
+     OFF(retention_raw_days), 0, NULL},
     {"retention_samples_days", T_INT, 1, 36500, "730",
      "Days to keep scalar samples (at least retention_raw_days).", OFF(retention_samples_days), 0,
      NULL},
