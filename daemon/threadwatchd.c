@@ -440,6 +440,8 @@ static int http_init(struct daemon *d)
 	    .max_connections = (unsigned)c->max_connections,
 	    .per_ip_limit = (unsigned)c->per_ip_limit,
 	    .timeout_s = (unsigned)c->http_timeout,
+	    .header_timeout_s = c->http_header_timeout,
+	    .allowed_hosts = c->allowed_hosts,
 	    .memory_limit = (size_t)c->http_memory_limit,
 	    .threads = (unsigned)c->http_threads,
 	    .token = c->token,
