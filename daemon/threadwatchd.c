@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sysexits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -739,7 +740,7 @@ int main(int argc, char **argv)
 	if (build_config(&o, &d.boot, err, sizeof(err)) < 0) {
 		log_err("%s", err);
 		opts_free(&o);
-		return 1;
+		return EX_CONFIG; /* the unit's RestartPreventExitStatus= */
 	}
 	if (o.check_config) {
 		config_print(&d.boot, stdout);

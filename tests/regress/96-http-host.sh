@@ -115,3 +115,13 @@ print("ok: /healthz %d after" % st)
 PY
 ok "slow clients: /healthz answers beside 64 of them, and they are closed after http_header_timeout"
 stop_daemon
+# Defence in depth (item 11): every answer carries a Content-Security-Policy.
+start_daemon csp --interval 1h
+for p in / /app.js /api/v1/status /nope; do
+	csp=$(curl -sS -D - -o /dev/null --max-time 10 "http://127.0.0.1:$PORT$p" | tr -d '\r' |
+		sed -n 's/^content-security-policy: //Ip')
+	grep -q "default-src 'self'" <<<"$csp" && grep -q "frame-ancestors 'none'" <<<"$csp" ||
+		fail "GET $p: Content-Security-Policy '$csp'"
+done
+ok "Content-Security-Policy on pages, scripts, API answers and errors: $csp"
+stop_daemon
