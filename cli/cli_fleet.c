@@ -36,6 +36,7 @@
 struct fleet_args {
 	int json, help, insecure;
 	const char *scheme; /* of targets without one */
+	int scheme_given;   /* --scheme: it also overrides __scheme__ */
 	struct fleet_conn conn;
 	char *cacert, *token;
 	struct fleet_targets targets;
@@ -76,6 +77,7 @@ static int set_scheme(void *ctx, const char *v, char *why, size_t wlen)
 	if (strcmp(v, "http") && strcmp(v, "https"))
 		return errbuf_set(why, wlen, -EINVAL, "--scheme \"%s\": http or https", v);
 	a->scheme = strcmp(v, "http") ? "https" : "http";
+	a->scheme_given = 1;
 	return 0;
 }
 
@@ -150,16 +152,19 @@ static const struct opt fleet_opts[] = {
     {"concurrency", 0, "N", "ask at most N hosts at once (default 64; 1 to 4096)", set_concurrency,
      0},
     {"scheme", 0, "SCHEME",
-     "http or https for targets given as HOST:PORT (default http; a file_sd group's "
-     "__scheme__ label wins)",
+     "http or https for targets given as HOST:PORT (default http, else a file_sd group's "
+     "__scheme__ label; given, it overrides that label)",
      set_scheme, 0},
     {"cacert", 0, "FILE", "verify the daemons' TLS certificates against the CAs in FILE",
      set_cacert, 0},
     {"insecure", 0, NULL, "do not verify TLS certificates (self-signed daemons)", NULL,
      offsetof(struct fleet_args, insecure)},
     {"token", 0, "FILE",
-     "send the first line of FILE as \"Authorization: Bearer\" (not readable by others)", set_token,
-     0},
+     "send the first line of FILE as \"Authorization: Bearer\" (not readable by others), "
+     "to https:// URLs only",
+     set_token, 0},
+    {"token-over-http", 0, NULL, "send the --token to http:// URLs too (it travels in clear)", NULL,
+     offsetof(struct fleet_args, conn.token_over_http)},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct fleet_args, help)},
 };
 
@@ -326,7 +331,8 @@ static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_a
 
 /* Every target's base URL; 0, or -EINVAL after a message. As in
  * Prometheus, a target's scheme is its group's __scheme__ label, else the
- * job's (--scheme); --cacert and --insecure only say how TLS is checked. */
+ * job's; an explicit --scheme overrides the label (a file cannot downgrade
+ * https); --cacert and --insecure only say how TLS is checked. */
 static int hosts_make(struct fleet_host *hosts, const struct fleet_args *a)
 {
 	char why[160];
@@ -335,15 +341,16 @@ static int hosts_make(struct fleet_host *hosts, const struct fleet_args *a)
 		const struct fleet_target *t = &a->targets.v[i];
 
 		hosts[i].target = t;
-		if (t->scheme && strstr(t->url, "://")) {
+		const char *scheme = t->scheme && !a->scheme_given ? t->scheme : a->scheme;
+
+		if (t->scheme && !a->scheme_given && strstr(t->url, "://")) {
 			fprintf(stderr,
 			        "threadwatch fleet: %s: target \"%s\" has a scheme and "
 			        "__scheme__ says %s: give one\n",
 			        t->origin, t->url, t->scheme);
 			return -EINVAL;
 		}
-		hosts[i].base =
-		    base_url(t->url, t->scheme ? t->scheme : a->scheme, why, sizeof(why));
+		hosts[i].base = base_url(t->url, scheme, why, sizeof(why));
 		if (!hosts[i].base) {
 			fprintf(stderr, "threadwatch fleet: bad URL \"%s\" (%s): %s\n", t->url,
 			        t->origin, why);

@@ -4,7 +4,9 @@
  * the requests of one host go one after another over its connection
  * (keep-alive), all within the host's own time budget, which starts when
  * its first request does. TLS is verified against --cacert or the system's
- * CAs unless --insecure; --token is sent as "Authorization: Bearer".
+ * CAs unless --insecure; --token is sent as "Authorization: Bearer", over
+ * HTTPS only unless --token-over-http. Each answer is capped (256 KiB, a
+ * run's 4 MiB) and its text freed once parsed.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,7 +18,8 @@
 #include "fleetp.h"
 #include "xmalloc.h"
 
-#define FLEET_MAX_BODY (16u << 20) /* bytes of one answer */
+#define FLEET_MAX_BODY (256u << 10)   /* bytes of one answer */
+#define FLEET_MAX_RUN_BODY (4u << 20) /* bytes of a run's answer (its series) */
 #define FLEET_POLL_MS 1000
 #define FLEET_CA_CACHE_S 600L /* the CA store is parsed once per run, not per host */
 
@@ -45,7 +48,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
 	struct fleet_body *b = ud;
 	size_t len = size * n;
 
-	if (b->len + len > FLEET_MAX_BODY) {
+	if (len > b->max || b->len > b->max - len) {
 		b->overflow = 1;
 		return 0; /* ends the transfer with CURLE_WRITE_ERROR */
 	}
@@ -106,9 +109,16 @@ static int host_init(struct fleet_host *h, const struct fleet_run *r)
 	return 0;
 }
 
-/* Starts the request of h->step within what is left of the host's time. */
-static void host_request(struct fleet_host *h, CURLM *multi, double timeout_s)
+/* Whether the token would go out unencrypted without the operator's say. */
+static int token_refused(const struct fleet_host *h, const struct fleet_conn *c)
 {
+	return c->token && !c->token_over_http && strncmp(h->base, "https://", 8);
+}
+
+/* Starts the request of h->step within what is left of the host's time. */
+static void host_request(struct fleet_host *h, CURLM *multi, const struct fleet_conn *c)
+{
+	double timeout_s = c->timeout_s;
 	uint64_t now = clock_ns();
 	char *url;
 	long left_ms;
@@ -117,12 +127,18 @@ static void host_request(struct fleet_host *h, CURLM *multi, double timeout_s)
 		host_fail(h, "no answer within %g s", timeout_s);
 		return;
 	}
+	if (token_refused(h, c)) {
+		host_fail(h, "not sending the token over plain HTTP: use https, or "
+		             "--token-over-http");
+		return;
+	}
 	left_ms = (long)((h->deadline_ns - now + 999999) / 1000000);
 	if (h->step == STEP_RUN)
 		xasprintf(&url, "%s/api/v1/runs/%lld", h->base, h->run_id);
 	else
 		xasprintf(&url, "%s%s", h->base, endpoints[h->step].path);
 	h->body.len = 0;
+	h->body.max = h->step == STEP_RUN ? FLEET_MAX_RUN_BODY : FLEET_MAX_BODY;
 	h->body.overflow = 0;
 	h->errbuf[0] = '\0';
 	curl_easy_setopt(h->easy, CURLOPT_URL, url);
@@ -145,8 +161,7 @@ static void transport_error(struct fleet_host *h, CURLcode res, const char *path
 	if (res == CURLE_OPERATION_TIMEDOUT)
 		host_fail(h, "no answer within %g s (GET %s)", timeout_s, path);
 	else if (res == CURLE_WRITE_ERROR && h->body.overflow)
-		host_fail(h, "GET %s: the answer is larger than %u MiB", path,
-		          FLEET_MAX_BODY >> 20);
+		host_fail(h, "GET %s: the answer is larger than %zu KiB", path, h->body.max >> 10);
 	else
 		host_fail(h, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(res));
 }
@@ -168,6 +183,9 @@ static int keep_answer(struct fleet_host *h, const char *path)
 	else if (!json_is_object(doc))
 		host_fail(h, "GET %s: the answer is not a JSON object; is this a threadwatchd?",
 		          path);
+	/* The text is parsed: its buffer goes now, not with the host. */
+	free(h->body.buf);
+	h->body = (struct fleet_body){0};
 	if (code != 200 || !json_is_object(doc)) {
 		json_decref(doc);
 		return -EPROTO;
@@ -178,8 +196,10 @@ static int keep_answer(struct fleet_host *h, const char *path)
 }
 
 /* Takes the answer to h->step and moves on to the next request. */
-static void host_answer(struct fleet_host *h, CURLcode res, CURLM *multi, double timeout_s)
+static void host_answer(struct fleet_host *h, CURLcode res, CURLM *multi,
+                        const struct fleet_conn *c)
 {
+	double timeout_s = c->timeout_s;
 	const json_t *runs;
 	char path[96];
 
@@ -200,7 +220,7 @@ static void host_answer(struct fleet_host *h, CURLcode res, CURLM *multi, double
 	if (h->step == STEP_RUN && h->run_id <= 0)
 		h->step++;
 	if (h->step < STEP_DONE)
-		host_request(h, multi, timeout_s);
+		host_request(h, multi, c);
 }
 
 /* A host is done: its row is made and its answers and handle go (its
@@ -232,7 +252,7 @@ static int fill(struct fleet_host *hosts, size_t n, size_t *next, struct fleet_r
 		h->start_ns = clock_ns();
 		h->deadline_ns = h->start_ns + (uint64_t)(r->c->timeout_s * 1e9);
 		r->active++;
-		host_request(h, r->multi, r->c->timeout_s);
+		host_request(h, r->multi, r->c);
 		if (h->step == STEP_DONE)
 			host_done(h, r);
 	}
@@ -253,7 +273,7 @@ static int pump(struct fleet_run *r)
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&h);
-		host_answer(h, m->data.result, r->multi, r->c->timeout_s);
+		host_answer(h, m->data.result, r->multi, r->c);
 		if (h->step == STEP_DONE)
 			host_done(h, r);
 	}

@@ -100,7 +100,7 @@ static json_t *last_event(const json_t *events, const json_t *status)
 	    "{s:o, s:o, s:o, s:o}", "metric", or_null(json_object_get(e, "metric")), "t_ms",
 	    or_null(t), "age_s",
 	    json_is_integer(t) && json_is_integer(now)
-	        ? json_real((double)(json_integer_value(now) - json_integer_value(t)) / 1e3)
+	        ? json_real(fleet_age_s(json_integer_value(now), json_integer_value(t)))
 	        : json_null(),
 	    "message", or_null(json_object_get(e, "message")));
 }
@@ -141,9 +141,8 @@ json_t *fleet_host_row(const struct fleet_host *h)
 	json_object_set_new(
 	    row, "last_cycle_age_s",
 	    json_is_integer(last) && json_is_integer(json_object_get(st, "now_ms"))
-	        ? json_real((double)(json_integer_value(json_object_get(st, "now_ms")) -
-	                             json_integer_value(last)) /
-	                    1e3)
+	        ? json_real(fleet_age_s(json_integer_value(json_object_get(st, "now_ms")),
+	                                json_integer_value(last)))
 	        : json_null());
 	json_object_set_new(row, "last_cycle_status",
 	                    or_null(json_object_get(st, "last_cycle_status")));
@@ -158,7 +157,7 @@ json_t *fleet_host_row(const struct fleet_host *h)
 
 static void format_age(double s, char *buf, size_t len)
 {
-	long long t = s < 0 ? 0 : llround(s);
+	long long t = s < 0 || !(s < 1e15) ? 0 : llround(s);
 
 	if (t < 60)
 		snprintf(buf, len, "%llds", t);
@@ -419,7 +418,8 @@ void fleet_print_table(const json_t *rows)
 		for (int c = 0; c < N_COLS; c++) {
 			char **cp = &cells[(i + 1) * N_COLS + c];
 
-			*cp = err && c > COL_LABELS ? xstrdup("") : cell(row, (enum col)c);
+			*cp = fleet_printable(err && c > COL_LABELS ? xstrdup("")
+			                                            : cell(row, (enum col)c));
 			if (text_width(*cp) > width[c])
 				width[c] = text_width(*cp);
 		}
@@ -435,7 +435,7 @@ void fleet_print_table(const json_t *rows)
 			          json_is_true(json_object_get(row, "reachable")) ? "error"
 			                                                          : "unreachable",
 			          msg);
-		print_line(&cells[(i + 1) * N_COLS], width, shown, error);
+		print_line(&cells[(i + 1) * N_COLS], width, shown, fleet_printable(error));
 		free(error);
 	}
 	for (i = 0; i < (n + 1) * N_COLS; i++)

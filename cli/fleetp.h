@@ -52,7 +52,8 @@ struct fleet_conn {
 	long concurrency; /* hosts in flight at once */
 	const char *cacert;
 	int insecure;
-	const char *token; /* NULL: no Authorization header */
+	const char *token;   /* NULL: no Authorization header */
+	int token_over_http; /* the token may go to http:// URLs too */
 };
 
 /* What is asked of each host, in this order. */
@@ -69,7 +70,7 @@ enum fleet_step {
 
 struct fleet_body {
 	char *buf;
-	size_t len;
+	size_t len, max; /* max: the largest answer taken for this request */
 	int overflow;
 };
 
@@ -96,5 +97,11 @@ int fleet_ask(struct fleet_host *hosts, size_t n, const struct fleet_conn *c);
 /* The report: one JSON object per host, then a table or a document. */
 json_t *fleet_host_row(const struct fleet_host *h);
 void fleet_print_table(const json_t *rows);
+
+/* Replaces C0, C1 and DEL characters in s (in place) with '?'; returns s
+ * (NULL: NULL). Every cell printed from a daemon's answer goes through it. */
+char *fleet_printable(char *s);
+/* now_ms - t_ms in seconds, without overflow whatever the integers. */
+double fleet_age_s(int64_t now_ms, int64_t t_ms);
 
 #endif

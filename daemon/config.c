@@ -165,7 +165,11 @@ static const struct cfg_key keys[] = {
      "number: that CPU; all: every CPU threadwatchd may use.",
      OFF(probe_cpu), 0, NULL},
     {"retention_raw_days", T_INT, 1, 36500, "30",
-     "Days to keep raw probe documents and series points.", OFF(retention_raw_days), 0, NULL},
+     "Days to keep raw probe documents and series points. Ages count back from the older of "
+     "now and the newest stored run; retention runs only after a cycle that stored runs, and "
+     "is held (logged once, threadwatch_retention_held) while the wall clock is behind the "
+     "stored data or has jumped far ahead of it.",
+     OFF(retention_raw_days), 0, NULL},
     {"retention_samples_days", T_INT, 1, 36500, "730",
      "Days to keep scalar samples (at least retention_raw_days).", OFF(retention_samples_days), 0,
      NULL},
@@ -197,10 +201,22 @@ static const struct cfg_key keys[] = {
     {"max_connections", T_INT, 1, 65536, "256", "Most HTTP connections at once.",
      OFF(max_connections), F_RESTART, NULL},
     {"per_ip_limit", T_INT, 0, 65536, "64",
-     "Most HTTP connections at once from one address; 0: no limit.", OFF(per_ip_limit), F_RESTART,
-     NULL},
+     "Most HTTP connections at once from one address other than loopback (loopback clients, "
+     "such as the health checks and a local Prometheus, are bounded by max_connections and "
+     "http_header_timeout); 0: no limit.",
+     OFF(per_ip_limit), F_RESTART, NULL},
     {"http_timeout", T_DURATION, 1, 3600, "30s", "An idle HTTP connection is closed after this.",
      OFF(http_timeout), F_RESTART, NULL},
+    {"http_header_timeout", T_DURATION, 1, 3600, "10s",
+     "A connection whose request headers are not complete this long after it opened (or "
+     "after its previous request) is closed, however steadily it sends.",
+     OFF(http_header_timeout), F_RESTART, NULL},
+    {"allowed_hosts", T_STRING, 0, 4096, "",
+     "Host names the HTTP server answers besides localhost, the loopback addresses and the "
+     "address it listens on (any IP address when that is a wildcard), separated by commas or "
+     "spaces; another Host gets 421, against DNS rebinding. *: any Host (behind a proxy that "
+     "checks it).",
+     OFF(allowed_hosts), F_RESTART | F_EMPTY_OK, NULL},
     {"http_threads", T_INT, 1, 64, "2", "HTTP worker threads.", OFF(http_threads), F_RESTART, NULL},
     {"http_memory_limit", T_SIZE, 16384, 64 * 1048576.0, "128K",
      "Memory one HTTP connection may use for its request.", OFF(http_memory_limit), F_RESTART,

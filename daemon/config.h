@@ -56,6 +56,8 @@ struct config {
 	int max_connections;
 	int per_ip_limit;
 	double http_timeout;
+	double http_header_timeout;
+	char *allowed_hosts;
 	int http_threads;
 	uint64_t http_memory_limit;
 	char *dygraphs_dir;

@@ -21,7 +21,9 @@
 #include "api.h"
 #include "asset.h"
 #include "builtin.h"
+#include "conntrack.h"
 #include "http.h"
+#include "http_host.h"
 #include "respcache.h"
 #include "log.h"
 #include "metrics.h"
@@ -46,6 +48,8 @@ struct http_server {
 	char *tls_cert, *tls_key;
 	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
 	struct respcache *cache;
+	struct http_hosts *hosts; /* the Host allow-list */
+	struct conntrack *conns;  /* header deadline, per-address limit */
 };
 
 /* The request in progress on a connection: its raw target, kept by the URI
@@ -65,6 +69,7 @@ struct ctx {
 	struct http_server *srv;
 	struct MHD_Connection *conn;
 	const char *method;
+	const char *version;
 	const char *uri; /* the raw request target: the response cache's key */
 	const struct route *route;
 	struct api_target target;
@@ -101,6 +106,13 @@ static enum MHD_Result queue(struct ctx *c, unsigned status, struct MHD_Response
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "X-Frame-Options", "DENY");
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	/* The dashboard loads its own scripts and styles and asks only its
+	 * own API: nothing inline, nothing from elsewhere. */
+	MHD_add_response_header(
+	    r, "Content-Security-Policy",
+	    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+	    "object-src 'none'; "
+	    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
 	rc = MHD_queue_response(c->conn, status, r);
 	MHD_destroy_response(r);
 	return rc;
@@ -518,6 +530,55 @@ static enum MHD_Result dispatch(struct ctx *c)
 	                      "method %.16s is not allowed here; allowed: %s", c->method, allow);
 }
 
+/* A header's name and how many times the request carries it. */
+struct hcount {
+	const char *name;
+	unsigned n;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+	struct hcount *want = cls;
+
+	(void)kind;
+	(void)value;
+	want->n += !strcasecmp(key, want->name);
+	return MHD_YES;
+}
+
+static unsigned header_count(struct ctx *c, const char *name)
+{
+	struct hcount want = {name, 0};
+
+	MHD_get_connection_values(c->conn, MHD_HEADER_KIND, count_header, &want);
+	return want.n;
+}
+
+/* What is wrong with the request's framing or Host, as a status and a
+ * message; 0 when nothing is. Framing a proxy and this server could read
+ * two ways is request smuggling; a Host that is not ours is a page from
+ * another site that reached this address (DNS rebinding). */
+static unsigned framing_error(struct ctx *c, const char **why)
+{
+	unsigned hosts = header_count(c, "Host");
+
+	*why = "more than one Host header";
+	if (hosts > 1)
+		return MHD_HTTP_BAD_REQUEST;
+	*why = "an HTTP/1.1 request needs a Host header";
+	if (!hosts && strcmp(c->version, MHD_HTTP_VERSION_1_0))
+		return MHD_HTTP_BAD_REQUEST;
+	*why = "Content-Length twice or with Transfer-Encoding";
+	if (header_count(c, "Content-Length") > 1 ||
+	    (header(c, "Content-Length") && header(c, "Transfer-Encoding")))
+		return MHD_HTTP_BAD_REQUEST;
+	*why = "this server does not answer for that Host (see allowed_hosts)";
+	if (hosts && !http_host_allowed(c->srv->hosts, header(c, "Host")))
+		return MHD_HTTP_MISDIRECTED_REQUEST;
+	return 0;
+}
+
 /* Looks at the headers before any body is read: GET and HEAD take no body,
  * others at most HTTP_MAX_BODY bytes. An early answer closes the
  * connection, so the body is never read. */
@@ -526,7 +587,11 @@ static enum MHD_Result check_headers(struct ctx *c)
 	const char *cl = header(c, "Content-Length");
 	const char *te = header(c, "Transfer-Encoding");
 	int64_t len = 0;
+	const char *why;
+	unsigned bad = framing_error(c, &why);
 
+	if (bad)
+		return send_error(c, bad, "%s", why);
 	if (cl && api_parse_int(cl, 0, INT64_MAX, &len) < 0)
 		return send_error(c, MHD_HTTP_BAD_REQUEST, "bad Content-Length");
 	if ((len > 0 || te) && (!strcmp(c->method, "GET") || !strcmp(c->method, "HEAD")))
@@ -544,16 +609,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   size_t *upload_size, void **con_cls)
 {
 	struct request *rq = *con_cls;
-	struct ctx c = {.srv = cls, .conn = conn, .method = method};
+	struct ctx c = {.srv = cls, .conn = conn, .method = method, .version = version};
 	struct api_error err = {0};
 	enum MHD_Result ret;
 
-	(void)version;
 	(void)upload;
 	if (!rq) /* the URI log callback always runs first */
 		return MHD_NO;
 	if (!rq->started) {
 		rq->started = 1;
+		conntrack_headers(c.srv->conns, rq, 1);
 		c.target.path = url;
 		return check_headers(&c);
 	}
@@ -581,14 +646,30 @@ static void request_reset(struct request *rq)
 	*rq = (struct request){0};
 }
 
+/* A new connection goes into the tracker; one over the per-address limit
+ * is shut down at once (libmicrohttpd then closes it). */
+static void track(struct http_server *srv, struct MHD_Connection *conn, struct request *rq)
+{
+	const union MHD_ConnectionInfo *fd =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *peer =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	if (fd &&
+	    conntrack_add(srv->conns, rq, fd->connect_fd, peer ? peer->client_addr : NULL) < 0)
+		shutdown(fd->connect_fd, SHUT_RDWR);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-	(void)cls;
-	(void)conn;
+	struct http_server *srv = cls;
+
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		*socket_context = xcalloc(1, sizeof(struct request));
+		track(srv, conn, *socket_context);
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		conntrack_remove(srv->conns, *socket_context);
 		request_reset(*socket_context);
 		free(*socket_context);
 		*socket_context = NULL;
@@ -612,9 +693,12 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
+	struct http_server *srv = cls;
+
 	(void)conn;
 	(void)toe;
+	if (*con_cls) /* the next request's headers are due within the deadline */
+		conntrack_headers(srv->conns, *con_cls, 0);
 	request_reset(*con_cls);
 	*con_cls = NULL;
 }
@@ -716,8 +800,8 @@ static int start_mhd(struct http_server *srv, const struct http_config *cfg, int
 #define OPT(opt, val, ptr) (o[n++] = (struct MHD_OptionItem){opt, (intptr_t)(val), ptr})
 	OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
 	OPT(MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections ? cfg->max_connections : 256, NULL);
-	/* 0 is libmicrohttpd's "no limit", as per_ip_limit documents. */
-	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_limit, NULL);
+	/* per_ip_limit is kept by daemon/conntrack.c, which leaves loopback out. */
+	OPT(MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL);
 	OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30, NULL);
 	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->memory_limit ? cfg->memory_limit : 65536,
 	    NULL);
@@ -737,6 +821,17 @@ static int start_mhd(struct http_server *srv, const struct http_config *cfg, int
 	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, o,
 	                            MHD_OPTION_END);
 	return srv->mhd ? 0 : -(errno ? errno : EINVAL);
+}
+
+/* The Host allow-list, with the address the socket is bound to. */
+static int hosts_init(struct http_server *srv, const struct http_config *cfg, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	return http_hosts_new(cfg->allowed_hosts, (struct sockaddr *)&ss, &srv->hosts);
 }
 
 static int nonempty(const char *s)
@@ -780,6 +875,14 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 	if (fd < 0 &&
 	    (rc = bind_listen(cfg->address ? cfg->address : "127.0.0.1", cfg->port, &fd)) < 0)
 		goto fail;
+	if ((rc = hosts_init(srv, cfg, fd)) < 0 ||
+	    (rc = conntrack_new(
+	         cfg->max_connections ? cfg->max_connections : 256, cfg->per_ip_limit,
+	         cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10, &srv->conns)) < 0) {
+		if (cfg->listen_fd < 0)
+			close(fd);
+		goto fail;
+	}
 	errno = 0;
 	rc = start_mhd(srv, cfg, fd);
 	if (rc < 0) {
@@ -814,6 +917,8 @@ void http_stop(struct http_server *srv)
 			MHD_quiesce_daemon(srv->mhd);
 		MHD_stop_daemon(srv->mhd);
 	}
+	conntrack_free(srv->conns);
+	http_hosts_free(srv->hosts);
 	respcache_free(srv->cache);
 	if (srv->web)
 		for (unsigned i = 0; i < builtin_count; i++)

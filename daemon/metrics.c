@@ -122,6 +122,13 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_headroom_timestamp_seconds", "gauge",
      "When headroom was last recorded, as a Unix time.", "s", SRC_VALUE, "headroom/computed_ms",
      1e3, NULL},
+    {"threadwatch_retention_held", "gauge",
+     "1 while retention is held because the wall clock is behind the stored data or jumped far "
+     "ahead of it, else 0.",
+     "", SRC_VALUE, "retention/held", 1, NULL},
+    {"threadwatch_retention_skipped_total", "counter",
+     "Cycles after which retention did not run because of the wall clock.", "", SRC_VALUE,
+     "retention/skipped_total", 1, NULL},
     {"threadwatch_regression_events_total", "counter",
      "Regression events recorded, by key figure (recommendation.verdict: verdict flips).", "",
      SRC_EVENTS, NULL, 1, NULL},

@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "protocol.h"
 #include "recommend.h"
+#include "retention_guard.h"
 #include "runner.h"
 #include "scheduler.h"
 #include "store.h"
@@ -82,6 +83,7 @@ struct sched {
 	/* only the scheduler's thread touches these */
 	json_t *fp, *identity;
 	int trigger_enabled;
+	int retention_held; /* the last verdict held retention (logged once) */
 
 	struct sched_status status;
 };
@@ -711,10 +713,73 @@ static void record_headroom(struct sched *s)
 	json_decref(h);
 }
 
-static void upkeep(struct sched *s, const struct config *c)
+/* A number the scheduler keeps in the store's state table; 0 when unset. */
+static int64_t state_int(struct sched *s, const char *key)
+{
+	char *v = NULL;
+	int64_t n = 0;
+
+	if (store_state_get(s->st, key, &v) == 0 && v)
+		n = strtoll(v, NULL, 10);
+	free(v);
+	return n;
+}
+
+static void state_int_set(struct sched *s, const char *key, int64_t n)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%lld", (long long)n);
+	if (store_state_set(s->st, key, v) < 0)
+		log_warning("Failed to record %s: %s, ignoring", key, store_last_error());
+}
+
+/* Whether the wall clock lets retention run (daemon/retention_guard.h);
+ * a hold is logged once, when it begins, and counted for /metrics. */
+static int retention_allowed(struct sched *s, const struct config *c, int64_t cycle_id)
+{
+	struct retention_clock rc = {
+	    .now_ms = wall_ms(),
+	    .held_until_ms = state_int(s, "retention_held_until_ms"),
+	    .ahead_max_ms = (int64_t)((2 * c->interval + c->guard_wait_max + 86400) * 1000),
+	    .hold_max_ms = (int64_t)c->retention_raw_days * 86400000,
+	};
+	enum retention_verdict v;
+	int64_t until = 0;
+
+	if (store_newest_run_ms(s->st, cycle_id, &rc.newest_ms) < 0) {
+		log_warning("Retention skipped: %s", store_last_error());
+		return 0;
+	}
+	v = retention_check(&rc, &until);
+	if (v == RETENTION_AHEAD)
+		state_int_set(s, "retention_held_until_ms", until);
+	if (v != RETENTION_RUN) {
+		if (!s->retention_held)
+			log_warning(
+			    "Retention held: %s (now %lld ms, newest run %lld ms); nothing is "
+			    "deleted until the clock agrees with the stored data",
+			    retention_verdict_text(v), (long long)rc.now_ms,
+			    (long long)rc.newest_ms);
+		state_int_set(s, "retention_skipped_total",
+		              state_int(s, "retention_skipped_total") + 1);
+	} else if (s->retention_held) {
+		log_notice("Retention resumed: the wall clock agrees with the stored data");
+	}
+	s->retention_held = v != RETENTION_RUN;
+	state_int_set(s, "retention_held", s->retention_held);
+	return !s->retention_held;
+}
+
+/* Retention, only after a cycle that stored what it measured (never after
+ * a failed or interrupted one) and when the wall clock agrees with the
+ * stored data. */
+static void upkeep(struct sched *s, const struct config *c, int64_t cycle_id, int stored)
 {
 	int r;
 
+	if (!stored || !retention_allowed(s, c, cycle_id))
+		return;
 	r = store_retention(s->st, wall_ms(), c->retention_raw_days, c->retention_samples_days,
 	                    RETENTION_BATCH);
 	if (r < 0)
@@ -838,7 +903,7 @@ static void run_cycle(struct sched *s, const char *why)
 	}
 	if (!interrupted) {
 		step(s);
-		upkeep(s, &c);
+		upkeep(s, &c, cycle_id, strcmp(status, "failed") != 0);
 	}
 	log_cycle_end(cycle_id, status);
 done:

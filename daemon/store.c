@@ -185,6 +185,9 @@ static const char *const queries[Q__COUNT] = {
                      " WHERE started_ms < :cut AND id < (SELECT max(id) FROM cycles)"
                      " AND NOT EXISTS (SELECT 1 FROM runs WHERE cycle_id = c.id)"
                      " ORDER BY id LIMIT :batch)",
+    [Q_RET_NEWEST] = "SELECT coalesce(max(started_ms), 0) FROM runs",
+    [Q_RET_NEWEST_BEFORE] = "SELECT coalesce(max(started_ms), 0) FROM runs"
+                            " WHERE cycle_id IS NULL OR cycle_id != :cycle_id",
     [Q_EVENT_ADD] = "INSERT INTO events (kind, metric, t_ms, ref_id, detected_ms, recorded_ms,"
                     " data) VALUES (:kind, :metric, :t_ms, :ref_id, :detected_ms, :recorded_ms,"
                     " :data) ON CONFLICT (metric, ref_id) DO NOTHING",

@@ -91,8 +91,12 @@ int store_latest_failures(struct store *st, json_t **out);
  * samples_days go with their samples; recommendations and headroom records
  * older than raw_days go too. The latest ok run of each probe and the
  * latest recommendation and headroom are always kept. days <= 0: keep
- * forever; batch <= 0: 1000. */
+ * forever; batch <= 0: 1000. The ages count back from the older of now_ms
+ * and the newest stored run. */
 int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_days, int batch);
+/* When the newest run started (Unix ms, 0 when none), leaving out the runs
+ * of cycle except_cycle_id (0: none left out). */
+int store_newest_run_ms(struct store *st, int64_t except_cycle_id, int64_t *ms);
 
 /* Reads for the API (each *out is a new reference shaped as the OpenAPI
  * document says). -ENOENT when there is nothing to return. Times come as

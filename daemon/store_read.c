@@ -770,6 +770,40 @@ static int snap_next_cycle(struct store *st, json_t **out)
 	return r;
 }
 
+/* A number the scheduler keeps in the state table, or null. */
+static int snap_state_int(struct store *st, const char *key, json_t **out)
+{
+	const struct bind b[] = {B_TEXT(":key", key)};
+	sqlite3_stmt *s = NULL;
+	int r = stmt_get(st, Q_STATE_GET, b, ARRAY_SIZE(b), &s);
+	long long v;
+	char *end;
+
+	*out = json_null();
+	if (r >= 0 && (r = stmt_step(st, s, key)) > 0) {
+		v = strtoll(col_text(s, 0), &end, 10);
+		if (*end == '\0' && end != col_text(s, 0)) {
+			json_decref(*out);
+			*out = jint(v);
+		}
+	}
+	sqlite3_reset(s);
+	return r;
+}
+
+/* Whether retention is held by the clock check, and how often it was. */
+static int snap_retention(struct store *st, json_t **out)
+{
+	json_t *held = NULL, *skipped = NULL;
+	int r = snap_state_int(st, "retention_held", &held);
+
+	if (r >= 0)
+		r = snap_state_int(st, "retention_skipped_total", &skipped);
+	*out = jcheck(json_pack("{s:o, s:o}", "held", held ?: json_null(), "skipped_total",
+	                        skipped ?: json_null()));
+	return r;
+}
+
 static int snapshot_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
@@ -807,6 +841,10 @@ static int snapshot_tx(struct store *st, void *ctx)
 	if (r >= 0) {
 		r = snap_next_cycle(st, &j);
 		jset(c->out, "next_cycle_ms", j);
+	}
+	if (r >= 0) {
+		r = snap_retention(st, &j);
+		jset(c->out, "retention", j);
 	}
 	return r < 0 ? r : 0;
 }

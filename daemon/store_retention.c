@@ -1,7 +1,9 @@
 /*
  * store_retention: deletes what is older than the configured ages, in
  * batches of short transactions, keeping the latest of everything
- * (daemon/store.h, store_retention()).
+ * (daemon/store.h, store_retention()). The cut is measured from the older
+ * of now and the newest stored run, so that a clock set ahead cannot make
+ * the whole history look old.
  */
 #include "storep.h"
 
@@ -46,10 +48,36 @@ static int retention_tx(struct store *st, void *ctx)
 	return r;
 }
 
+static int newest_tx(struct store *st, void *ctx)
+{
+	int64_t *v = ctx;
+	const struct bind b[] = {B_INT(":cycle_id", v[1])};
+	int r = v[1] ? stmt_int(st, Q_RET_NEWEST_BEFORE, b, 1, "reading the newest run", v)
+	             : stmt_int(st, Q_RET_NEWEST, NULL, 0, "reading the newest run", v);
+
+	return r < 0 ? r : 0;
+}
+
+int store_newest_run_ms(struct store *st, int64_t except_cycle_id, int64_t *ms)
+{
+	int64_t v[2] = {0, except_cycle_id};
+	int r = store_call(st, 0, newest_tx, v);
+
+	*ms = r < 0 ? 0 : v[0];
+	return r;
+}
+
 int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_days, int batch)
 {
 	struct retention_args c = {.now = now_ms, .batch = batch > 0 ? batch : STORE_BATCH};
+	int64_t newest = 0;
 	int r;
+
+	r = store_newest_run_ms(st, 0, &newest);
+	if (r < 0)
+		return r;
+	if (newest > 0 && newest < now_ms)
+		now_ms = newest;
 
 	for (size_t i = 0; i < ARRAY_SIZE(retention_steps); i++) {
 		int days = retention_steps[i].raw ? raw_days : samples_days;

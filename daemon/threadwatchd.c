@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sysexits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -440,6 +441,8 @@ static int http_init(struct daemon *d)
 	    .max_connections = (unsigned)c->max_connections,
 	    .per_ip_limit = (unsigned)c->per_ip_limit,
 	    .timeout_s = (unsigned)c->http_timeout,
+	    .header_timeout_s = c->http_header_timeout,
+	    .allowed_hosts = c->allowed_hosts,
 	    .memory_limit = (size_t)c->http_memory_limit,
 	    .threads = (unsigned)c->http_threads,
 	    .token = c->token,
@@ -737,7 +740,7 @@ int main(int argc, char **argv)
 	if (build_config(&o, &d.boot, err, sizeof(err)) < 0) {
 		log_err("%s", err);
 		opts_free(&o);
-		return 1;
+		return EX_CONFIG; /* the unit's RestartPreventExitStatus= */
 	}
 	if (o.check_config) {
 		config_print(&d.boot, stdout);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 50-daemon-config: threadwatchd's configuration without starting the
 # daemon. --check-config on good and bad files (file:line in the message,
-# exit 1, the file untouched), bad flags (exit 2), --help naming every key,
+# exit 78, the file untouched), bad flags (exit 2), --help naming every key,
 # and the committed systemd/threadwatchd.conf and the Markdown table
 # matching what the key table generates.
 set -u
@@ -10,14 +10,14 @@ set -u
 cd "$TW_TMP" || exit 1
 
 # check_bad NAME LINE TEXT CONTENT: the file must be refused with
-# "NAME.conf:LINE:" and TEXT in the message, exit 1, and stay as it was.
+# "NAME.conf:LINE:" and TEXT in the message, exit 78 (EX_CONFIG), and stay as it was.
 check_bad() {
 	local name=$1 line=$2 text=$3 out rc sum
 	printf '%b' "$4" >"$name.conf"
 	sum=$(sha256sum "$name.conf")
 	out=$("$TWD" --check-config --config "$name.conf" 2>&1)
 	rc=$?
-	[ "$rc" = 1 ] || fail "$name: exit $rc, expected 1 ($out)"
+	[ "$rc" = 78 ] || fail "$name: exit $rc, expected 78, EX_CONFIG ($out)"
 	grep -qF "$name.conf:$line:" <<<"$out" || fail "$name: no \"$name.conf:$line:\" in: $out"
 	grep -qF "$text" <<<"$out" || fail "$name: no \"$text\" in: $out"
 	[ "$(sha256sum "$name.conf")" = "$sum" ] || fail "$name: the file was changed"
@@ -70,15 +70,15 @@ grep -q '^database = /var/lib/tw-x/threadwatch.db' <<<"$out" || fail "no default
 grep -q '^port = 8437 ' <<<"$out" || fail "the default port is not 8437: $out"
 grep -q '^listen_address = 127.0.0.1 ' <<<"$out" || fail "the default address is not 127.0.0.1"
 
-# Flags: a bad value exits 1 naming the flag, a bad option 2.
+# Flags: a bad value exits 78 naming the flag, a bad option 2.
 out=$("$TWD" --check-config --config empty.conf --port abc 2>&1)
-[ $? = 1 ] && grep -q -- '--port: "abc" is not an integer' <<<"$out" || fail "--port abc: $out"
+[ $? = 78 ] && grep -q -- '--port: "abc" is not an integer' <<<"$out" || fail "--port abc: $out"
 out=$("$TWD" --check-config --config empty.conf --no-such-thing 2>&1)
 [ $? = 2 ] && grep -q 'unknown option "--no-such-thing"' <<<"$out" || fail "unknown option: $out"
 out=$("$TWD" --check-config --config empty.conf --interval 2>&1)
 [ $? = 2 ] && grep -q -- '--interval needs a value' <<<"$out" || fail "missing value: $out"
 out=$("$TWD" --check-config --config missing.conf 2>&1)
-[ $? = 1 ] && grep -q 'missing.conf' <<<"$out" || fail "missing --config file: $out"
+[ $? = 78 ] && grep -q 'missing.conf' <<<"$out" || fail "missing --config file: $out"
 ok "bad flags refused"
 
 # --help names every key of the table.

@@ -18,7 +18,7 @@ printf '# from a newer version\ninterval = 3h\nfuture_key = 1\n' >"$DIR/20-cm.co
 printf 'interval = 9h\n' >"$DIR/30-old.conf.dpkg-old"
 
 out=$("$TWD" --check-config --config "$CONF" 2>&1)
-[ $? = 1 ] || fail "--check-config accepted an unknown key in a drop-in: $out"
+[ $? = 78 ] || fail "--check-config accepted an unknown key in a drop-in: $out"
 grep -q "$DIR/20-cm.conf:3: unknown key \"future_key\"" <<<"$out" || fail "--check-config: $out"
 ok "--check-config fails on the unknown key: $out"
 
@@ -48,6 +48,6 @@ ok "SIGHUP re-reads the drop-ins"
 # A bad value in a drop-in is an error with its file and line.
 printf 'nice = 99\n' >"$DIR/50-bad.conf"
 out=$(timeout 20 "$TWD" --config "$CONF" --state-dir "$TW_TMP/bad" --port 0 2>&1)
-[ $? = 1 ] || fail "a bad value in a drop-in did not stop the start: $out"
+[ $? = 78 ] || fail "a bad value in a drop-in did not stop the start: $out"
 grep -q "$DIR/50-bad.conf:1: nice: 99 is out of range" <<<"$out" || fail "no file and line: $out"
 ok "a bad value in a drop-in stops the start: $out"

@@ -357,7 +357,7 @@ start_stub "$TW_TMP/answers.json" 3 --token fleet-token-0123456789abcdef \
 OTHER_PIDS+=("$STUB_PID")
 S0=127.0.0.1:$STUB_FIRST
 S1=127.0.0.1:$((STUB_FIRST + 1))
-fleet --token "$TW_TMP/token" "$S0" "$S1"
+fleet --token "$TW_TMP/token" --token-over-http "$S0" "$S1"
 [ "$RC" = 0 ] || fail "--token: exit status $RC: $OUT $ERR"
 jq -e -s 'length >= 12 and all(.headers.authorization == "Bearer fleet-token-0123456789abcdef")' \
 	"$TW_TMP/headers.jsonl" >/dev/null ||
@@ -368,7 +368,7 @@ fleet "$S0"
 	fail "no token: $OUT"
 printf 'not-the-token-0123456789\n' >"$TW_TMP/wrong"
 chmod 640 "$TW_TMP/wrong"
-fleet --token "$TW_TMP/wrong" "$S0"
+fleet --token "$TW_TMP/wrong" --token-over-http "$S0"
 [ "$RC" = 1 ] && row "$S0" | grep -q "HTTP 401: wrong token" || fail "a wrong token: $OUT"
 kill "$STUB_PID"
 wait "$STUB_PID" 2>/dev/null

@@ -58,6 +58,8 @@ static const char *const own_families[] = {
     "threadwatch_headroom_ratio",
     "threadwatch_headroom_warning",
     "threadwatch_headroom_timestamp_seconds",
+    "threadwatch_retention_held",
+    "threadwatch_retention_skipped_total",
     "threadwatch_regression_events_total",
     "threadwatch_regression_last_event_timestamp_seconds",
 };

@@ -1,0 +1,194 @@
+/*
+ * conntrack: header deadline and per-address limit (see conntrack.h).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "conntrack.h"
+#include "http_host.h"
+#include "xmalloc.h"
+
+#define SWEEP_NS 500000000L
+
+struct conn {
+	const void *key; /* NULL: a free slot */
+	int fd;
+	int loopback;
+	unsigned char addr[16];
+	double since; /* CLOCK_MONOTONIC s: when the wait for headers began */
+	int waiting;  /* headers not complete yet */
+};
+
+struct conntrack {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	int stop;
+	unsigned max, per_ip;
+	double deadline;
+	struct conn *c;
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The peer address as 16 bytes (IPv4 mapped); zeros when unknown. */
+static void peer_bytes(const struct sockaddr *sa, unsigned char out[16])
+{
+	memset(out, 0, 16);
+	if (sa && sa->sa_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+	} else if (sa && sa->sa_family == AF_INET) {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	}
+}
+
+static struct conn *find(struct conntrack *ct, const void *key)
+{
+	for (unsigned i = 0; i < ct->max; i++)
+		if (ct->c[i].key == key)
+			return &ct->c[i];
+	return NULL;
+}
+
+/* Shuts down the sockets whose headers are overdue. Lock held. */
+static void sweep_locked(struct conntrack *ct)
+{
+	double now = mono();
+
+	for (unsigned i = 0; i < ct->max; i++) {
+		struct conn *c = &ct->c[i];
+
+		if (c->key && c->waiting && now - c->since > ct->deadline) {
+			shutdown(c->fd, SHUT_RDWR);
+			c->waiting = 0;
+		}
+	}
+}
+
+static void *sweeper(void *arg)
+{
+	struct conntrack *ct = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&ct->lock);
+	while (!ct->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += SWEEP_NS;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&ct->wake, &ct->lock, &ts);
+		sweep_locked(ct);
+	}
+	pthread_mutex_unlock(&ct->lock);
+	return NULL;
+}
+
+int conntrack_new(unsigned max, unsigned per_ip, double deadline_s, struct conntrack **out)
+{
+	struct conntrack *ct = xcalloc(1, sizeof(*ct));
+	pthread_condattr_t ca;
+	int r;
+
+	ct->max = max ? max : 1;
+	ct->per_ip = per_ip;
+	ct->deadline = deadline_s;
+	ct->c = xcalloc(ct->max, sizeof(*ct->c));
+	pthread_mutex_init(&ct->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ct->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	r = pthread_create(&ct->thread, NULL, sweeper, ct);
+	if (r) {
+		pthread_cond_destroy(&ct->wake);
+		pthread_mutex_destroy(&ct->lock);
+		free(ct->c);
+		free(ct);
+		return -r;
+	}
+	*out = ct;
+	return 0;
+}
+
+void conntrack_free(struct conntrack *ct)
+{
+	if (!ct)
+		return;
+	pthread_mutex_lock(&ct->lock);
+	ct->stop = 1;
+	pthread_cond_signal(&ct->wake);
+	pthread_mutex_unlock(&ct->lock);
+	pthread_join(ct->thread, NULL);
+	pthread_cond_destroy(&ct->wake);
+	pthread_mutex_destroy(&ct->lock);
+	free(ct->c);
+	free(ct);
+}
+
+/* How many connections come from this address. Lock held. */
+static unsigned count_locked(struct conntrack *ct, const unsigned char addr[16])
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ct->max; i++)
+		n += ct->c[i].key && !memcmp(ct->c[i].addr, addr, 16);
+	return n;
+}
+
+int conntrack_add(struct conntrack *ct, const void *key, int fd, const struct sockaddr *peer)
+{
+	struct conn n = {.key = key, .fd = fd, .loopback = http_addr_loopback(peer), .waiting = 1};
+	struct conn *slot;
+	int r = 0;
+
+	peer_bytes(peer, n.addr);
+	n.since = mono();
+	pthread_mutex_lock(&ct->lock);
+	slot = find(ct, NULL);
+	if (!slot)
+		r = -ENFILE;
+	else if (!n.loopback && ct->per_ip && count_locked(ct, n.addr) >= ct->per_ip)
+		r = -EMFILE;
+	else
+		*slot = n;
+	pthread_mutex_unlock(&ct->lock);
+	return r;
+}
+
+void conntrack_headers(struct conntrack *ct, const void *key, int done)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&ct->lock);
+	c = find(ct, key);
+	if (c) {
+		c->waiting = !done;
+		c->since = mono();
+	}
+	pthread_mutex_unlock(&ct->lock);
+}
+
+void conntrack_remove(struct conntrack *ct, const void *key)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&ct->lock);
+	c = find(ct, key);
+	if (c)
+		*c = (struct conn){0};
+	pthread_mutex_unlock(&ct->lock);
+}
