@@ -47,6 +47,7 @@ struct rec_in {
 	struct rec_num window;
 	struct rec_curve fail, retry, plain, low_create, high_create;
 	struct rec_num family, model;
+	int fsgsbase; /* the CPU has FSGSBASE: the switch writes FS with wrfsbase */
 };
 
 enum {
@@ -227,7 +228,7 @@ static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, siz
 	return 0;
 }
 
-static int cpu_parse(const json_t *cpu, char *err, size_t errlen)
+static int cpu_parse(const json_t *cpu, struct rec_in *in, char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(cpu, "vendor");
 	const json_t *fs = json_object_get(cpu, "fsgsbase");
@@ -236,6 +237,7 @@ static int cpu_parse(const json_t *cpu, char *err, size_t errlen)
 		return errbuf_set(err, errlen, -EINVAL, "cpu.vendor: must be a string");
 	if (fs && !json_is_null(fs) && !json_is_boolean(fs) && !json_is_number(fs))
 		return errbuf_set(err, errlen, -EINVAL, "cpu.fsgsbase: must be a boolean");
+	in->fsgsbase = json_is_true(fs) || (json_is_number(fs) && json_number_value(fs) != 0);
 	return 0;
 }
 
@@ -281,7 +283,7 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 	if (section_get(inputs, "workload", &sect, err, errlen) < 0)
 		return -EINVAL;
 	if (section_get(inputs, "cpu", &sect, err, errlen) < 0 ||
-	    (sect && cpu_parse(sect, err, errlen) < 0))
+	    (sect && cpu_parse(sect, in, err, errlen) < 0))
 		return -EINVAL;
 	if (section_get(inputs, "ctxsw", &sect, err, errlen) < 0)
 		return -EINVAL;
@@ -560,7 +562,9 @@ static void model_figures(struct rec_model *m)
 	m->s = m->high_ns * (1 - m->ratio);
 	m->s_lo = m->high_ns * (1 - m->ci_hi);
 	m->s_hi = m->high_ns * (1 - m->ci_lo);
-	m->significant = m->ci_hi < 1 && m->s > 0;
+	/* A saving counts only when even the CI's worst case saves at least
+	 * the margin; switches shown equivalent never make a saving. */
+	m->significant = m->ci_hi < 1 - m->margin && m->s > 0 && !m->equivalent;
 	m->slot = m->stack + REC_GUARD_BYTES;
 	m->cap = floor(m->window / m->slot);
 	m->missing = m->n > m->cap ? m->n - m->cap : 0;
@@ -731,33 +735,53 @@ static const char *interp_word(const struct rec_curve *c, int extrapolated)
 	return extrapolated ? "extrapolated" : "interpolated";
 }
 
+/* Whether the switch figures show a saving, in words: a saving counts only
+ * when the CI lies below 1 - m, so that even its worst case saves m. */
+static const char *switch_significance(const struct rec_model *m, char *buf, size_t len)
+{
+	if (m->significant && m->have_ci)
+		snprintf(buf, len,
+		         "a significant benefit of at least the ±%.0f%% margin (the CI lies below "
+		         "%.3f)",
+		         100 * m->margin, 1 - m->margin);
+	else if (m->significant)
+		snprintf(buf, len, "a benefit on the point estimate alone");
+	else if (m->s <= 0 && m->ci_hi < 1)
+		snprintf(buf, len, "no benefit, since the ratio itself is not below 1.0");
+	else if (m->ci_lo > 1)
+		snprintf(buf, len, "%s",
+		         m->have_ci ? "a significant loss (the CI lies above 1.0)" : "a loss");
+	else if (m->equivalent)
+		snprintf(buf, len, "no benefit: equivalent within ±%.0f%%", 100 * m->margin);
+	else if (m->ci_hi < 1)
+		snprintf(buf, len,
+		         "no benefit that counts: %s not below %.3f, so the saving may be smaller "
+		         "than the ±%.0f%% margin",
+		         m->have_ci ? "the CI's upper bound is" : "the ratio is", 1 - m->margin,
+		         100 * m->margin);
+	else
+		snprintf(buf, len, "%s",
+		         m->have_ci ? "not significant (the CI includes 1.0)"
+		                    : "no benefit (the ratio is not below 1.0)");
+	return buf;
+}
+
 static void reason_switch(const struct rec_model *m, json_t *r)
 {
-	char ci[160];
-	const char *sig;
+	char ci[160], sig[200];
 
 	if (m->have_ci)
 		snprintf(ci, sizeof(ci), "95%% CI %.3f to %.3f, so %s to %s ns", m->ci_lo, m->ci_hi,
 		         NUM(m->s_lo), NUM(m->s_hi));
 	else
 		snprintf(ci, sizeof(ci), "no CI given");
-	if (m->significant)
-		sig = m->have_ci ? "a significant benefit (the CI lies below 1.0)"
-		                 : "a benefit on the point estimate alone";
-	else if (m->ci_hi < 1)
-		sig = "no benefit, since the ratio itself is not below 1.0";
-	else if (m->ci_lo > 1)
-		sig = m->have_ci ? "a significant loss (the CI lies above 1.0)" : "a loss";
-	else
-		sig = m->have_ci ? "not significant (the CI includes 1.0)"
-		                 : "no benefit (the ratio is not below 1.0)";
 	add_reason(r,
 	           "A context switch takes %s ns with a low stack and %s ns with a high one "
 	           "(medians); the paired ratio low/high is %.3f, so low stacks %s %s ns per "
 	           "switch, %s × (1 - %.3f), a %.1f%% %s (%s): %s.",
 	           NUM(m->low_ns), NUM(m->high_ns), m->ratio, m->s >= 0 ? "save" : "lose",
 	           NUM(fabs(m->s)), NUM(m->high_ns), m->ratio, 100 * fabs(1 - m->ratio),
-	           m->s >= 0 ? "benefit" : "loss", ci, sig);
+	           m->s >= 0 ? "benefit" : "loss", ci, switch_significance(m, sig, sizeof(sig)));
 }
 
 /* Equivalence at the margin, the segment path and the A/A control. */
@@ -784,9 +808,13 @@ static void reason_mechanism(const struct rec_model *m, json_t *r)
 		    r,
 		    "Threads whose FS is loaded from a 32-bit segment selector, the path "
 		    "kernels before 4.7 took for bases below 4 GiB, switch at %.3f times the "
-		    "high-stack time (%s); today's kernels write every FS base with wrfsbase "
-		    "or wrmsr instead, so low stacks cannot get this path.",
-		    m->sel_ratio, ci);
+		    "high-stack time (%s)%s; today's kernels write every FS base with "
+		    "wrfsbase or wrmsr instead, so low stacks cannot get this path.",
+		    m->sel_ratio, ci,
+		    m->in->fsgsbase ? ", but with FSGSBASE on the kernel loads the selector and "
+		                      "then runs wrfsbase, so this is selector load + wrfsbase "
+		                      "against wrfsbase alone"
+		                    : "");
 	}
 	if (in->have_aa_ci)
 		add_reason(r,
@@ -1025,25 +1053,37 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 	}
 }
 
+/* The selector clause's wording: [fsgsbase][cost, cheaper, no difference].
+ * Without FSGSBASE the arm loads FS from a selector against a wrmsr, the
+ * pre-4.7 segment path; with it the kernel loads the selector and then
+ * writes the base with wrfsbase, so the arm measures selector load +
+ * wrfsbase against wrfsbase alone, not the segment path by itself. */
+static const char *const selector_words[2][3] = {
+    {"; the 32-bit segment path would cost +%.1f%% here",
+     "; the segment path is %.1f%% cheaper on this CPU, but this kernel does not use it",
+     "; the 32-bit segment path makes no measurable difference here (ratio %.3f)"},
+    {"; with FSGSBASE on, a selector load followed by wrfsbase costs +%.1f%% over wrfsbase "
+     "alone here (what the selector arm measures; not the pre-4.7 path by itself)",
+     "; with FSGSBASE on, a selector load followed by wrfsbase is %.1f%% cheaper than "
+     "wrfsbase alone here, but this kernel does not use it",
+     "; with FSGSBASE on, a selector load followed by wrfsbase makes no measurable "
+     "difference against wrfsbase alone here (ratio %.3f)"},
+};
+
 /* What the segment path would do here, as a clause after "; " ("" when
  * the selector arm was not measured). */
 static const char *selector_clause(const struct rec_model *m, char *buf, size_t len)
 {
+	const char *const *w = selector_words[m->in->fsgsbase ? 1 : 0];
+
 	if (isnan(m->sel_ratio))
 		snprintf(buf, len, "%s", "");
 	else if (m->have_sel_ci && m->sel_lo > 1)
-		snprintf(buf, len, "; the 32-bit segment path would cost +%.1f%% here",
-		         100 * (m->sel_ratio - 1));
+		snprintf(buf, len, w[0], 100 * (m->sel_ratio - 1));
 	else if (m->have_sel_ci && m->sel_hi < 1)
-		snprintf(buf, len,
-		         "; the segment path is %.1f%% cheaper on this CPU, but this kernel does "
-		         "not use it",
-		         100 * (1 - m->sel_ratio));
+		snprintf(buf, len, w[1], 100 * (1 - m->sel_ratio));
 	else
-		snprintf(buf, len,
-		         "; the 32-bit segment path makes no measurable difference here (ratio "
-		         "%.3f)",
-		         m->sel_ratio);
+		snprintf(buf, len, w[2], m->sel_ratio);
 	return buf;
 }
 
@@ -1052,7 +1092,7 @@ static const char *selector_clause(const struct rec_model *m, char *buf, size_t 
  * when the CI lies within the margin. */
 static char *sentence_no_benefit(const struct rec_model *m)
 {
-	char sel[160], *s = NULL;
+	char sel[256], *s = NULL;
 
 	selector_clause(m, sel, sizeof(sel));
 	if (m->equivalent)
@@ -1065,6 +1105,11 @@ static char *sentence_no_benefit(const struct rec_model *m)
 		          "Keep high stacks: a low stack makes context switches slower here (ratio "
 		          "%.3f)%s.",
 		          m->ratio, sel);
+	else if (m->ci_hi < 1)
+		xasprintf(&s,
+		          "Keep high stacks: a low stack makes context switches faster here, but "
+		          "is not shown to save the ±%.0f%% margin (ratio %.3f)%s.",
+		          100 * m->margin, m->ratio, sel);
 	else
 		xasprintf(&s,
 		          "Keep high stacks: a low stack does not make context switches "
