@@ -38,8 +38,8 @@ struct rec_in {
 	struct rec_num threads, stack_bytes, spt;
 	int have_ctxsw;
 	struct rec_num low_ns, high_ns, ratio;
-	int have_ci;
-	double ci_lo, ci_hi;
+	int have_ci, have_ci90;
+	double ci_lo, ci_hi, ci90_lo, ci90_hi; /* 95% CI; 90% CI for equivalence (TOST) */
 	/* issue 14: equivalence, the segment path, the A/A control */
 	struct rec_num margin, sel_ratio;
 	int have_sel_ci, have_aa_ci;
@@ -217,6 +217,8 @@ static int ci_parse(const json_t *ctxsw, const char *key, int *have, double *lo,
 static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
 {
 	if (ci_parse(ctxsw, "ratio_ci95", &in->have_ci, &in->ci_lo, &in->ci_hi, err, errlen) < 0 ||
+	    ci_parse(ctxsw, "ratio_ci90", &in->have_ci90, &in->ci90_lo, &in->ci90_hi, err, errlen) <
+	        0 ||
 	    ci_parse(ctxsw, "selector_ratio_ci95", &in->have_sel_ci, &in->sel_lo, &in->sel_hi, err,
 	             errlen) < 0 ||
 	    ci_parse(ctxsw, "aa_ratio_ci95", &in->have_aa_ci, &in->aa_lo, &in->aa_hi, err, errlen) <
@@ -368,8 +370,10 @@ struct rec_model {
 	int spt_known;
 	double low_ns, high_ns, ratio, ci_lo, ci_hi;
 	int have_ci, significant;
-	double margin;                    /* equivalence margin m */
-	int equivalent;                   /* the ratio's CI lies inside [1 - m, 1 + m] */
+	double margin;  /* equivalence margin m */
+	int equivalent; /* the ratio's 90% CI lies inside [1 - m, 1 + m] */
+	int have_ci90;  /* eq_lo, eq_hi: the 90% CI (else the 95% one) */
+	double eq_lo, eq_hi;
 	double sel_ratio, sel_lo, sel_hi; /* the segment path against high */
 	int have_sel_ci, aa_biased;
 	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
@@ -537,7 +541,12 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 		m->low_ns = m->high_ns = m->ratio = m->ci_lo = m->ci_hi = NAN;
 	}
 	m->margin = in->margin.set ? in->margin.v : REC_DEFAULT_MARGIN;
-	m->equivalent = m->have_ci && stats_ci_equivalent(m->ci_lo, m->ci_hi, m->margin);
+	/* TOST at alpha = 0.05 is the 90% CI inside [1 - m, 1 + m]; without
+	 * one the wider 95% CI stands in (conservative). */
+	m->have_ci90 = m->have_ci && in->have_ci90;
+	m->eq_lo = m->have_ci90 ? in->ci90_lo : m->ci_lo;
+	m->eq_hi = m->have_ci90 ? in->ci90_hi : m->ci_hi;
+	m->equivalent = m->have_ci && stats_ci_equivalent(m->eq_lo, m->eq_hi, m->margin);
 	m->sel_ratio = in->sel_ratio.set ? in->sel_ratio.v : NAN;
 	m->have_sel_ci = in->have_sel_ci && in->sel_ratio.set;
 	m->sel_lo = m->have_sel_ci ? in->sel_lo : NAN;
@@ -792,9 +801,9 @@ static void reason_mechanism(const struct rec_model *m, json_t *r)
 	if (m->have_ci)
 		add_reason(r,
 		           "At an equivalence margin of ±%.0f%%, low and high stacks are %s: the "
-		           "ratio's 95%% CI, %.3f to %.3f, %s [%.3f, %.3f].",
+		           "ratio's %s CI, %.3f to %.3f, %s [%.3f, %.3f].",
 		           100 * m->margin, m->equivalent ? "equivalent" : "not shown equivalent",
-		           m->ci_lo, m->ci_hi,
+		           m->have_ci90 ? "90% (a TOST at alpha 0.05)" : "95%", m->eq_lo, m->eq_hi,
 		           m->equivalent ? "lies inside" : "does not lie inside", 1 - m->margin,
 		           1 + m->margin);
 	if (!isnan(m->sel_ratio)) {
@@ -817,12 +826,12 @@ static void reason_mechanism(const struct rec_model *m, json_t *r)
 		                    : "");
 	}
 	if (in->have_aa_ci)
-		add_reason(r,
-		           "The A/A control (high against high) has a 95%% CI of %.3f to %.3f: %s.",
-		           in->aa_lo, in->aa_hi,
-		           m->aa_biased ? "it excludes 1.0, so the run is biased and no confidence "
-		                          "is strong"
-		                        : "it holds 1.0, so the design shows no bias");
+		add_reason(
+		    r, "The A/A control (high against high) has a 95%% CI of %.3f to %.3f: %s.",
+		    in->aa_lo, in->aa_hi,
+		    m->aa_biased ? "the A/A CI excludes 1.0: a bias of this size is possible, "
+		                   "or a 1-in-20 chance, so no confidence is strong"
+		                 : "it holds 1.0, so the design shows no bias");
 }
 
 static void reason_window(const struct rec_model *m, json_t *r)
@@ -985,7 +994,7 @@ static const char *weak_caps(const struct rec_model *m, char *buf, size_t len)
 	         weak && m->window_assumed ? "; the window was assumed, not measured" : "",
 	         weak && m->e_extrapolated && m->missing > 0 ? "; the extra cost was extrapolated"
 	                                                     : "",
-	         weak && m->aa_biased ? "; the A/A control shows the run is biased" : "");
+	         weak && m->aa_biased ? "; the A/A CI excludes 1.0 (a possible bias)" : "");
 	return buf;
 }
 
@@ -1234,6 +1243,8 @@ static void figures_mechanism(const struct rec_model *m, json_t *f)
 	json_object_set_new(f, "equivalence_margin", rec_jnum(m->margin));
 	json_object_set_new(f, "switch_equivalent",
 	                    m->have_ci ? json_boolean(m->equivalent) : json_null());
+	json_object_set_new(f, "switch_equivalence_ci",
+	                    m->have_ci ? jpair(m->eq_lo, m->eq_hi) : json_null());
 	json_object_set_new(f, "selector_ratio", rec_jnum(m->sel_ratio));
 	json_object_set_new(f, "selector_ratio_ci",
 	                    m->have_sel_ci ? jpair(m->sel_lo, m->sel_hi) : json_null());

@@ -5,8 +5,8 @@
 # that on this kernel both map32 ladders are flat; samples the run queue
 # during a default threads run; then runs both under the shim of the
 # pre-3.8 kernel (tests/shim/linear_map32.c) and checks the 2008 cliff: both
-# ladders linear, the low policy's knee within one bucket of the predicted
-# capacity, and the recommendation's extra create cost within a factor of 2
+# ladders linear, the low policy's knee with 256 KiB stacks within one
+# bucket (64) of the predicted capacity (4,032), and the recommendation's extra create cost within a factor of 2
 # of what the threads probe measured.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -211,37 +211,41 @@ if [ "$(printf '%s\n6.11\n' "$kver" | sort -V | head -n1)" != 6.11 ]; then
 	echo "kernel $kver has no PROCMAP_QUERY: the shim checks are skipped"
 	exit 0
 fi
-# More threads than --quick's default, so that the ramp runs well past the
-# window; the probe's own budget still bounds the run.
 # Under AddressSanitizer (make check-sanitize) its own cost per thread
 # create hides the shim's: the threads document is checked there, its
 # cliff only in an ordinary build.
 asan=0
 nm "$THREADS" 2>/dev/null | grep -q __asan_init && asan=1
-# a budget of 5 s (not --quick's): the three policies share it, and on a
-# loaded machine the low one must still get past the window. A run that
-# the budget stopped before the low policy reached 4 windows' worth of
-# threads was starved, not wrong: it is run again, up to 3 times, each
-# with a larger budget; any other shortfall fails below.
+# 256 KiB stacks, so that the window holds C = floor(2^30 / (256 KiB +
+# 4 KiB)) = 4,032 of them and the bucket (at most 64 threads) is small
+# beside C: a knee within one bucket of C is a real test (with 8 MiB
+# stacks C is 127 and one bucket of 64 accepts half of it either way).
+# The ramp runs C + 320 threads: 5 buckets past the window. A run that the
+# budget stopped before the low policy reached C + 4 buckets was starved,
+# not wrong: it is run again, up to 3 times, each with a larger budget;
+# any other shortfall fails below.
 for try in 1 2 3; do
-	run "$THREADS" "$TW_TMP/threads-shim.json" LD_PRELOAD="$SHIM" -- --max-threads 4096 \
-		--budget "$((5 * try))s"
+	run "$THREADS" "$TW_TMP/threads-shim.json" LD_PRELOAD="$SHIM" -- --max-threads 4352 \
+		--stack-size 256K --budget "$((10 * try))s"
 	jq -e '.info.low_stopped_by != "budget" or
-	  ([.series.low_median_ns.points[][0]] | max // 0) >= 4 * .scalars.capacity_predicted.value' \
+	  ([.series.low_median_ns.points[][0]] | max // 0) >= .scalars.capacity_predicted.value + 4 * .scalars.bucket_width.value' \
 		"$TW_TMP/threads-shim.json" >/dev/null && break
 	echo "try $try: the budget stopped the low policy at $(jq '.info.low_live_max' "$TW_TMP/threads-shim.json") live threads (a loaded machine)"
 done
 verify "$TW_TMP/threads-shim.json" "protocol(\"threads\"), $THREADS_NAMES"
 [ "$asan" = 1 ] || verify "$TW_TMP/threads-shim.json" '
+  check(.scalars.capacity_predicted.value == 4032; "capacity \(.scalars.capacity_predicted.value) for 256 KiB stacks"),
+  check(.scalars.bucket_width.value <= 64; "bucket \(.scalars.bucket_width.value)"),
   check(.scalars.low_knee != null; "no knee in the low policy under the shim"),
   check(.scalars.low_map32_failures.value > 0; "no MAP_32BIT failures under the shim"),
-  check(.scalars.low_window_stacks.value >= .scalars.capacity_predicted.value - 2; "the window held \(.scalars.low_window_stacks.value) stacks"),
+  check(.scalars.low_window_stacks.value >= .scalars.capacity_predicted.value - 1 - (.scalars.capacity_predicted.value / 20 | floor); "the window held \(.scalars.low_window_stacks.value) stacks"),
   check(((.scalars.low_knee.value // -1e9) - .scalars.capacity_predicted.value | fabs) <= .scalars.bucket_width.value;
         "knee at \(.scalars.low_knee.value), not within a bucket (\(.scalars.bucket_width.value)) of the capacity \(.scalars.capacity_predicted.value)"),
   check(.info.default_knee == null and .info.high_knee == null; "a knee outside the low policy")'
 ok "threads under the shim: $(jq -c '{low_knee: .scalars.low_knee.value, capacity: .scalars.capacity_predicted.value,
 	bucket: .scalars.bucket_width.value, first: .scalars.low_first_rate.value,
-	last: .scalars.low_last_rate.value, live: .info.low_live_max, stopped_by: .info.low_stopped_by}' "$TW_TMP/threads-shim.json")"
+	last: .scalars.low_last_rate.value, live: .info.low_live_max, stopped_by: .info.low_stopped_by,
+	order: .info.policy_order}' "$TW_TMP/threads-shim.json")"
 
 run "$MAP32" "$TW_TMP/map32-shim.json" LD_PRELOAD="$SHIM"
 verify "$TW_TMP/map32-shim.json" "protocol(\"map32\"), $MAP32_NAMES"
@@ -255,8 +259,8 @@ ok "map32 under the shim: $(jq -c "$MAP32_SUMMARY" "$TW_TMP/map32-shim.json")"
 # within a factor of 2. n is a bucket of the threads run well past the
 # window.
 [ "$asan" = 1 ] || {
-	n=$(jq '[.series.low_median_ns.points[][0]] | map(select(. >= 4 * 127)) | .[length / 2 | floor] // empty' "$TW_TMP/threads-shim.json")
-	[ -n "$n" ] || fail "the low policy under the shim did not reach 4 x 127 threads"
+	n=$(jq '.scalars.capacity_predicted.value as $c | .scalars.bucket_width.value as $w | [.series.low_median_ns.points[][0]] | map(select(. >= $c + 2 * $w)) | .[length / 2 | floor] // empty' "$TW_TMP/threads-shim.json")
+	[ -n "$n" ] || fail "the low policy under the shim did not reach 2 buckets past the window"
 	jq -n --slurpfile m "$TW_TMP/map32-shim.json" --slurpfile t "$TW_TMP/threads-shim.json" --argjson n "$n" '
 	  {recommendation: {inputs: {
 	    workload: {threads: $n, stack_bytes: $t[0].scalars.stack_bytes.value},
