@@ -271,21 +271,22 @@ static void *follower_main(void *p)
 	}
 }
 
-/* Maps one stack; the lowest page is a guard. */
+/* Maps one stack; the lowest page is a guard. Every stack is MAP_STACK,
+ * low ones too, so that the arms differ in address only: since 6.7
+ * MAP_STACK also sets VM_NOHUGEPAGE, and a low stack without it could be
+ * backed by a huge page under THP "always" and fault 2 MiB in on its
+ * first touch. */
 static void *map_stack(int low, unsigned k, size_t len)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK;
 	void *hint = NULL, *p;
 
 	if (low) {
 #if defined(__x86_64__)
 		flags |= MAP_32BIT;
 #else
-		flags |= MAP_STACK;
 		hint = (void *)(uintptr_t)(CTXSW_LOW_HINT + (uint64_t)k * len);
 #endif
-	} else {
-		flags |= MAP_STACK;
 	}
 	(void)k;
 	p = mmap(hint, len, PROT_READ | PROT_WRITE, flags, -1, 0);
@@ -1162,7 +1163,7 @@ int main(int argc, char **argv)
 	doc = probe_doc_new("ctxsw");
 	probe_param_bool(doc, "quick", o.quick);
 	probe_param_int(doc, "seed", (int64_t)o.seed);
-	probe_param_int(doc, "cpu", o.cpu);
+	probe_param_int(doc, "cpu", probe_cpu_param(&o));
 	probe_param_double(doc, "budget_s", sh.budget_s);
 	probe_param_double(doc, "sample_s", sh.sample_s);
 	probe_param_double(doc, "margin", margin);

@@ -68,7 +68,7 @@ struct policy {
  * low end becomes PROT_NONE. */
 static const struct policy policies[] = {
     {"default", 0, 0, 0},
-    {"high", 1, MAP_STACK, 0},
+    {"high", 1, 0, 0},
     {"low", 1, MAP_32BIT, 1},
 };
 #define RETRY_PROT (PROT_READ | PROT_WRITE | PROT_EXEC)
@@ -152,12 +152,16 @@ static void bound_starting(void)
 
 /* Maps a stack with its guard page at the low end, as glibc's
  * allocatestack does: through libc's mmap, the first attempt with the
- * policy's flags, then (for `low`) once more without MAP_32BIT. */
+ * policy's flags, then (for `low`) once more without MAP_32BIT. Every own
+ * stack is MAP_STACK, the low one and its retry too (glibc 2.7 did not ask
+ * for it), so that the policies differ in address only: since 6.7
+ * MAP_STACK sets VM_NOHUGEPAGE, and a low stack without it could take a
+ * huge page under THP "always" and fault 2 MiB in inside the timed create. */
 static int stack_map(const struct threads_ctx *c, const struct policy *p, void **out,
                      struct policy_run *pr)
 {
 	size_t len = c->stack_bytes + c->page;
-	int base = MAP_PRIVATE | MAP_ANONYMOUS;
+	int base = MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK;
 	void *m;
 
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, base | p->first_flags, -1, 0);
@@ -566,7 +570,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	probe_param_int(doc, "max_threads", (int64_t)requested);
 	probe_param_int(doc, "stack_size", (int64_t)c.stack_bytes);
 	probe_param_double(doc, "budget_s", budget);
-	probe_param_int(doc, "cpu", po->cpu);
+	probe_param_int(doc, "cpu", probe_cpu_param(po));
 	probe_scalar(doc, "stack_bytes", (double)c.stack_bytes, "bytes");
 	c.n = clamp_threads(doc, requested, c.stack_bytes, c.page);
 	if (c.n == 0) {

@@ -155,6 +155,17 @@ ok "threads document: $(jq -c '{max_threads: .scalars.max_threads.value, clamp: 
 	low_knee: .info.low_knee, low_failures: .scalars.low_map32_failures.value,
 	stacks: .info.default_stack_range, low: .info.default_stacks_low}' "$TW_TMP/threads.json")"
 
+# params.cpu shows a pin the runner made (issue 24): under taskset to one
+# allowed CPU, not -1.
+if command -v taskset >/dev/null; then
+	cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
+	taskset -c "$cpu" "$THREADS" --quick --max-threads 32 >"$TW_TMP/threads-pinned.json" ||
+		fail "threads under taskset -c $cpu failed"
+	jq -e --argjson c "$cpu" '.params.cpu == $c' "$TW_TMP/threads-pinned.json" >/dev/null ||
+		fail "params.cpu under taskset -c $cpu: $(jq -c .params.cpu "$TW_TMP/threads-pinned.json")"
+	ok "params.cpu is $cpu when pinned by taskset"
+fi
+
 run "$MAP32" "$TW_TMP/map32.json"
 jq -e '.status == "ok"' "$TW_TMP/map32.json" >/dev/null ||
 	fail "map32: $(jq -c '{status, reason}' "$TW_TMP/map32.json")"
