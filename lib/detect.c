@@ -19,8 +19,7 @@
 #include "stats.h"
 #include "xmalloc.h"
 
-#define QN_SCALE 2.2219 /* Qn to standard deviation for normal noise */
-#define QN_MAX 60       /* Qn is estimated from the last 60 runs of the noise window */
+#define QN_MAX 60 /* Qn is estimated from the last 60 runs of the noise window */
 #define MAX_K 64
 #define MAX_BASELINE 1000
 #define NO_FP_CHANGE "no fingerprint change"
@@ -186,65 +185,17 @@ static size_t beyond(const struct detect_point *pts, size_t from, size_t i, doub
 	return n;
 }
 
-static void swap(double *v, long i, long j)
-{
-	double t = v[i];
-
-	v[i] = v[j];
-	v[j] = t;
-}
-
-/* The k-th smallest (from 0) of v[0..n), reordering v (quickselect with a
- * three-way partition, so that many equal values stay linear). */
-static double select_kth(double *v, size_t n, size_t k)
-{
-	long lo = 0, hi = (long)n - 1, kk = (long)k;
-
-	while (lo < hi) {
-		double pivot = v[lo + (hi - lo) / 2];
-		long lt = lo, gt = hi, i = lo;
-
-		while (i <= gt) {
-			if (v[i] < pivot)
-				swap(v, lt++, i++);
-			else if (v[i] > pivot)
-				swap(v, i, gt--);
-			else
-				i++;
-		}
-		if (kk < lt)
-			hi = lt - 1;
-		else if (kk > gt)
-			lo = gt + 1;
-		else
-			return pivot;
-	}
-	return v[kk];
-}
-
 /* The noise of the baseline as a standard deviation: Rousseeuw and Croux's
- * Qn (the first quartile of the pairwise distances, scaled), robust to the
- * odd slow run like the MAD but about twice as efficient, so that a
- * baseline of 30 runs rarely looks quieter than it is. Over the last
- * QN_MAX runs. */
+ * Qn (stats_qn), robust to the odd slow run like the MAD but about twice as
+ * efficient, so that a baseline of 30 runs rarely looks quieter than it
+ * is. Over the last QN_MAX runs. */
 static double noise_sd(const double *v, size_t n, double *pairs)
 {
-	size_t h, m = 0;
-	double q;
-
 	if (n > QN_MAX) {
 		v += n - QN_MAX;
 		n = QN_MAX;
 	}
-	if (n < 2)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			pairs[m++] = fabs(v[i] - v[j]);
-	h = n / 2 + 1;
-	q = QN_SCALE * select_kth(pairs, m, h * (h - 1) / 2 - 1);
-	/* small-sample correction (Croux and Rousseeuw 1992) */
-	return q * (double)n / ((double)n + (n % 2 ? 1.4 : 3.8));
+	return n < 2 ? 0 : stats_qn(v, n, pairs);
 }
 
 struct scratch {

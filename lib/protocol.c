@@ -412,6 +412,7 @@ static const struct ci_rule {
 	const char *probe, *lo, *hi;
 } ci_rules[] = {
     {"ctxsw", "ratio_ci_lo", "ratio_ci_hi"},
+    {"ctxsw", "ratio_ci90_lo", "ratio_ci90_hi"},
     {"ctxsw", "aa_ratio_ci_lo", "aa_ratio_ci_hi"},
     {"ctxsw", "selector_ratio_ci_lo", "selector_ratio_ci_hi"},
 };

@@ -38,8 +38,8 @@ struct rec_in {
 	struct rec_num threads, stack_bytes, spt;
 	int have_ctxsw;
 	struct rec_num low_ns, high_ns, ratio;
-	int have_ci;
-	double ci_lo, ci_hi;
+	int have_ci, have_ci90;
+	double ci_lo, ci_hi, ci90_lo, ci90_hi; /* 95% CI; 90% CI for equivalence (TOST) */
 	/* issue 14: equivalence, the segment path, the A/A control */
 	struct rec_num margin, sel_ratio;
 	int have_sel_ci, have_aa_ci;
@@ -51,6 +51,7 @@ struct rec_in {
 	struct rec_failed failed;
 	const char *ctxsw_why; /* why there are no ctxsw figures, or NULL */
 	char ctxsw_why_buf[1024];
+	int fsgsbase; /* the CPU has FSGSBASE: the switch writes FS with wrfsbase */
 };
 
 enum {
@@ -220,6 +221,8 @@ static int ci_parse(const json_t *ctxsw, const char *key, int *have, double *lo,
 static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
 {
 	if (ci_parse(ctxsw, "ratio_ci95", &in->have_ci, &in->ci_lo, &in->ci_hi, err, errlen) < 0 ||
+	    ci_parse(ctxsw, "ratio_ci90", &in->have_ci90, &in->ci90_lo, &in->ci90_hi, err, errlen) <
+	        0 ||
 	    ci_parse(ctxsw, "selector_ratio_ci95", &in->have_sel_ci, &in->sel_lo, &in->sel_hi, err,
 	             errlen) < 0 ||
 	    ci_parse(ctxsw, "aa_ratio_ci95", &in->have_aa_ci, &in->aa_lo, &in->aa_hi, err, errlen) <
@@ -231,7 +234,7 @@ static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, siz
 	return 0;
 }
 
-static int cpu_parse(const json_t *cpu, char *err, size_t errlen)
+static int cpu_parse(const json_t *cpu, struct rec_in *in, char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(cpu, "vendor");
 	const json_t *fs = json_object_get(cpu, "fsgsbase");
@@ -240,6 +243,7 @@ static int cpu_parse(const json_t *cpu, char *err, size_t errlen)
 		return errbuf_set(err, errlen, -EINVAL, "cpu.vendor: must be a string");
 	if (fs && !json_is_null(fs) && !json_is_boolean(fs) && !json_is_number(fs))
 		return errbuf_set(err, errlen, -EINVAL, "cpu.fsgsbase: must be a boolean");
+	in->fsgsbase = json_is_true(fs) || (json_is_number(fs) && json_number_value(fs) != 0);
 	return 0;
 }
 
@@ -286,7 +290,7 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 	if (section_get(inputs, "workload", &sect, err, errlen) < 0)
 		return -EINVAL;
 	if (section_get(inputs, "cpu", &sect, err, errlen) < 0 ||
-	    (sect && cpu_parse(sect, err, errlen) < 0))
+	    (sect && cpu_parse(sect, in, err, errlen) < 0))
 		return -EINVAL;
 	if (section_get(inputs, "ctxsw", &sect, err, errlen) < 0)
 		return -EINVAL;
@@ -376,8 +380,10 @@ struct rec_model {
 	int spt_known;
 	double low_ns, high_ns, ratio, ci_lo, ci_hi;
 	int have_ci, significant;
-	double margin;                    /* equivalence margin m */
-	int equivalent;                   /* the ratio's CI lies inside [1 - m, 1 + m] */
+	double margin;  /* equivalence margin m */
+	int equivalent; /* the ratio's 90% CI lies inside [1 - m, 1 + m] */
+	int have_ci90;  /* eq_lo, eq_hi: the 90% CI (else the 95% one) */
+	double eq_lo, eq_hi;
 	double sel_ratio, sel_lo, sel_hi; /* the segment path against high */
 	int have_sel_ci, aa_biased;
 	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
@@ -545,7 +551,12 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 		m->low_ns = m->high_ns = m->ratio = m->ci_lo = m->ci_hi = NAN;
 	}
 	m->margin = in->margin.set ? in->margin.v : REC_DEFAULT_MARGIN;
-	m->equivalent = m->have_ci && stats_ci_equivalent(m->ci_lo, m->ci_hi, m->margin);
+	/* TOST at alpha = 0.05 is the 90% CI inside [1 - m, 1 + m]; without
+	 * one the wider 95% CI stands in (conservative). */
+	m->have_ci90 = m->have_ci && in->have_ci90;
+	m->eq_lo = m->have_ci90 ? in->ci90_lo : m->ci_lo;
+	m->eq_hi = m->have_ci90 ? in->ci90_hi : m->ci_hi;
+	m->equivalent = m->have_ci && stats_ci_equivalent(m->eq_lo, m->eq_hi, m->margin);
 	m->sel_ratio = in->sel_ratio.set ? in->sel_ratio.v : NAN;
 	m->have_sel_ci = in->have_sel_ci && in->sel_ratio.set;
 	m->sel_lo = m->have_sel_ci ? in->sel_lo : NAN;
@@ -570,7 +581,9 @@ static void model_figures(struct rec_model *m)
 	m->s = m->high_ns * (1 - m->ratio);
 	m->s_lo = m->high_ns * (1 - m->ci_hi);
 	m->s_hi = m->high_ns * (1 - m->ci_lo);
-	m->significant = m->ci_hi < 1 && m->s > 0;
+	/* A saving counts only when even the CI's worst case saves at least
+	 * the margin; switches shown equivalent never make a saving. */
+	m->significant = m->ci_hi < 1 - m->margin && m->s > 0 && !m->equivalent;
 	m->slot = m->stack + REC_GUARD_BYTES;
 	m->cap = floor(m->window / m->slot);
 	m->missing = m->n > m->cap ? m->n - m->cap : 0;
@@ -741,33 +754,53 @@ static const char *interp_word(const struct rec_curve *c, int extrapolated)
 	return extrapolated ? "extrapolated" : "interpolated";
 }
 
+/* Whether the switch figures show a saving, in words: a saving counts only
+ * when the CI lies below 1 - m, so that even its worst case saves m. */
+static const char *switch_significance(const struct rec_model *m, char *buf, size_t len)
+{
+	if (m->significant && m->have_ci)
+		snprintf(buf, len,
+		         "a significant benefit of at least the ±%.0f%% margin (the CI lies below "
+		         "%.3f)",
+		         100 * m->margin, 1 - m->margin);
+	else if (m->significant)
+		snprintf(buf, len, "a benefit on the point estimate alone");
+	else if (m->s <= 0 && m->ci_hi < 1)
+		snprintf(buf, len, "no benefit, since the ratio itself is not below 1.0");
+	else if (m->ci_lo > 1)
+		snprintf(buf, len, "%s",
+		         m->have_ci ? "a significant loss (the CI lies above 1.0)" : "a loss");
+	else if (m->equivalent)
+		snprintf(buf, len, "no benefit: equivalent within ±%.0f%%", 100 * m->margin);
+	else if (m->ci_hi < 1)
+		snprintf(buf, len,
+		         "no benefit that counts: %s not below %.3f, so the saving may be smaller "
+		         "than the ±%.0f%% margin",
+		         m->have_ci ? "the CI's upper bound is" : "the ratio is", 1 - m->margin,
+		         100 * m->margin);
+	else
+		snprintf(buf, len, "%s",
+		         m->have_ci ? "not significant (the CI includes 1.0)"
+		                    : "no benefit (the ratio is not below 1.0)");
+	return buf;
+}
+
 static void reason_switch(const struct rec_model *m, json_t *r)
 {
-	char ci[160];
-	const char *sig;
+	char ci[160], sig[200];
 
 	if (m->have_ci)
 		snprintf(ci, sizeof(ci), "95%% CI %.3f to %.3f, so %s to %s ns", m->ci_lo, m->ci_hi,
 		         NUM(m->s_lo), NUM(m->s_hi));
 	else
 		snprintf(ci, sizeof(ci), "no CI given");
-	if (m->significant)
-		sig = m->have_ci ? "a significant benefit (the CI lies below 1.0)"
-		                 : "a benefit on the point estimate alone";
-	else if (m->ci_hi < 1)
-		sig = "no benefit, since the ratio itself is not below 1.0";
-	else if (m->ci_lo > 1)
-		sig = m->have_ci ? "a significant loss (the CI lies above 1.0)" : "a loss";
-	else
-		sig = m->have_ci ? "not significant (the CI includes 1.0)"
-		                 : "no benefit (the ratio is not below 1.0)";
 	add_reason(r,
 	           "A context switch takes %s ns with a low stack and %s ns with a high one "
 	           "(medians); the paired ratio low/high is %.3f, so low stacks %s %s ns per "
 	           "switch, %s × (1 - %.3f), a %.1f%% %s (%s): %s.",
 	           NUM(m->low_ns), NUM(m->high_ns), m->ratio, m->s >= 0 ? "save" : "lose",
 	           NUM(fabs(m->s)), NUM(m->high_ns), m->ratio, 100 * fabs(1 - m->ratio),
-	           m->s >= 0 ? "benefit" : "loss", ci, sig);
+	           m->s >= 0 ? "benefit" : "loss", ci, switch_significance(m, sig, sizeof(sig)));
 }
 
 /* Equivalence at the margin, the segment path and the A/A control. */
@@ -778,9 +811,9 @@ static void reason_mechanism(const struct rec_model *m, json_t *r)
 	if (m->have_ci)
 		add_reason(r,
 		           "At an equivalence margin of ±%.0f%%, low and high stacks are %s: the "
-		           "ratio's 95%% CI, %.3f to %.3f, %s [%.3f, %.3f].",
+		           "ratio's %s CI, %.3f to %.3f, %s [%.3f, %.3f].",
 		           100 * m->margin, m->equivalent ? "equivalent" : "not shown equivalent",
-		           m->ci_lo, m->ci_hi,
+		           m->have_ci90 ? "90% (a TOST at alpha 0.05)" : "95%", m->eq_lo, m->eq_hi,
 		           m->equivalent ? "lies inside" : "does not lie inside", 1 - m->margin,
 		           1 + m->margin);
 	if (!isnan(m->sel_ratio)) {
@@ -794,17 +827,21 @@ static void reason_mechanism(const struct rec_model *m, json_t *r)
 		    r,
 		    "Threads whose FS is loaded from a 32-bit segment selector, the path "
 		    "kernels before 4.7 took for bases below 4 GiB, switch at %.3f times the "
-		    "high-stack time (%s); today's kernels write every FS base with wrfsbase "
-		    "or wrmsr instead, so low stacks cannot get this path.",
-		    m->sel_ratio, ci);
+		    "high-stack time (%s)%s; today's kernels write every FS base with "
+		    "wrfsbase or wrmsr instead, so low stacks cannot get this path.",
+		    m->sel_ratio, ci,
+		    m->in->fsgsbase ? ", but with FSGSBASE on the kernel loads the selector and "
+		                      "then runs wrfsbase, so this is selector load + wrfsbase "
+		                      "against wrfsbase alone"
+		                    : "");
 	}
 	if (in->have_aa_ci)
-		add_reason(r,
-		           "The A/A control (high against high) has a 95%% CI of %.3f to %.3f: %s.",
-		           in->aa_lo, in->aa_hi,
-		           m->aa_biased ? "it excludes 1.0, so the run is biased and no confidence "
-		                          "is strong"
-		                        : "it holds 1.0, so the design shows no bias");
+		add_reason(
+		    r, "The A/A control (high against high) has a 95%% CI of %.3f to %.3f: %s.",
+		    in->aa_lo, in->aa_hi,
+		    m->aa_biased ? "the A/A CI excludes 1.0: a bias of this size is possible, "
+		                   "or a 1-in-20 chance, so no confidence is strong"
+		                 : "it holds 1.0, so the design shows no bias");
 }
 
 static void reason_window(const struct rec_model *m, json_t *r)
@@ -967,7 +1004,7 @@ static const char *weak_caps(const struct rec_model *m, char *buf, size_t len)
 	         weak && m->window_assumed ? "; the window was assumed, not measured" : "",
 	         weak && m->e_extrapolated && m->missing > 0 ? "; the extra cost was extrapolated"
 	                                                     : "",
-	         weak && m->aa_biased ? "; the A/A control shows the run is biased" : "");
+	         weak && m->aa_biased ? "; the A/A CI excludes 1.0 (a possible bias)" : "");
 	return buf;
 }
 
@@ -1044,25 +1081,37 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 	}
 }
 
+/* The selector clause's wording: [fsgsbase][cost, cheaper, no difference].
+ * Without FSGSBASE the arm loads FS from a selector against a wrmsr, the
+ * pre-4.7 segment path; with it the kernel loads the selector and then
+ * writes the base with wrfsbase, so the arm measures selector load +
+ * wrfsbase against wrfsbase alone, not the segment path by itself. */
+static const char *const selector_words[2][3] = {
+    {"; the 32-bit segment path would cost +%.1f%% here",
+     "; the segment path is %.1f%% cheaper on this CPU, but this kernel does not use it",
+     "; the 32-bit segment path makes no measurable difference here (ratio %.3f)"},
+    {"; with FSGSBASE on, a selector load followed by wrfsbase costs +%.1f%% over wrfsbase "
+     "alone here (what the selector arm measures; not the pre-4.7 path by itself)",
+     "; with FSGSBASE on, a selector load followed by wrfsbase is %.1f%% cheaper than "
+     "wrfsbase alone here, but this kernel does not use it",
+     "; with FSGSBASE on, a selector load followed by wrfsbase makes no measurable "
+     "difference against wrfsbase alone here (ratio %.3f)"},
+};
+
 /* What the segment path would do here, as a clause after "; " ("" when
  * the selector arm was not measured). */
 static const char *selector_clause(const struct rec_model *m, char *buf, size_t len)
 {
+	const char *const *w = selector_words[m->in->fsgsbase ? 1 : 0];
+
 	if (isnan(m->sel_ratio))
 		snprintf(buf, len, "%s", "");
 	else if (m->have_sel_ci && m->sel_lo > 1)
-		snprintf(buf, len, "; the 32-bit segment path would cost +%.1f%% here",
-		         100 * (m->sel_ratio - 1));
+		snprintf(buf, len, w[0], 100 * (m->sel_ratio - 1));
 	else if (m->have_sel_ci && m->sel_hi < 1)
-		snprintf(buf, len,
-		         "; the segment path is %.1f%% cheaper on this CPU, but this kernel does "
-		         "not use it",
-		         100 * (1 - m->sel_ratio));
+		snprintf(buf, len, w[1], 100 * (1 - m->sel_ratio));
 	else
-		snprintf(buf, len,
-		         "; the 32-bit segment path makes no measurable difference here (ratio "
-		         "%.3f)",
-		         m->sel_ratio);
+		snprintf(buf, len, w[2], m->sel_ratio);
 	return buf;
 }
 
@@ -1071,7 +1120,7 @@ static const char *selector_clause(const struct rec_model *m, char *buf, size_t 
  * when the CI lies within the margin. */
 static char *sentence_no_benefit(const struct rec_model *m)
 {
-	char sel[160], *s = NULL;
+	char sel[256], *s = NULL;
 
 	selector_clause(m, sel, sizeof(sel));
 	if (m->equivalent)
@@ -1084,6 +1133,11 @@ static char *sentence_no_benefit(const struct rec_model *m)
 		          "Keep high stacks: a low stack makes context switches slower here (ratio "
 		          "%.3f)%s.",
 		          m->ratio, sel);
+	else if (m->ci_hi < 1)
+		xasprintf(&s,
+		          "Keep high stacks: a low stack makes context switches faster here, but "
+		          "is not shown to save the ±%.0f%% margin (ratio %.3f)%s.",
+		          100 * m->margin, m->ratio, sel);
 	else
 		xasprintf(&s,
 		          "Keep high stacks: a low stack does not make context switches "
@@ -1214,6 +1268,8 @@ static void figures_mechanism(const struct rec_model *m, json_t *f)
 	json_object_set_new(f, "equivalence_margin", rec_jnum(m->margin));
 	json_object_set_new(f, "switch_equivalent",
 	                    m->have_ci ? json_boolean(m->equivalent) : json_null());
+	json_object_set_new(f, "switch_equivalence_ci",
+	                    m->have_ci ? jpair(m->eq_lo, m->eq_hi) : json_null());
 	json_object_set_new(f, "selector_ratio", rec_jnum(m->sel_ratio));
 	json_object_set_new(f, "selector_ratio_ci",
 	                    m->have_sel_ci ? jpair(m->sel_lo, m->sel_hi) : json_null());

@@ -115,19 +115,25 @@ static json_t *inputs_cpu(const json_t *fingerprint)
 	return out;
 }
 
-/* ctxsw.KEY_ci95 from the scalars KEY_ci_lo and KEY_ci_hi when both are
- * there. */
-static void set_ci95(json_t *o, const json_t *doc, const char *key)
+/* ctxsw.KEY_ciLEVEL from the scalars KEY_ciTAG_lo and KEY_ciTAG_hi when
+ * both are there (TAG "" for the 95% CI, "90" for the 90% one). */
+static void set_ci_level(json_t *o, const json_t *doc, const char *key, const char *tag,
+                         const char *level)
 {
 	char lo[64], hi[64], out[64];
 
-	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
-	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
-	snprintf(out, sizeof(out), "%s_ci95", key);
+	snprintf(lo, sizeof(lo), "%s_ci%s_lo", key, tag);
+	snprintf(hi, sizeof(hi), "%s_ci%s_hi", key, tag);
+	snprintf(out, sizeof(out), "%s_ci%s", key, level);
 	if (isfinite(doc_scalar(doc, lo)) && isfinite(doc_scalar(doc, hi)))
 		json_object_set_new(o, out,
 		                    json_pack("[oo]", rec_jnum(doc_scalar(doc, lo)),
 		                              rec_jnum(doc_scalar(doc, hi))));
+}
+
+static void set_ci95(json_t *o, const json_t *doc, const char *key)
+{
+	set_ci_level(o, doc, key, "", "95");
 }
 
 /* The issue 14 figures of a ctxsw document: margin, selector, A/A. */
@@ -170,6 +176,7 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 		set_num(o, "high_ns", doc_scalar(ctxsw_doc, "high_ns"));
 		set_num(o, "ratio", doc_scalar(ctxsw_doc, "ratio"));
 		set_ci95(o, ctxsw_doc, "ratio");
+		set_ci_level(o, ctxsw_doc, "ratio", "90", "90");
 		inputs_ctxsw_mechanism(ctxsw_doc, o);
 		json_object_set_new(in, "ctxsw", o);
 	}

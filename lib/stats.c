@@ -210,6 +210,18 @@ double stats_rng_uniform(struct stats_rng *r)
 	return (double)(stats_rng_next(r) >> 11) / 9007199254740992.0;
 }
 
+void stats_rng_permutation(struct stats_rng *r, size_t *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = stats_rng_below(r, i), t = out[i - 1];
+
+		out[i - 1] = out[j];
+		out[j] = t;
+	}
+}
+
 double stats_rng_normal(struct stats_rng *r)
 {
 	/* u in (0, 1): never 0, whose log is -inf */
@@ -517,29 +529,68 @@ int stats_ci_equivalent(double lo, double hi, double margin)
 	return lo >= 1 - margin && hi <= 1 + margin && lo <= hi;
 }
 
-int stats_median_ci_order(const double *v, size_t n, double ci[2])
+/* log P(B = j) for B ~ Binomial(n, 1/2): in logs, since 2^-n underflows
+ * a double from n = 1075 on. */
+static double binom_half_logpmf(size_t n, size_t j)
 {
-	double pmf, cdf = 0, *c;
+	return lgamma((double)n + 1) - lgamma((double)j + 1) - lgamma((double)(n - j) + 1) -
+	       (double)n * M_LN2;
+}
+
+int stats_median_ci_order_level(const double *v, size_t n, double level, double ci[2])
+{
+	double tail = (1 - level) / 2, cdf = 0, *c;
 	size_t k = 0;
 
-	if (n < 6)
+	if (!(level > 0 && level < 1))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (!isfinite(v[i]))
 			return -EINVAL;
-	/* k = how many ranks from each end may be cut: P(B <= k - 1) <= 0.025. */
-	pmf = ldexp(1.0, -(int)n);
+	/* k = how many ranks from each end may be cut: P(B <= k - 1) <= tail. */
 	for (size_t j = 0; j < n; j++) {
-		cdf += pmf;
-		if (cdf > 0.025)
+		cdf += exp(binom_half_logpmf(n, j));
+		if (cdf > tail)
 			break;
 		k = j + 1;
-		pmf = pmf * (double)(n - j) / (double)(j + 1);
 	}
+	if (k == 0 || k > n / 2)
+		return -EINVAL;
 	c = stats_copy(v, n);
 	qsort(c, n, sizeof(*c), cmp_double);
 	ci[0] = c[k - 1];
 	ci[1] = c[n - k];
 	free(c);
 	return 0;
+}
+
+int stats_median_ci_order(const double *v, size_t n, double ci[2])
+{
+	return stats_median_ci_order_level(v, n, 0.95, ci);
+}
+
+/* Croux and Rousseeuw's (1992) finite-sample factors d_n of Qn for n = 2..9,
+ * from their simulations; from n = 10 on, n / (n + 1.4) for odd n and
+ * n / (n + 3.8) for even n. */
+static const double qn_small_factor[] = {[2] = 0.399, [3] = 0.994, [4] = 0.512, [5] = 0.844,
+                                         [6] = 0.611, [7] = 0.857, [8] = 0.669, [9] = 0.872};
+
+double stats_qn(const double *v, size_t n, double *pairs)
+{
+	size_t h = n / 2 + 1, m = 0;
+	double raw, d;
+
+	if (n < 2)
+		return n ? 0 : NAN;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			pairs[m++] = fabs(v[i] - v[j]);
+	/* the k-th smallest distance, k = C(h, 2) */
+	select_kth(pairs, m, h * (h - 1) / 2 - 1);
+	raw = STATS_QN_SCALE * pairs[h * (h - 1) / 2 - 1];
+	if (n < sizeof(qn_small_factor) / sizeof(qn_small_factor[0]))
+		d = qn_small_factor[n];
+	else
+		d = (double)n / ((double)n + (n % 2 ? 1.4 : 3.8));
+	return raw * d;
 }

@@ -33,6 +33,8 @@ uint64_t stats_rng_next(struct stats_rng *r);
 size_t stats_rng_below(struct stats_rng *r, size_t n);
 /* Uniform in [0, 1), 53 bits. */
 double stats_rng_uniform(struct stats_rng *r);
+/* A uniformly random permutation of 0..n-1 into out (Fisher-Yates). */
+void stats_rng_permutation(struct stats_rng *r, size_t *out, size_t n);
 /* A standard normal deviate (Box-Muller, the cosine half), for simulations. */
 double stats_rng_normal(struct stats_rng *r);
 
@@ -54,6 +56,22 @@ int stats_paired_ratio(const double *a, const double *b, size_t n, unsigned iter
  * median under-covers small samples. Returns 0, or -EINVAL when n < 6
  * (no such interval exists) or a value is not finite. */
 int stats_median_ci_order(const double *v, size_t n, double ci[2]);
+
+/* The same interval at another confidence level in (0, 1): P(B < k) <=
+ * (1 - level) / 2; 0.90 gives the interval whose inclusion in [1 - m,
+ * 1 + m] is a TOST at alpha = 0.05. Exact for any n (the binomial is summed
+ * in logs). Returns 0, or -EINVAL when the level is outside (0, 1), n is
+ * too small for it, or a value is not finite. */
+int stats_median_ci_order_level(const double *v, size_t n, double level, double ci[2]);
+
+/* Rousseeuw and Croux's Qn scale estimate, as a standard deviation for
+ * normal data: STATS_QN_SCALE times the C(h, 2)-th smallest of the
+ * n (n - 1) / 2 pairwise distances, h = n / 2 + 1, times the finite-sample
+ * factor d_n (Croux and Rousseeuw 1992: tabulated for n <= 9, n / (n + 1.4)
+ * or n / (n + 3.8) beyond). `pairs` is scratch of n (n - 1) / 2 values.
+ * 0 for n == 1, NAN for n == 0. */
+#define STATS_QN_SCALE 2.2219
+double stats_qn(const double *v, size_t n, double *pairs);
 
 /* Least-squares fit of log(y) = intercept + slope * log(x) with the slope's
  * 95% CI (Student t with n - 2 degrees of freedom). Points with x <= 0 or

@@ -11,8 +11,8 @@
  *     into page-sized mappings (a PROT_READ page between read-write runs,
  *     so that no hole opens); at each rung, the failing MAP_32BIT mmap
  *     against the VMAs inside the window is `fail_ns`.
- * Each ladder is fitted as a + b n and classed flat, sublinear or linear on
- * its own (analysis_growth_fit).
+ * Each ladder is fitted as a + b n (Theil-Sen) and classed flat, step,
+ * sublinear, linear or quadratic on its own (analysis_growth_fit).
  */
 #include <errno.h>
 #include <math.h>

@@ -2,12 +2,12 @@
  * threads: the thread-creation probe. Times every pthread_create while the
  * number of live (parked) threads grows to N, under three stack policies:
  * glibc's own choice, glibc 2.7's MAP_32BIT-then-retry path (`low`) and
- * MAP_STACK (`high`), one ramp of each in turn so that drift of the host
- * does not land on one policy. Reports creates per second, median and p99
- * per bucket of live threads, the knee where the rate steps down and stays
- * down, the capacity of the MAP_32BIT window it predicts, and where glibc
- * put its own stacks. A good citizen: at most THREADS_RUNNABLE threads of
- * it are runnable at once, while creating and while tearing down.
+ * MAP_STACK (`high`), one ramp of each per round in a random order per
+ * round, so that drift of the host does not land on one policy. Reports creates per second, median
+ * and p99 per bucket of live threads, the knee where the rate steps down and stays down, the
+ * capacity of the MAP_32BIT window it predicts, and where glibc put its own stacks. A good citizen:
+ * at most THREADS_RUNNABLE threads of it are runnable at once, while creating and while tearing
+ * down.
  */
 #include <errno.h>
 #include <gnu/libc-version.h>
@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "map32bit.h"
 #include "probe.h"
+#include "stats.h"
 #include "sysinfo.h"
 #include "units.h"
 
@@ -67,7 +68,7 @@ struct policy {
  * low end becomes PROT_NONE. */
 static const struct policy policies[] = {
     {"default", 0, 0, 0},
-    {"high", 1, MAP_STACK, 0},
+    {"high", 1, 0, 0},
     {"low", 1, MAP_32BIT, 1},
 };
 #define RETRY_PROT (PROT_READ | PROT_WRITE | PROT_EXEC)
@@ -151,12 +152,16 @@ static void bound_starting(void)
 
 /* Maps a stack with its guard page at the low end, as glibc's
  * allocatestack does: through libc's mmap, the first attempt with the
- * policy's flags, then (for `low`) once more without MAP_32BIT. */
+ * policy's flags, then (for `low`) once more without MAP_32BIT. Every own
+ * stack is MAP_STACK, the low one and its retry too (glibc 2.7 did not ask
+ * for it), so that the policies differ in address only: since 6.7
+ * MAP_STACK sets VM_NOHUGEPAGE, and a low stack without it could take a
+ * huge page under THP "always" and fault 2 MiB in inside the timed create. */
 static int stack_map(const struct threads_ctx *c, const struct policy *p, void **out,
                      struct policy_run *pr)
 {
 	size_t len = c->stack_bytes + c->page;
-	int base = MAP_PRIVATE | MAP_ANONYMOUS;
+	int base = MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK;
 	void *m;
 
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, base | p->first_flags, -1, 0);
@@ -357,11 +362,17 @@ static void ramp_again(const struct threads_ctx *c, struct policy_run *pr, uint6
 	pr->done = strcmp(why, "target") != 0;
 }
 
-/* The policies one ramp each in turn, round after round, while the budget
- * allows: drift of the host lands on all of them alike. */
+/* The policies one ramp each, round after round, while the budget allows,
+ * in a fresh random order every round (seeded): drift of the host lands on
+ * all of them alike, and no policy always runs first or last. The orders
+ * are kept in `orders` ("low,high,default;..."). */
 static void run_rounds(const struct threads_ctx *c, struct policy_run *runs, uint64_t end,
-                       unsigned max_reps, int *err)
+                       unsigned max_reps, uint64_t seed, char *orders, size_t olen, int *err)
 {
+	struct stats_rng rng;
+	size_t order[N_POLICIES], used = 0;
+
+	stats_rng_seed(&rng, seed ^ UINT64_C(0x726f756e6473));
 	for (size_t i = 0; i < N_POLICIES && !*err; i++) {
 		runs[i].pol = &policies[i];
 		warm_up(c, &runs[i], err);
@@ -376,13 +387,20 @@ static void run_rounds(const struct threads_ctx *c, struct policy_run *runs, uin
 			need += runs[i].done ? 0 : runs[i].cost;
 		if (round && clock_ns() + need > end)
 			break;
-		for (size_t i = 0; i < N_POLICIES && !*err; i++) {
+		stats_rng_permutation(&rng, order, N_POLICIES);
+		for (size_t k = 0; k < N_POLICIES && !*err; k++) {
 			uint64_t now = clock_ns(), left = end > now ? end - now : 0;
 			/* The first round shares out what is left among the
 			 * policies still to come; later ones end by `end`. */
-			uint64_t by = round ? end : now + left / (N_POLICIES - i);
+			uint64_t by = round ? end : now + left / (N_POLICIES - k);
 
-			ramp_again(c, &runs[i], by, err);
+			used +=
+			    (size_t)snprintf(orders + used, used < olen ? olen - used : 0, "%s%s",
+			                     k       ? ","
+			                     : round ? ";"
+			                             : "",
+			                     policies[order[k]].name);
+			ramp_again(c, &runs[order[k]], by, err);
 			if (*err == -EAGAIN || *err == -ENOMEM)
 				*err = 0;
 		}
@@ -540,6 +558,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	                : po->quick      ? THREADS_QUICK_BUDGET_S
 	                                 : THREADS_BUDGET_S;
 	unsigned max_reps = po->quick ? THREADS_QUICK_MAX_REPS : THREADS_MAX_REPS;
+	char orders[256] = "";
 	int err = 0;
 
 	end = clock_ns() + (uint64_t)(budget * 1e9);
@@ -551,7 +570,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	probe_param_int(doc, "max_threads", (int64_t)requested);
 	probe_param_int(doc, "stack_size", (int64_t)c.stack_bytes);
 	probe_param_double(doc, "budget_s", budget);
-	probe_param_int(doc, "cpu", po->cpu);
+	probe_param_int(doc, "cpu", probe_cpu_param(po));
 	probe_scalar(doc, "stack_bytes", (double)c.stack_bytes, "bytes");
 	c.n = clamp_threads(doc, requested, c.stack_bytes, c.page);
 	if (c.n == 0) {
@@ -563,7 +582,8 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 		fputs("threads: out of memory\n", stderr);
 		abort();
 	}
-	run_rounds(&c, runs, end, max_reps, &err);
+	run_rounds(&c, runs, end, max_reps, po->seed, orders, sizeof(orders), &err);
+	probe_info_str(doc, "policy_order", orders);
 	/* The knee the 2008 kernels predict: where the window is full. */
 	probe_scalar(doc, "capacity_predicted",
 	             floor((double)THREADS_WINDOW_BYTES / (double)(c.stack_bytes + c.page)),

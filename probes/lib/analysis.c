@@ -11,6 +11,13 @@
 #include "analysis.h"
 #include "stats.h"
 
+static int cmp_slope(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 size_t analysis_bucket_width(size_t max_live)
 {
 	size_t w = (max_live + 31) / 32;
@@ -126,6 +133,8 @@ enum analysis_class analysis_slope_class(double slope)
 {
 	if (slope < ANALYSIS_SLOPE_FLAT)
 		return ANALYSIS_FLAT;
+	if (slope > ANALYSIS_SLOPE_QUADRATIC)
+		return ANALYSIS_QUADRATIC;
 	if (slope > ANALYSIS_SLOPE_LINEAR)
 		return ANALYSIS_LINEAR;
 	return ANALYSIS_SUBLINEAR;
@@ -134,9 +143,9 @@ enum analysis_class analysis_slope_class(double slope)
 const char *analysis_class_name(enum analysis_class c)
 {
 	static const char *const names[] = {
-	    [ANALYSIS_FLAT] = "flat",
-	    [ANALYSIS_SUBLINEAR] = "sublinear",
-	    [ANALYSIS_LINEAR] = "linear",
+	    [ANALYSIS_FLAT] = "flat",     [ANALYSIS_SUBLINEAR] = "sublinear",
+	    [ANALYSIS_LINEAR] = "linear", [ANALYSIS_QUADRATIC] = "quadratic",
+	    [ANALYSIS_STEP] = "step",
 	};
 
 	return names[c];
@@ -156,10 +165,9 @@ int analysis_fit_class(const double *x, const double *y, size_t n, struct stats_
 	return 0;
 }
 
-/* Least squares y = a + b u over n points; the sum of squared residuals,
- * and b's standard error when se is not NULL. -1 when u does not vary. */
-static double linear_fit(const double *u, const double *y, size_t n, double *a, double *b,
-                         double *se)
+/* Least squares y = a + b u over n points; the sum of squared residuals.
+ * -1 when u does not vary. */
+static double linear_fit(const double *u, const double *y, size_t n, double *a, double *b)
 {
 	double mu = 0, my = 0, suu = 0, suy = 0, sse = 0;
 
@@ -182,8 +190,6 @@ static double linear_fit(const double *u, const double *y, size_t n, double *a, 
 
 		sse += e * e;
 	}
-	if (se)
-		*se = n > 2 ? sqrt(sse / (double)(n - 2) / suu) : 0;
 	return sse;
 }
 
@@ -202,7 +208,7 @@ static double best_exponent(const double *x, const double *y, size_t n)
 
 		for (size_t i = 0; i < n; i++)
 			u[i] = pow(x[i] / x[n - 1], k);
-		sse = linear_fit(u, y, n, &a, &b, NULL);
+		sse = linear_fit(u, y, n, &a, &b);
 		if (sse >= 0 && sse < best_sse) {
 			best_sse = sse;
 			best = k;
@@ -212,10 +218,71 @@ static double best_exponent(const double *x, const double *y, size_t n)
 	return best;
 }
 
+/* Theil-Sen over points [from, to): the median of the pairwise slopes, and
+ * its 95% CI from Kendall's tau (Sen 1968): with N slopes sorted and
+ * C = 1.96 sqrt(n (n - 1) (2n + 5) / 18), the slopes of rank (N - C) / 2
+ * and (N + C) / 2 + 1, clamped to the smallest and the largest. One
+ * outlying rung moves at most the n - 1 slopes it is part of. */
+static void theil_sen(const double *x, const double *y, size_t from, size_t to, double *b,
+                      double ci[2])
+{
+	size_t n = to - from, m = 0, N = n * (n - 1) / 2;
+	double *sl = malloc((N ? N : 1) * sizeof(*sl)), c, lo, hi;
+
+	if (!sl) {
+		fputs("analysis: out of memory\n", stderr);
+		abort();
+	}
+	for (size_t i = from; i < to; i++)
+		for (size_t j = i + 1; j < to; j++)
+			sl[m++] = (y[j] - y[i]) / (x[j] - x[i]);
+	qsort(sl, N, sizeof(*sl), cmp_slope);
+	*b = stats_median(sl, N);
+	c = 1.959964 * sqrt((double)n * (double)(n - 1) * (2.0 * (double)n + 5) / 18.0);
+	lo = round(((double)N - c) / 2);
+	hi = round(((double)N + c) / 2 + 1);
+	ci[0] = sl[lo < 1 ? 0 : (size_t)lo - 1];
+	ci[1] = sl[hi > (double)N ? N - 1 : (size_t)hi - 1];
+	free(sl);
+}
+
+/* A side [from, to) of a ladder is level beside a jump when its Theil-Sen
+ * slope's CI reaches 0, or what that slope adds across the side is under a
+ * quarter of the jump. */
+static int level(const double *x, const double *y, size_t from, size_t to, double jump)
+{
+	double b, ci[2];
+
+	theil_sen(x, y, from, to, &b, ci);
+	return !(ci[0] > 0) || b * (x[to - 1] - x[from]) < jump / 4;
+}
+
+/* The median of y[from, to). */
+static double median_of(const double *y, size_t from, size_t to)
+{
+	return stats_median(y + from, to - from);
+}
+
+/* A step: some split leaves at least 3 rungs on each side, the upper
+ * side's median ANALYSIS_RISE_FLAT or more above the lower side's, and
+ * both sides level beside that jump: a cache or TLB level crossed once,
+ * not a walk. */
+static int is_step(const double *x, const double *y, size_t n)
+{
+	for (size_t k = 3; k + 3 <= n; k++) {
+		double lo = median_of(y, 0, k), jump = median_of(y, k, n) - lo;
+
+		if (jump >= ANALYSIS_RISE_FLAT * lo && level(x, y, 0, k, jump) &&
+		    level(x, y, k, n, jump))
+			return 1;
+	}
+	return 0;
+}
+
 int analysis_growth_fit(const double *x, const double *y, size_t n, struct analysis_growth *g)
 {
 	struct stats_fit lf;
-	double se, at_min;
+	double *r, at_min;
 
 	if (n < 3)
 		return -EINVAL;
@@ -223,18 +290,28 @@ int analysis_growth_fit(const double *x, const double *y, size_t n, struct analy
 		if (!(x[i] > 0 && y[i] > 0 && isfinite(x[i]) && isfinite(y[i])) ||
 		    (i && !(x[i] > x[i - 1])))
 			return -EINVAL;
-	if (linear_fit(x, y, n, &g->a, &g->b, &se) < 0 || stats_loglog_fit(x, y, n, &lf) < 0)
+	if (stats_loglog_fit(x, y, n, &lf) < 0)
 		return -EINVAL;
-	g->b_ci[0] = g->b - stats_t95(n - 2) * se;
-	g->b_ci[1] = g->b + stats_t95(n - 2) * se;
+	theil_sen(x, y, 0, n, &g->b, g->b_ci);
+	r = malloc(n * sizeof(*r));
+	if (!r) {
+		fputs("analysis: out of memory\n", stderr);
+		abort();
+	}
+	for (size_t i = 0; i < n; i++)
+		r[i] = y[i] - g->b * x[i];
+	g->a = stats_median(r, n);
+	free(r);
 	at_min = g->a + g->b * x[0];
 	/* Over the fitted cost at the smallest count, or the measured one when
 	 * the fit crosses zero there. */
 	g->rise = g->b * (x[n - 1] - x[0]) / (at_min > 0 ? at_min : y[0]);
 	g->exponent = best_exponent(x, y, n);
 	g->loglog = lf.slope;
-	if (!(g->b_ci[0] > 0) || g->rise < ANALYSIS_RISE_FLAT)
-		g->cls = ANALYSIS_FLAT;
+	if (is_step(x, y, n))
+		g->cls = ANALYSIS_STEP;
+	else if (!(g->b_ci[0] > 0) || g->b < ANALYSIS_FLOOR_NS_PER_UNIT)
+		g->cls = ANALYSIS_FLAT; /* not the rise: a budget-cut ladder spans little */
 	else
 		g->cls = analysis_slope_class(g->exponent);
 	return 0;

@@ -21,9 +21,11 @@
 /* ...that holds for this many buckets in a row, and for the median of all
  * the buckets after it. */
 #define ANALYSIS_KNEE_HOLD 3
-/* Slope classes: flat below FLAT, linear above LINEAR, sublinear between. */
+/* Slope classes: flat below FLAT, sublinear up to LINEAR, linear up to
+ * QUADRATIC, quadratic above (an exponent near 2 is not linear). */
 #define ANALYSIS_SLOPE_FLAT 0.2
 #define ANALYSIS_SLOPE_LINEAR 0.7
+#define ANALYSIS_SLOPE_QUADRATIC 1.5
 
 /* One timed create: how many threads were alive before it, and its cost. */
 struct analysis_sample {
@@ -67,30 +69,49 @@ int analysis_rates(const struct analysis_bucket *b, size_t n, struct analysis_ra
  * burst of host load that passes. -1 when there is none. */
 long analysis_knee(const struct analysis_bucket *b, size_t n);
 
-enum analysis_class { ANALYSIS_FLAT, ANALYSIS_SUBLINEAR, ANALYSIS_LINEAR };
+/* STEP: a rise confined to one place, flat on both sides of it (only
+ * analysis_growth_fit() gives it). */
+enum analysis_class {
+	ANALYSIS_FLAT,
+	ANALYSIS_SUBLINEAR,
+	ANALYSIS_LINEAR,
+	ANALYSIS_QUADRATIC,
+	ANALYSIS_STEP
+};
 enum analysis_class analysis_slope_class(double slope);
-/* "flat", "sublinear" or "linear". */
+/* "flat", "sublinear", "linear", "quadratic" or "step". */
 const char *analysis_class_name(enum analysis_class c);
 
 /* How a cost grows with a count n, fitted and classed (analysis_growth).
  * A fixed part a must not hide a linear part b, so the class does not
- * come from the log-log slope, which a large a flattens. */
+ * come from the log-log slope, which a large a flattens. The fit is
+ * robust (Theil-Sen): the top rung, which has the fewest repetitions and
+ * under least squares nearly all the leverage, is one point among n. */
 struct analysis_growth {
-	double a, b;     /* least squares y = a + b n; b in ns per unit of n */
-	double b_ci[2];  /* b's 95% CI (Student t, n - 2 degrees of freedom) */
+	double a, b;     /* y = a + b n: b the Theil-Sen slope, a the median of y - b n */
+	double b_ci[2];  /* b's 95% CI from Kendall's tau (Sen 1968) */
 	double rise;     /* b (x_max - x_min) / (a + b x_min): the fitted rise */
 	double exponent; /* k of the best y = a' + b' n^k, k in (0, 2] */
 	double loglog;   /* the plain log-log slope, for reference */
 	enum analysis_class cls;
 };
-/* A rise below this fraction of the fitted cost at the smallest count is
- * flat, however significant: a tree's cache misses, not a walk. */
+/* A step must lift the upper rungs' median this fraction above the lower
+ * rungs' median. */
 #define ANALYSIS_RISE_FLAT 0.5
-/* Fits y = a + b n (x holds n, increasing, > 0; y > 0) and classes it:
- * flat when b's CI reaches 0 or below, or the rise is under
- * ANALYSIS_RISE_FLAT; otherwise by the exponent, as
- * analysis_slope_class() classes a slope (a log n growth has an exponent
- * near 0, so a tree stays flat). Needs n >= 3. Returns 0 or -EINVAL. */
+/* A slope under this many ns per unit of n (per VMA) is flat whatever its
+ * CI: a list walk costs at least a cache miss per VMA, some ns; a tree's
+ * log n growth over thousands of VMAs is a fraction of this. */
+#define ANALYSIS_FLOOR_NS_PER_UNIT 0.1
+/* Fits y = a + b n (x holds n, increasing, > 0; y > 0) and classes it: a
+ * step when some split leaves at least 3 rungs on each side, the upper
+ * side's median at least ANALYSIS_RISE_FLAT above the lower's, and each
+ * side level beside that jump (its Theil-Sen slope's CI reaching 0, or
+ * that slope adding under a quarter of the jump across the side);
+ * flat when b's CI reaches 0 or below or b is under the floor (not by
+ * the rise, which a budget-cut ladder keeps small); else
+ * by the exponent, as analysis_slope_class() classes a slope (a log n
+ * growth has an exponent near 0, so a tree stays flat). Needs n >= 3.
+ * Returns 0 or -EINVAL. */
 int analysis_growth_fit(const double *x, const double *y, size_t n, struct analysis_growth *g);
 
 /* Fits log(y) against log(x) (stats_loglog_fit) and classes the slope.

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,20 @@ static void build_longopts(const struct probe_opt_ext *ext, size_t n_ext, struct
 		    (struct option){ext[i].name, ext[i].has_arg ? required_argument : no_argument,
 		                    NULL, EXT_VAL + (int)i};
 	lo[n] = (struct option){0};
+}
+
+int probe_cpu_param(const struct probe_opts *opts)
+{
+	cpu_set_t set;
+
+	if (opts->cpu >= 0)
+		return opts->cpu;
+	if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) != 1)
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			return c;
+	return -1;
 }
 
 int probe_parse_args(int argc, char **argv, const char *summary, struct probe_opts *opts,

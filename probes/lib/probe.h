@@ -77,6 +77,11 @@ struct probe_opt_ext {
 	int (*set)(const char *arg, void *ctx);
 	void *ctx;
 };
+/* The CPU the probe runs pinned to, for params.cpu: --cpu when given, else
+ * the one CPU sched_getaffinity(2) allows when the runner pinned the probe
+ * to exactly one, else -1 (free to move). */
+int probe_cpu_param(const struct probe_opts *opts);
+
 int probe_parse_args(int argc, char **argv, const char *summary, struct probe_opts *opts,
                      const struct probe_opt_ext *ext, size_t n_ext);
 

@@ -200,6 +200,9 @@ static void test_slope_class(void **state)
 	assert_int_equal(analysis_slope_class(0.7), ANALYSIS_SUBLINEAR);
 	assert_int_equal(analysis_slope_class(0.71), ANALYSIS_LINEAR);
 	assert_int_equal(analysis_slope_class(1.3), ANALYSIS_LINEAR);
+	assert_int_equal(analysis_slope_class(1.5), ANALYSIS_LINEAR);
+	assert_int_equal(analysis_slope_class(1.51), ANALYSIS_QUADRATIC);
+	assert_int_equal(analysis_slope_class(2.0), ANALYSIS_QUADRATIC);
 	assert_string_equal(analysis_class_name(ANALYSIS_FLAT), "flat");
 	assert_string_equal(analysis_class_name(ANALYSIS_SUBLINEAR), "sublinear");
 	assert_string_equal(analysis_class_name(ANALYSIS_LINEAR), "linear");
@@ -295,6 +298,58 @@ static void test_growth(void **state)
 	y[3] = 1;
 	x[3] = x[2];
 	assert_int_equal(analysis_growth_fit(x, y, 12, &g), -EINVAL);
+}
+
+/* Issue 24: the three ladders that fooled least squares. */
+static void test_growth_robust(void **state)
+{
+	double x[10], y[10];
+	struct analysis_growth g;
+
+	(void)state;
+	for (size_t i = 0; i < 10; i++)
+		x[i] = 254.0 * pow(1.6, (double)i); /* 254 .. 17,000 VMAs */
+	/* Flat at 500 ns (+-2%) with one top rung at 2x: flat. */
+	for (size_t i = 0; i < 10; i++)
+		y[i] = 500.0 * wobble(i) * (i == 9 ? 2.0 : 1.0);
+	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_FLAT);
+	/* A cache step from 400 to 720 ns halfway up: a step, not linear. */
+	for (size_t i = 0; i < 10; i++)
+		y[i] = (i < 5 ? 400.0 : 720.0) * wobble(i);
+	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_STEP);
+	assert_string_equal(analysis_class_name(g.cls), "step");
+	/* ... and a step near the bottom too */
+	for (size_t i = 0; i < 10; i++)
+		y[i] = (i < 3 ? 400.0 : 720.0) * wobble(i);
+	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_STEP);
+	/* A real walk of 0.5 ns per VMA over 400 ns, on a ladder the budget
+	 * cut to 3 rungs: not flat (3 noisy rungs cannot pin the exponent,
+	 * so the class is any rising one). */
+	for (size_t i = 0; i < 3; i++)
+		y[i] = (400.0 + 0.5 * x[i]) * wobble(i);
+	assert_int_equal(analysis_growth_fit(x, y, 3, &g), 0);
+	assert_int_not_equal(g.cls, ANALYSIS_FLAT);
+	assert_true(g.b_ci[0] > 0);
+	assert_true(g.b > 0.4 && g.b < 0.6);
+	/* ... on a full ladder as well */
+	for (size_t i = 0; i < 10; i++)
+		y[i] = (400.0 + 0.5 * x[i]) * wobble(i);
+	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_LINEAR);
+	/* A slope under the floor (0.05 ns per VMA) is flat, however steady. */
+	for (size_t i = 0; i < 10; i++)
+		y[i] = 200.0 + 0.05 * x[i];
+	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_FLAT);
+	/* An exponent near 2 is quadratic, not linear. */
+	for (size_t i = 0; i < 10; i++)
+		y[i] = (400.0 + 1e-3 * x[i] * x[i]) * wobble(i);
+	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
+	assert_int_equal(g.cls, ANALYSIS_QUADRATIC);
+	assert_string_equal(analysis_class_name(g.cls), "quadratic");
 }
 
 static void test_reps(void **state)
@@ -421,12 +476,13 @@ static void test_enomem_cause(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bucket_width), cmocka_unit_test(test_bucketize),
-	    cmocka_unit_test(test_rates),        cmocka_unit_test(test_knee),
-	    cmocka_unit_test(test_report_2008),  cmocka_unit_test(test_slope_class),
-	    cmocka_unit_test(test_fit_class),    cmocka_unit_test(test_growth),
-	    cmocka_unit_test(test_reps),         cmocka_unit_test(test_ladder),
-	    cmocka_unit_test(test_clamp),        cmocka_unit_test(test_enomem_cause),
+	    cmocka_unit_test(test_bucket_width),  cmocka_unit_test(test_bucketize),
+	    cmocka_unit_test(test_rates),         cmocka_unit_test(test_knee),
+	    cmocka_unit_test(test_report_2008),   cmocka_unit_test(test_slope_class),
+	    cmocka_unit_test(test_growth_robust), cmocka_unit_test(test_fit_class),
+	    cmocka_unit_test(test_growth),        cmocka_unit_test(test_reps),
+	    cmocka_unit_test(test_ladder),        cmocka_unit_test(test_clamp),
+	    cmocka_unit_test(test_enomem_cause),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
