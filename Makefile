@@ -95,7 +95,8 @@ CMDS_TEST  := node=nodejs npm=npm
 # lib/: shared by every program; links jansson and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/detect.c \
-	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c
+	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
+	lib/contention.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
 	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/isolate.c probes/lib/map32bit.c

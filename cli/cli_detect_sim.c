@@ -79,17 +79,30 @@ static const struct opt sim_opts[] = {
      "episodic: mean slow-down of every figure in an episode, uniform from half to "
      "1.5 times it (10%: 5-15%)",
      opt_set_real, P(episode_size)},
+    {"episode-visible", 0, "X",
+     "episodic: share of episodes the host's contention readings (steal, load) show, "
+     "whose runs detection leaves out (50%)",
+     opt_set_real, P(episode_visible)},
     {"step", 0, "X",
      "a true change of every key figure of every host: "
      "0.10 or 10%, negative for faster (default none)",
      opt_set_real, P(step)},
     {"step-day", 0, "D", "the day the step comes (default 60)", opt_set_real, P(step_day)},
     {"with-fingerprint-change", 0, NULL,
-     "the step comes with a new kernel (a host fingerprint change)", NULL, P(fp_change)},
-    {"within", 0, "K", "a step counts as found in time within K cycles (4)", opt_set_uint,
+     "every step comes with a new kernel (a host fingerprint change)", NULL, P(fp_change)},
+    {"fingerprint-change-share", 0, "X",
+     "the share of hosts whose step comes with a new kernel (default 0)", opt_set_real,
+     P(fp_share)},
+    {"within", 0, "K",
+     "a step with no fingerprint change counts as found in time within K cycles (16)", opt_set_uint,
      P(within)},
+    {"within-change", 0, "K",
+     "a step with a fingerprint change counts as found in time within K cycles (2)", opt_set_uint,
+     P(within_change)},
     {"detect-k", 0, "K", "the config key detect_k, to see what another setting would do",
      opt_set_uint, C(k)},
+    {"detect-k-sustained", 0, "K", "the config key detect_k_sustained", opt_set_uint,
+     C(k_sustained)},
     {"detect-min-effect", 0, "X", "the config key detect_min_effect", opt_set_real, C(min_effect)},
     {"detect-alpha", 0, "X", "the config key detect_alpha", opt_set_real, C(alpha)},
     {"detect-baseline-runs", 0, "N", "the config key detect_baseline_runs", opt_set_uint,
@@ -149,6 +162,34 @@ static json_t *jreal(double d)
 	return isfinite(d) ? json_real(d) : json_null();
 }
 
+/* The steps of one kind: {"steps", "detected", "in_time", "within_cycles",
+ * "median_delay_cycles", "max_delay_cycles", "by_path": {"change", "sustained"}}. */
+static json_t *kind_json(const struct dsim_steps *k, unsigned within)
+{
+	return json_pack(
+	    "{s:I, s:I, s:I, s:I, s:o, s:I, s:{s:I, s:I}}", "steps", (json_int_t)k->steps,
+	    "detected", (json_int_t)k->detected, "in_time", (json_int_t)k->in_time, "within_cycles",
+	    (json_int_t)within, "median_delay_cycles", jreal(k->median_delay_cycles),
+	    "max_delay_cycles", (json_int_t)k->max_delay_cycles, "by_path",
+	    detect_path_names[DETECT_PATH_CHANGE], (json_int_t)k->by_path[DETECT_PATH_CHANGE],
+	    detect_path_names[DETECT_PATH_SUSTAINED],
+	    (json_int_t)k->by_path[DETECT_PATH_SUSTAINED]);
+}
+
+static json_t *simulation_json(const struct dsim_params *p)
+{
+	return json_pack(
+	    "{s:I, s:I, s:f, s:I, s:s, s:f, s:f, s:f, s:f, s:I, s:f, s:f, s:f, s:f, "
+	    "s:f, s:b, s:f}",
+	    "hosts", (json_int_t)p->hosts, "days", (json_int_t)p->days, "every_s", p->every_s,
+	    "seed", (json_int_t)p->seed, "noise", dsim_noise_names[p->noise], "cv", p->cv, "phi",
+	    p->phi, "mode_gap", p->mode_gap, "mode_p", p->mode_p, "episode_cycles",
+	    (json_int_t)p->episode_cycles, "episode_rate", p->episode_rate, "episode_size",
+	    p->episode_size, "episode_visible", p->episode_visible, "step", p->step, "step_day",
+	    p->step_day, "with_fingerprint_change", p->fp_change, "fingerprint_change_share",
+	    p->fp_change ? 1.0 : p->fp_share);
+}
+
 static void print_json(const struct sim_args *a, const struct detect_config *c,
                        const struct dsim_result *r)
 {
@@ -158,25 +199,25 @@ static void print_json(const struct sim_args *a, const struct detect_config *c,
 	for (size_t k = 0; k < dsim_n_figures(); k++)
 		json_object_set_new(by, dsim_figure(k)->name,
 		                    json_integer((json_int_t)r->false_by_figure[k]));
-	j = json_pack(
-	    "{s:f, s:I, s:o, s:I, s:I, s:o, s:I, s:I, s:I, s:o, s:I, s:o,"
-	    " s:{s:I, s:I, s:f, s:I, s:s, s:f, s:f, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:b},"
-	    " s:{s:I, s:f, s:f, s:I}}",
-	    "host_days", r->host_days, "false_events", (json_int_t)r->false_events,
-	    "false_per_1000_host_days", jreal(per_1000(r)), "steps", (json_int_t)r->steps,
-	    "detected_steps", (json_int_t)r->detected_steps, "median_delay_cycles",
-	    jreal(r->median_delay_cycles), "max_delay_cycles", (json_int_t)r->max_delay_cycles,
-	    "within_cycles", (json_int_t)p->within, "detected_in_time",
-	    (json_int_t)r->detected_in_time, "false_per_1000_host_days_upper95",
-	    jreal(poisson_upper95(r->false_events) / r->host_days * 1000), "figures",
-	    (json_int_t)dsim_n_figures(), "false_by_figure", by, "simulation", "hosts",
-	    (json_int_t)p->hosts, "days", (json_int_t)p->days, "every_s", p->every_s, "seed",
-	    (json_int_t)p->seed, "noise", dsim_noise_names[p->noise], "cv", p->cv, "phi", p->phi,
-	    "mode_gap", p->mode_gap, "mode_p", p->mode_p, "episode_cycles",
-	    (json_int_t)p->episode_cycles, "episode_rate", p->episode_rate, "episode_size",
-	    p->episode_size, "step", p->step, "step_day", p->step_day, "with_fingerprint_change",
-	    p->fp_change, "detect", "k", (json_int_t)c->k, "min_effect", c->min_effect, "alpha",
-	    c->alpha, "baseline_runs", (json_int_t)c->baseline_runs);
+	j = json_pack("{s:f, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:o, s:I, s:o,"
+	              " s:{s:o, s:o}, s:o, s:{s:I, s:I, s:f, s:f, s:I}}",
+	              "host_days", r->host_days, "runs", (json_int_t)r->runs, "contended_runs",
+	              (json_int_t)r->contended_runs, "false_events", (json_int_t)r->false_events,
+	              "false_per_1000_host_days", jreal(per_1000(r)), "steps", (json_int_t)r->steps,
+	              "detected_steps", (json_int_t)r->detected_steps, "median_delay_cycles",
+	              jreal(r->median_delay_cycles), "max_delay_cycles",
+	              (json_int_t)r->max_delay_cycles, "within_cycles", (json_int_t)p->within,
+	              "within_change_cycles", (json_int_t)p->within_change, "detected_in_time",
+	              (json_int_t)r->detected_in_time, "false_per_1000_host_days_upper95",
+	              jreal(poisson_upper95(r->false_events) / r->host_days * 1000), "figures",
+	              (json_int_t)dsim_n_figures(), "false_by_figure", by, "paths",
+	              detect_path_names[DETECT_PATH_CHANGE],
+	              kind_json(&r->kind[DETECT_PATH_CHANGE], p->within_change),
+	              detect_path_names[DETECT_PATH_SUSTAINED],
+	              kind_json(&r->kind[DETECT_PATH_SUSTAINED], p->within), "simulation",
+	              simulation_json(p), "detect", "k", (json_int_t)c->k, "k_sustained",
+	              (json_int_t)c->k_sustained, "min_effect", c->min_effect, "alpha", c->alpha,
+	              "baseline_runs", (json_int_t)c->baseline_runs);
 	if (!j)
 		abort(); /* out of memory or a bad format, both fatal */
 	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -194,10 +235,37 @@ static void print_noise(const struct dsim_params *p)
 		       p->mode_gap * 100);
 	if (p->noise == DSIM_EPISODIC)
 		printf(", %g%% of cycles start a %u-cycle episode slowing every figure by "
-		       "%g-%g%%",
+		       "%g-%g%%, %g%% of them seen as contention",
 		       p->episode_rate * 100, p->episode_cycles, p->episode_size * 50,
-		       p->episode_size * 150);
+		       p->episode_size * 150, p->episode_visible * 100);
 	printf("\n");
+}
+
+/* One line for the steps of one kind. */
+static void print_kind(const struct dsim_params *p, const struct dsim_steps *k,
+                       enum detect_path kind)
+{
+	const char *what = kind == DETECT_PATH_CHANGE ? "with a kernel change" : "with no change";
+	const unsigned within = kind == DETECT_PATH_CHANGE ? p->within_change : p->within;
+
+	if (!k->steps)
+		return;
+	if (!k->detected) {
+		printf("steps of %+g%% on day %g %s: none of %llu found\n", p->step * 100,
+		       p->step_day, what, (unsigned long long)k->steps);
+		return;
+	}
+	printf("steps of %+g%% on day %g %s: %llu of %llu found (%.2f%%), %llu (%.2f%%) "
+	       "within %u cycles; delay median %g, at most %u cycles; found by the %s path %llu, "
+	       "the %s path %llu\n",
+	       p->step * 100, p->step_day, what, (unsigned long long)k->detected,
+	       (unsigned long long)k->steps, 100.0 * (double)k->detected / (double)k->steps,
+	       (unsigned long long)k->in_time, 100.0 * (double)k->in_time / (double)k->steps,
+	       within, k->median_delay_cycles, k->max_delay_cycles,
+	       detect_path_names[DETECT_PATH_CHANGE],
+	       (unsigned long long)k->by_path[DETECT_PATH_CHANGE],
+	       detect_path_names[DETECT_PATH_SUSTAINED],
+	       (unsigned long long)k->by_path[DETECT_PATH_SUSTAINED]);
 }
 
 static void print_text(const struct sim_args *a, const struct detect_config *c,
@@ -209,9 +277,13 @@ static void print_text(const struct sim_args *a, const struct detect_config *c,
 	       p->hosts, p->days, p->every_s, dsim_runs(p), dsim_n_figures(),
 	       (unsigned long long)p->seed);
 	print_noise(p);
-	printf("detection: detect_k %u, detect_min_effect %g, detect_alpha %g, "
-	       "detect_baseline_runs %u\n",
-	       c->k, c->min_effect, c->alpha, c->baseline_runs);
+	printf("detection: detect_k %u, detect_k_sustained %u, detect_min_effect %g, "
+	       "detect_alpha %g, detect_baseline_runs %u\n",
+	       c->k, c->k_sustained, c->min_effect, c->alpha, c->baseline_runs);
+	if (r->contended_runs)
+		printf("runs marked contended: %llu of %llu (%.2f%%)\n",
+		       (unsigned long long)r->contended_runs, (unsigned long long)r->runs,
+		       100.0 * (double)r->contended_runs / (double)r->runs);
 	printf("false events: %llu in %.0f host-days: %.3f per 1,000 host-days "
 	       "(95%% upper bound %.3f)\n",
 	       (unsigned long long)r->false_events, r->host_days, per_1000(r),
@@ -220,18 +292,8 @@ static void print_text(const struct sim_args *a, const struct detect_config *c,
 		if (r->false_by_figure[k])
 			printf("  %-32s %llu\n", dsim_figure(k)->name,
 			       (unsigned long long)r->false_by_figure[k]);
-	if (r->steps && !r->detected_steps)
-		printf("steps of %+g%% on day %g: none of %llu found\n", p->step * 100, p->step_day,
-		       (unsigned long long)r->steps);
-	else if (r->steps)
-		printf("steps of %+g%% on day %g%s: %llu of %llu found (%.1f%%), %llu (%.1f%%) "
-		       "within %u cycles; delay median %g, at most %u cycles\n",
-		       p->step * 100, p->step_day, p->fp_change ? " with a kernel change" : "",
-		       (unsigned long long)r->detected_steps, (unsigned long long)r->steps,
-		       100.0 * (double)r->detected_steps / (double)r->steps,
-		       (unsigned long long)r->detected_in_time,
-		       100.0 * (double)r->detected_in_time / (double)r->steps, p->within,
-		       r->median_delay_cycles, r->max_delay_cycles);
+	for (int k = 0; k < 2; k++)
+		print_kind(p, &r->kind[k], (enum detect_path)k);
 	printf("judged %llu runs in %.1f s\n", (unsigned long long)r->runs, seconds);
 }
 

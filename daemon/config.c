@@ -237,9 +237,15 @@ static const struct cfg_key keys[] = {
     {"workload_switches_per_thread", T_DOUBLE, -1, 1e12, "-1",
      "Recommendation input: context switches per thread over its life; -1: unknown.",
      OFF(workload_switches_per_thread), 0, NULL},
-    {"detect_k", T_INT, 1, 64, "5",
-     "Regression detection: a change is reported once it held for this many runs in a row.",
+    {"detect_k", T_INT, 1, 64, "3",
+     "Regression detection, fast path: a change that comes with a host fingerprint change "
+     "(an upgrade) is reported once it held for this many runs since the change.",
      OFF(detect_k), 0, NULL},
+    {"detect_k_sustained", T_INT, 1, 64, "12",
+     "Regression detection, slow path: a change with no host fingerprint change is reported "
+     "once it held for this many runs in a row not taken under contention (12: 3 days at "
+     "6 h), so that a noisy neighbour's episode passes; at least detect_k.",
+     OFF(detect_k_sustained), 0, NULL},
     {"detect_min_effect", T_DOUBLE, 0, 1, "0.05",
      "Regression detection: the smallest change reported, relative to the baseline median "
      "(0.05: 5%).",
@@ -1244,6 +1250,7 @@ void config_detect(const struct config *c, struct detect_config *out)
 {
 	*out = (struct detect_config){
 	    .k = (unsigned)c->detect_k,
+	    .k_sustained = (unsigned)c->detect_k_sustained,
 	    .min_effect = c->detect_min_effect,
 	    .alpha = c->detect_alpha,
 	    .baseline_runs = (unsigned)c->detect_baseline_runs,
@@ -1269,15 +1276,15 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 	}
 	config_detect(c, &dc);
 	if (detect_config_check(&dc, why, sizeof(why)) < 0) {
-		static const char *const detect_keys[] = {"detect_alpha", "detect_k",
-		                                          "detect_baseline_runs"};
+		static const char *const detect_keys[] = {
+		    "detect_alpha", "detect_k", "detect_baseline_runs", "detect_k_sustained"};
 		const char *where;
 
 		/* The message starts with the key it is about; an alpha out of
 		 * reach may come from any of the three. */
 		snprintf(key, sizeof(key), "%.*s", (int)strcspn(why, ":"), why);
 		where = origin_of(c, key);
-		for (size_t i = 0; i < 3 && !strcmp(where, "default"); i++)
+		for (size_t i = 0; i < 4 && !strcmp(where, "default"); i++)
 			where = origin_of(c, detect_keys[i]);
 		say(err, errlen, "%s: %s", where, why);
 		return -EINVAL;

@@ -65,7 +65,8 @@ struct config {
 	int workload_threads;
 	uint64_t workload_stack_size;
 	double workload_switches_per_thread;
-	int detect_k; /* regression detection (daemon/detect.h) */
+	int detect_k; /* regression detection (lib/detect.h) */
+	int detect_k_sustained;
 	double detect_min_effect;
 	double detect_alpha;
 	int detect_baseline_runs;

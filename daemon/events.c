@@ -4,7 +4,8 @@
  * key set), the history since its last
  * event (but no more than the recent runs the judgement can look back at),
  * judged from the first run not judged before (the store's state remembers
- * where each metric stopped), and the recommendations' verdicts.
+ * where each metric stopped), with the runs taken under contention marked
+ * (lib/contention.h), and the recommendations' verdicts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "catalog.h"
+#include "contention.h"
 #include "detect.h"
 #include "events.h"
 #include "log.h"
@@ -104,8 +107,9 @@ static int record(struct store *st, int64_t now_ms, const struct detect_event *e
 
 /* One value per run: a series' points near the figure's x (the store
  * gives them one by one) become their median, which evens out the noise
- * of single buckets. Returns the runs written to out. */
-static size_t collapse(const struct store_point *sp, size_t n, struct detect_point *out)
+ * of single buckets; a run taken under contention (lib/contention.h, on
+ * this host's ncpus) is marked. Returns the runs written to out. */
+static size_t collapse(const struct store_point *sp, size_t n, long ncpus, struct detect_point *out)
 {
 	double *v = xcalloc(n, sizeof(*v));
 	size_t m = 0;
@@ -113,8 +117,10 @@ static size_t collapse(const struct store_point *sp, size_t n, struct detect_poi
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i; j < n && sp[j].run_id == sp[i].run_id; j++)
 			v[j - i] = sp[j].value;
+		struct contention_reading cr = {sp[i].steal_pct, sp[i].loadavg1};
+
 		out[m++] = (struct detect_point){sp[i].run_id, sp[i].t_ms, stats_median(v, j - i),
-		                                 sp[i].fp_id};
+		                                 sp[i].fp_id, contention_of_run(&cr, ncpus)};
 	}
 	free(v);
 	return m;
@@ -127,7 +133,7 @@ static size_t reach(const struct detect_config *c)
 {
 	size_t back = c->baseline_runs > DETECT_NOISE_RUNS ? c->baseline_runs : DETECT_NOISE_RUNS;
 
-	return 2 * ((size_t)c->k + detect_min_baseline(c) + back);
+	return 2 * ((size_t)c->k_sustained + detect_min_baseline(c) + back);
 }
 
 static int detect_figure(struct store *st, const struct detect_config *c,
@@ -162,7 +168,7 @@ static int detect_figure(struct store *st, const struct detect_config *c,
 		goto out;
 	pts = xcalloc(n, sizeof(*pts));
 	s.pts = pts;
-	s.n = collapse(sp, n, pts);
+	s.n = collapse(sp, n, sysconf(_SC_NPROCESSORS_ONLN), pts);
 	r = detect_scan(c, &s, &ev, &n_ev);
 	if (r >= 0)
 		r = record(st, now_ms, ev, n_ev, found);

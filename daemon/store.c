@@ -201,11 +201,13 @@ static const char *const queries[Q__COUNT] = {
                        " AND t_ms BETWEEN :since AND :until",
     [Q_EVENT_TOTALS] = "SELECT metric, count(*), max(detected_ms) FROM events GROUP BY metric"
                        " ORDER BY metric",
-    [Q_HIST_SCALAR] = "SELECT r.id, s.t, s.value, " FP_OF_RUN " FROM metrics m"
-                      " JOIN samples s ON s.metric_id = m.id JOIN runs r ON r.id = s.run_id"
-                      " LEFT JOIN cycles c ON c.id = r.cycle_id WHERE m.name = :metric"
-                      " AND s.run_id >= :from AND r.status = 'ok' ORDER BY s.run_id",
-    [Q_HIST_POINT] = "SELECT r.id, r.started_ms, p.y, " FP_OF_RUN " FROM runs r"
+    [Q_HIST_SCALAR] =
+        "SELECT r.id, s.t, s.value, " FP_OF_RUN ", r.steal_pct, r.loadavg1 FROM metrics m"
+        " JOIN samples s ON s.metric_id = m.id JOIN runs r ON r.id = s.run_id"
+        " LEFT JOIN cycles c ON c.id = r.cycle_id WHERE m.name = :metric"
+        " AND s.run_id >= :from AND r.status = 'ok' ORDER BY s.run_id",
+    [Q_HIST_POINT] = "SELECT r.id, r.started_ms, p.y, " FP_OF_RUN ", r.steal_pct, r.loadavg1"
+                     " FROM runs r"
                      " JOIN series se ON se.run_id = r.id AND se.name = :series"
                      " JOIN points p ON p.series_id = se.id AND p.x BETWEEN :x - :tol AND :x + :tol"
                      " LEFT JOIN cycles c ON c.id = r.cycle_id WHERE r.probe = :probe"

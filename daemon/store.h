@@ -188,8 +188,10 @@ int store_read_events(struct store *st, const struct store_events_query *q, json
 struct store_point {
 	int64_t run_id, t_ms, fp_id;
 	double value;
+	double steal_pct, loadavg1; /* the run's readings (NAN: none recorded) */
 };
-/* The values of a probe's scalar (series NULL), or of the points of its
+/* The values of a probe's scalar (series NULL) with their runs' contention
+ * readings, or of the points of its
  * series whose x lies within x_tol * x of x (one entry per point, so a run
  * may come several times, its points in order), in the ok runs with id >=
  * from_run_id, in run id order; runs without a value are left out. *pts is

@@ -134,6 +134,8 @@ static int history_tx(struct store *st, void *ctx)
 		    .t_ms = sqlite3_column_int64(s, 1),
 		    .value = sqlite3_column_double(s, 2),
 		    .fp_id = sqlite3_column_int64(s, 3),
+		    .steal_pct = col_null(s, 4) ? NAN : sqlite3_column_double(s, 4),
+		    .loadavg1 = col_null(s, 5) ? NAN : sqlite3_column_double(s, 5),
 		};
 	}
 	return r < 0 ? r : 0;

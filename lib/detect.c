@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "change_name.h"
 #include "clock.h"
 #include "errbuf.h"
 #include "detect.h"
@@ -28,6 +29,7 @@ void detect_config_default(struct detect_config *c)
 {
 	*c = (struct detect_config){
 	    .k = DETECT_K_DEFAULT,
+	    .k_sustained = DETECT_K_SUSTAINED_DEFAULT,
 	    .min_effect = DETECT_MIN_EFFECT_DEFAULT,
 	    .alpha = DETECT_ALPHA_DEFAULT,
 	    .baseline_runs = DETECT_BASELINE_DEFAULT,
@@ -60,6 +62,10 @@ int detect_config_check(const struct detect_config *c, char *err, size_t errlen)
 	if (c->k < 1 || c->k > MAX_K)
 		return errbuf_set(err, errlen, -EINVAL, "detect_k: %u is not in 1..%d", c->k,
 		                  MAX_K);
+	if (c->k_sustained < c->k || c->k_sustained > MAX_K)
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "detect_k_sustained: %u is not in %u (detect_k)..%d",
+		                  c->k_sustained, c->k, MAX_K);
 	if (c->baseline_runs < DETECT_MIN_BASELINE || c->baseline_runs > MAX_BASELINE)
 		return errbuf_set(err, errlen, -EINVAL, "detect_baseline_runs: %u is not in %d..%d",
 		                  c->baseline_runs, DETECT_MIN_BASELINE, MAX_BASELINE);
@@ -81,8 +87,10 @@ int detect_config_check(const struct detect_config *c, char *err, size_t errlen)
 
 void detect_events_free(struct detect_event *ev, size_t n)
 {
-	for (size_t i = 0; ev && i < n; i++)
+	for (size_t i = 0; ev && i < n; i++) {
 		free(ev[i].fp_diff);
+		free(ev[i].change);
+	}
 	free(ev);
 }
 
@@ -146,29 +154,38 @@ static size_t seg_start(const struct detect_point *pts, size_t j, size_t floor, 
 	return s;
 }
 
-/* The baseline [*b0, *b1] for the k runs ending at i: the runs before them
- * on the same fingerprint (at most N). When that stretch is too short to
- * judge (the host changed fewer than nmin runs ago), the stretch before
- * the change is the baseline and the runs since the change are judged.
- * Returns 0 when there is no baseline large enough. */
-static int baseline_find(const struct detect_config *c, const struct detect_point *pts,
-                         size_t restart, size_t nmin, size_t i, size_t *b0, size_t *b1)
-{
-	size_t s, n = c->baseline_runs;
+/* One judgement: the baseline [b0, b1], the runs judged [b1 + 1, i] (all
+ * of them since the change on the fast path), the last k of which must all
+ * show the change, and the path. */
+struct window {
+	size_t b0, b1, k;
+	enum detect_path path;
+};
 
-	if (i < restart + c->k)
-		return 0;
-	*b1 = i - c->k;
-	s = seg_start(pts, *b1, restart, n);
-	if (*b1 - s + 1 >= nmin) {
-		*b0 = s;
-		return 1;
+/* The window of the judgement ending at i. Within nmin + k runs after a
+ * fingerprint change (until the new stretch could be a baseline) the fast
+ * path judges every run since the change, once there are k, against the
+ * stretch before it; the slow path judges the last k_sustained runs against
+ * the runs before them on the same fingerprint (at most N), once there are
+ * nmin of them. Returns 0 when run i is not judged. */
+static int window_find(const struct detect_config *c, const struct detect_point *pts,
+                       size_t restart, size_t nmin, size_t i, struct window *w)
+{
+	const size_t s = seg_start(pts, i, restart, SIZE_MAX), since = i - s + 1;
+	const size_t ks = c->k_sustained;
+
+	if (s > restart && since < nmin + c->k) {
+		if (since < c->k)
+			return 0;
+		*w = (struct window){.b1 = s - 1, .k = c->k, .path = DETECT_PATH_CHANGE};
+		w->b0 = seg_start(pts, w->b1, restart, c->baseline_runs);
+		return w->b1 - w->b0 + 1 >= nmin;
 	}
-	if (s == restart)
+	if (since < nmin + ks)
 		return 0;
-	*b1 = s - 1;
-	*b0 = seg_start(pts, *b1, restart, n);
-	return *b1 - *b0 + 1 >= nmin;
+	*w = (struct window){.b1 = i - ks, .k = ks, .path = DETECT_PATH_SUSTAINED};
+	w->b0 = seg_start(pts, w->b1, s, c->baseline_runs);
+	return 1;
 }
 
 /* Runs of [from, i] beyond the threshold on side dir (+1 above, -1 below) of m. */
@@ -261,75 +278,82 @@ static double few_runs_factor(size_t n, double phi)
 	return 1 + DETECT_FEW_RUNS / ((double)n * (1 - phi) / (1 + phi));
 }
 
-/* Whether the last k runs ending at i show a change from baseline median m
- * (doc/regression.md): the median of the k beyond the minimum effect, every
- * one beyond DETECT_RUN_Z noise sd on the same side, and their mean beyond
- * DETECT_NOISE_Z standard errors. Returns the direction or 0; *run_thr is
- * the per-run threshold. The noise is only computed when the rest holds. */
+/* The thresholds of each path: the mean of the k runs in standard errors,
+ * each of the k runs in noise standard deviations (0: on the new side),
+ * and whether the first of them must lie nearer the new level than the
+ * old (else the change began later: the next judgement dates it). */
+static const struct {
+	double mean_z, run_z;
+	size_t spare; /* runs that may miss run_z (still on the new side) */
+	int first_nearer;
+	double alpha_factor; /* the rank test's level: detect_alpha times this */
+} paths[] = {
+    [DETECT_PATH_CHANGE] = {DETECT_CHANGE_Z, 0, 0, 0, DETECT_CHANGE_ALPHA_FACTOR},
+    [DETECT_PATH_SUSTAINED] = {DETECT_NOISE_Z, DETECT_RUN_Z, DETECT_SPARE_RUNS, 1, 1},
+};
+
+const char *const detect_path_names[] = {
+    [DETECT_PATH_CHANGE] = "change",
+    [DETECT_PATH_SUSTAINED] = "sustained",
+};
+
+/* The noise of runs [n0, b1] as a standard deviation (*sd) and its lag-1
+ * autocorrelation (*phi). */
+static void noise_of(const struct detect_point *pts, size_t n0, size_t b1, struct scratch *w,
+                     double *sd, double *phi)
+{
+	const size_t n = b1 - n0 + 1;
+	double mn;
+
+	for (size_t j = n0; j <= b1; j++)
+		w->noise[j - n0] = pts[j].value;
+	*sd = noise_sd(w->noise, n, w->pairs);
+	mn = stats_median(w->noise, n);
+	*sd = fmax(*sd, clipped_sd(w->noise, n, mn, DETECT_CLIP_Z * *sd));
+	*phi = noise_phi(w->noise, n, mn, *sd);
+}
+
+/* Whether the last wd->k runs ending at i show a change from baseline
+ * median m (doc/regression.md): their median beyond the minimum effect,
+ * every one beyond the path's per-run threshold on the same side, and
+ * their mean beyond its number of standard errors. Returns the direction
+ * or 0; *sd is the noise standard deviation. The noise is only computed
+ * when the rest holds. */
 static int shows_change(const struct detect_config *c, const struct detect_series *s, size_t i,
-                        size_t n0, size_t b1, size_t nb, double m, struct scratch *w,
-                        double *run_thr)
+                        size_t n0, const struct window *wd, double m, struct scratch *w, double *sd)
 {
 	const struct detect_point *pts = s->pts;
-	const size_t k = c->k, a = i + 1 - k;
-	double eff = fmax(c->min_effect * fabs(m), s->abs_floor), mk, mean = 0, sd, phi, mn;
+	const size_t k = wd->k, a = i + 1 - k, nb = wd->b1 - wd->b0 + 1;
+	double eff = fmax(c->min_effect * fabs(m), s->abs_floor), mk, mean = 0, phi;
 	int dir;
 
+	(void)c;
 	for (size_t j = 0; j < k; j++) {
 		w->a[j] = pts[a + j].value;
 		mean += w->a[j] / (double)k;
 	}
 	mk = stats_median(w->a, k);
 	dir = mk - m >= eff && mk > m ? 1 : m - mk >= eff && mk < m ? -1 : 0;
-	/* every run on the new side, the first nearer the new level than the
-	 * old (else the change began later: the next run's judgement says) */
-	if (!dir || beyond(pts, a, i, m, 0, dir) < k || (pts[a].value - m) * dir < fabs(mk - m) / 2)
+	if (!dir || beyond(pts, a, i, m, 0, dir) < k ||
+	    (paths[wd->path].first_nearer && (pts[a].value - m) * dir < fabs(mk - m) / 2))
 		return 0;
-	for (size_t j = n0; j <= b1; j++)
-		w->noise[j - n0] = pts[j].value;
-	sd = noise_sd(w->noise, b1 - n0 + 1, w->pairs);
-	mn = stats_median(w->noise, b1 - n0 + 1);
-	sd = fmax(sd, clipped_sd(w->noise, b1 - n0 + 1, mn, DETECT_CLIP_Z * sd));
-	phi = noise_phi(w->noise, b1 - n0 + 1, mn, sd);
-	*run_thr = DETECT_RUN_Z * sd;
-	if (beyond(pts, a, i, m, *run_thr, dir) < k ||
-	    (mean - m) * dir < DETECT_NOISE_Z * sd * mean_sd_factor(c->k, nb, phi) *
-	                           few_runs_factor(b1 - n0 + 1, phi))
+	noise_of(pts, n0, wd->b1, w, sd, &phi);
+	/* a spare run may be any but the last: a change must still hold */
+	if (beyond(pts, a, i, m, paths[wd->path].run_z * *sd, dir) + paths[wd->path].spare < k ||
+	    !beyond(pts, i, i, m, paths[wd->path].run_z * *sd, dir) ||
+	    (mean - m) * dir < paths[wd->path].mean_z * *sd * mean_sd_factor((unsigned)k, nb, phi) *
+	                           few_runs_factor(wd->b1 - n0 + 1, phi))
 		return 0;
 	return dir;
 }
 
-/* Judges the runs ending at i; fills *e and returns 1 for a change. */
-static int judge(const struct detect_config *c, const struct detect_series *s, size_t restart,
-                 size_t nmin, size_t i, struct scratch *w, struct detect_event *e, size_t *change)
+/* Fills the step event of the window wd ending at i. */
+static void step_fill(const struct detect_series *s, const struct window *wd, size_t i, double m,
+                      int dir, double p, struct scratch *w, struct detect_event *e)
 {
 	const struct detect_point *pts = s->pts;
-	double *bufa = w->a, *bufb = w->b;
-	size_t b0, b1, a0, na, nb;
-	double m, thr, p;
-	int dir;
+	const size_t a0 = wd->b1 + 1;
 
-	if (!baseline_find(c, pts, restart, nmin, i, &b0, &b1))
-		return 0;
-	a0 = b1 + 1;
-	na = i - a0 + 1;
-	nb = b1 - b0 + 1;
-	for (size_t j = 0; j < nb; j++)
-		bufb[j] = pts[b0 + j].value;
-	m = stats_median(bufb, nb);
-	dir = shows_change(c, s, i, seg_start(pts, b1, restart, DETECT_NOISE_RUNS), b1, nb, m, w,
-	                   &thr);
-	if (!dir)
-		return 0;
-	/* Judging since a fingerprint change: the change must date from it
-	 * (three runs in four beyond). */
-	if (na > c->k && beyond(pts, a0, i, m, thr, dir) * 4 < na * 3)
-		return 0;
-	for (size_t j = 0; j < na; j++)
-		bufa[j] = pts[a0 + j].value;
-	p = stats_mann_whitney_p(bufa, na, bufb, nb);
-	if (!(p <= c->alpha))
-		return 0;
 	e->kind = DETECT_STEP;
 	snprintf(e->metric, sizeof(e->metric), "%s", s->metric);
 	snprintf(e->unit, sizeof(e->unit), "%s", s->unit ? s->unit : "");
@@ -337,19 +361,74 @@ static int judge(const struct detect_config *c, const struct detect_series *s, s
 	e->ref_id = pts[a0].run_id;
 	e->detected_ms = pts[i].t_ms;
 	e->direction = dir;
-	period_fill(&e->before, pts, b0, b1, w->b);
+	e->path = wd->path;
+	period_fill(&e->before, pts, wd->b0, wd->b1, w->b);
 	period_fill(&e->after, pts, a0, i, w->a);
 	e->change_pct = m != 0 ? (e->after.median - m) / fabs(m) * 100 : NAN;
 	e->p = p;
-	e->fp_diff = fp_text(s->fps, s->n_fps, pts[b1].fp_id, pts[i].fp_id);
+	e->fp_diff = fp_text(s->fps, s->n_fps, pts[wd->b1].fp_id, pts[i].fp_id);
+	if (wd->path == DETECT_PATH_CHANGE)
+		e->change = change_name(e->fp_diff);
+}
+
+/* Judges the runs ending at i; fills *e and returns 1 for a change. */
+static int judge(const struct detect_config *c, const struct detect_series *s, size_t restart,
+                 size_t nmin, size_t i, struct scratch *w, struct detect_event *e, size_t *change)
+{
+	const struct detect_point *pts = s->pts;
+	struct window wd;
+	size_t a0, na, nb;
+	double m, sd, p;
+	int dir;
+
+	if (!window_find(c, pts, restart, nmin, i, &wd))
+		return 0;
+	a0 = wd.b1 + 1;
+	na = i - a0 + 1;
+	nb = wd.b1 - wd.b0 + 1;
+	for (size_t j = 0; j < nb; j++)
+		w->b[j] = pts[wd.b0 + j].value;
+	m = stats_median(w->b, nb);
+	dir = shows_change(c, s, i, seg_start(pts, wd.b1, restart, DETECT_NOISE_RUNS), &wd, m, w,
+	                   &sd);
+	if (!dir)
+		return 0;
+	/* Judging since a fingerprint change: the change must date from it
+	 * (three runs in four beyond). */
+	if (na > wd.k && beyond(pts, a0, i, m, DETECT_SINCE_Z * sd, dir) * 4 < na * 3)
+		return 0;
+	for (size_t j = 0; j < na; j++)
+		w->a[j] = pts[a0 + j].value;
+	p = stats_mann_whitney_p(w->a, na, w->b, nb);
+	if (!(p <= fmin(0.5, c->alpha * paths[wd.path].alpha_factor)))
+		return 0;
+	step_fill(s, &wd, i, m, dir, p, w, e);
 	*change = a0;
 	return 1;
+}
+
+/* The runs of s not taken under contention, in a malloc'd copy (*n); all
+ * of them when most were (the host is always busy: its noise says so). */
+static struct detect_point *uncontended(const struct detect_series *s, size_t *n)
+{
+	struct detect_point *out = xcalloc(s->n + 1, sizeof(*out));
+	size_t busy = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		busy += s->pts[i].contended != 0;
+	*n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->pts[i].contended || busy * 2 > s->n)
+			out[(*n)++] = s->pts[i];
+	return out;
 }
 
 int detect_scan(const struct detect_config *c, const struct detect_series *s,
                 struct detect_event **ev, size_t *n_ev)
 {
 	size_t nmin, restart = 0, cap, qn;
+	struct detect_series q = *s;
+	struct detect_point *pts;
 	struct scratch w;
 	int found = 0;
 
@@ -360,19 +439,21 @@ int detect_scan(const struct detect_config *c, const struct detect_series *s,
 		if (!isfinite(s->pts[i].value))
 			return -EINVAL;
 	nmin = detect_min_baseline(c);
-	cap = (size_t)c->baseline_runs + nmin + c->k;
+	pts = uncontended(s, &q.n);
+	q.pts = pts;
+	cap = (size_t)c->baseline_runs + nmin + c->k_sustained;
 	qn = DETECT_NOISE_RUNS < QN_MAX ? DETECT_NOISE_RUNS : QN_MAX;
 	w.a = xmalloc(cap * sizeof(*w.a));
 	w.b = xmalloc(cap * sizeof(*w.b));
 	w.noise = xmalloc(DETECT_NOISE_RUNS * sizeof(*w.noise));
 	w.pairs = xmalloc((qn * (qn - 1) / 2 + 1) * sizeof(*w.pairs));
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0; i < q.n; i++) {
 		struct detect_event e = {0};
 		size_t change;
 
-		if (s->pts[i].run_id <= s->after_run_id)
+		if (q.pts[i].run_id <= q.after_run_id)
 			continue;
-		if (!judge(c, s, restart, nmin, i, &w, &e, &change))
+		if (!judge(c, &q, restart, nmin, i, &w, &e, &change))
 			continue;
 		*event_append(ev, n_ev) = e;
 		restart = change; /* the runs from the change on are the next baseline */
@@ -382,6 +463,7 @@ int detect_scan(const struct detect_config *c, const struct detect_series *s,
 	free(w.b);
 	free(w.noise);
 	free(w.pairs);
+	free(pts);
 	return found;
 }
 
@@ -454,7 +536,7 @@ static json_t *period_json(const struct detect_event *e, int after)
 json_t *detect_event_json(const struct detect_event *e)
 {
 	const int step = e->kind == DETECT_STEP;
-	char *text = detect_event_text(e);
+	char *text = detect_event_text(e), *head = detect_event_headline(e);
 	json_t *j = json_pack(
 	    "{s:s, s:s, s:s, s:I, s:o, s:I, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:b, s:s, s:s}",
 	    "kind", step ? "step" : "flip", "metric", e->metric, "unit", e->unit, "t_ms",
@@ -468,7 +550,13 @@ json_t *detect_event_json(const struct detect_event *e)
 	    jnum(e->change_pct), "p_value", jnum(e->p), "fingerprint_changed", e->fp_diff != NULL,
 	    "fingerprint_diff", e->fp_diff ? e->fp_diff : NO_FP_CHANGE, "message", text);
 
+	if (j)
+		json_object_set_new(j, "path",
+		                    step ? json_string(detect_path_names[e->path]) : json_null());
+	if (j)
+		json_object_set_new(j, "headline", json_string(head));
 	free(text);
+	free(head);
 	if (!j)
 		abort(); /* only on out of memory or a bad format, both fatal */
 	return j;
@@ -484,9 +572,48 @@ static void value_text(char *buf, size_t len, double v, const char *unit)
 	         plain ? "" : unit);
 }
 
+/* "3 days", "18 hours": how long the runs of a period span, counting the
+ * last run's cycle (n runs cover n cycles). */
+static void span_text(char *buf, size_t len, const struct detect_period *p)
+{
+	double h = p->n > 1
+	               ? (double)(p->to_ms - p->from_ms) * (double)p->n / (double)(p->n - 1) / 3.6e6
+	               : 0;
+
+	if (h >= 36)
+		snprintf(buf, len, "%.0f days", h / 24);
+	else if (h >= 2)
+		snprintf(buf, len, "%.0f hours", h);
+	else
+		snprintf(buf, len, "%zu runs", p->n);
+}
+
+char *detect_event_headline(const struct detect_event *e)
+{
+	char change[48] = "", span[32], *s;
+
+	if (e->kind == DETECT_FLIP) {
+		xasprintf(&s, "the recommendation flipped from %s to %s stacks", e->verdict_before,
+		          e->verdict_after);
+		return s;
+	}
+	if (isfinite(e->change_pct))
+		snprintf(change, sizeof(change), " %+.1f%%", e->change_pct);
+	else
+		snprintf(change, sizeof(change), " %s", e->direction > 0 ? "rose" : "fell");
+	if (e->path == DETECT_PATH_CHANGE) {
+		xasprintf(&s, "after %s: %s%s", e->change ? e->change : "a host change", e->metric,
+		          change);
+		return s;
+	}
+	span_text(span, sizeof(span), &e->after);
+	xasprintf(&s, "sustained for %s with no change on the host: %s%s", span, e->metric, change);
+	return s;
+}
+
 char *detect_event_text(const struct detect_event *e)
 {
-	char from[64], to[64], change[48] = "", *s;
+	char from[64], to[64], *s, *head = detect_event_headline(e);
 	const char *why = e->fp_diff ? e->fp_diff : NO_FP_CHANGE;
 
 	if (e->kind == DETECT_FLIP) {
@@ -494,14 +621,13 @@ char *detect_event_text(const struct detect_event *e)
 		    &s, "The recommendation flipped from %s to %s stacks (confidence %s → %s); %s",
 		    e->verdict_before, e->verdict_after, e->confidence_before, e->confidence_after,
 		    why);
+		free(head);
 		return s;
 	}
 	value_text(from, sizeof(from), e->before.median, e->unit);
 	value_text(to, sizeof(to), e->after.median, e->unit);
-	if (isfinite(e->change_pct))
-		snprintf(change, sizeof(change), " %.1f%%", fabs(e->change_pct));
-	xasprintf(&s, "%s %s%s, from %s to %s (median of %zu runs against %zu, p = %.2g); %s",
-	          e->metric, e->direction > 0 ? "rose" : "fell", change, from, to, e->after.n,
-	          e->before.n, e->p, why);
+	xasprintf(&s, "%s, from %s to %s (median of %zu runs against %zu, p = %.2g); %s", head,
+	          from, to, e->after.n, e->before.n, e->p, why);
+	free(head);
 	return s;
 }

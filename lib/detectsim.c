@@ -1,7 +1,8 @@
 /*
  * detectsim: simulated fleets for regression detection. Each host draws the
- * slow-downs all its figures share (modes, noisy-neighbour episodes), each
- * figure its own Gaussian AR(1) noise, and detect_scan() judges every run
+ * slow-downs all its figures share (modes, noisy-neighbour episodes, whose
+ * runs are marked contended in a share of the episodes), each figure its
+ * own Gaussian AR(1) noise, and detect_scan() judges every run
  * of every figure, as threadwatchd's events.c does run by run (a scan over
  * a whole history gives the same events: tests/unit/test_detect.c).
  */
@@ -41,9 +42,11 @@ void dsim_params_default(struct dsim_params *p)
 	    .episode_cycles = 4,
 	    .episode_rate = 0.02,
 	    .episode_size = 0.10,
+	    .episode_visible = DSIM_EPISODE_VISIBLE_DEFAULT,
 	    .step = 0,
 	    .step_day = 60,
-	    .within = 4,
+	    .within = 16,
+	    .within_change = 2,
 	};
 }
 
@@ -86,12 +89,18 @@ int dsim_params_check(const struct dsim_params *p, char *err, size_t errlen)
 		                  "--episode-size in 0..1");
 	if (!(p->step > -1 && p->step <= 10))
 		return errbuf_set(err, errlen, -EINVAL, "--step: %g is not in (-1, 10]", p->step);
+	if (!(p->episode_visible >= 0 && p->episode_visible <= 1) ||
+	    !(p->fp_share >= 0 && p->fp_share <= 1))
+		return errbuf_set(
+		    err, errlen, -EINVAL,
+		    "--episode-visible and --fingerprint-change-share must be in 0..1");
 	if (p->step != 0 && !(p->step_day > 0 && dsim_step_at(p) < n))
 		return errbuf_set(err, errlen, -EINVAL,
 		                  "--step-day: %g is not inside the %u simulated days", p->step_day,
 		                  p->days);
-	if (p->within < 1)
-		return errbuf_set(err, errlen, -EINVAL, "--within: must be at least 1");
+	if (p->within < 1 || p->within_change < 1)
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "--within and --within-change: must be at least 1");
 	return 0;
 }
 
@@ -112,15 +121,24 @@ const struct catalog_metric *dsim_figure(size_t k)
 	return NULL;
 }
 
+int dsim_host_fp_change(const struct dsim_params *p, unsigned h)
+{
+	return p->fp_change || (double)h < p->fp_share * (double)p->hosts;
+}
+
 /* The factor every figure of the host shares in each cycle: the slow
- * mode, or the slow-down of a noisy neighbour's episode. */
-static void host_factors(const struct dsim_params *p, struct stats_rng *r, double *f, size_t n)
+ * mode, or the slow-down of a noisy neighbour's episode; and whether the
+ * cycle's contention readings show it (busy: a visible episode). */
+static void host_factors(const struct dsim_params *p, struct stats_rng *r, double *f,
+                         unsigned char *busy, size_t n)
 {
 	unsigned left = 0;
 	double size = 0;
+	int seen = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		f[i] = 1;
+		busy[i] = 0;
 		if (p->noise == DSIM_BIMODAL && stats_rng_uniform(r) < p->mode_p)
 			f[i] += p->mode_gap;
 		if (p->noise != DSIM_EPISODIC)
@@ -128,17 +146,27 @@ static void host_factors(const struct dsim_params *p, struct stats_rng *r, doubl
 		if (!left && stats_rng_uniform(r) < p->episode_rate) {
 			left = p->episode_cycles;
 			size = p->episode_size * (0.5 + stats_rng_uniform(r));
+			seen = stats_rng_uniform(r) < p->episode_visible;
 		}
 		if (left) {
 			f[i] += size;
+			busy[i] = (unsigned char)seen;
 			left--;
 		}
 	}
 }
 
+/* One host's shared part: the factors, the contention marks and whether
+ * its step comes with a fingerprint change. */
+struct host {
+	const double *f;
+	const unsigned char *busy;
+	int fp_change;
+};
+
 /* One figure's history: AR(1) Gaussian noise of standard deviation cv
  * (started in its stationary distribution), the host's factors, the step. */
-static void figure_history(const struct dsim_params *p, struct stats_rng *r, const double *f,
+static void figure_history(const struct dsim_params *p, struct stats_rng *r, const struct host *h,
                            size_t n, size_t step_at, struct detect_point *pts)
 {
 	const double every_ms = p->every_s * 1000, innov = sqrt(1 - p->phi * p->phi);
@@ -150,15 +178,17 @@ static void figure_history(const struct dsim_params *p, struct stats_rng *r, con
 		pts[i] = (struct detect_point){
 		    .run_id = (int64_t)i + 1,
 		    .t_ms = T0_MS + (int64_t)((double)i * every_ms),
-		    .value = LEVEL * (1 + x) * f[i] * (i >= step_at ? 1 + p->step : 1),
-		    .fp_id = p->fp_change && i >= step_at ? 2 : 1,
+		    .value = LEVEL * (1 + x) * h->f[i] * (i >= step_at ? 1 + p->step : 1),
+		    .fp_id = h->fp_change && i >= step_at ? 2 : 1,
+		    .contended = h->busy[i],
 		};
 	}
 }
 
 /* What one worker adds up over its hosts. */
 struct tally {
-	uint64_t false_events, detected, in_time;
+	uint64_t false_events, contended;
+	uint64_t detected[2], in_time[2], by_path[2][2];
 	uint64_t *false_by_figure;
 	unsigned *delays; /* one per stepped figure; 0: not found */
 };
@@ -171,12 +201,21 @@ struct worker {
 	int err;
 };
 
+/* The kind of a host's step: judged on the fast path when it comes with
+ * a fingerprint change. */
+static enum detect_path step_kind(const struct dsim_params *p, unsigned h)
+{
+	return dsim_host_fp_change(p, h) ? DETECT_PATH_CHANGE : DETECT_PATH_SUSTAINED;
+}
+
 /* Sorts one figure's events into the step's detection (the first event in
  * its direction completed at or after it) and false events. */
 static void classify(const struct dsim_params *p, const struct detect_event *ev, size_t n_ev,
-                     size_t step_at, size_t fig, unsigned *delay, struct tally *t)
+                     size_t step_at, enum detect_path kind, size_t fig, unsigned *delay,
+                     struct tally *t)
 {
 	const int dir = p->step > 0 ? 1 : -1;
+	const unsigned within = kind == DETECT_PATH_CHANGE ? p->within_change : p->within;
 
 	for (size_t e = 0; e < n_ev; e++) {
 		size_t at =
@@ -184,8 +223,9 @@ static void classify(const struct dsim_params *p, const struct detect_event *ev,
 
 		if (step_at != SIZE_MAX && !*delay && at >= step_at && ev[e].direction == dir) {
 			*delay = (unsigned)(at - step_at) + 1; /* stored + 1: 0 is "not found" */
-			t->detected++;
-			t->in_time += *delay - 1 <= p->within;
+			t->detected[kind]++;
+			t->in_time[kind] += *delay - 1 <= within;
+			t->by_path[kind][ev[e].path]++;
 			continue;
 		}
 		t->false_events++;
@@ -193,41 +233,53 @@ static void classify(const struct dsim_params *p, const struct detect_event *ev,
 	}
 }
 
+/* Judges one figure of host h; 0 or -EINVAL. */
+static int judge_figure(struct worker *w, const struct host *hs, unsigned h, size_t k,
+                        struct stats_rng *r, struct detect_point *pts)
+{
+	const struct dsim_params *p = w->p;
+	const size_t n = dsim_runs(p), step_at = dsim_step_at(p), nf = dsim_n_figures();
+	const struct catalog_metric *fig = dsim_figure(k);
+	struct detect_series s = {.metric = fig->name,
+	                          .unit = fig->unit,
+	                          .abs_floor = fig->abs_floor,
+	                          .pts = pts,
+	                          .n = n};
+	struct detect_event *ev = NULL;
+	size_t n_ev = 0;
+	int rc;
+
+	figure_history(p, r, hs, n, step_at, pts);
+	rc = detect_scan(w->c, &s, &ev, &n_ev);
+	if (rc >= 0)
+		classify(p, ev, n_ev, step_at, step_kind(p, h), k, &w->t.delays[(size_t)h * nf + k],
+		         &w->t);
+	detect_events_free(ev, n_ev);
+	return rc < 0 ? rc : 0;
+}
+
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
 	const struct dsim_params *p = w->p;
-	const size_t n = dsim_runs(p), step_at = dsim_step_at(p), nf = dsim_n_figures();
+	const size_t n = dsim_runs(p), nf = dsim_n_figures();
 	double *f = xcalloc(n, sizeof(*f));
+	unsigned char *busy = xcalloc(n, 1);
 	struct detect_point *pts = xcalloc(n, sizeof(*pts));
 
 	for (unsigned h = w->first; h < p->hosts && !w->err; h += w->stride) {
+		struct host hs = {f, busy, dsim_host_fp_change(p, h)};
 		struct stats_rng r;
 
 		stats_rng_seed(&r, p->seed * UINT64_C(0x9e3779b97f4a7c15) + h);
-		host_factors(p, &r, f, n);
-		for (size_t k = 0; k < nf; k++) {
-			const struct catalog_metric *fig = dsim_figure(k);
-			struct detect_series s = {.metric = fig->name,
-			                          .unit = fig->unit,
-			                          .abs_floor = fig->abs_floor,
-			                          .pts = pts,
-			                          .n = n};
-			struct detect_event *ev = NULL;
-			size_t n_ev = 0;
-			int rc;
-
-			figure_history(p, &r, f, n, step_at, pts);
-			rc = detect_scan(w->c, &s, &ev, &n_ev);
-			if (rc < 0)
-				w->err = rc;
-			else
-				classify(p, ev, n_ev, step_at, k, &w->t.delays[(size_t)h * nf + k],
-				         &w->t);
-			detect_events_free(ev, n_ev);
-		}
+		host_factors(p, &r, f, busy, n);
+		for (size_t i = 0; i < n; i++)
+			w->t.contended += busy[i] * nf;
+		for (size_t k = 0; k < nf && !w->err; k++)
+			w->err = judge_figure(w, &hs, h, k, &r, pts);
 	}
 	free(f);
+	free(busy);
 	free(pts);
 	return NULL;
 }
@@ -239,23 +291,59 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The median and largest delay of the steps found. */
-static void delays_sum_up(unsigned *d, size_t n, struct dsim_result *r)
+/* The median and largest delay of the steps found among the n in d of
+ * the hosts whose kind is `kind` (every kind: -1). */
+static void delays_sum_up(const struct dsim_params *p, const unsigned *d, size_t n, int kind,
+                          double *median, unsigned *max)
 {
+	const size_t nf = dsim_n_figures();
+	unsigned *v = xcalloc(n + 1, sizeof(*v));
 	size_t m = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (d[i])
-			d[m++] = d[i] - 1;
-	qsort(d, m, sizeof(*d), by_value);
-	r->median_delay_cycles = !m ? NAN : m % 2 ? d[m / 2] : (d[m / 2 - 1] + d[m / 2]) / 2.0;
-	r->max_delay_cycles = m ? d[m - 1] : 0;
+		if (d[i] && (kind < 0 || (int)step_kind(p, (unsigned)(i / nf)) == kind))
+			v[m++] = d[i] - 1;
+	qsort(v, m, sizeof(*v), by_value);
+	*median = !m ? NAN : m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2.0;
+	*max = m ? v[m - 1] : 0;
+	free(v);
+}
+
+/* Adds worker t's tally to r. */
+static void tally_add(struct dsim_result *r, const struct tally *t)
+{
+	r->false_events += t->false_events;
+	r->contended_runs += t->contended;
+	for (int k = 0; k < 2; k++) {
+		r->kind[k].detected += t->detected[k];
+		r->kind[k].in_time += t->in_time[k];
+		r->kind[k].by_path[0] += t->by_path[k][0];
+		r->kind[k].by_path[1] += t->by_path[k][1];
+	}
+	for (size_t k = 0; k < dsim_n_figures(); k++)
+		r->false_by_figure[k] += t->false_by_figure[k];
+}
+
+/* The steps of each kind and of both, from the tallies and the delays. */
+static void steps_sum_up(const struct dsim_params *p, const unsigned *delays, size_t n,
+                         struct dsim_result *r)
+{
+	for (unsigned h = 0; p->step != 0 && h < p->hosts; h++)
+		r->kind[step_kind(p, h)].steps += dsim_n_figures();
+	for (int k = 0; k < 2; k++) {
+		delays_sum_up(p, delays, n, k, &r->kind[k].median_delay_cycles,
+		              &r->kind[k].max_delay_cycles);
+		r->steps += r->kind[k].steps;
+		r->detected_steps += r->kind[k].detected;
+		r->detected_in_time += r->kind[k].in_time;
+	}
+	delays_sum_up(p, delays, n, -1, &r->median_delay_cycles, &r->max_delay_cycles);
 }
 
 int dsim_run(const struct detect_config *c, const struct dsim_params *p, struct dsim_result *r)
 {
-	const size_t n_steps = p->step != 0 ? (size_t)p->hosts * dsim_n_figures() : 0;
-	unsigned *delays = xcalloc((size_t)p->hosts * dsim_n_figures(), sizeof(*delays));
+	const size_t n_slots = (size_t)p->hosts * dsim_n_figures();
+	unsigned *delays = xcalloc(n_slots + 1, sizeof(*delays));
 	struct worker w[MAX_WORKERS];
 	pthread_t tid[MAX_WORKERS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -283,17 +371,12 @@ int dsim_run(const struct detect_config *c, const struct dsim_params *p, struct 
 			pthread_join(tid[i], NULL);
 		if (w[i].err)
 			err = w[i].err;
-		r->false_events += w[i].t.false_events;
-		r->detected_steps += w[i].t.detected;
-		r->detected_in_time += w[i].t.in_time;
-		for (size_t k = 0; k < dsim_n_figures(); k++)
-			r->false_by_figure[k] += w[i].t.false_by_figure[k];
+		tally_add(r, &w[i].t);
 		free(w[i].t.false_by_figure);
 	}
 	r->host_days = (double)p->hosts * (double)dsim_runs(p) * p->every_s / 86400.0;
-	r->runs = (uint64_t)p->hosts * dsim_runs(p) * dsim_n_figures();
-	r->steps = n_steps;
-	delays_sum_up(delays, n_steps, r);
+	r->runs = (uint64_t)n_slots * dsim_runs(p);
+	steps_sum_up(p, delays, p->step != 0 ? n_slots : 0, r);
 	free(delays);
 	return err;
 }

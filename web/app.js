@@ -676,11 +676,19 @@ async function latestDoc(probe) {
 }
 
 /* --- regression events -------------------------------------------------- */
+/* Which path found a step: with a host change (fast) or sustained (slow). */
+const EVENT_PATHS = {
+  change: { text: 'after a host change', title: 'Found in the runs since the host fingerprint changed' },
+  sustained: { text: 'sustained', title: 'Held for detect_k_sustained runs with no change on the host' },
+};
+
 function eventItem(e) {
   const kind = e.kind === 'flip' ? `verdict → ${e.after.verdict}` : e.direction === 'down' ? '▼ fell' : '▲ rose';
-  return el('li', { class: `event ${e.kind}`, 'data-id': String(e.id) },
+  const path = EVENT_PATHS[e.path];
+  return el('li', { class: `event ${e.kind}`, 'data-id': String(e.id), 'data-path': e.path || '' },
     el('time', { text: fmtTime(e.t_ms) }), ' ',
     el('span', { class: 'badge ' + (e.kind === 'flip' ? e.after.verdict : 'bad'), text: kind }), ' ',
+    ...(path ? [el('span', { class: 'badge path', title: path.title, text: path.text }), ' '] : []),
     el('span', { text: e.message }));
 }
 
