@@ -33,6 +33,7 @@ DYGRAPHS_DIR ?= /usr/share/javascript/dygraphs
 VERSION    := 0.1.0
 
 CC         ?= cc
+BUILD_CC   ?= cc
 SANITIZE   ?= 0
 # A sanitizer build keeps to a build directory of its own.
 ifeq ($(SANITIZE),1)
@@ -94,7 +95,7 @@ CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
-	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/detect.c \
+	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
@@ -119,6 +120,12 @@ DAEMON_OBJS := $(patsubst %.c,$(B)/%.o,$(DAEMON_SRCS)) $(B)/daemon/builtin.o
 CLI_OBJS    := $(patsubst %.c,$(B)/%.o,$(CLI_SRCS))
 PROBES      := $(addprefix $(B)/probes/,$(PROBE_NAMES))
 SHIM_SRCS  := $(wildcard tests/shim/*.c)
+# Test doubles of x86-64 mechanisms (MAP_32BIT, segment descriptors) are
+# built only for an x86-64 target; `$(CC) -dumpmachine` names the target.
+X86_SHIMS  := ignore_map32bit no_segments seg_not_present
+ifeq ($(filter x86_64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+SHIM_SRCS  := $(filter-out $(patsubst %,tests/shim/%.c,$(X86_SHIMS)),$(SHIM_SRCS))
+endif
 SHIMS      := $(patsubst tests/shim/%.c,$(B)/tests/%.so,$(SHIM_SRCS))
 TOOL_SRCS  := $(wildcard tests/tools/*.c)
 TOOLS      := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRCS))
@@ -170,8 +177,9 @@ $(B)/threadwatch: $(CLI_OBJS) $(B)/libtw.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(LIBS_CLI)) -lm
 
 # One generator embeds the schema and the web files (see daemon/tools/mkbuiltin.c).
+# It runs on the build machine, so a cross build compiles it with BUILD_CC.
 $(B)/mkbuiltin: daemon/tools/mkbuiltin.c | $(B)/daemon
-	$(CC) -std=gnu11 $(WARN) -O2 -o $@ $<
+	$(BUILD_CC) -std=gnu11 $(WARN) -O2 -o $@ $<
 
 $(B)/daemon/builtin.c: $(B)/mkbuiltin $(BUILTIN_IN) | $(B)/daemon
 	$(B)/mkbuiltin $(BUILTIN_IN) > $@.tmp && mv $@.tmp $@

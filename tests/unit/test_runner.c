@@ -153,6 +153,10 @@ static void test_skipped_and_error_documents(void **state)
 	    script("err", 0755,
 	           "printf '%%s' '" DOC_HEAD("err") "\"status\":\"error\",\"reason\":\"low FS base "
 	                                            "was high\"}'\nexit 1\n");
+	char *na =
+	    script("na", 0755,
+	           "printf '%%s' '" DOC_HEAD("na") "\"status\":\"not_applicable\",\"reason\":"
+	                                           "\"no MAP_32BIT window\"}'\n");
 	char *liar =
 	    script("liar", 0755, "printf '%%s' '" DOC_HEAD("liar") "\"status\":\"ok\"}'\nexit 3\n");
 	char *other = script("other", 0755,
@@ -162,6 +166,12 @@ static void test_skipped_and_error_documents(void **state)
 	run(skip, "skip", 10, &r);
 	assert_int_equal(r.status, RUNNER_SKIPPED);
 	assert_string_equal(r.reason, "not x86");
+	assert_non_null(r.doc);
+	runner_result_clear(&r);
+
+	run(na, "na", 10, &r);
+	assert_int_equal(r.status, RUNNER_NOT_APPLICABLE);
+	assert_string_equal(r.reason, "no MAP_32BIT window");
 	assert_non_null(r.doc);
 	runner_result_clear(&r);
 
@@ -178,6 +188,7 @@ static void test_skipped_and_error_documents(void **state)
 	expect_error(&r, "document is from probe \"someone-else\", expected \"other\"");
 	runner_result_clear(&r);
 	free(skip);
+	free(na);
 	free(err);
 	free(liar);
 	free(other);
