@@ -535,9 +535,11 @@ static void test_cpu_pin_refused(void **state)
 		struct runner_result r;
 		int good;
 
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 			_exit(3);
+		/* qemu-user (the arm64 tier) emulates no seccomp filter */
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(errno == EINVAL ? 77 : 3);
 		if (runner_run(p, argv, &o, &r) < 0)
 			_exit(4);
 		good = r.status == RUNNER_ERROR && r.reason && r.cpu >= 0 &&
@@ -549,8 +551,12 @@ static void test_cpu_pin_refused(void **state)
 	}
 	assert_int_equal(waitpid(pid, &ws, 0), pid);
 	assert_true(WIFEXITED(ws));
-	assert_int_equal(WEXITSTATUS(ws), 0);
 	free(p);
+	if (WEXITSTATUS(ws) == 77) {
+		fprintf(stderr, "no seccomp filters here: pinning refused is not checked\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(ws), 0);
 }
 
 static void test_cpu_parse(void **state)
