@@ -35,8 +35,9 @@
 
 struct fleet_args {
 	int json, help, insecure;
-	const char *scheme; /* of targets without one */
-	int scheme_given;   /* --scheme: it also overrides __scheme__ */
+	const char *by, *where; /* --by FIELD, --where FIELD=VALUE */
+	const char *scheme;     /* of targets without one */
+	int scheme_given;       /* --scheme: it also overrides __scheme__ */
 	struct fleet_conn conn;
 	char *cacert, *token;
 	struct fleet_targets targets;
@@ -140,6 +141,24 @@ static int set_token(void *ctx, const char *path, char *why, size_t wlen)
 	return 0;
 }
 
+static int set_by(void *ctx, const char *v, char *why, size_t wlen)
+{
+	(void)why, (void)wlen;
+	((struct fleet_args *)ctx)->by = v;
+	return *v ? 0 : -EINVAL;
+}
+
+static int set_where(void *ctx, const char *v, char *why, size_t wlen)
+{
+	const char *eq = strchr(v, '=');
+
+	if (!eq || eq == v)
+		return errbuf_set(why, wlen, -EINVAL, "--where \"%s\": FIELD=VALUE, such as cpu=%s",
+		                  v, "\"AMD EPYC 7B12\"");
+	((struct fleet_args *)ctx)->where = v;
+	return 0;
+}
+
 static const struct opt fleet_opts[] = {
     {"json", 0, NULL, "print one JSON document instead of the table", NULL,
      offsetof(struct fleet_args, json)},
@@ -165,6 +184,12 @@ static const struct opt fleet_opts[] = {
      set_token, 0},
     {"token-over-http", 0, NULL, "send the --token to http:// URLs too (it travels in clear)", NULL,
      offsetof(struct fleet_args, conn.token_over_http)},
+    {"by", 0, "FIELD",
+     "group the hosts into cohorts by a fingerprint field: kernel, cpu, virt, mitigations, "
+     "arch, glibc, vendor or a path such as cpu/family",
+     set_by, 0},
+    {"where", 0, "FIELD=VALUE", "keep only the hosts whose fingerprint FIELD is VALUE", set_where,
+     0},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct fleet_args, help)},
 };
 
@@ -300,6 +325,8 @@ static void print_json(json_t *rows, const struct fleet_args *a, size_t unreacha
 	                "hosts_total", (json_int_t)json_array_size(rows), "hosts_unreachable",
 	                (json_int_t)unreachable, "hosts_failed", (json_int_t)failed,
 	                "hosts_probe_failed", (json_int_t)probe_failed, "hosts", rows);
+	if (a->by)
+		json_object_set_new(doc, "cohorts", fleet_cohorts(rows, a->by));
 	json_dumpf(doc, stdout, JSON_INDENT(2));
 	fputc('\n', stdout);
 	json_decref(doc);
@@ -311,15 +338,23 @@ static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_a
 	size_t failed = 0, unreachable = 0, probe_failed = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		if (!fleet_where_match(hosts[i].row, a->where))
+			continue;
 		json_array_append(rows, hosts[i].row);
 		failed += hosts[i].error != NULL;
 		unreachable += !hosts[i].reachable;
 		probe_failed += json_array_size(json_object_get(hosts[i].row, "failed_probes")) > 0;
 	}
-	if (a->json)
+	if (a->json) {
 		print_json(rows, a, unreachable, failed, probe_failed);
-	else
+	} else if (a->by) {
+		json_t *doc = fleet_cohorts(rows, a->by);
+
+		fleet_print_cohorts(doc);
+		json_decref(doc);
+	} else {
 		fleet_print_table(rows);
+	}
 	json_decref(rows);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "threadwatch fleet: cannot write the report: %s\n",

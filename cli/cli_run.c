@@ -203,7 +203,10 @@ static char *probe_path(const char *dirs, const char *name)
 
 static const char *status_name(enum runner_status s)
 {
-	static const char *const names[] = {"ok", "skipped", "error"};
+	static const char *const names[] = {[RUNNER_OK] = "ok",
+	                                    [RUNNER_SKIPPED] = "skipped",
+	                                    [RUNNER_ERROR] = "error",
+	                                    [RUNNER_NOT_APPLICABLE] = "not applicable"};
 
 	return names[s];
 }

@@ -132,6 +132,12 @@ json_t *fleet_host_row(const struct fleet_host *h)
 	json_object_set_new(row, "disabled_probes",
 	                    or_null(json_object_get(rec, "disabled_probes")));
 	json_object_set_new(row, "ctxsw_ratio", or_null(at(rec, "inputs/ctxsw/ratio")));
+	json_object_set_new(row, "fingerprint", or_null(fp));
+	json_object_set_new(row, "applicable", or_null(json_object_get(rec, "applicable")));
+	json_object_set_new(row, "figures",
+	                    json_pack("{s:o, s:o}", "ctxsw_high_ns",
+	                              or_null(at(rec, "inputs/ctxsw/high_ns")), "ctxsw_ratio",
+	                              or_null(at(rec, "inputs/ctxsw/ratio"))));
 	json_object_set_new(row, "ctxsw_ratio_ci95", or_null(at(rec, "inputs/ctxsw/ratio_ci95")));
 	json_object_set_new(row, "threads_run_id",
 	                    h->run_id > 0 ? json_integer(h->run_id) : json_null());

@@ -97,6 +97,15 @@ int fleet_ask(struct fleet_host *hosts, size_t n, const struct fleet_conn *c);
 /* The report: one JSON object per host, then a table or a document. */
 json_t *fleet_host_row(const struct fleet_host *h);
 void fleet_print_table(const json_t *rows);
+/* Cohorts (fleet_cohort.c): the value of a fingerprint field (an alias
+ * such as cpu, or a path such as cpu/vendor) of a row, as text ("-" when
+ * absent; malloc'd); whether a row passes --where FIELD=VALUE (NULL:
+ * all); the rows grouped by a field with each cohort's figures, and the
+ * table of them. */
+char *fleet_field_value(const json_t *row, const char *name);
+int fleet_where_match(const json_t *row, const char *where);
+json_t *fleet_cohorts(const json_t *rows, const char *by);
+void fleet_print_cohorts(const json_t *doc);
 
 /* Replaces C0, C1 and DEL characters in s (in place) with '?'; returns s
  * (NULL: NULL). Every cell printed from a daemon's answer goes through it. */

@@ -491,8 +491,10 @@ int api_parse_runs_query(const struct api_target *t, struct store_runs_query *q,
 		goto bad_probe;
 	q->probe = v;
 	v = api_param_get(t, "status");
-	if (v && strcmp(v, "ok") && strcmp(v, "skipped") && strcmp(v, "error")) {
-		api_fail(err, 400, "parameter 'status' must be ok, skipped or error");
+	if (v && strcmp(v, "ok") && strcmp(v, "skipped") && strcmp(v, "error") &&
+	    strcmp(v, "not_applicable")) {
+		api_fail(err, 400,
+		         "parameter 'status' must be ok, skipped, not_applicable or error");
 		return -EINVAL;
 	}
 	q->status = v;

@@ -444,8 +444,10 @@ static double load_guard(struct sched *s, const struct config *c)
 	return mono_s() - start;
 }
 
-static const char *const store_status[] = {
-    [RUNNER_OK] = "ok", [RUNNER_SKIPPED] = "skipped", [RUNNER_ERROR] = "error"};
+static const char *const store_status[] = {[RUNNER_OK] = "ok",
+                                           [RUNNER_SKIPPED] = "skipped",
+                                           [RUNNER_ERROR] = "error",
+                                           [RUNNER_NOT_APPLICABLE] = "not_applicable"};
 
 /* ", on CPU N" for a pinned run, else "". */
 static const char *pinned_to(int cpu, char *buf, size_t len)
@@ -475,7 +477,8 @@ static void probe_argv(const struct config *c, const char *name, char **argv)
 }
 
 /* Runs one probe and stores the run. 0, or the store's -errno; *good is
- * set when the probe gave its answer (ok, or skipped with a reason) and it
+ * set when the probe gave its answer (ok, or skipped or not applicable
+ * with a reason) and it
  * was stored. */
 static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
                    const struct sched_probe *p, int64_t *run_id, int *good)

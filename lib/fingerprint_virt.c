@@ -27,11 +27,11 @@
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Hypervisor signatures (cpuid leaf 0x40000000), named as
- * systemd-detect-virt names them. */
+ * systemd-detect-virt names them (unused where there is no CPUID). */
 static const struct {
 	const char *signature;
 	const char *name;
-} cpuid_names[] = {
+} cpuid_names[] __attribute__((unused)) = {
     {"KVMKVMKVM", "kvm"},          {"VMwareVMware", "vmware"}, {"Microsoft Hv", "microsoft"},
     {"XenVMMXenVMM", "xen"},       {"TCGTCGTCGTCG", "qemu"},   {"bhyve bhyve ", "bhyve"},
     {" lrpepyh  vr", "parallels"}, {"ACRNACRNACRN", "acrn"},   {"QNXQVMBSQG", "qnx"},

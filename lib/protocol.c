@@ -171,8 +171,10 @@ static int check_status(json_t *v, struct verr *e)
 
 	if (!json_is_string(v))
 		return fail(e, "status: not a string");
-	if (strcmp(s, "ok") && strcmp(s, "skipped") && strcmp(s, "error"))
-		return fail(e, "status: must be \"ok\", \"skipped\" or \"error\"");
+	if (strcmp(s, "ok") && strcmp(s, "skipped") && strcmp(s, "error") &&
+	    strcmp(s, "not_applicable"))
+		return fail(e,
+		            "status: must be \"ok\", \"skipped\", \"not_applicable\" or \"error\"");
 	return 0;
 }
 

@@ -26,7 +26,7 @@ int protocol_parse(const char *buf, size_t len, json_t **doc, char *err, size_t 
 int protocol_validate(const json_t *doc, char *err, size_t errlen);
 
 /* Convenience readers for a validated document. */
-const char *protocol_status(const json_t *doc); /* "ok", "skipped", "error" */
+const char *protocol_status(const json_t *doc); /* "ok", "skipped", "not_applicable", "error" */
 /* The scalar's value, or NAN when absent. */
 double protocol_scalar(const json_t *doc, const char *name);
 /* The series' points array ([[x, y], ...]) or NULL. */

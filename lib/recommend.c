@@ -1311,14 +1311,17 @@ json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
 	struct rec_in in;
 	struct rec_model m;
 	json_t *res = NULL;
+	const char *arch;
 
-	if (rec_in_parse(inputs, &in, err, errlen) < 0)
+	if (rec_in_parse(inputs, &in, err, errlen) < 0 ||
+	    rec_arch_parse(inputs, &arch, err, errlen) < 0)
 		goto out;
 	model_inputs(&m, &in);
 	model_figures(&m);
 	model_verdict(&m);
 	res = result_build(&m);
 	rec_failed_apply(&in.failed, inputs, res, in.ctxsw_why ? "ctxsw" : NULL);
+	rec_arch_apply(arch, res);
 out:
 	rec_in_free(&in);
 	return res;

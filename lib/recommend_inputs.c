@@ -194,6 +194,8 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 		/* MAP_32BIT exists only on x86-64. */
 		json_object_set_new(in, "map32", json_pack("{s:i}", "window_bytes", 0));
 	}
+	if (arch && strcmp(arch, "x86_64"))
+		json_object_set_new(in, "arch", json_string(arch));
 	if (doc_ok(threads_doc)) {
 		o = json_object();
 		if ((c = doc_curve(threads_doc, "low_median_ns")))

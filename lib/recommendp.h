@@ -31,4 +31,13 @@ const char *rec_failed_why(const struct rec_failed *f, const char *probe, char *
 void rec_failed_apply(const struct rec_failed *f, const json_t *inputs, json_t *result,
                       const char *named);
 
+/* inputs.arch (recommend_arch.c): *arch is NULL when absent; 0, or
+ * -EINVAL naming the field in err. */
+int rec_arch_parse(const json_t *inputs, const char **arch, char *err, size_t errlen);
+/* 1 when low stacks can exist on arch (x86-64, or unknown). */
+int rec_arch_applies(const char *arch);
+/* Sets result.applicable; where low stacks cannot exist, the verdict is
+ * high (strong, rule not_applicable) and the sentence says why. */
+void rec_arch_apply(const char *arch, json_t *result);
+
 #endif

@@ -460,8 +460,10 @@ static void judge(struct runner_result *res, const struct run_state *st, const c
 		set_error(res, st, 1, "exited with status %d after reporting \"%s\"",
 		          res->exit_code, status);
 	} else {
-		res->status = strcmp(status, "ok") ? RUNNER_SKIPPED : RUNNER_OK;
-		if (res->status == RUNNER_SKIPPED)
+		res->status = !strcmp(status, "ok")               ? RUNNER_OK
+		              : !strcmp(status, "not_applicable") ? RUNNER_NOT_APPLICABLE
+		                                                  : RUNNER_SKIPPED;
+		if (res->status != RUNNER_OK)
 			res->reason = xstrdup(json_string_value(json_object_get(doc, "reason")));
 		res->doc = json_incref(doc);
 	}

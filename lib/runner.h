@@ -13,7 +13,9 @@
 
 #include <jansson.h>
 
-enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR };
+/* RUNNER_NOT_APPLICABLE: the probe measures something this architecture
+ * does not have (map32 on arm64); a status of its own, not an error. */
+enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR, RUNNER_NOT_APPLICABLE };
 
 /* How gently probes run unless told otherwise, in the daemon (nice,
  * probe_sched) and in `threadwatch run` (--nice, --sched) alike. */

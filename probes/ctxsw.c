@@ -1053,7 +1053,8 @@ static int setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 		probe_info_str(doc, "ia32_int80", env->seg.int80);
 	}
 	if (env->seg.kind == FSSEG_NONE) {
-		snprintf(buf, sizeof(buf), "unavailable: %s", env->seg.why);
+		snprintf(buf, sizeof(buf), "%s: %s",
+		         FSSEG_APPLIES ? "unavailable" : "not applicable", env->seg.why);
 		probe_info_str(doc, "selector", buf);
 		probe_info_bool(doc, "selector_arm", 0);
 		return 0;

@@ -745,17 +745,14 @@ int main(int argc, char **argv)
 		return 2;
 	doc = probe_doc_new("map32");
 	probe_param_bool(doc, "quick", po.quick);
-#if defined(__x86_64__)
-	if (map32bit_check(what, sizeof(what))) {
+	if (!map32bit_applicable(what, sizeof(what))) {
+		probe_status(doc, PROBE_NOT_APPLICABLE, "%s", what);
+	} else if (map32bit_check(what, sizeof(what))) {
 		probe_info_str(doc, "map32bit", what);
 		run(doc, &po, &mo);
 	} else {
 		probe_status(doc, PROBE_SKIPPED, "%s", what);
 	}
-#else
-	(void)run;
-	probe_status(doc, PROBE_SKIPPED, "MAP_32BIT exists only on x86-64");
-#endif
 	rc = probe_emit(doc);
 	probe_doc_free(doc);
 	return rc;

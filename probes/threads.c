@@ -80,7 +80,11 @@ static const struct policy policies[] = {
  * costs the same walk: get_unmapped_area() looks for free space the same
  * way whatever the protection. */
 static int retry_prot = RETRY_PROT;
-#define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
+#define MAX_POLICIES (sizeof(policies) / sizeof(policies[0]))
+/* The policies measured: all, or all but `low` (the last) where MAP_32BIT
+ * is not applicable (arm64, issue 28). */
+static size_t n_policies = MAX_POLICIES;
+#define N_POLICIES n_policies
 
 /* One live thread, the stack we gave it (NULL for glibc's own) and the
  * word it sleeps on until it is told to exit. */
@@ -552,7 +556,7 @@ static int set_stack_size(const char *arg, void *ctx)
 static void run(struct probe_doc *doc, const struct probe_opts *po, const struct threads_opts *to)
 {
 	struct threads_ctx c = {0};
-	struct policy_run runs[N_POLICIES] = {{0}};
+	struct policy_run runs[MAX_POLICIES] = {{0}};
 	uint64_t requested = to->max_threads, end;
 	double budget = po->budget_s > 0 ? po->budget_s
 	                : po->quick      ? THREADS_QUICK_BUDGET_S
@@ -634,19 +638,20 @@ int main(int argc, char **argv)
 		return 2;
 	doc = probe_doc_new("threads");
 	probe_param_bool(doc, "quick", po.quick);
-#if defined(__x86_64__)
 	if (po.cpu >= 0 && sys_pin_cpu(po.cpu) < 0) {
 		probe_status(doc, PROBE_ERROR, "cannot pin to CPU %d", po.cpu);
+	} else if (!map32bit_applicable(what, sizeof(what))) {
+		/* default and high run; low, the last policy, does not exist */
+		n_policies = MAX_POLICIES - 1;
+		probe_info_str(doc, "low_policy", "not applicable");
+		probe_info_str(doc, "low_policy_reason", what);
+		run(doc, &po, &to);
 	} else if (!map32bit_check(what, sizeof(what))) {
 		probe_status(doc, PROBE_SKIPPED, "the low policy needs MAP_32BIT, %s", what);
 	} else {
 		probe_info_str(doc, "map32bit", what);
 		run(doc, &po, &to);
 	}
-#else
-	(void)run;
-	probe_status(doc, PROBE_SKIPPED, "MAP_32BIT thread stacks exist only on x86-64");
-#endif
 	rc = probe_emit(doc);
 	probe_doc_free(doc);
 	return rc;

@@ -40,7 +40,7 @@ CREATE TABLE runs (
 	probe TEXT NOT NULL CHECK (length(probe) BETWEEN 1 AND 64),
 	started_ms INTEGER NOT NULL,
 	ended_ms INTEGER NOT NULL,
-	status TEXT NOT NULL CHECK (status IN ('ok', 'skipped', 'error')),
+	status TEXT NOT NULL CHECK (status IN ('ok', 'skipped', 'not_applicable', 'error')),
 	reason TEXT CHECK (status = 'ok' OR length(reason) > 0),
 	params TEXT CHECK (params IS NULL OR json_valid(params)),
 	loadavg1 REAL,
@@ -161,4 +161,4 @@ CREATE TABLE events (
 ) STRICT;
 CREATE INDEX events_t ON events (t_ms);
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;

@@ -714,7 +714,7 @@ function runRow(run) {
   tr.append(
     el('td', { text: fmtTime(run.started_ms) }),
     el('td', { text: run.probe }),
-    el('td', {}, el('span', { class: 'badge ' + run.status, text: run.status })),
+    el('td', {}, el('span', { class: 'badge ' + run.status, text: run.status.replace('_', ' ') })),
     el('td', { class: 'num', text: fmtDuration(run.duration_s) }),
     el('td', { class: run.status === 'ok' ? '' : 'reason', text: keyFigure(run) }));
   tr.addEventListener('click', () => openRun(run.id));

@@ -320,7 +320,7 @@ int fsseg_probe(struct fsseg *s)
 	memset(s, 0, sizeof(*s));
 	s->kind = FSSEG_NONE;
 	s->gdt_entry = -1;
-	snprintf(s->why, sizeof(s->why), "not x86-64: FS has no segment path here");
+	snprintf(s->why, sizeof(s->why), "no segment selectors on this architecture");
 	snprintf(s->gdt, sizeof(s->gdt), "not x86-64");
 	snprintf(s->ldt, sizeof(s->ldt), "not x86-64");
 	snprintf(s->int80, sizeof(s->int80), "not x86-64");

@@ -30,11 +30,11 @@ enum fsseg_kind { FSSEG_NONE, FSSEG_GDT, FSSEG_LDT };
 
 struct fsseg {
 	enum fsseg_kind kind;
-	int gdt_entry; /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
-	char path[96]; /* how the descriptor is installed */
-	char why[400]; /* FSSEG_NONE: why neither way works */
-	char gdt[192]; /* what the GDT way did: "loads ..." or why not */
-	char ldt[192]; /* what the LDT way did */
+	int gdt_entry;   /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
+	char path[96];   /* how the descriptor is installed */
+	char why[400];   /* FSSEG_NONE: why neither way works */
+	char gdt[192];   /* what the GDT way did: "loads ..." or why not */
+	char ldt[192];   /* what the LDT way did */
 	char int80[200]; /* what int $0x80 did: "works" or how it failed */
 };
 
@@ -56,5 +56,12 @@ unsigned fsseg_current(void);
 
 /* The 32-bit i386 system call numbers fsseg uses. */
 #define FSSEG_IA32_SET_THREAD_AREA 243
+
+/* Whether FS has a segment path at all on this architecture. */
+#if defined(__x86_64__)
+#define FSSEG_APPLIES 1
+#else
+#define FSSEG_APPLIES 0
+#endif
 
 #endif

@@ -6,9 +6,25 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "map32bit.h"
+
+int map32bit_applicable(char *why, size_t n)
+{
+#if defined(__x86_64__)
+	snprintf(why, n, "x86-64");
+	return 1;
+#else
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		snprintf(u.machine, sizeof(u.machine), "this architecture");
+	snprintf(why, n, "no MAP_32BIT window on %s: the flag exists only on x86-64", u.machine);
+	return 0;
+#endif
+}
 
 int map32bit_check(char *what, size_t n)
 {

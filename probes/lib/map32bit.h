@@ -16,6 +16,10 @@
 #define MAP32BIT_WINDOW_BEGIN 0x40000000UL
 #define MAP32BIT_WINDOW_END 0x80000000UL
 
+/* 1 on x86-64; elsewhere 0, with why MAP_32BIT is not applicable in why
+ * ("no MAP_32BIT window on aarch64: ..."). */
+int map32bit_applicable(char *why, size_t n);
+
 /* Maps and unmaps one page with MAP_32BIT. Returns 1 when it landed in
  * the window (what says so, in what), 0 when not (why not, in what). */
 int map32bit_check(char *what, size_t n);

@@ -179,7 +179,10 @@ void probe_status(struct probe_doc *doc, enum probe_status st, const char *fmt, 
 
 int probe_emit(struct probe_doc *doc)
 {
-	static const char *const names[] = {"ok", "skipped", "error"};
+	static const char *const names[] = {[PROBE_OK] = "ok",
+	                                    [PROBE_SKIPPED] = "skipped",
+	                                    [PROBE_ERROR] = "error",
+	                                    [PROBE_NOT_APPLICABLE] = "not_applicable"};
 	char *text;
 
 	json_object_set_new(doc->root, "status", json_string(names[doc->status]));

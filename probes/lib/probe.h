@@ -12,7 +12,9 @@
 
 #define PROBE_PROTOCOL_VERSION 1
 
-enum probe_status { PROBE_OK, PROBE_SKIPPED, PROBE_ERROR };
+/* PROBE_NOT_APPLICABLE: what the probe measures does not exist on this
+ * architecture (MAP_32BIT, segment selectors on arm64). */
+enum probe_status { PROBE_OK, PROBE_SKIPPED, PROBE_ERROR, PROBE_NOT_APPLICABLE };
 
 struct probe_doc;
 struct probe_series;

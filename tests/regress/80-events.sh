@@ -148,9 +148,9 @@ if command -v sqlite3 >/dev/null; then
 		"$(jq -c '[.events[] | [.metric, .t_ms]] | sort' <<<"$EV")" ] ||
 		fail "the migrated database gave other events: $(api /api/v1/events | jq -c '[.events[].metric]')"
 	stop_daemon
-	[ "$(sqlite3 "$TW_TMP/m/threadwatch.db" 'PRAGMA user_version')" = 2 ] ||
-		fail "the database was not migrated to version 2"
-	ok "a version-1 database is migrated to 2 and gives the same $n events"
+	[ "$(sqlite3 "$TW_TMP/m/threadwatch.db" 'PRAGMA user_version')" = 3 ] ||
+		fail "the database was not migrated to version 3"
+	ok "a version-1 database is migrated to 3 and gives the same $n events"
 else
 	echo "sqlite3 is not installed; the migration is not checked"
 fi

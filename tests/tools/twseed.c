@@ -49,7 +49,8 @@ struct seed_opts {
 	long synthetic;
 	double end_s; /* 0: now */
 	long near_limit;
-	double ratio; /* 0: drawn from the seed */
+	const char *host_kind; /* NULL: this host (or --synthetic-host) */
+	double ratio;          /* 0: drawn from the seed */
 	long quiet;
 	long raw_days; /* 0: keep every document */
 };
@@ -92,6 +93,9 @@ static const struct opt_def opt_defs[] = {
      "keep documents, points, recommendations and headroom records of the last N days only, "
      "as the daemon's retention does; older cycles keep their runs and samples (default 0: "
      "keep everything)"},
+    {"host-kind", OPT_STR, OFF(host_kind), 0, 0, "KIND",
+     "a made-up host of one kind: intel (a switch about 0.8 us, FSGSBASE), amd (about 3.5 "
+     "us, PTI) or arm64 (map32 not applicable)"},
     {"quiet", OPT_FLAG, OFF(quiet), 0, 0, NULL, "print nothing on success"},
 };
 #define N_OPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -253,6 +257,28 @@ struct host_model {
 	double low_fs_base, high_fs_base, default_stack;
 	int linear;
 };
+
+/* --host-kind: the project's two kinds of test machine (a KVM guest on
+ * Intel with FSGSBASE, one on AMD with PTI forced on) and an arm64 host. */
+static const struct host_kind {
+	const char *name, *arch, *vendor, *model_name, *meltdown, *kernel;
+	int family, model, fsgsbase;
+	double high_ns; /* one context switch */
+} host_kinds[] = {
+    {"intel", "x86_64", "GenuineIntel", "Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz", "Not affected",
+     "6.1.0-21-amd64", 6, 85, 1, 800},
+    {"amd", "x86_64", "AuthenticAMD", "AMD EPYC 7B12 64-Core Processor", "Mitigation: PTI",
+     "6.1.0-21-amd64", 23, 49, 0, 3500},
+    {"arm64", "aarch64", "ARM", "Neoverse-N1", "Not affected", "6.1.0-21-arm64", 0, 3340, 0, 1200},
+};
+
+static const struct host_kind *host_kind_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(host_kinds) / sizeof(host_kinds[0]); i++)
+		if (!strcmp(name, host_kinds[i].name))
+			return &host_kinds[i];
+	return NULL;
+}
 
 static void model_init(struct host_model *m, int linear, double ratio)
 {
@@ -619,6 +645,38 @@ static json_t *synthetic_fingerprint(void)
 	    "overcommit_memory", 0);
 }
 
+/* The synthetic host made one of the kinds, named after it and its seed. */
+static json_t *kind_fingerprint(const struct host_kind *k, long seed)
+{
+	json_t *fp = synthetic_fingerprint(), *cpu = json_object_get(fp, "cpu");
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s-%ld", k->name, seed);
+	json_object_set_new(fp, "hostname", json_string(name));
+	json_object_set_new(fp, "arch", json_string(k->arch));
+	json_object_set_new(fp, "kernel", json_string(k->kernel));
+	json_object_set_new(cpu, "vendor", json_string(k->vendor));
+	json_object_set_new(cpu, "model_name", json_string(k->model_name));
+	json_object_set_new(cpu, "family", json_integer(k->family));
+	json_object_set_new(cpu, "model", json_integer(k->model));
+	json_object_set_new(cpu, "fsgsbase", json_boolean(k->fsgsbase));
+	json_object_set_new(json_object_get(fp, "vulnerabilities"), "meltdown",
+	                    json_string(k->meltdown));
+	return fp;
+}
+
+/* map32 where MAP_32BIT does not exist, as the probe says it. */
+static json_t *make_map32_na(int64_t t_ms)
+{
+	json_t *doc = doc_new("map32", t_ms, 0.001);
+
+	json_object_set_new(doc, "status", json_string("not_applicable"));
+	json_object_set_new(doc, "reason",
+	                    json_string("no MAP_32BIT window on aarch64: the flag exists only on "
+	                                "x86-64"));
+	return doc;
+}
+
 /* The host before the kernel change: the same, with an older release. */
 static json_t *fingerprint_before(const json_t *now)
 {
@@ -664,7 +722,8 @@ struct seeder {
 	struct store *st;
 	struct host_model m;
 	json_t *fp_now, *fp_old;
-	json_t *latest[3]; /* ctxsw, map32, threads */
+	const struct host_kind *kind; /* --host-kind, or NULL */
+	json_t *latest[3];            /* ctxsw, map32, threads */
 	int64_t latest_id[3];
 	int64_t last_end;
 	int64_t raw_cut; /* runs before this keep only their samples */
@@ -681,7 +740,8 @@ static int store_doc_run(struct seeder *s, int idx, json_t *doc, int64_t cycle_i
 	    .cycle_id = cycle_id,
 	    .started_ms = t0,
 	    .ended_ms = t0 + (int64_t)(dur * 1e3) + 40,
-	    .status = "ok",
+	    .status = json_string_value(json_object_get(doc, "status")),
+	    .reason = json_string_value(json_object_get(doc, "reason")),
 	    .doc = doc,
 	    .loadavg1 = e->loadavg1,
 	    .steal_pct = e->steal_pct,
@@ -787,7 +847,8 @@ static int seed_cycle(struct seeder *s, int64_t t, int after_change, int first, 
 	r = store_doc_run(s, 0, doc, cycle_id, &e);
 	if (r < 0)
 		goto fail_doc;
-	doc = make_map32(&s->m, t_run);
+	doc = s->kind && strcmp(s->kind->arch, "x86_64") ? make_map32_na(t_run)
+	                                                 : make_map32(&s->m, t_run);
 	t_run += (int64_t)(json_real_value(json_object_get(doc, "duration_s")) * 1e3) + 60;
 	r = store_doc_run(s, 1, doc, cycle_id, &e);
 	if (r < 0)
@@ -883,7 +944,17 @@ int main(int argc, char **argv)
 		return 2;
 	rng_state = (uint64_t)o.seed * UINT64_C(0x2545f4914f6cdd1d) + 1;
 	model_init(&s.m, (int)o.linear, o.ratio);
-	s.fp_now = o.synthetic ? synthetic_fingerprint() : fingerprint_read();
+	s.kind = host_kind_find(o.host_kind);
+	if (o.host_kind && !s.kind) {
+		fprintf(stderr, "twseed: --host-kind: intel, amd or arm64, not \"%s\"\n",
+		        o.host_kind);
+		return 2;
+	}
+	if (s.kind)
+		s.m.high_ns = s.kind->high_ns * (0.95 + 0.1 * rng_uniform());
+	s.fp_now = s.kind        ? kind_fingerprint(s.kind, o.seed)
+	           : o.synthetic ? synthetic_fingerprint()
+	                         : fingerprint_read();
 	s.fp_old = o.kernel_change_day >= 0 ? fingerprint_before(s.fp_now) : json_incref(s.fp_now);
 	r = store_open(o.db, 0, &s.st, err, sizeof(err));
 	if (r < 0) {

@@ -116,6 +116,10 @@ static void test_valid_variants(void **state)
 	expect_ok("\n  {\"probe\":\"map32\",\"protocol\":1,\"status\":\"skipped\","
 	          "\"reason\":\"not x86-64\",\"started_at\":\"2026-01-01T00:00:00.5+02:00\","
 	          "\"started_unix\":1,\"duration_s\":0.1}  \n\t");
+	/* Not applicable on this architecture, with its reason (issue 28). */
+	expect_ok("{\"probe\":\"map32\",\"protocol\":1,\"status\":\"not_applicable\","
+	          "\"reason\":\"no MAP_32BIT window on aarch64\","
+	          "\"started_at\":\"2026-01-01T00:00:00Z\",\"started_unix\":1,\"duration_s\":0}");
 	expect_ok("{\"probe\":\"threads-2\",\"protocol\":1,\"status\":\"error\","
 	          "\"reason\":\"low stacks not low\",\"started_at\":\"2026-01-01T00:00:00Z\","
 	          "\"started_unix\":1,\"duration_s\":1,\"scalars\":{},\"series\":{},"
@@ -195,6 +199,7 @@ static const struct reject_case {
     {"status", "\"fine\"", "status: must be"},
     {"status", "\"error\"", "reason: required when status is \"error\""},
     {"status", "\"skipped\"", "reason: required when status is \"skipped\""},
+    {"status", "\"not_applicable\"", "reason: required when status is \"not_applicable\""},
     {"reason", "\"\"", "reason: empty"},
     {"reason", "5", "reason: not a string"},
     {"started_at", NULL, "started_at: missing"},

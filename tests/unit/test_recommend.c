@@ -286,6 +286,35 @@ static void test_window_zero(void **state)
 	json_decref(r);
 }
 
+/* arm64 (issue 28): no MAP_32BIT window and no segment selectors, so the
+ * question does not arise; the inputs name the architecture. */
+static void test_not_applicable_arch(void **state)
+{
+	json_t *fp = json_pack("{s:s}", "arch", "aarch64"), *in, *r;
+	char err[128];
+
+	(void)state;
+	in = rec_inputs_build(fp, NULL, NULL, NULL, NULL);
+	assert_string_equal(json_string_value(json_object_get(in, "arch")), "aarch64");
+	r = rec_compute(in, err, sizeof(err));
+	assert_non_null(r);
+	expect(r, "high", "strong", "not_applicable");
+	assert_true(json_is_false(json_object_get(r, "applicable")));
+	assert_non_null(strstr(json_string_value(json_object_get(r, "sentence")),
+	                       "not applicable on this architecture (aarch64)"));
+	assert_true(reason_has(r, "no segment selectors"));
+	json_decref(r);
+	json_decref(in);
+	json_decref(fp);
+	/* x86-64 is the one architecture where it applies */
+	r = compute("{\"arch\":\"x86_64\",\"workload\":{\"threads\":10},\"ctxsw\":{\"low_ns\":500,"
+	            "\"high_ns\":1000,\"ratio_ci95\":[0.45,0.55]},\"map32\":{\"window_bytes\":0}}");
+	expect(r, "high", "strong", "no_window");
+	assert_true(json_is_true(json_object_get(r, "applicable")));
+	json_decref(r);
+	rejects("arch: must be a string", "{\"arch\":5}");
+}
+
 static void test_zero_threads(void **state)
 {
 	json_t *r;
@@ -786,12 +815,13 @@ static void test_inputs_build(void **state)
 	assert_null(json_object_get(in, "ctxsw"));
 	json_decref(in);
 
-	/* no MAP_32BIT off x86-64: a window of 0 */
+	/* no MAP_32BIT off x86-64: a window of 0, and not applicable there */
 	json_object_set_new(fp, "arch", json_string("aarch64"));
 	json_object_set_new(ctxsw, "status", json_string("ok"));
 	in = rec_inputs_build(fp, ctxsw, NULL, NULL, &w);
 	r = rec_compute(in, err, sizeof(err));
-	expect(r, "high", "strong", "no_window");
+	expect(r, "high", "strong", "not_applicable");
+	assert_true(reason_has(r, "MAP_32BIT is unavailable"));
 	json_decref(r);
 	json_decref(in);
 
@@ -1329,6 +1359,7 @@ int main(void)
 	    cmocka_unit_test(test_low_needs_margin),
 	    cmocka_unit_test(test_selector_fsgsbase),
 	    cmocka_unit_test(test_equivalence_90),
+	    cmocka_unit_test(test_not_applicable_arch),
 	    cmocka_unit_test(test_aa_control),
 	    cmocka_unit_test(test_issue14_rejects),
 	    cmocka_unit_test(test_inputs_build_mechanism),

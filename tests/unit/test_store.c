@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include <sqlite3.h>
+
 #include "store.h"
 
 #define DAY INT64_C(86400000)
@@ -243,9 +245,9 @@ static void test_create_and_reopen(void **state)
 
 	add_run(st, "ctxsw", T0, 1);
 	store_close(st);
-	/* Version 2 (sql/002-events.sql), our application id, write-ahead
-	 * logging (header bytes 18, 19). */
-	assert_int_equal(header_u32(f->path, 60), 2);
+	/* Version 3 (sql/003-not-applicable.sql), our application id,
+	 * write-ahead logging (header bytes 18, 19). */
+	assert_int_equal(header_u32(f->path, 60), 3);
 	assert_int_equal(header_u32(f->path, 68), 0x54576462);
 	assert_int_equal(header_u32(f->path, 16) & 0xffff, 0x0202);
 	assert_false(exists(f->path, "-wal")); /* a clean close checkpoints */
@@ -573,6 +575,67 @@ static void test_failed_insert_leaves_nothing(void **state)
 	/* And the store still works. */
 	add_run(st, "ctxsw", T0, 2);
 	assert_int_equal(count_runs(st, NULL), 1);
+	store_close(st);
+}
+
+/* Turns the file back into a version-2 database: the runs table as it was
+ * before "not_applicable" (issue 28), with its rows. */
+static void make_version_2(const char *path)
+{
+	static const char sql[] =
+	    "PRAGMA foreign_keys = OFF; BEGIN;"
+	    "CREATE TABLE runs2 (id INTEGER PRIMARY KEY,"
+	    " cycle_id INTEGER REFERENCES cycles (id) ON DELETE SET NULL,"
+	    " probe TEXT NOT NULL CHECK (length(probe) BETWEEN 1 AND 64),"
+	    " started_ms INTEGER NOT NULL, ended_ms INTEGER NOT NULL,"
+	    " status TEXT NOT NULL CHECK (status IN ('ok', 'skipped', 'error')),"
+	    " reason TEXT CHECK (status = 'ok' OR length(reason) > 0),"
+	    " params TEXT CHECK (params IS NULL OR json_valid(params)), loadavg1 REAL,"
+	    " steal_pct REAL, cpu_s REAL, pruned_ms INTEGER,"
+	    " CHECK (status = 'ok' OR reason IS NOT NULL)) STRICT;"
+	    "INSERT INTO runs2 SELECT * FROM runs; DROP TABLE runs;"
+	    "ALTER TABLE runs2 RENAME TO runs;"
+	    "CREATE INDEX runs_probe ON runs (probe, id);"
+	    "CREATE INDEX runs_status ON runs (status, id);"
+	    "CREATE INDEX runs_started ON runs (started_ms);"
+	    "CREATE INDEX runs_cycle ON runs (cycle_id);"
+	    "CREATE INDEX runs_unpruned ON runs (started_ms) WHERE pruned_ms IS NULL;"
+	    "PRAGMA user_version = 2; COMMIT;";
+	sqlite3 *db = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* A probe that does not apply to the host (map32 on arm64) is stored as
+ * such, in a new database and in one migrated from version 2. */
+static void test_not_applicable_run(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = open_rw(f->path);
+	struct store_runs_query q = {.status = "not_applicable", .limit = 10};
+	json_t *doc = doc_new("map32", T0 + 1000), *out = NULL;
+	int64_t id = 0;
+
+	add_run(st, "ctxsw", T0, 1);
+	store_close(st);
+	make_version_2(f->path);
+	assert_int_equal(header_u32(f->path, 60), 2);
+	st = open_rw(f->path);
+	assert_int_equal(count_runs(st, "ctxsw"), 1);
+	store_close(st); /* a clean close checkpoints */
+	assert_int_equal(header_u32(f->path, 60), 3);
+	st = open_rw(f->path);
+	json_object_set_new(doc, "status", json_string("not_applicable"));
+	assert_int_equal(insert_doc(st, doc, T0 + 1000, 0, &id), 0);
+	assert_int_equal(store_read_runs(st, &q, &out), 0);
+	assert_int_equal(json_array_size(json_object_get(out, "runs")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_array_get(json_object_get(out, "runs"), 0), "status")),
+	                    "not_applicable");
+	json_decref(out);
+	json_decref(doc);
 	store_close(st);
 }
 
@@ -1124,6 +1187,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged_page_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_insert_read_back, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_insert_leaves_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_applicable_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cursor_pagination, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fingerprint_only_on_change, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fingerprint_learns_in_place, setup, teardown),
