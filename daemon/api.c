@@ -121,6 +121,9 @@ unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, con
 	}
 	json_object_set_new(*body, "limits", limits);
 	json_object_set_new(*body, "warnings", warnings);
+	/* once, at the top: the record's own lists are what they were made from */
+	json_object_del(json_object_get(*body, "headroom"), "limits");
+	json_object_del(json_object_get(*body, "headroom"), "warnings");
 	return 200;
 }
 
