@@ -289,10 +289,11 @@ endif
 
 # --- the two commands -----------------------------------------------------
 RUN_ARGS ?=
+# One machine, not a fleet: the first cycle now, without the splay.
 run: deps-run
 	$(MAKE) all
 	mkdir -p var
-	exec $(B)/threadwatchd --state-dir var $(RUN_ARGS)
+	exec $(B)/threadwatchd --state-dir var --splay 0 $(RUN_ARGS)
 
 test: deps-test
 	$(MAKE) all

@@ -307,8 +307,10 @@ int cli_detect_sim(int argc, char **argv)
 
 	dsim_params_default(&a.p);
 	detect_config_default(&a.c);
-	if (parse_args(argc, argv, &a) < 0)
+	if (parse_args(argc, argv, &a) < 0) {
+		opt_try_help(stderr, CMD);
 		return 2;
+	}
 	if (a.help) {
 		usage(stdout);
 		return 0;

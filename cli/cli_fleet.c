@@ -30,6 +30,9 @@
 #define FLEET_MAX_TIMEOUT_S 3600.0
 #define FLEET_MIN_TIMEOUT_S 0.01
 #define FLEET_DEFAULT_CONCURRENCY 64
+/* The daemon's default port (threadwatchd's `port`), for a target named
+ * by its host alone. */
+#define FLEET_DEFAULT_PORT "8437"
 #define FLEET_MAX_CONCURRENCY 4096
 #define FLEET_MAX_TOKEN 4096
 
@@ -204,8 +207,10 @@ static void usage(FILE *f)
 	        "glibc, verdict, confidence, switch-time ratio, the thread-create knee with low\n"
 	        "stacks, age of the last cycle, headroom warnings and regression events, or the\n"
 	        "error for a host that could not be read.\n\n"
-	        "URL: http[s]://HOST[:PORT][/PREFIX], or HOST:PORT with the scheme of --scheme\n"
-	        "(default http) or of its file_sd group's __scheme__ label.\n\n"
+	        "URL: http[s]://HOST[:PORT][/PREFIX], or HOST[:PORT] with the scheme of --scheme\n"
+	        "(default http) or of its file_sd group's __scheme__ label, and "
+	        "port " FLEET_DEFAULT_PORT " (the\n"
+	        "daemon's) when none is given.\n\n"
 	        "Exit status: 0 every host was read; 1 some host was unreachable or failed;\n"
 	        "2 bad usage or a bad --file (its messages name FILE:LINE).\n\n"
 	        "Options:\n");
@@ -245,11 +250,13 @@ static void args_free(struct fleet_args *a)
 }
 
 /* The base URL every API path is appended to, or NULL with why. A target
- * without a scheme gets the default one. */
+ * without a scheme gets the default one, and without a port as well the
+ * daemon's (a URL with a scheme keeps its scheme's port). */
 static char *base_url(const char *in, const char *scheme_default, char *why, size_t whylen)
 {
 	CURLU *u = curl_url();
 	char *full, *scheme = NULL, *host = NULL, *query = NULL, *frag = NULL, *out = NULL;
+	char *port = NULL;
 	CURLUcode rc;
 	size_t len;
 
@@ -260,6 +267,10 @@ static char *base_url(const char *in, const char *scheme_default, char *why, siz
 	else
 		xasprintf(&full, "%s://%s", scheme_default, in);
 	rc = curl_url_set(u, CURLUPART_URL, full, 0);
+	if (rc == CURLUE_OK && !strstr(in, "://") &&
+	    curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_NO_PORT)
+		rc = curl_url_set(u, CURLUPART_PORT, FLEET_DEFAULT_PORT, 0);
+	curl_free(port);
 	if (rc != CURLUE_OK) {
 		snprintf(why, whylen, "%s", curl_url_strerror(rc));
 		goto out;
@@ -417,7 +428,7 @@ int cli_fleet(int argc, char **argv)
 	int rc = 2;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		usage(stderr);
+		opt_try_help(stderr, "threadwatch fleet");
 		goto out;
 	}
 	if (a.help) {
@@ -427,7 +438,7 @@ int cli_fleet(int argc, char **argv)
 	}
 	if (a.targets.n == 0) {
 		fprintf(stderr, "threadwatch fleet: no hosts: name URLs or --file FILE\n");
-		usage(stderr);
+		opt_try_help(stderr, "threadwatch fleet");
 		goto out;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

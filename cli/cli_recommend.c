@@ -125,23 +125,26 @@ static int parse_args(int argc, char **argv, struct recommend_args *a)
 }
 
 /* Reads the inputs; `threadwatch run --json` output is unwrapped to its
- * recommendation.inputs. NULL with a message on stderr. */
+ * recommendation.inputs. NULL with one message on stderr. */
 static json_t *inputs_read(const char *path)
 {
+	const char *name = strcmp(path, "-") ? path : "stdin";
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	json_error_t je;
 	json_t *doc, *inner;
 
-	if (!strcmp(path, "-"))
-		doc = json_loadf(stdin, 0, &je);
-	else
-		doc = json_load_file(path, 0, &je);
+	if (!f) {
+		fprintf(stderr, "threadwatch recommend: cannot read \"%s\": %s\n", name,
+		        strerror(errno));
+		return NULL;
+	}
+	doc = json_loadf(f, 0, &je);
+	if (f != stdin)
+		fclose(f);
 	if (!doc) {
-		if (je.line > 0)
-			fprintf(stderr, "threadwatch recommend: cannot read \"%s\": %s (line %d)\n",
-			        strcmp(path, "-") ? path : "stdin", je.text, je.line);
-		else
-			fprintf(stderr, "threadwatch recommend: cannot read \"%s\": %s\n",
-			        strcmp(path, "-") ? path : "stdin", je.text);
+		fprintf(stderr,
+		        "threadwatch recommend: cannot read \"%s\": not JSON: %s (line %d)\n", name,
+		        je.text, je.line);
 		return NULL;
 	}
 	inner = json_object_get(json_object_get(doc, "recommendation"), "inputs");
@@ -201,7 +204,7 @@ int cli_recommend(int argc, char **argv)
 	int rc;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		usage(stderr);
+		opt_try_help(stderr, "threadwatch recommend");
 		return 2;
 	}
 	if (a.help) {

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "fingerprint.h"
 #include "opt.h"
+#include "placement.h"
 #include "protocol.h"
 #include "recommend.h"
 #include "runner.h"
@@ -88,11 +89,22 @@ static int set_sched(void *ctx, const char *v, char *why, size_t wlen)
 	return -EINVAL;
 }
 
+/* A CPU number must be one this process may run on: a usage error now,
+ * not three failed probes later. */
 static int set_cpu(void *ctx, const char *v, char *why, size_t wlen)
 {
-	if (runner_cpu_parse(v, &((struct run_args *)ctx)->cpus) == 0)
+	struct runner_cpu *c = &((struct run_args *)ctx)->cpus;
+	char allowed[256];
+
+	if (runner_cpu_parse(v, c) < 0) {
+		snprintf(why, wlen, "--cpu takes quiet, all or a CPU number, not \"%s\"", v);
+		return -EINVAL;
+	}
+	if (c->how != RUNNER_CPUS_ONE || place_cpu_allowed(c->cpu) == 0)
 		return 0;
-	snprintf(why, wlen, "--cpu takes quiet, all or a CPU number, not \"%s\"", v);
+	if (place_allowed_list(allowed, sizeof(allowed)) < 0)
+		snprintf(allowed, sizeof(allowed), "?");
+	snprintf(why, wlen, "--cpu %d: this process may run only on CPUs %s", c->cpu, allowed);
 	return -EINVAL;
 }
 
@@ -550,7 +562,7 @@ int cli_run(int argc, char **argv)
 	int rc;
 
 	if (parse_args(argc, argv, &a, names, &n) < 0) {
-		usage(stderr);
+		opt_try_help(stderr, "threadwatch run");
 		return 2;
 	}
 	if (a.help) {
@@ -563,7 +575,7 @@ int cli_run(int argc, char **argv)
 		if (!p && !catalog_probe_find(names[i])) {
 			fprintf(stderr, "threadwatch run: unknown probe \"%s\" (not in \"%s\")\n",
 			        names[i], dirs);
-			usage(stderr);
+			opt_try_help(stderr, "threadwatch run");
 			free(dirs);
 			return 2;
 		}

@@ -158,6 +158,7 @@ static const char *error_message(const json_t *doc)
 /* Why the request failed at the transport level. */
 static void transport_error(struct fleet_host *h, CURLcode res, const char *path, double timeout_s)
 {
+	h->curl_code = res;
 	if (res == CURLE_OPERATION_TIMEDOUT)
 		host_fail(h, "no answer within %g s (GET %s)", timeout_s, path);
 	else if (res == CURLE_WRITE_ERROR && h->body.overflow)
@@ -174,6 +175,7 @@ static int keep_answer(struct fleet_host *h, const char *path)
 	long code = 0;
 
 	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
+	h->http_code = code;
 	if (code == 404 && endpoints[h->step].optional) {
 		json_decref(doc);
 		return 0;

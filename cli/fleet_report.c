@@ -105,6 +105,45 @@ static json_t *last_event(const json_t *events, const json_t *status)
 	    "message", or_null(json_object_get(e, "message")));
 }
 
+/* libcurl's results that mean the TLS handshake or its checks failed. */
+static const CURLcode tls_codes[] = {
+    CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+    CURLE_SSL_CIPHER,        CURLE_SSL_CACERT_BADFILE,       CURLE_SSL_ISSUER_ERROR,
+    CURLE_SSL_CRL_BADFILE,   CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
+};
+
+/* Results that mean something answered, but not in HTTP: over plain HTTP,
+ * most likely an HTTPS port. */
+static const CURLcode not_http_codes[] = {CURLE_GOT_NOTHING, CURLE_WEIRD_SERVER_REPLY,
+                                          CURLE_UNSUPPORTED_PROTOCOL, CURLE_RECV_ERROR};
+
+static int code_in(CURLcode c, const CURLcode *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == c)
+			return 1;
+	return 0;
+}
+
+/* What kind of failure a host's error is: "unreachable" only when nothing
+ * answered at all. */
+static const char *failure_kind(const struct fleet_host *h)
+{
+	if (h->reachable)
+		return "error";
+	if (h->http_code == 404)
+		return "not a threadwatchd API";
+	if (h->http_code > 0)
+		return "HTTP error";
+	if (code_in(h->curl_code, tls_codes, sizeof(tls_codes) / sizeof(tls_codes[0])))
+		return "TLS error";
+	if (!strncmp(h->base, "http:", 5) &&
+	    code_in(h->curl_code, not_http_codes,
+	            sizeof(not_http_codes) / sizeof(not_http_codes[0])))
+		return "no HTTP answer (an HTTPS port? try --scheme https)";
+	return "unreachable";
+}
+
 /* One host as the JSON document's entry; the table is made from it. */
 json_t *fleet_host_row(const struct fleet_host *h)
 {
@@ -118,6 +157,7 @@ json_t *fleet_host_row(const struct fleet_host *h)
 
 	if (h->error) {
 		json_object_set_new(row, "error", json_string(h->error));
+		json_object_set_new(row, "failure", json_string(failure_kind(h)));
 		return row;
 	}
 	json_object_set_new(row, "error", json_null());
@@ -438,8 +478,7 @@ void fleet_print_table(const json_t *rows)
 		error = NULL;
 		if (msg)
 			xasprintf(&error, "%s: %s",
-			          json_is_true(json_object_get(row, "reachable")) ? "error"
-			                                                          : "unreachable",
+			          json_string_value(json_object_get(row, "failure")) ?: "error",
 			          msg);
 		print_line(&cells[(i + 1) * N_COLS], width, shown, fleet_printable(error));
 		free(error);

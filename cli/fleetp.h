@@ -85,6 +85,8 @@ struct fleet_host {
 	json_t *answer[STEP_DONE]; /* NULL: not asked, or 404 */
 	long long run_id;          /* the latest ok threads run; 0: none */
 	int reachable;             /* /api/v1/status answered */
+	CURLcode curl_code;        /* the last transfer's result */
+	long http_code;            /* the last answer's HTTP status; 0: none */
 	char *error;               /* why the host could not be read */
 	json_t *row;               /* fleet_host_row(), made when the host is done */
 };

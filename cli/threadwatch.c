@@ -17,7 +17,9 @@ struct cli_command {
 };
 
 static const struct cli_command commands[] = {
-    {"run", cli_run, "[--quick] [--json] [--timeout DURATION] [--probe-dir DIR] [PROBE...]",
+    {"run", cli_run,
+     "[--quick] [--json] [--timeout DURATION] [--probe-dir DIR]\n"
+     "                  [--sched idle|normal] [--nice N] [--cpu quiet|all|CPU] [PROBE...]",
      "run probes now, each in its own process, and print the results"},
     {"recommend", cli_recommend, "[--input FILE|-] [--threads N] [--stack-size SIZE] [--json]",
      "say whether low thread stacks pay on this host, with the arithmetic"},
@@ -59,17 +61,18 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		fprintf(stderr, "threadwatch: %s\n", err);
-		usage(stderr);
+		opt_try_help(stderr, "threadwatch");
 		return 2;
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		fprintf(stderr, "threadwatch: no command given\n");
+		opt_try_help(stderr, "threadwatch");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[optind], commands[i].name))
 			return commands[i].fn(argc - optind, argv + optind);
 	fprintf(stderr, "threadwatch: unknown command \"%s\"\n", argv[optind]);
-	usage(stderr);
+	opt_try_help(stderr, "threadwatch");
 	return 2;
 }

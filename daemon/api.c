@@ -121,6 +121,9 @@ unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, con
 	}
 	json_object_set_new(*body, "limits", limits);
 	json_object_set_new(*body, "warnings", warnings);
+	/* once, at the top: the record's own lists are what they were made from */
+	json_object_del(json_object_get(*body, "headroom"), "limits");
+	json_object_del(json_object_get(*body, "headroom"), "warnings");
 	return 200;
 }
 
@@ -181,7 +184,7 @@ static int64_t now_ms(void)
 
 /* With no 'since' and an automatic step the range starts at the oldest
  * sample, so that "all history" is bucketed as finely as the data allows:
- * each read narrows the range to the first bucket that holds a sample
+ * each read narrows the range to the start of the first bucket that holds a sample
  * (three reads take 20 years down to seconds). *out is the last read. */
 static int series_narrowed(struct store *st, struct api_series_query *q, json_t **out)
 {
@@ -194,9 +197,9 @@ static int series_narrowed(struct store *st, struct api_series_query *q, json_t 
 		if (rc < 0 || pass == 3)
 			return rc;
 		first = json_array_get(json_object_get(*out, "points"), 0);
-		if (!json_is_integer(json_object_get(first, "t")))
+		if (!json_is_integer(json_object_get(first, "bucket_ms")))
 			return 0;
-		t = json_integer_value(json_object_get(first, "t"));
+		t = json_integer_value(json_object_get(first, "bucket_ms"));
 		if (t <= q->since_ms || t >= q->until_ms)
 			return 0;
 		json_decref(*out);

@@ -362,22 +362,32 @@ static int parse_rfc3339(const char *s, int64_t *ms)
 	return 0;
 }
 
+/* Digits that make Unix milliseconds rather than seconds: seconds have at
+ * most 12 (MAX_UNIX_S), today's milliseconds 13. */
+#define MS_DIGITS 13
+
 int api_parse_time(const char *s, int64_t *ms)
 {
 	const char *p = s;
-	int64_t sec = 0;
+	int64_t v = 0;
 	int frac, n = 0;
 
 	if (strlen(s) > 4 && s[4] == '-')
 		return parse_rfc3339(s, ms);
 	while (*p >= '0' && *p <= '9') {
-		if (++n > 12)
+		if (++n > MS_DIGITS + 2)
 			return -EINVAL;
-		sec = sec * 10 + (*p++ - '0');
+		v = v * 10 + (*p++ - '0');
 	}
-	if (n == 0 || fraction_ms(&p, &frac) || *p || sec > MAX_UNIX_S)
+	if (n >= MS_DIGITS) {
+		if (*p || v > MAX_UNIX_S * 1000 + 999)
+			return -EINVAL;
+		*ms = v;
+		return 0;
+	}
+	if (n == 0 || fraction_ms(&p, &frac) || *p || v > MAX_UNIX_S)
 		return -EINVAL;
-	*ms = sec * 1000 + frac;
+	*ms = v * 1000 + frac;
 	return 0;
 }
 
@@ -411,9 +421,11 @@ static int time_param(const struct api_target *t, const char *name, int64_t *ms,
 
 	*given = v != NULL;
 	if (v && api_parse_time(v, ms) < 0) {
-		api_fail(err, 400,
-		         "parameter '%s' must be an RFC 3339 time or Unix seconds, not \"%.40s\"",
-		         name, v);
+		api_fail(
+		    err, 400,
+		    "parameter '%s' must be an RFC 3339 time, Unix seconds or Unix milliseconds, "
+		    "not \"%.40s\"",
+		    name, v);
 		return -EINVAL;
 	}
 	return 0;

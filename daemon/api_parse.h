@@ -64,8 +64,10 @@ int api_parse_path(const char *pattern, const char *path, char cap[API_MAX_CAPTU
 int api_parse_int(const char *s, int64_t min, int64_t max, int64_t *out);
 /* A positive run id. */
 int api_parse_id(const char *s, int64_t *id);
-/* RFC 3339 ("2026-12-03T07:51:56.123Z", "...+02:00") or Unix seconds
- * ("1796284316", "1796284316.5") to Unix milliseconds. 0 or -EINVAL. */
+/* RFC 3339 ("2026-12-03T07:51:56.123Z", "...+02:00"), Unix seconds
+ * ("1796284316", "1796284316.5", up to 12 digits) or Unix milliseconds (13
+ * digits or more, "1796284316123", as the answers' *_ms fields) to Unix
+ * milliseconds. 0 or -EINVAL. */
 int api_parse_time(const char *s, int64_t *ms);
 
 /* /runs: probe, status, since, until, cursor, limit. */

@@ -107,8 +107,10 @@ static const struct cfg_key keys[] = {
     {"interval", T_DURATION, 1, 365 * DAY, "6h", "Time between probe cycles.", OFF(interval), 0,
      NULL},
     {"splay", T_SPAN, 0, 50, "10%",
-     "Random delay added to each interval so that a fleet does not probe in step: a "
-     "percentage of interval (at most 50%) or a duration no longer than interval.",
+     "Random delay added to every automatic cycle so that a fleet does not probe in step: "
+     "after each interval, the first cycle after start and the cycle after a host change "
+     "wait up to splay, a retry up to the same share of its backoff; a percentage of "
+     "interval (at most 50%) or a duration no longer than interval.",
      OFF(splay), 0, NULL},
     {"quick", T_BOOL, 0, 0, "no", "Pass --quick to the probes: short, less precise runs.",
      OFF(quick), 0, NULL},
@@ -1387,8 +1389,14 @@ void config_print_flags(FILE *f)
 		const struct cfg_key *k = &keys[i];
 		char q[PATH_MAX + 8];
 
+		char flag[48];
+
+		/* the flag as written on a command line: --listen-address */
+		snprintf(flag, sizeof(flag), "%s", k->name);
+		for (char *p = flag; *p; p++)
+			*p = *p == '_' ? '-' : *p;
 		quote_value(k->def, q, sizeof(q));
-		fprintf(f, "  --%s=%s (default: %s)\n", k->name, types[k->type].example, q);
+		fprintf(f, "  --%s=%s (default: %s)\n", flag, types[k->type].example, q);
 		print_wrapped(f, "      ", k->help, 72);
 	}
 }

@@ -71,7 +71,7 @@ struct sched {
 	double next_due, next_fp_check, alive_until;
 	double last_end;
 	int have_last_end;
-	const char *pending; /* "start" or "fingerprint": a cycle is due now */
+	const char *due_why; /* "start", "retry" or "fingerprint": why next_due is soon */
 	int replanned;       /* the plan changed outside the thread: publish it */
 
 	/* the API handshake */
@@ -295,8 +295,9 @@ static int64_t next_cycle_ms_locked(const struct sched *s)
 }
 
 /* Plans the next cycle delay seconds after from, plus a random splay: the
- * configured one for a regular cycle, the same share of its delay for a
- * retry (a fleet rebooted at once does not retry in step, and a retry due
+ * configured one for a regular cycle, for the first one after start and
+ * for one after a host change (a fleet upgraded or rebooted at once does
+ * not probe in step), the same share of its delay for a retry (a retry due
  * in a minute stays near a minute). */
 static void plan_next_locked(struct sched *s, double from, double delay)
 {
@@ -306,6 +307,23 @@ static void plan_next_locked(struct sched *s, double from, double delay)
 		splay *= sched_retry_delay(s->status.retry, s->cfg.interval) / s->cfg.interval;
 	s->next_due = from + delay + rand01() * splay;
 	s->status.next_cycle_ms = next_cycle_ms_locked(s);
+}
+
+/* A cycle due now for `why` (a host change), within the splay; never later
+ * than the cycle already planned. */
+static void plan_soon_locked(struct sched *s, const char *why)
+{
+	double due = s->next_due;
+
+	plan_next_locked(s, mono_s(), 0);
+	if (due < s->next_due) {
+		s->next_due = due;
+		s->status.next_cycle_ms = next_cycle_ms_locked(s);
+	}
+	s->due_why = why;
+	s->replanned = 1;
+	log_notice("The host changed; a cycle is due in %.0f s, within the splay",
+	           fmax(0, s->next_due - mono_s()));
 }
 
 /* Publishes the scheduler's state for the API (GET /api/v1/status). */
@@ -858,7 +876,7 @@ static void run_cycle(struct sched *s, const char *why)
 	int r, stored, interrupted;
 
 	s->status.running = 1;
-	s->pending = NULL;
+	s->due_why = NULL;
 	s->api_pending = 0;
 	config_copy(&c, &s->cfg);
 	promise(s, STEP_GRACE_S);
@@ -956,10 +974,11 @@ static void *sched_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		double now = mono_s(), until;
-		const char *why = s->api_pending       ? "api"
-		                  : s->pending         ? s->pending
-		                  : now >= s->next_due ? (s->status.retry ? "retry" : "interval")
-		                                       : NULL;
+		const char *why = s->api_pending      ? "api"
+		                  : now < s->next_due ? NULL
+		                  : s->due_why        ? s->due_why
+		                  : s->status.retry   ? "retry"
+		                                      : "interval";
 		struct timespec ts;
 		int changed_host, stored;
 
@@ -979,8 +998,8 @@ static void *sched_main(void *arg)
 			pthread_mutex_unlock(&s->lock);
 			changed_host = refresh_fingerprint(s, 0, &stored);
 			pthread_mutex_lock(&s->lock);
-			if (changed_host && !s->pending)
-				s->pending = "fingerprint";
+			if (changed_host && !s->due_why)
+				plan_soon_locked(s, "fingerprint");
 			s->next_fp_check = mono_s() + FP_CHECK_S;
 			continue;
 		}
@@ -1077,12 +1096,16 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 		                                                      : "was interrupted",
 		           s->status.retry, delay);
 	if (delay == 0)
-		s->pending = s->status.retry ? "retry" : "start";
-	else if (stored) {
-		log_notice("The host changed since the last cycle; starting a cycle");
-		s->pending = "fingerprint";
-	}
-	plan_next_locked(s, mono_s(), delay);
+		s->due_why = s->status.retry ? "retry" : "start";
+	else if (stored)
+		s->due_why = "fingerprint";
+	plan_next_locked(s, mono_s(), s->due_why ? 0 : delay);
+	if (s->due_why)
+		log_notice("A cycle (%s%s) is due in %.0f s, within the splay", s->due_why,
+		           !strcmp(s->due_why, "fingerprint")
+		               ? ": the host changed since the last cycle"
+		               : "",
+		           s->next_due - mono_s());
 	s->next_fp_check = mono_s() + FP_CHECK_S;
 	s->alive_until = mono_s() + STEP_GRACE_S;
 	*out = s;
@@ -1108,7 +1131,7 @@ void sched_reconfigure(struct sched *s, const struct config *cfg)
 	old = s->cfg.interval;
 	config_free(&s->cfg);
 	config_copy(&s->cfg, cfg);
-	if (!s->status.running && cfg->interval != old) {
+	if (!s->status.running && cfg->interval != old && !s->due_why) {
 		plan_next_locked(s, s->have_last_end ? s->last_end : mono_s(),
 		                 sched_retry_delay(s->status.retry, cfg->interval));
 		s->replanned = 1; /* the thread publishes it (the API reads the store) */

@@ -144,14 +144,15 @@ static const char *const queries[Q__COUNT] = {
                      " ORDER BY s.name, p.i",
     /* Series buckets, two ways to the same answer: one range aggregate per
      * bucket, which needs no sort (up to SERIES_SEEK_MAX buckets), or
-     * grouping by the integer quotient of the time (many sparse buckets). */
+     * grouping by the integer quotient of the time (many sparse buckets).
+     * Each also gives the time of the bucket's newest sample. */
     [Q_SERIES_SEEK] = "WITH RECURSIVE b(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM b"
                       " WHERE i + 1 < :buckets) SELECT i, (SELECT json_array(min(value),"
-                      " avg(value), max(value), count(*)) FROM samples"
+                      " avg(value), max(value), count(*), max(t)) FROM samples"
                       " WHERE metric_id = :metric_id AND t >= :since + i * :step"
                       " AND t < min(:since + (i + 1) * :step, :until)) FROM b",
     [Q_SERIES_GROUP] = "SELECT (t - :since) / :step AS b, min(value), avg(value), max(value),"
-                       " count(*) FROM samples WHERE metric_id = :metric_id"
+                       " count(*), max(t) FROM samples WHERE metric_id = :metric_id"
                        " AND t >= :since AND t < :until GROUP BY b ORDER BY b",
     [Q_MARKERS] = "SELECT first_seen_ms, diff FROM fingerprints WHERE diff IS NOT NULL"
                   " AND first_seen_ms >= :since AND first_seen_ms < :until"

@@ -400,10 +400,14 @@ struct series_query {
  * buckets empty) grouping is cheaper. */
 #define SERIES_SEEK_MAX 20000
 
-static json_t *series_point(int64_t t, json_t *min, json_t *avg, json_t *max, int64_t n)
+/* A bucket is stamped with its newest sample's time (t), so that a run is
+ * drawn when it ran, and names where it starts (bucket_ms) and how wide it
+ * is (step_ms of the answer). */
+static json_t *series_point(int64_t t, int64_t start, json_t *min, json_t *avg, json_t *max,
+                            int64_t n)
 {
-	return jcheck(json_pack("{s:o, s:o, s:o, s:o, s:o}", "t", jint(t), "min", min, "avg", avg,
-	                        "max", max, "n", jint(n)));
+	return jcheck(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "t", jint(t), "bucket_ms",
+	                        jint(start), "min", min, "avg", avg, "max", max, "n", jint(n)));
 }
 
 static double jarray_num(const json_t *a, size_t i)
@@ -411,7 +415,7 @@ static double jarray_num(const json_t *a, size_t i)
 	return json_number_value(json_array_get(a, i));
 }
 
-/* Buckets by one range aggregate each (rows: i, [min, avg, max, n]). */
+/* Buckets by one range aggregate each (rows: i, [min, avg, max, n, newest t]). */
 static int series_seek(struct store *st, const struct series_query *q, int64_t metric_id,
                        int64_t buckets, json_t *points)
 {
@@ -429,13 +433,14 @@ static int series_seek(struct store *st, const struct series_query *q, int64_t m
 		json_t *a = json_loads(col_text(s, 1), 0, &jerr);
 		int64_t n = json_integer_value(json_array_get(a, 3));
 
-		if (!json_is_array(a) || json_array_size(a) != 4) {
+		if (!json_is_array(a) || json_array_size(a) != 5) {
 			json_decref(a);
 			return seterr(-EIO, "a series bucket came back as \"%s\"", col_text(s, 1));
 		}
 		if (n > 0)
 			json_array_append_new(
-			    points, series_point(q->since + sqlite3_column_int64(s, 0) * q->step,
+			    points, series_point(json_integer_value(json_array_get(a, 4)),
+			                         q->since + sqlite3_column_int64(s, 0) * q->step,
 			                         jnum(jarray_num(a, 0)), jnum(jarray_num(a, 1)),
 			                         jnum(jarray_num(a, 2)), n));
 		json_decref(a);
@@ -454,7 +459,8 @@ static int series_group(struct store *st, const struct series_query *q, int64_t 
 
 	while (r >= 0 && (r = stmt_step(st, s, "reading the series")) > 0)
 		json_array_append_new(
-		    points, series_point(q->since + sqlite3_column_int64(s, 0) * q->step,
+		    points, series_point(sqlite3_column_int64(s, 5),
+		                         q->since + sqlite3_column_int64(s, 0) * q->step,
 		                         col_real_json(s, 1), col_real_json(s, 2),
 		                         col_real_json(s, 3), sqlite3_column_int64(s, 4)));
 	return r;

@@ -104,7 +104,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %s\n      %s\n", name, flags[i].help);
 	}
 	fprintf(f, "\nConfiguration keys, as flags or as `key = value` in the file (flags win;\n"
-	           "a boolean flag alone means yes; dashes may stand for underscores):\n");
+	           "a boolean flag alone means yes; a flag's dashes are the key's underscores,\n"
+	           "and --listen_address is accepted too):\n");
 	config_print_flags(f);
 }
 

@@ -222,3 +222,8 @@ int opt_set_duration(void *field, const char *v, char *why, size_t wlen)
 	(void)why, (void)wlen;
 	return units_parse_duration(v, field);
 }
+
+void opt_try_help(FILE *f, const char *prog)
+{
+	fprintf(f, "Try '%s --help' for more information.\n", prog);
+}

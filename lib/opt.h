@@ -58,4 +58,8 @@ int opt_parse(int argc, char **argv, const struct opt *t, size_t n, void *ctx, c
 /* The table as usage lines: "  -h, --help           show this help". */
 void opt_usage(FILE *f, const struct opt *t, size_t n);
 
+/* What follows a usage error's one line, instead of the whole usage:
+ * "Try 'PROG --help' for more information." */
+void opt_try_help(FILE *f, const char *prog);
+
 #endif

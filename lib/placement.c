@@ -148,3 +148,12 @@ int place_allowed_list(char *buf, size_t len)
 	}
 	return o ? 0 : -ENODEV;
 }
+
+int place_cpu_allowed(int cpu)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set) ? 0 : -EINVAL;
+}

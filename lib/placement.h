@@ -30,4 +30,8 @@ int place_smt_siblings(int cpu, char *buf, size_t len);
  * -errno. */
 int place_allowed_list(char *buf, size_t len);
 
+/* 0 when the calling thread may run on `cpu`, -EINVAL when it may not,
+ * or -errno. */
+int place_cpu_allowed(int cpu);
+
 #endif

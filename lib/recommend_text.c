@@ -1,7 +1,7 @@
 /*
  * recommend_text: a recommendation result (rec_compute()) as the text
  * `threadwatch recommend` prints: the verdict, the sentence and the
- * reasons, wrapped.
+ * reasons, wrapped, and the break-even (the other figures are --json's).
  */
 #include <math.h>
 #include <stddef.h>
@@ -89,12 +89,25 @@ static void text_failed(struct sbuf *b, const json_t *failed)
 	}
 }
 
+/* The break-even, when there is one, and where every other figure is:
+ * the figures themselves (about 40, many null) belong to --json. */
+static void text_figures(struct sbuf *b, const json_t *figs)
+{
+	const json_t *be = json_object_get(figs, "break_even_switches");
+	char line[128];
+
+	if (json_is_number(be)) {
+		snprintf(line, sizeof(line), "\nbreak-even: %.6g switches per thread\n",
+		         json_number_value(be));
+		sb_str(b, line);
+	}
+	sb_str(b, "\nEvery figure behind it: --json (result.figures).\n");
+}
+
 char *rec_text(const json_t *result)
 {
 	struct sbuf b = {0};
-	const json_t *reasons = json_object_get(result, "reasons");
-	json_t *figs = json_deep_copy(json_object_get(result, "figures")), *v;
-	const char *key;
+	const json_t *reasons = json_object_get(result, "reasons"), *v;
 	size_t i;
 
 	sb_str(&b, "verdict: ");
@@ -106,18 +119,6 @@ char *rec_text(const json_t *result)
 	text_failed(&b, json_object_get(result, "failed_probes"));
 	sb_str(&b, "\nreasons:\n");
 	json_array_foreach(reasons, i, v) sb_wrap(&b, json_string_value(v) ?: "", "  - ", "    ");
-	sb_str(&b, "\nfigures:\n");
-	json_object_foreach(figs, key, v)
-	{
-		char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
-
-		sb_str(&b, "  ");
-		sb_str(&b, key);
-		sb_str(&b, ": ");
-		sb_str(&b, val ?: "?");
-		sb_str(&b, "\n");
-		free(val);
-	}
-	json_decref(figs);
+	text_figures(&b, json_object_get(result, "figures"));
 	return b.s;
 }

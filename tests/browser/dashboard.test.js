@@ -376,6 +376,14 @@ async function testOneCycle(browser) {
   const lone = await page.evaluate(() => Object.entries(window.twCharts).filter(([, g]) => g.numRows() === 1)
     .map(([k, g]) => { const a = g.getArea(), x = g.layout_.points[0][0].canvasx; return [k, (x - a.x) / a.w]; }));
   check(lone.length >= 7 && lone.every(([, f]) => f > 0.25 && f < 0.75), 'a lone point sits in the middle of its chart, not on the edge', lone);
+  // The point's x as drawn (canvas back to time) is the run's time, not the
+  // start of a 30-day view's bucket hours earlier.
+  const runs = (await apiGet(URL_ONE, '/runs?limit=10')).runs;
+  const xs = await page.evaluate(() => Object.entries(window.twCharts).filter(([k]) => k.startsWith('history-') || k === 'ctxsw')
+    .map(([k, g]) => [k, Math.round(g.toDataXCoord(g.layout_.points[0][0].canvasx))]));
+  const near = ([k, x]) => runs.some((r) => k.slice(k.startsWith('history-') ? 8 : 0).startsWith(r.probe) && Math.abs(x - r.started_ms) < 60000);
+  check(xs.length >= 7 && xs.every(near), 'each history point is drawn at its run\'s time, within a minute',
+    xs.map(([k, x]) => [k, new Date(x).toISOString()]).concat(runs.map((r) => [r.probe, new Date(r.started_ms).toISOString()])));
   const text = await page.textContent('#cycle-facts');
   check(/Status.*ok/.test(text), 'the cycle card shows the one cycle as ok', text);
   await page.screenshot({ path: path.join(OUT, 'dashboard-one-cycle.png'), fullPage: true });

@@ -86,7 +86,7 @@ help=$("$TWD" --help) || fail "--help failed"
 keys=$("$TWD" --dump-config-file | sed -n 's/^#\([a-z_]*\) = .*/\1/p')
 [ "$(wc -l <<<"$keys")" -ge 29 ] || fail "fewer keys than expected: $keys"
 for k in $keys; do
-	grep -q -- "--$k=" <<<"$help" || fail "--help does not name --$k"
+	grep -q -- "--${k//_/-}=" <<<"$help" || fail "--help does not name --${k//_/-}"
 	"$TWD" --dump-config-doc | grep -q "^| \`$k\` |" || fail "the Markdown table lacks $k"
 done
 "$TWD" --version | grep -q '^threadwatchd [0-9]' || fail "--version"

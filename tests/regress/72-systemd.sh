@@ -15,7 +15,7 @@
 # priority; upgrade, remove (history kept) and purge (history gone); and a
 # reboot during the first cycle, after which the cycle is retried within
 # minutes. The test's drop-in turns the quiet-host guard off (the build
-# machine is busy) and shortens WatchdogSec to 10 s. Needs root; skips
+# machine is busy) and the splay off, and shortens WatchdogSec to 10 s. Needs root; skips
 # when nspawn, debootstrap or namespaces are missing.
 set -u
 . "$SRC/tests/regress/lib.sh"
@@ -57,11 +57,12 @@ trap 'exit 143' TERM
 nspawn_works || exit 77
 mkdir -p "$R/etc/systemd/system/threadwatchd.service.d"
 cat >"$R/etc/systemd/system/threadwatchd.service.d/50-test.conf" <<'EOF'
-# 72-systemd: the quiet-host guard off (the build machine is busy) and a
-# short watchdog, so that the watchdog checks take seconds.
+# 72-systemd: the quiet-host guard off (the build machine is busy), no
+# splay (the first cycle now, not up to 36 minutes later) and a short
+# watchdog, so that the watchdog checks take seconds.
 [Service]
 ExecStart=
-ExecStart=/usr/sbin/threadwatchd --guard=off
+ExecStart=/usr/sbin/threadwatchd --guard=off --splay=0
 WatchdogSec=10s
 EOF
 cp "$deb" "$TW_TMP/up/threadwatch_${up_version}_amd64.deb" "$R/root/"

@@ -192,7 +192,7 @@ echo "$OUT"
 [ "$RC" = 1 ] || fail "a silent host: exit status $RC, expected 1"
 row "127.0.0.1:$silent" | grep -q "unreachable: no answer within 1 s" ||
 	fail "the silent host's row: $(row "127.0.0.1:$silent")"
-row "127.0.0.1:$web" | grep -q "unreachable: GET /api/v1/status: HTTP 404" ||
+row "127.0.0.1:$web" | grep -q "not a threadwatchd API: GET /api/v1/status: HTTP 404" ||
 	fail "the web server's row: $(row "127.0.0.1:$web")"
 row "127.0.0.1:$broken" | grep -q "  error: GET /api/v1/host: HTTP 500: disk on fire" ||
 	fail "the broken daemon's row: $(row "127.0.0.1:$broken")"
@@ -200,7 +200,8 @@ expect_cell "$U1" VERDICT low
 # The budget is per host and hosts are asked at once: far less than 2 budgets.
 [ "$(echo "$secs < 3" | bc)" = 1 ] || fail "--timeout 1 took $secs s"
 fleet --json "127.0.0.1:$silent" "127.0.0.1:$broken" --timeout 1
-jq_true "$OUT" '.hosts_unreachable == 1 and .hosts_failed == 2 and .hosts[1].reachable' ||
+jq_true "$OUT" '.hosts_unreachable == 1 and .hosts_failed == 2 and .hosts[1].reachable and
+	.hosts[0].failure == "unreachable" and .hosts[1].failure == "error"' ||
 	fail "--json: a broken daemon is reachable but failed: $OUT"
 ok "a silent host times out after its own budget (${secs}s in all); a foreign server and a failing endpoint are named"
 
@@ -364,7 +365,7 @@ jq -e -s 'length >= 12 and all(.headers.authorization == "Bearer fleet-token-012
 	fail "--token: not every request had the header: $(head -3 "$TW_TMP/headers.jsonl")"
 fleet "$S0"
 [ "$RC" = 1 ] && row "$S0" |
-	grep -q "unreachable: GET /api/v1/status: HTTP 401: missing 'Authorization: Bearer TOKEN'" ||
+	grep -q "HTTP error: GET /api/v1/status: HTTP 401: missing 'Authorization: Bearer TOKEN'" ||
 	fail "no token: $OUT"
 printf 'not-the-token-0123456789\n' >"$TW_TMP/wrong"
 chmod 640 "$TW_TMP/wrong"
@@ -422,13 +423,22 @@ else
 	expect_cell "$TLS" LABELS role=db
 	expect_cell "$H1" VERDICT low
 	fleet "https://$TLS"
-	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "unreachable: .*certificate" ||
+	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "TLS error: .*certificate" ||
 		fail "a self-signed daemon without --cacert: $OUT"
 	fleet --cacert "$TW_TMP/creds/other.crt" "https://$TLS"
-	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "unreachable: .*certificate" ||
+	[ "$RC" = 1 ] && row "https://$TLS" | grep -qi "TLS error: .*certificate" ||
 		fail "--cacert with the wrong CA: $OUT"
 	fleet --timeout 3s --cacert "$TW_TMP/creds/tls.crt" "$TLS"
 	[ "$RC" = 1 ] || fail "HOST:PORT without --scheme https is plain HTTP: exit status $RC"
+	# A scheme that does not match the port is named as such, not "unreachable".
+	row "$TLS" | grep -q "no HTTP answer (an HTTPS port? try --scheme https): " ||
+		fail "plain HTTP to the TLS port: $(row "$TLS")"
+	fleet --timeout 3s --cacert "$TW_TMP/creds/tls.crt" "https://$H1"
+	[ "$RC" = 1 ] && row "https://$H1" | grep -q "TLS error: " ||
+		fail "HTTPS to a plain HTTP port: $(row "https://$H1")"
+	fleet --json --timeout 3s --cacert "$TW_TMP/creds/tls.crt" "$TLS" "https://$H1"
+	jq_true "$OUT" '[.hosts[].failure] == ["no HTTP answer (an HTTPS port? try --scheme https)", "TLS error"]' ||
+		fail "--json: the TLS mismatches' failure: $OUT"
 	for args in "--cacert $TW_TMP/creds/tls.crt --insecure $U1" "--cacert $TW_TMP/missing.crt $U1" \
 		"--scheme ftp $U1" "--scheme"; do
 		# shellcheck disable=SC2086

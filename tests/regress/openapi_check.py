@@ -129,6 +129,29 @@ class Checker:
         return ["%s: %s" % (where, e) for e in self.errors]
 
 
+def error_docs(spec):
+    """The document describes errors as the server sends them: RFC 9457
+    problem details (application/problem+json, the Problem schema) for
+    every 4xx and 5xx response, and its prose says so."""
+    errors = []
+    resolve = Checker(spec).resolve
+    text = spec["info"].get("description", "")
+    if "RFC 9457" not in text or "application/problem+json" not in text:
+        errors.append("info.description does not describe errors as RFC 9457 problem details")
+    for template, ops in sorted(spec["paths"].items()):
+        for method, op in ops.items():
+            for status, resp in op.get("responses", {}).items():
+                if not status[0] in "45":
+                    continue
+                content = resolve(resp).get("content", {})
+                schema = content.get("application/problem+json", {}).get("schema", {})
+                if list(content) != ["application/problem+json"] or \
+                        schema.get("$ref") != "#/components/schemas/Problem":
+                    errors.append("%s %s %s: not application/problem+json with Problem"
+                                  % (method.upper(), template, status))
+    return errors
+
+
 def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
@@ -159,6 +182,7 @@ def main(argv):
             if method in ("get", "post", "put", "delete", "patch", "head") and \
                     (template, method) not in seen:
                 errors.append("%s %s: documented but never checked" % (method.upper(), template))
+    errors += error_docs(spec)
     for e in errors:
         print("error: " + e)
     print("openapi_check: %d responses, %d operations covered, %d errors"

@@ -159,6 +159,12 @@ static void test_time(void **state)
 	assert_int_equal(ms, 1796284316500LL);
 	assert_int_equal(api_parse_time("0", &ms), 0);
 	assert_int_equal(ms, 0);
+	/* 13 digits or more: Unix milliseconds, as the answers' *_ms fields */
+	assert_int_equal(api_parse_time("1796284316123", &ms), 0);
+	assert_int_equal(ms, 1796284316123LL);
+	assert_int_equal(api_parse_time("9999999999999", &ms), 0);
+	assert_int_equal(ms, 9999999999999LL);
+	assert_int_equal(api_parse_time("253402300799999", &ms), 0);
 
 	static const char *const bad[] = {
 	    "",
@@ -168,7 +174,9 @@ static void test_time(void **state)
 	    ".5",
 	    "1e9",
 	    "1796284316.1234567890",
-	    "9999999999999",
+	    "1796284316123.5",
+	    "253402300800000",
+	    "9999999999999999",
 	    "2026-13-01T00:00:00Z",
 	    "2026-02-29T00:00:00Z",
 	    "1900-02-29T00:00:00Z",

@@ -456,6 +456,7 @@ static void test_recommendation_status_headroom(void **state)
 {
 	struct fixture *f = *state;
 	struct reply r;
+	json_t *rec;
 
 	fetch(f, "/api/v1/recommendation", &r);
 	assert_int_equal(r.status, 200);
@@ -484,6 +485,23 @@ static void test_recommendation_status_headroom(void **state)
 	assert_int_equal(json_array_size(get(r.json, "warnings")), 1);
 	assert_string_equal(json_string_value(get(r.json, "warnings.0.limit")), "threads_max");
 	assert_non_null(strstr(json_string_value(get(r.json, "warnings.0.message")), "95.0%"));
+	reply_free(&r);
+
+	/* A record as headroom_read() makes it holds its limits and warnings:
+	 * the answer gives them once, at the top, not again inside it. */
+	rec = json_pack("{s:i,s:[{s:s,s:i,s:i},{s:s,s:i,s:i},{s:s,s:i,s:n}],s:[s]}", "threads", 950,
+	                "limits", "name", "threads_max", "used", 950, "limit", 1000, "name",
+	                "max_map_count", "used", 1200, "limit", 65530, "name", "pids_max", "used",
+	                950, "limit", "warnings", "threads_max: 950 of 1000 in use (95.0%)");
+	assert_int_equal(store_headroom_record(f->rw, T0 + 13000, rec), 0);
+	json_decref(rec);
+	fetch(f, "/api/v1/headroom", &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_array_size(get(r.json, "limits")), 3);
+	assert_int_equal(json_array_size(get(r.json, "warnings")), 1);
+	assert_int_equal(json_integer_value(get(r.json, "headroom.threads")), 950);
+	assert_null(json_object_get(get(r.json, "headroom"), "limits"));
+	assert_null(json_object_get(get(r.json, "headroom"), "warnings"));
 	reply_free(&r);
 }
 
@@ -598,6 +616,21 @@ static void test_series_and_catalogue(void **state)
 	assert_int_equal(r.status, 200);
 	assert_int_equal(json_integer_value(get(r.json, "step_ms")), 60000);
 	assert_true(json_number_value(get(r.json, "points.0.max")) == 760);
+	reply_free(&r);
+	/* the same range in Unix milliseconds, as since_ms and until_ms give it */
+	fetch(f,
+	      "/api/v1/series?metric=ctxsw.low_ns&since=1796284000000&until=1796285000000&step=60",
+	      &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_integer_value(get(r.json, "since_ms")), 1796284000000LL);
+	assert_int_equal(json_integer_value(get(r.json, "until_ms")), 1796285000000LL);
+	assert_true(json_number_value(get(r.json, "points.0.max")) == 760);
+	reply_free(&r);
+	fetch(f, "/api/v1/runs?since=1796284000000&until=1796285000000", &r);
+	assert_int_equal(r.status, 200);
+	reply_free(&r);
+	fetch(f, "/api/v1/events?since=1796284000000", &r);
+	assert_int_equal(r.status, 200);
 	reply_free(&r);
 
 	fetch(f, "/api/v1/series?metric=nosuch.metric", &r);

@@ -841,7 +841,10 @@ static void test_text(void **state)
 	(void)state;
 	assert_non_null(strstr(t, "verdict: low (confidence: strong)\n"));
 	assert_non_null(strstr(t, "\nreasons:\n  - "));
-	assert_non_null(strstr(t, "  break_even_switches: 1000"));
+	assert_non_null(strstr(t, "\nbreak-even: 1000 switches per thread\n"));
+	/* the raw figures (many null) are --json's, not the text's */
+	assert_null(strstr(t, "figures:"));
+	assert_null(strstr(t, "null"));
 	/* lines are wrapped */
 	for (const char *l = t; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
 		assert_true(strcspn(l, "\n") <= 82); /* a few bytes of UTF-8 (×, µ) */

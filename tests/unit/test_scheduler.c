@@ -266,6 +266,8 @@ static void test_lifecycle(void **state)
 	assert_int_equal(config_set(&c, "probes_d", "", "t", err, sizeof(err)), 0);
 	assert_int_equal(config_set(&c, "interval", "1h", "t", err, sizeof(err)), 0);
 	assert_int_equal(config_set(&c, "guard", "off", "t", err, sizeof(err)), 0);
+	/* the start cycle within a second of its splay (test_start_splay) */
+	assert_int_equal(config_set(&c, "splay", "1s", "t", err, sizeof(err)), 0);
 	/* the fake probes compete for the CPU: under SCHED_IDLE a loaded
 	 * machine could hold them past the waits below */
 	assert_int_equal(config_set(&c, "probe_sched", "normal", "t", err, sizeof(err)), 0);
@@ -273,7 +275,7 @@ static void test_lifecycle(void **state)
 	    config_set(&c, "token", "abcdefghijklmnopqrstuvwxyz", "t", err, sizeof(err)), 0);
 	assert_int_equal(store_open(db, 0, &st, err, sizeof(err)), 0);
 
-	/* No cycle yet: the start cycle runs as soon as the thread does. */
+	/* No cycle yet: the start cycle runs within its splay. */
 	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
 	assert_int_equal(store_state_get(st, "trigger_enabled", &value), 0);
 	assert_string_equal(value, "1");
@@ -378,6 +380,50 @@ static void test_lifecycle(void **state)
 	free(dir);
 }
 
+/* The first cycle after start waits a random part of the splay (issue 27):
+ * twenty schedulers on a store without cycles plan it within 10% of 1 h,
+ * and not all at once. */
+static void test_start_splay(void **state)
+{
+	struct config c;
+	struct store *st;
+	struct sched *s;
+	struct sched_status ss;
+	char err[512], *db = path_in("splay.db");
+	int64_t lo = INT64_MAX, hi = INT64_MIN, now;
+
+	(void)state;
+	config_init(&c);
+	assert_int_equal(config_set(&c, "probes_d", "", "t", err, sizeof(err)), 0);
+	assert_int_equal(config_set(&c, "interval", "1h", "t", err, sizeof(err)), 0);
+	assert_int_equal(config_set(&c, "splay", "10%", "t", err, sizeof(err)), 0);
+	assert_int_equal(store_open(db, 0, &st, err, sizeof(err)), 0);
+	for (int i = 0; i < 20; i++) {
+		now = (int64_t)(clock_wall_ns() / 1000000);
+		assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
+		sched_get_status(s, &ss);
+		assert_int_equal(ss.cycles, 0);
+		assert_true(ss.next_cycle_ms >= now - 1000);
+		assert_true(ss.next_cycle_ms <= now + 361 * 1000LL);
+		lo = ss.next_cycle_ms - now < lo ? ss.next_cycle_ms - now : lo;
+		hi = ss.next_cycle_ms - now > hi ? ss.next_cycle_ms - now : hi;
+		sched_free(s);
+	}
+	/* twenty uniform draws from 360 s all within 60 s: about 1e-14 */
+	assert_true(hi - lo > 60 * 1000LL);
+	/* and the thread keeps to the plan: no cycle before it is due */
+	assert_int_equal(sched_new(&c, st, NULL, NULL, &s), 0);
+	assert_int_equal(sched_start(s), 0);
+	usleep(1500 * 1000);
+	now = (int64_t)(clock_wall_ns() / 1000000);
+	sched_get_status(s, &ss);
+	assert_true((!ss.running && ss.cycles == 0) || ss.next_cycle_ms <= now);
+	sched_free(s);
+	store_close(st);
+	config_free(&c);
+	free(db);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -399,7 +445,7 @@ int main(void)
 	    cmocka_unit_test(test_start_delay), cmocka_unit_test(test_retry_delay),
 	    cmocka_unit_test(test_readers),     cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_discover),    cmocka_unit_test(test_cycle_status),
-	    cmocka_unit_test(test_lifecycle),
+	    cmocka_unit_test(test_lifecycle),   cmocka_unit_test(test_start_splay),
 	};
 
 	return cmocka_run_group_tests_name("scheduler", tests, setup, teardown);

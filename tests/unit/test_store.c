@@ -808,8 +808,11 @@ static void test_series_downsampling(void **state)
 	assert_string_equal(json_string_value(json_object_get(out, "unit")), "ns");
 	p = json_object_get(out, "points");
 	assert_int_equal(json_array_size(p), 3); /* t = T0 + 90 s is outside */
-	/* [0, 30): 1, 3, 5 */
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 0), "t")), T0);
+	/* [0, 30): 1, 3, 5, stamped at its newest sample (29 s) */
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 0), "t")),
+	                 T0 + 29000);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 0), "bucket_ms")),
+	                 T0);
 	assert_float_equal(json_number_value(json_object_get(json_array_get(p, 0), "min")), 1, 0);
 	assert_float_equal(json_number_value(json_object_get(json_array_get(p, 0), "avg")), 3, 0);
 	assert_float_equal(json_number_value(json_object_get(json_array_get(p, 0), "max")), 5, 0);
@@ -819,8 +822,10 @@ static void test_series_downsampling(void **state)
 	                 T0 + 30000);
 	assert_float_equal(json_number_value(json_object_get(json_array_get(p, 1), "avg")), 10, 0);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 1), "n")), 1);
-	/* [60, 90): 7 */
+	/* [60, 90): 7 at 65 s */
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 2), "t")),
+	                 T0 + 65000);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 2), "bucket_ms")),
 	                 T0 + 60000);
 	assert_float_equal(json_number_value(json_object_get(json_array_get(p, 2), "max")), 7, 0);
 	m = json_object_get(out, "markers");
@@ -848,6 +853,8 @@ static void test_series_downsampling(void **state)
 	p = json_object_get(out, "points");
 	assert_int_equal(json_array_size(p), 6);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 1), "t")),
+	                 T0 + 10000);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 1), "bucket_ms")),
 	                 T0 + 10000 / 3 * 3);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(p, 1), "n")), 1);
 	assert_float_equal(json_number_value(json_object_get(json_array_get(p, 5), "min")), 100, 0);
