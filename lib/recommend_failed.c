@@ -127,7 +127,8 @@ const char *rec_failed_why(const struct rec_failed *f, const char *probe, char *
 	if (disabled_has(f, probe))
 		snprintf(buf, len, "%s is disabled in the configuration (probes_disabled)", probe);
 	else if (e)
-		snprintf(buf, len, "%s's last run failed: %s", probe,
+		snprintf(buf, len, "%s'%s last run failed: %s", probe,
+		         probe[0] && probe[strlen(probe) - 1] == 's' ? "" : "s",
 		         json_string_value(json_object_get(e, "reason")));
 	else
 		return NULL;

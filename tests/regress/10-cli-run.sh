@@ -116,7 +116,7 @@ expect_usage() {
 	"$TW" run "$@" >"$TW_TMP/usage.out" 2>"$TW_TMP/usage.err"
 	rc=$?
 	[ "$rc" = 2 ] || fail "run $* exited $rc, expected 2"
-	grep -q "usage: threadwatch run" "$TW_TMP/usage.err" || fail "run $*: no usage message"
+	grep -q "Try 'threadwatch run --help'" "$TW_TMP/usage.err" || fail "run $*: no pointer to --help"
 	[ -s "$TW_TMP/usage.out" ] && fail "run $*: printed on stdout"
 	return 0
 }
@@ -206,11 +206,13 @@ pinned=$(cpus_of)
 [ "$(nproc)" -eq 1 ] || [ "$pinned" -ne 0 ] || fail "default: pinned to CPU 0 with $(nproc) CPUs"
 [ "$(cpus_of --cpu all)" = "$mine" ] || fail "--cpu all: $(cpus_of --cpu all), expected $mine"
 [ "$(cpus_of --cpu "$last")" = "$last" ] || fail "--cpu $last: $(cpus_of --cpu "$last")"
-"$TW" run --json --probe-dir "$pd" --cpu 8191 prio >"$TW_TMP/cpu.json" 2>/dev/null
+# A CPU outside the set is a usage error before any probe starts (issue 27).
+"$TW" run --json --probe-dir "$pd" --cpu 8191 prio >"$TW_TMP/cpu.json" 2>"$TW_TMP/cpu.err"
 rc=$?
-[ $rc -eq 1 ] || fail "--cpu 8191 (not allowed): exit $rc, expected 1"
-jq -e '.probes.prio.reason | test("CPU 8191 is not one the probes may run on")' "$TW_TMP/cpu.json" >/dev/null ||
-	fail "--cpu 8191: $(jq -c .probes.prio "$TW_TMP/cpu.json")"
+[ $rc -eq 2 ] || fail "--cpu 8191 (not allowed): exit $rc, expected 2"
+[ -s "$TW_TMP/cpu.json" ] && fail "--cpu 8191: a probe ran: $(cat "$TW_TMP/cpu.json")"
+grep -q -- "--cpu 8191: this process may run only on CPUs" "$TW_TMP/cpu.err" ||
+	fail "--cpu 8191: $(cat "$TW_TMP/cpu.err")"
 ok "probes pinned to CPU $pinned by default; --cpu all: $mine; --cpu $last; --cpu 8191 refused"
 
 "$TW" run --json --timeout 1 --probe-dir "$pd" hang >"$TW_TMP/hang.json"
@@ -236,8 +238,13 @@ mkdir -p "$TW_TMP/failing"
 for p in ctxsw threads map32; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/$p"; chmod +x "$TW_TMP/failing/$p"; done
 out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" run 2>&1)
 [ $? = 1 ] || fail "all probes failing did not exit 1: $out"
-grep -q '^no recommendation: not enough data yet' <<<"$out" || fail "a verdict without data: $out"
-grep -q '^verdict' <<<"$out" && fail "a verdict without data: $out"
+# The verdict stays at glibc's default with no confidence, and names each
+# failed probe and why (issue 23).
+grep -q '^verdict: high (confidence: none)' <<<"$out" || fail "a confident verdict without data: $out"
+for p in ctxsw threads map32; do
+	grep -q "^  - $p: exited with status 3 without a document" <<<"$out" || fail "$p's failure is not named: $out"
+done
+grep -q "threads' last run failed" <<<"$out" || fail "no plural possessive: $out"
 out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" recommend 2>&1)
 [ $? = 1 ] && grep -q 'not enough data yet' <<<"$out" || fail "recommend without data: $out"
 ok "no probe data: \"not enough data yet\", no verdict"

@@ -14,20 +14,31 @@ mkdir -p "$TW_TMP/d" "$TW_TMP/f"
 # outside CMD...: threadwatchd outside systemd.
 outside() {
 	env -u NOTIFY_SOCKET -u INVOCATION_ID "$TWD" --config "$TW_TMP/empty.conf" \
-		--port 0 --probe-dir "$TW_TMP/probes" --probes-d "" --quick --guard off "$@"
+		--port 0 --probe-dir "$TW_TMP/probes" --probes-d "" --quick --guard off --splay 0 "$@"
 }
 
 # No flag: the process started is the one that serves, in our session.
 # (env execs the daemon, so $! is the daemon's pid)
 env -u NOTIFY_SOCKET -u INVOCATION_ID "$TWD" --config "$TW_TMP/empty.conf" --port 0 \
-	--probe-dir "$TW_TMP/probes" --probes-d "" --quick --guard off \
+	--probe-dir "$TW_TMP/probes" --probes-d "" --quick --guard off --splay 0 \
 	--state-dir "$TW_TMP/f" --port-file "$TW_TMP/f/port" >"$TW_TMP/f.log" 2>&1 &
 DPID=$!
 wait_for test -s "$TW_TMP/f/port" || fail "the daemon did not start: $(cat "$TW_TMP/f.log")"
 PORT=$(cat "$TW_TMP/f/port")
 kill -0 "$DPID" 2>/dev/null || fail "the process started exited (it forked away?): $(cat "$TW_TMP/f.log")"
-[ "$(ss -Htlnp "sport = :$PORT" | grep -o 'pid=[0-9]*' | sort -u)" = "pid=$DPID" ] ||
+# A probe the daemon is starting holds the socket between fork() and
+# exec() (where CLOEXEC closes it): only the daemon's own children may
+# appear beside it.
+serving() {
+	local p
+	for p in $(ss -Htlnp "sport = :$PORT" | grep -o 'pid=[0-9]*' | sort -u | cut -d= -f2); do
+		[ "$p" = "$DPID" ] || [ "$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')" = "$DPID" ] ||
+			[ ! -d "/proc/$p" ] || echo "$p"
+	done
+}
+ss -Htlnp "sport = :$PORT" | grep -q "pid=$DPID," ||
 	fail "port $PORT is not served by the process started ($DPID): $(ss -Htlnp "sport = :$PORT")"
+[ -z "$(serving)" ] || fail "port $PORT is also held by $(serving), not children of $DPID: $(ss -Htlnp "sport = :$PORT")"
 [ "$(ps -o sid= -p "$DPID" | tr -d ' ')" = "$(ps -o sid= -p $$ | tr -d ' ')" ] ||
 	fail "the daemon left our session"
 [ "$(ps -o ppid= -p "$DPID" | tr -d ' ')" = "$$" ] || fail "the daemon is not our child"
