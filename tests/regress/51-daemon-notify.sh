@@ -21,7 +21,7 @@ mkdir -p "$TW_TMP/d"
 	export NOTIFY_SOCKET=$TW_TMP/notify.sock WATCHDOG_USEC=400000 WATCHDOG_PID=$BASHPID
 	exec "$TWD" --foreground --config "$TW_TMP/d.conf" --state-dir "$TW_TMP/d" --port 0 \
 		--port-file "$TW_TMP/d/port" --probe-dir "$TW_TMP/probes" \
-		--probes-d "$TW_TMP/probes.d" --quick --guard off --probe-timeout 60s \
+		--probes-d "$TW_TMP/probes.d" --quick --guard off --splay 0 --probe-timeout 60s \
 		>"$TW_TMP/d.log" 2>&1
 ) &
 DPID=$!

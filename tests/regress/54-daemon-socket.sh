@@ -18,7 +18,7 @@ mkdir -p "$TW_TMP/d"
 env -u NOTIFY_SOCKET -u INVOCATION_ID systemd-socket-activate -l "127.0.0.1:$PORT" \
 	"$TWD" --config "$TW_TMP/empty.conf" \
 	--state-dir "$TW_TMP/d" --port 1 --port-file "$TW_TMP/d/port" \
-	--probe-dir "$TW_TMP/probes" --probes-d "" --quick --guard off \
+	--probe-dir "$TW_TMP/probes" --probes-d "" --quick --guard off --splay 0 \
 	>"$TW_TMP/d.log" 2>&1 &
 DPID=$!
 # systemd-socket-activate starts the daemon on the first connection.

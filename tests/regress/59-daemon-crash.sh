@@ -19,7 +19,7 @@ for i in $(seq 1 "$KILLS"); do
 	rm -f "$TW_TMP/d/port"
 	"$TWD" --foreground --config "$TW_TMP/empty.conf" --database "$DB" --port 0 \
 		--port-file "$TW_TMP/d/port" --probe-dir "$TW_TMP/probes" --probes-d "" --quick \
-		--guard off --interval 1h --token "$TOKEN" >>"$TW_TMP/d.log" 2>&1 &
+		--guard off --splay 0 --interval 1h --token "$TOKEN" >>"$TW_TMP/d.log" 2>&1 &
 	DPID=$!
 	for _ in $(seq 1 500); do
 		[ -s "$TW_TMP/d/port" ] && break
