@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "detect.h"
 #include "headroom.h"
+#include "host_labels.h"
 #include "metrics.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -34,6 +35,7 @@ enum source {
 	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
 	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
 	SRC_EVENTS,     /* for each key figure (and any other metric): events/total/METRIC */
+	SRC_HOST_INFO,  /* 1, labelled with the host's cohort (host_labels.h) */
 	SRC_CATALOG,    /* here come the probe metrics of the catalogue */
 };
 
@@ -90,6 +92,10 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_host_change_timestamp_seconds", "gauge",
      "When the host's identity (kernel, glibc, CPU, microcode) last changed, as a Unix time.", "s",
      SRC_VALUE, "fingerprint/first_seen_ms", 1e3, NULL},
+    {"threadwatch_host_info", "gauge",
+     "The host's cohort: kernel, CPU model, CPU vendor, virtualization, arch, glibc and a "
+     "summary of its mitigations; always 1.",
+     "", SRC_HOST_INFO, "fingerprint/host", 1, NULL},
     {NULL, NULL, NULL, NULL, SRC_CATALOG, NULL, 1, NULL},
     {"threadwatch_recommendation_low_stacks", "gauge",
      "1 when low (MAP_32BIT) thread stacks pay on this host, 0 when high stacks are better.", "",
@@ -280,6 +286,23 @@ static void emit_events(struct out *o, const struct metric_def *d, json_t *total
 	}
 }
 
+/* Once a fingerprint is recorded: 1 with its cohort labels. */
+static void emit_host_info(struct out *o, const struct metric_def *d, const json_t *fp)
+{
+	char vals[HOST_LABELS_N][HOST_LABEL_MAX + 1];
+	const char *extra[2 * HOST_LABELS_N + 1];
+
+	if (!json_is_object(fp))
+		return;
+	host_labels(fp, vals);
+	for (size_t i = 0; i < HOST_LABELS_N; i++) {
+		extra[2 * i] = host_label_names[i];
+		extra[2 * i + 1] = vals[i];
+	}
+	extra[2 * HOST_LABELS_N] = NULL;
+	sample(o, d, 1, extra);
+}
+
 static void emit_row(struct out *o, const struct metric_def *d, const json_t *snap)
 {
 	/* jansson's iterators take non-const values but do not modify them. */
@@ -372,6 +395,9 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 	}
 	case SRC_EVENTS:
 		emit_events(o, d, json_object_get(json_object_get(snap, "events"), "total"));
+		break;
+	case SRC_HOST_INFO:
+		emit_host_info(o, d, at(snap, d->path));
 		break;
 	case SRC_CATALOG:
 		break; /* metrics_format() emits them */

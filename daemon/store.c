@@ -96,7 +96,7 @@ static const char *const queries[Q__COUNT] = {
     [Q_CYCLE_END] = "UPDATE cycles SET ended_ms = :ended_ms, status = :status WHERE id = :id",
     [Q_CYCLE_LAST] = "SELECT id, trigger, status, started_ms, ended_ms, waited_s FROM cycles"
                      " WHERE ended_ms IS NOT NULL ORDER BY id DESC LIMIT 1",
-    [Q_FP_LATEST] = "SELECT id, first_seen_ms, last_seen_ms, identity FROM fingerprints"
+    [Q_FP_LATEST] = "SELECT id, first_seen_ms, last_seen_ms, identity, full FROM fingerprints"
                     " ORDER BY id DESC LIMIT 1",
     [Q_FP_SEEN] = "UPDATE fingerprints SET last_seen_ms = max(last_seen_ms, :now),"
                   " identity = :identity, full = :full WHERE id = :id",

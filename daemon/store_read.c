@@ -725,6 +725,7 @@ static int snap_cycle(struct store *st, json_t **out)
 static int snap_fingerprint(struct store *st, json_t **out)
 {
 	sqlite3_stmt *s = NULL;
+	json_t *j;
 	int r = stmt_get(st, Q_FP_LATEST, NULL, 0, &s);
 
 	*out = json_null();
@@ -733,6 +734,10 @@ static int snap_fingerprint(struct store *st, json_t **out)
 		*out = jcheck(json_pack("{s:o, s:o, s:o}", "id", jint(sqlite3_column_int64(s, 0)),
 		                        "first_seen_ms", jint(sqlite3_column_int64(s, 1)),
 		                        "last_seen_ms", jint(sqlite3_column_int64(s, 2))));
+		/* The whole fingerprint, for the cohort labels of /metrics. */
+		r = col_json(s, 4, "the fingerprint", &j);
+		if (r >= 0)
+			jset(*out, "host", j);
 	}
 	return r;
 }

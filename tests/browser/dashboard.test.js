@@ -233,6 +233,21 @@ async function checkEvents(page) {
   'the events list shows every event of the range with its sentence', [items.length, events.length]);
   check(events.some((e) => e.metric === 'ctxsw.high_ns' && /^kernel /.test(e.fingerprint_diff)),
     'the seeded step is an event that names the kernel change', events.map((e) => [e.metric, e.fingerprint_diff]));
+  // Each step carries the badge of the path that found it: the seeded
+  // kernel step the fast one, after the host change; a step with no change
+  // on the host the slow, sustained one. A verdict flip has none.
+  const badges = await page.$$eval('#events-list li[data-id]', (lis) => lis.map((li) => {
+    const b = li.querySelector('.badge.path');
+    return { path: li.dataset.path, badge: b ? b.textContent : null, title: b ? b.title : null };
+  }));
+  const wantBadge = { change: 'after a host change', sustained: 'sustained' };
+  check(badges.length === events.length && events.every((e, i) => badges[i].path === (e.path || '') &&
+    badges[i].badge === (e.kind === 'flip' ? null : wantBadge[e.path]) && (badges[i].badge === null || badges[i].title)),
+  'each step shows the badge of the path that found it', badges.map((b, i) => [events[i].kind, events[i].path, b.badge]));
+  check(events.some((e) => e.path === 'change' && /^after the kernel upgrade to /.test(e.headline) &&
+    e.metric === 'ctxsw.high_ns'),
+  'the seeded kernel step is found on the fast path, "after the kernel upgrade to ..."',
+  events.map((e) => [e.path, e.headline]));
   const marked = await page.evaluate(() => Object.fromEntries(Object.entries(window.twCharts)
     .map(([k, g]) => [k, (g.twEvents || []).map((m) => m.x)])));
   const want = (metrics) => events.filter((e) => metrics.includes(e.metric)).map((e) => e.t_ms).sort();

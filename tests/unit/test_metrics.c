@@ -133,6 +133,43 @@ static void test_cycle_gauges(void **state)
 	free(odd);
 }
 
+/* threadwatch_host_info: 1 with the cohort labels of the recorded
+ * fingerprint, each escaped and bounded (a hostile CPU model with a quote,
+ * a backslash and a newline, cut at 64 bytes), the mitigations as a
+ * summary from a fixed set of words; absent before any fingerprint. */
+static void test_host_info(void **state)
+{
+	char *t =
+	    format("{\"probes\": {}, \"fingerprint\": {\"id\": 1, \"host\": {"
+	           "\"kernel\": \"6.1.0-18-amd64\", \"glibc\": \"2.36\", \"arch\": \"x86_64\","
+	           "\"virtualization\": \"kvm\","
+	           "\"cpu\": {\"vendor\": \"AuthenticAMD\", \"model_name\": "
+	           "\"AMD \\\"EPYC\\\" 7\\\\B\\n"
+	           "0123456789012345678901234567890123456789012345678901234567890123456789\"},"
+	           "\"vulnerabilities\": {\"meltdown\": \"Mitigation: PTI\","
+	           "\"spectre_v2\": \"Mitigation: Retpolines; IBPB: conditional\","
+	           "\"mds\": \"Vulnerable: Clear CPU buffers attempted, no microcode\","
+	           "\"l1tf\": \"Not affected\"}}}}");
+	char *u = format("{\"probes\": {}, \"fingerprint\": {\"id\": 1, \"host\": {"
+	                 "\"vulnerabilities\": {\"meltdown\": \"Not affected\"}}}}");
+	char *none = format("{\"probes\": {}, \"fingerprint\": null}");
+
+	(void)state;
+	assert_true(sample_value(t,
+	                         "threadwatch_host_info{kernel=\"6.1.0-18-amd64\","
+	                         "cpu=\"AMD \\\"EPYC\\\" 7\\\\B_"
+	                         "0123456789012345678901234567890123456789012345678\","
+	                         "vendor=\"AuthenticAMD\",virt=\"kvm\",arch=\"x86_64\","
+	                         "glibc=\"2.36\",mitigations=\"pti+retpoline+vulnerable\"}") == 1);
+	assert_true(sample_value(u, "threadwatch_host_info{kernel=\"unknown\",cpu=\"unknown\","
+	                            "vendor=\"unknown\",virt=\"unknown\",arch=\"unknown\","
+	                            "glibc=\"unknown\",mitigations=\"none\"}") == 1);
+	assert_null(strstr(none, "threadwatch_host_info{"));
+	free(t);
+	free(u);
+	free(none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +177,7 @@ int main(void)
 	    cmocka_unit_test(test_knee_nan),
 	    cmocka_unit_test(test_no_meaningless_labels),
 	    cmocka_unit_test(test_cycle_gauges),
+	    cmocka_unit_test(test_host_info),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,112 @@
+/*
+ * host_labels: a fingerprint's cohort labels for /metrics (see
+ * host_labels.h). One table row per label: where its value is in the
+ * fingerprint and how it is reduced.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "host_labels.h"
+
+#define UNKNOWN "unknown"
+
+/* The mitigation words, in summary order: the word is in the summary when
+ * the named vulnerability file's text contains `text` (NULL file: any
+ * file's text starts with it). */
+static const struct {
+	const char *file, *text, *word;
+} mitigation_words[] = {
+    {"meltdown", "PTI", "pti"},
+    {"spectre_v2", "Retpoline", "retpoline"},
+    {"spectre_v2", "IBRS", "ibrs"},
+    {NULL, "Vulnerable", "vulnerable"},
+};
+
+/* The value at a '/'-separated path of at most two keys, or NULL. */
+static json_t *at(const json_t *fp, const char *key, const char *sub)
+{
+	json_t *v = json_object_get(fp, key);
+
+	return sub ? json_object_get(v, sub) : v;
+}
+
+/* s copied into out, bounded: control bytes become '_', and a cut never
+ * splits a UTF-8 sequence. */
+static void bounded(const char *s, char out[HOST_LABEL_MAX + 1])
+{
+	size_t n = strnlen(s, HOST_LABEL_MAX + 1);
+
+	if (n > HOST_LABEL_MAX) {
+		n = HOST_LABEL_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '_' : s[i];
+	out[n] = '\0';
+	if (!n)
+		strcpy(out, UNKNOWN);
+}
+
+/* jansson's iterator takes a non-const object but does not modify it. */
+static int mitigation_matches(json_t *vulns, size_t w)
+{
+	const char *name;
+	json_t *v;
+
+	if (mitigation_words[w].file) {
+		v = json_object_get(vulns, mitigation_words[w].file);
+		return json_is_string(v) && strstr(json_string_value(v), mitigation_words[w].text);
+	}
+	json_object_foreach(vulns, name,
+	                    v) if (json_is_string(v) &&
+	                           !strncmp(json_string_value(v), mitigation_words[w].text,
+	                                    strlen(mitigation_words[w].text))) return 1;
+	return 0;
+}
+
+/* The words of mitigation_words that apply, joined by '+'; "none" when
+ * none does, "unknown" without the kernel's vulnerabilities directory. */
+static void mitigations(json_t *vulns, char out[HOST_LABEL_MAX + 1])
+{
+	size_t len = 0;
+
+	if (!json_is_object(vulns) || !json_object_size(vulns)) {
+		strcpy(out, UNKNOWN);
+		return;
+	}
+	out[0] = '\0';
+	for (size_t w = 0; w < sizeof(mitigation_words) / sizeof(mitigation_words[0]); w++)
+		if (mitigation_matches(vulns, w))
+			len += (size_t)snprintf(out + len, HOST_LABEL_MAX + 1 - len, "%s%s",
+			                        len ? "+" : "", mitigation_words[w].word);
+	if (!len)
+		strcpy(out, "none");
+}
+
+const char *const host_label_names[HOST_LABELS_N] = {
+    "kernel", "cpu", "vendor", "virt", "arch", "glibc", "mitigations",
+};
+
+/* Each label of host_label_names, in its order: its fingerprint path, and
+ * whether it is the mitigations summary rather than a string. */
+static const struct {
+	const char *key, *sub;
+	int summary;
+} labels[HOST_LABELS_N] = {
+    {"kernel", NULL, 0},          {"cpu", "model_name", 0}, {"cpu", "vendor", 0},
+    {"virtualization", NULL, 0},  {"arch", NULL, 0},        {"glibc", NULL, 0},
+    {"vulnerabilities", NULL, 1},
+};
+
+void host_labels(const json_t *fp, char vals[HOST_LABELS_N][HOST_LABEL_MAX + 1])
+{
+	for (size_t i = 0; i < HOST_LABELS_N; i++) {
+		json_t *v = json_is_object(fp) ? at(fp, labels[i].key, labels[i].sub) : NULL;
+
+		if (labels[i].summary)
+			mitigations(v, vals[i]);
+		else
+			bounded(json_is_string(v) ? json_string_value(v) : "", vals[i]);
+	}
+}
