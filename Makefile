@@ -131,7 +131,8 @@ DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/event
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
 	daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
-	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c
+	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
+	daemon/procself.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
@@ -384,6 +385,8 @@ install: all
 	install -m 0644 contrib/prometheus/threadwatch.rules.yml contrib/remote-scrape.conf \
 		contrib/grafana/threadwatch.json $(DESTDIR)$(DATADIR)/
 	install -m 0644 probes/PROTOCOL.md README.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/doc
+	install -m 0644 doc/recommendation.md doc/fleet.md $(DESTDIR)$(DOCDIR)/doc/
 	for m in doc/man/*.[0-9]; do [ -f "$$m" ] || continue; sec=$${m##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$sec; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/; done
