@@ -81,8 +81,8 @@ endif
 # the tests link, since they exercise every module.
 LIBS_LIB    := jansson
 LIBS_DAEMON := libmicrohttpd sqlite3 libsystemd jansson zlib
-LIBS_CLI    := jansson libcurl
-LIBS_ALL    := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib
+LIBS_CLI    := jansson libcurl yaml-0.1
+LIBS_ALL    := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib yaml-0.1
 pkg_cflags   = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pkg_libs     = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 PKG_CFLAGS   = $(call pkg_cflags,$(LIBS_ALL))
@@ -92,7 +92,7 @@ PROBE_LIBS   = $(call pkg_libs,$(LIBS_LIB)) -lm -pthread
 # Debian packages each entry point needs; `make run` and `make test`
 # install them when run as root and otherwise name them.
 PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libsystemd-dev \
-	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev
+	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev libyaml-dev
 PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev \
 	systemd prometheus chromium wrk valgrind procps psmisc \
 	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian \
