@@ -81,8 +81,8 @@ endif
 # the tests link, since they exercise every module.
 LIBS_LIB    := jansson
 LIBS_DAEMON := libmicrohttpd sqlite3 libsystemd jansson zlib
-LIBS_CLI    := jansson libcurl
-LIBS_ALL    := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib
+LIBS_CLI    := jansson libcurl yaml-0.1
+LIBS_ALL    := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib yaml-0.1
 pkg_cflags   = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pkg_libs     = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 PKG_CFLAGS   = $(call pkg_cflags,$(LIBS_ALL))
@@ -92,7 +92,7 @@ PROBE_LIBS   = $(call pkg_libs,$(LIBS_LIB)) -lm -pthread
 # Debian packages each entry point needs; `make run` and `make test`
 # install them when run as root and otherwise name them.
 PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libsystemd-dev \
-	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev
+	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev libyaml-dev
 PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev \
 	systemd prometheus chromium wrk valgrind procps psmisc \
 	iproute2 util-linux openssl python3 bc jq debhelper dpkg-dev lintian \
@@ -131,7 +131,8 @@ DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/event
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
 	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
-	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c
+	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
+	daemon/procself.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
@@ -384,6 +385,8 @@ install: all
 	install -m 0644 contrib/prometheus/threadwatch.rules.yml contrib/remote-scrape.conf \
 		contrib/grafana/threadwatch.json $(DESTDIR)$(DATADIR)/
 	install -m 0644 probes/PROTOCOL.md README.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/doc
+	install -m 0644 doc/recommendation.md doc/fleet.md $(DESTDIR)$(DOCDIR)/doc/
 	for m in doc/man/*.[0-9]; do [ -f "$$m" ] || continue; sec=$${m##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$sec; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/; done

@@ -1,48 +1,33 @@
 /*
- * fleet_sd_yaml: Prometheus file_sd as YAML, in exactly the shapes people
- * and tools write it (no YAML library is linked; anything else is an error
- * that names its line):
- *
- *   - targets:              # a block list, indented or not
- *       - 'host1:9560'
- *     labels:               # a block map
- *       env: prod
- *   - targets: [host2:9560, "host3:9560"]    # flow list
- *     labels: {env: test}                    # flow map
- *
- * Scalars are plain, 'single-quoted' ('' is a quote) or "double-quoted"
- * (\\ \" \/ \t \n); every value is a string. Comments, blank lines, a
- * leading "---" and a trailing "..." are allowed. Not allowed: anchors,
- * tags, multi-line scalars, nested structures, several documents, tabs in
- * indentation.
+ * fleet_sd_yaml: Prometheus file_sd as YAML, read with libyaml (the only
+ * file that links it): a list of groups, each a map with "targets" (a list
+ * of strings) and "labels" (a map of strings), in any YAML style: block or
+ * flow collections, plain, quoted, folded or literal scalars over several
+ * lines, anchors and aliases, the !!str tag, comments, "---" and "...".
+ * Every value is a string (untagged or !!str); one document. Errors name
+ * "PATH:LINE" as libyaml marks it, or the line of the node at fault.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include <yaml.h>
 
 #include "errbuf.h"
 #include "fleetp.h"
-#include "xmalloc.h"
 
-struct yline {
-	unsigned no;
-	int indent;
-	char *text; /* without indentation, comment and trailing space */
-};
-
-struct yaml {
+struct ysd {
 	const char *path;
-	struct yline *l;
-	size_t n, i;
+	yaml_document_t *doc;
+	struct fleet_targets *t;
 	char *why;
 	size_t wlen;
 };
 
-static int yerr(struct yaml *y, unsigned line, const char *fmt, ...)
+static int yerr(const struct ysd *y, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int yerr(struct yaml *y, unsigned line, const char *fmt, ...)
+static int yerr(const struct ysd *y, size_t line, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -50,294 +35,187 @@ static int yerr(struct yaml *y, unsigned line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return errbuf_set(y->why, y->wlen, -EINVAL, "%s:%u: %s", y->path, line, msg);
+	return errbuf_set(y->why, y->wlen, -EINVAL, "%s:%zu: %s", y->path, line, msg);
 }
 
-/* Cuts a comment off a line: '#' at its start or after white space,
- * outside a quoted scalar (a quote opens one only where a scalar starts). */
-static void cut_comment(char *s)
+static size_t line_of(const yaml_node_t *n)
 {
-	char quote = 0;
-
-	for (char *p = s; *p; p++) {
-		if ((quote == '"' && *p == '\\' && p[1]) ||
-		    (quote == '\'' && *p == '\'' && p[1] == '\''))
-			p++; /* an escape, or '' in a single-quoted string */
-		else if (quote && *p == quote)
-			quote = 0;
-		else if (!quote && (*p == '\'' || *p == '"') &&
-		         (p == s || strchr(" \t[{,:", p[-1])))
-			quote = *p;
-		else if (!quote && *p == '#' && (p == s || p[-1] == ' ' || p[-1] == '\t')) {
-			*p = '\0';
-			return;
-		}
-	}
+	return n->start_mark.line + 1;
 }
 
-/* Splits buf into its lines with content. */
-static int split_lines(struct yaml *y, char *buf)
+static yaml_node_t *node(const struct ysd *y, int index)
 {
-	unsigned no = 0;
-	char *next;
-
-	for (char *line = buf; line; line = next) {
-		size_t len;
-		int indent;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		no++;
-		indent = (int)strspn(line, " ");
-		if (line[indent] == '\t')
-			return yerr(y, no, "a tab in the indentation (YAML indents with spaces)");
-		cut_comment(line + indent);
-		len = strlen(line);
-		while (len > (size_t)indent && strchr(" \t\r", line[len - 1]))
-			line[--len] = '\0';
-		if (line[indent] == '\0')
-			continue;
-		y->l = xreallocarray(y->l, y->n + 1, sizeof(*y->l));
-		y->l[y->n++] = (struct yline){no, indent, line + indent};
-	}
-	return 0;
+	return yaml_document_get_node(y->doc, index);
 }
 
-/* A double-quoted scalar's escape, or 0 for one this parser does not take. */
-static char unescape(char c)
+/* What libyaml could not parse, at the line of the problem. */
+static int load_error(const struct ysd *y, const yaml_parser_t *p)
 {
-	static const char from[] = "\\\"/tn", to[] = "\\\"/\t\n";
-	const char *p = c ? strchr(from, c) : NULL;
-
-	return p ? to[p - from] : 0;
+	if (p->error == YAML_MEMORY_ERROR)
+		return errbuf_set(y->why, y->wlen, -ENOMEM, "%s: out of memory", y->path);
+	/* A token the scanner could not finish (a quoted scalar that does not
+	 * end) is at fault where it starts. */
+	if (p->context && p->error == YAML_SCANNER_ERROR)
+		return yerr(y, p->context_mark.line + 1, "%s (%s)", p->problem, p->context);
+	if (p->context)
+		return yerr(y, p->problem_mark.line + 1, "%s (%s on line %zu)", p->problem,
+		            p->context, p->context_mark.line + 1);
+	return yerr(y, p->problem_mark.line + 1, "%s", p->problem ? p->problem : "not YAML");
 }
 
-/* The scalar at *p, advancing *p past it. flow: a plain scalar ends at
- * ',', ']' or '}'; key: it ends at ':'. NULL after yerr(). */
-static char *scalar(struct yaml *y, unsigned no, const char **p, int flow, int key)
+/* The text of a string scalar (untagged or !!str, not an empty plain one,
+ * which is YAML's null, and without a NUL); NULL for anything else. */
+static const char *string_of(const yaml_node_t *n)
 {
-	const char *s = *p;
-	char *out = xmalloc(strlen(s) + 1), *o = out, q = *s;
+	const char *v;
 
-	if (q == '\'' || q == '"') {
-		for (s++; *s; s++) {
-			if (*s == q && q == '\'' && s[1] == '\'') {
-				*o++ = *s++; /* '' is one quote */
-				continue;
-			}
-			if (*s == q)
-				break;
-			if (q == '"' && *s == '\\') {
-				if (!(*o++ = unescape(*++s)))
-					break;
-				continue;
-			}
-			*o++ = *s;
-		}
-		if (*s != q) {
-			free(out);
-			yerr(y, no,
-			     *s ? "an escape this reader does not know in a quoted string"
-			        : "a quoted string that does not end on its line");
-			return NULL;
-		}
-		*o = '\0';
-		*p = s + 1;
-		return out;
-	}
-	if (!*s || strchr("[]{},&*!|>%@`?", *s) || (*s == '-' && (s[1] == ' ' || !s[1]))) {
-		free(out);
-		yerr(y, no,
-		     "expected a string at \"%.40s\" (not a nested list, map, anchor or tag)", s);
+	if (!n || n->type != YAML_SCALAR_NODE || strcmp((const char *)n->tag, YAML_STR_TAG))
 		return NULL;
-	}
-	for (; *s; s++) {
-		if (*s == ':' && (s[1] == ' ' || !s[1] || (flow && strchr(",]}", s[1])))) {
-			if (key)
-				break;
-			free(out);
-			yerr(y, no, "a map where a string is expected");
-			return NULL;
-		}
-		if (flow && strchr(",]}", *s))
-			break;
-		*o++ = *s;
-	}
-	while (o > out && (o[-1] == ' ' || o[-1] == '\t'))
-		o--;
-	*o = '\0';
-	*p = s;
-	return out;
+	v = (const char *)n->data.scalar.value;
+	if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !n->data.scalar.length)
+		return NULL;
+	return strlen(v) == n->data.scalar.length ? v : NULL;
 }
 
-static const char *skip_sp(const char *p)
+/* targets: a list of strings, as a JSON array in *out. 0 or -EINVAL. */
+static int targets_json(const struct ysd *y, const yaml_node_t *n, size_t line, json_t **out)
 {
-	return p + strspn(p, " \t");
-}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return yerr(y, line, "targets: expected a list");
+	*out = json_array();
+	for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
+	     i++) {
+		const yaml_node_t *item = node(y, *i);
+		const char *s = string_of(item);
 
-/* One entry at *p, advancing *p past it: "name: value" into a map, "value"
- * into a list; flow: inside [...] or {...}. 0, or -EINVAL after yerr(). */
-static int entry(struct yaml *y, unsigned no, const char **p, int flow, json_t *into)
-{
-	int map = json_is_object(into), rc = 0;
-	char *k = NULL, *v;
-
-	if (map) {
-		k = scalar(y, no, p, flow, 1);
-		if (!k)
-			return -EINVAL;
-		if (**p != ':') {
-			free(k);
-			return yerr(y, no, "expected \"name: value\"");
-		}
-		*p = skip_sp(*p + 1);
+		if (!s)
+			return yerr(y, line_of(item), "expected a string");
+		json_array_append_new(*out, json_string(s));
 	}
-	v = scalar(y, no, p, flow, 0);
-	if (!v)
-		rc = -EINVAL;
-	else if (map && json_object_get(into, k))
-		rc = yerr(y, no, "a label named twice");
-	else if (map)
-		json_object_set_new(into, k, json_string(v));
-	else
-		json_array_append_new(into, json_string(v));
-	free(k);
-	free(v);
-	return rc;
-}
-
-/* A flow list [a, 'b'] or map {k: v} taking the rest of the line. */
-static int flow(struct yaml *y, unsigned no, const char *p, json_t *into)
-{
-	int map = json_is_object(into);
-	char close = map ? '}' : ']';
-
-	if (*p != (map ? '{' : '['))
-		return yerr(y, no, "expected %s or nothing after the colon",
-		            map ? "{k: v}" : "[...]");
-	for (p = skip_sp(p + 1); *p != close;) {
-		if (entry(y, no, &p, 1, into) < 0)
-			return -EINVAL;
-		p = skip_sp(p);
-		if (*p == ',')
-			p = skip_sp(p + 1);
-		else if (*p != close)
-			return yerr(y, no, "expected ',' or '%c'", close);
-	}
-	if (*skip_sp(p + 1))
-		return yerr(y, no, "text after '%c'", close);
 	return 0;
 }
 
-/* The block list or map under a key at column key_col: its lines are more
- * indented (a list may also be at the key's own column), all alike. */
-static int block(struct yaml *y, int key_col, json_t *into)
+/* labels: a map of strings to strings, as a JSON object in *out. */
+static int labels_json(const struct ysd *y, const yaml_node_t *n, size_t line, json_t **out)
 {
-	int map = json_is_object(into), col = -1;
-	unsigned key_line = y->l[y->i - 1].no;
+	if (n->type != YAML_MAPPING_NODE)
+		return yerr(y, line, "labels: expected a map of names to strings");
+	*out = json_object();
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = node(y, p->key);
+		const char *name = string_of(k), *value = string_of(node(y, p->value));
 
-	while (y->i < y->n) {
-		const struct yline *l = &y->l[y->i];
-		int item = l->text[0] == '-' && (l->text[1] == ' ' || !l->text[1]);
-		const char *p = map ? l->text : skip_sp(l->text + 1);
-
-		if (l->indent < key_col || (l->indent == key_col && (map || !item)))
-			break;
-		if (col >= 0 && l->indent != col)
-			return yerr(y, l->no, "indented unlike the lines above it");
-		col = l->indent;
-		if (!map && !item)
-			return yerr(y, l->no, "expected \"- HOST:PORT\"");
-		if (entry(y, l->no, &p, 0, into) < 0)
-			return -EINVAL;
-		if (*skip_sp(p))
-			return yerr(y, l->no, "text after the value");
-		y->i++;
+		if (!name || !value)
+			return yerr(y, line_of(k), "expected a string");
+		if (json_object_get(*out, name))
+			return yerr(y, line_of(k), "a label named twice");
+		json_object_set_new(*out, name, json_string(value));
 	}
-	if (col < 0 && !map)
-		return yerr(y, key_line, "targets: expected a list under it or [...]");
 	return 0;
 }
 
-/* "targets: ..." or "labels: ..." of a group, at column col. */
-static int group_key(struct yaml *y, int col, const char *text, json_t **targets, json_t **labels)
+/* The "targets" and "labels" values of a group and the lines of their
+ * keys; any other key, or one twice, is an error. */
+static int group_keys(const struct ysd *y, const yaml_node_t *g, const yaml_node_t *v[2],
+                      size_t line[2])
 {
-	unsigned no = y->l[y->i].no;
-	const char *p = text;
-	char *key = scalar(y, no, &p, 0, 1);
-	json_t **slot;
-	int rc;
+	static const char *const keys[2] = {"targets", "labels"};
 
-	if (!key)
-		return -EINVAL;
-	if (*p != ':') {
-		free(key);
-		return yerr(y, no, "expected \"targets:\" or \"labels:\"");
+	for (yaml_node_pair_t *p = g->data.mapping.pairs.start; p < g->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = node(y, p->key);
+		const char *name = string_of(k);
+		int i = 0;
+
+		while (i < 2 && !(name && !strcmp(name, keys[i])))
+			i++;
+		if (i == 2)
+			return yerr(y, line_of(k), "unknown key \"%s\"",
+			            name ? name : "(not a string)");
+		if (v[i])
+			return yerr(y, line_of(k), "\"%s\" twice", keys[i]);
+		v[i] = node(y, p->value);
+		line[i] = line_of(k);
 	}
-	slot = !strcmp(key, "targets") ? targets : !strcmp(key, "labels") ? labels : NULL;
-	if (!slot || *slot) {
-		rc = yerr(y, no,
-		          slot ? "\"%s\" twice in one group"
-		               : "unknown key \"%s\" (a group has targets and labels)",
-		          key);
-		free(key);
-		return rc;
-	}
-	*slot = slot == targets ? json_array() : json_object();
-	free(key);
-	p = skip_sp(p + 1);
-	y->i++;
-	return *p ? flow(y, no, p, *slot) : block(y, col, *slot);
+	return 0;
 }
 
-/* One "- targets: ..." group and the keys under it. */
-static int group(struct yaml *y, int dash_col, struct fleet_targets *t)
+static int group(const struct ysd *y, const yaml_node_t *g)
 {
-	const struct yline *first = &y->l[y->i];
-	const char *rest = skip_sp(first->text + 1);
-	int col = first->indent + (int)(rest - first->text), rc;
+	const yaml_node_t *v[2] = {NULL, NULL};
+	size_t line[2] = {0, 0};
 	json_t *targets = NULL, *labels = NULL;
 	char origin[4200];
+	int rc;
 
-	snprintf(origin, sizeof(origin), "%s:%u", y->path, first->no);
-	if (first->text[1] != ' ')
-		return yerr(y, first->no, "expected \"- targets:\" to start a group");
-	rc = group_key(y, col, rest, &targets, &labels);
-	while (rc == 0 && y->i < y->n && y->l[y->i].indent > dash_col) {
-		if (y->l[y->i].indent != col) {
-			rc = yerr(y, y->l[y->i].no, "indented unlike the keys of its group");
-			break;
-		}
-		rc = group_key(y, col, y->l[y->i].text, &targets, &labels);
-	}
-	if (rc == 0 && !targets)
-		rc = errbuf_set(y->why, y->wlen, -EINVAL, "%s: a group without targets", origin);
+	if (g->type != YAML_MAPPING_NODE)
+		return yerr(y, line_of(g), "expected \"- targets:\": a group is a map");
+	rc = group_keys(y, g, v, line);
+	if (rc == 0 && !v[0])
+		rc = yerr(y, line_of(g), "a group without targets");
 	if (rc == 0)
-		rc = fleet_sd_group(t, targets, labels, origin, y->why, y->wlen);
+		rc = targets_json(y, v[0], line[0], &targets);
+	if (rc == 0 && v[1])
+		rc = labels_json(y, v[1], line[1], &labels);
+	snprintf(origin, sizeof(origin), "%s:%zu", y->path, line_of(g));
+	if (rc == 0)
+		rc = fleet_sd_group(y->t, targets, labels, origin, y->why, y->wlen);
 	json_decref(targets);
 	json_decref(labels);
 	return rc;
 }
 
+/* The groups of the one document. */
+static int groups(const struct ysd *y)
+{
+	const yaml_node_t *root = yaml_document_get_root_node(y->doc);
+	int rc = 0;
+
+	if (!root)
+		return 0; /* empty: the caller says "no targets" */
+	if (root->type != YAML_SEQUENCE_NODE)
+		return yerr(y, line_of(root),
+		            "expected \"- targets:\": file_sd YAML is a list of groups");
+	for (yaml_node_item_t *i = root->data.sequence.items.start;
+	     rc == 0 && i < root->data.sequence.items.top; i++)
+		rc = group(y, node(y, *i));
+	return rc;
+}
+
+/* A second document after the first is an error. */
+static int no_second(struct ysd *y, yaml_parser_t *p)
+{
+	yaml_document_t doc;
+	int rc = 0;
+
+	if (!yaml_parser_load(p, &doc))
+		return load_error(y, p);
+	if (yaml_document_get_root_node(&doc))
+		rc = yerr(y, doc.start_mark.line + 1, "expected one document, found a second");
+	yaml_document_delete(&doc);
+	return rc;
+}
+
 int fleet_sd_yaml(const char *path, char *buf, struct fleet_targets *t, char *why, size_t wlen)
 {
-	struct yaml y = {.path = path, .why = why, .wlen = wlen};
-	int rc = split_lines(&y, buf), dash_col;
+	yaml_parser_t p;
+	yaml_document_t doc;
+	struct ysd y = {.path = path, .doc = &doc, .t = t, .why = why, .wlen = wlen};
+	int rc;
 
-	if (rc == 0 && y.n > 0 && !strcmp(y.l[0].text, "---") && y.l[0].indent == 0)
-		y.i++;
-	if (rc == 0 && y.n > y.i && !strcmp(y.l[y.n - 1].text, "...") && y.l[y.n - 1].indent == 0)
-		y.n--;
-	dash_col = y.i < y.n ? y.l[y.i].indent : 0;
-	while (rc == 0 && y.i < y.n) {
-		const struct yline *l = &y.l[y.i];
-
-		if (l->indent != dash_col || l->text[0] != '-')
-			rc = yerr(&y, l->no, "expected \"- targets:\" to start a group");
-		else
-			rc = group(&y, dash_col, t);
+	if (!yaml_parser_initialize(&p))
+		return errbuf_set(why, wlen, -ENOMEM, "%s: out of memory", path);
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, strlen(buf));
+	if (!yaml_parser_load(&p, &doc)) {
+		rc = load_error(&y, &p);
+		yaml_parser_delete(&p);
+		return rc;
 	}
-	free(y.l);
+	rc = groups(&y);
+	yaml_document_delete(&doc);
+	if (rc == 0)
+		rc = no_second(&y, &p);
+	yaml_parser_delete(&p);
 	return rc;
 }

@@ -2,11 +2,13 @@
  * metrics: the Prometheus text format (version 0.0.4) from one store
  * snapshot (see metrics.h). Every exported metric is a row of metric_defs:
  * its name, type, help, unit and where its value comes from; the probe
- * metrics are the catalogue's rows with a Prometheus name (lib/catalog.h).
+ * metrics are the catalogue's rows with a Prometheus name (lib/catalog.h);
+ * the process_* families are rows of process_defs.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "headroom.h"
 #include "host_labels.h"
 #include "metrics.h"
+#include "procself.h"
 #include "store.h"
 #include "xmalloc.h"
 
@@ -404,33 +407,31 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 	}
 }
 
-/* The rows of one Prometheus family of the catalogue, from its first row
- * (which carries the help) on: probes/PROBE/scalars/SCALAR/value of the
- * snapshot, divided by the row's scale. */
-static void emit_family(struct out *o, size_t first, const json_t *snap)
+/* The rows of one Prometheus family of the catalogue under `name` (its
+ * own or the deprecated one), from its first row (which carries the help)
+ * on: probes/PROBE/scalars/SCALAR/value of the snapshot, divided by the
+ * row's scale. A row without a value (a knee that did not occur) has no
+ * sample. */
+static void emit_family(struct out *o, size_t first, const char *name, const json_t *snap)
 {
 	const struct catalog_metric *f = &catalog_metrics[first];
 	char path[256];
 	double x;
 
-	out_printf(o, "# HELP %s %s\n# TYPE %s %s\n", f->prom.name, f->prom.help, f->prom.name,
-	           f->prom.type);
+	out_printf(o, "# HELP %s ", name);
+	if (f->prom.deprecated && !strcmp(name, f->prom.deprecated))
+		out_printf(o, "DEPRECATED: use %s. ", f->prom.name);
+	out_printf(o, "%s\n# TYPE %s %s\n", f->prom.help, name, f->prom.type);
 	for (size_t i = first; i < catalog_n_metrics; i++) {
 		const struct catalog_metric *m = &catalog_metrics[i];
 		struct metric_def d = {
-		    .name = m->prom.name, .div = m->prom.scale, .labels = m->prom.labels};
+		    .name = name, .div = m->prom.scale, .labels = m->prom.labels};
 
 		if (!m->prom.name || strcmp(m->prom.name, f->prom.name))
 			continue;
 		snprintf(path, sizeof(path), "probes/%s/scalars/%s/value", m->probe, m->scalar);
 		if (number(at(snap, path), &x))
 			sample(o, &d, x, NULL);
-		else if (m->prom.nan_if_absent) {
-			/* Once the probe has an ok run, the series always exists. */
-			snprintf(path, sizeof(path), "probes/%s/last_ok_ms", m->probe);
-			if (number(at(snap, path), &x))
-				sample(o, &d, NAN, NULL);
-		}
 	}
 }
 
@@ -446,7 +447,9 @@ static void emit_catalog(struct out *o, const json_t *snap)
 			seen = catalog_metrics[j].prom.name &&
 			       !strcmp(catalog_metrics[j].prom.name, name);
 		if (name && !seen)
-			emit_family(o, i, snap);
+			emit_family(o, i, name, snap);
+		if (name && !seen && catalog_metrics[i].prom.deprecated)
+			emit_family(o, i, catalog_metrics[i].prom.deprecated, snap);
 	}
 }
 
@@ -471,7 +474,41 @@ void metrics_format(const json_t *snap, char **text, size_t *len)
 	*len = o.len;
 }
 
-int metrics_render(struct store *st, char **text, size_t *len)
+/* The process_* families, in the names and units of Prometheus's client
+ * libraries. */
+static const struct process_def {
+	const char *name, *type, *help;
+	size_t off; /* of the double in struct procself */
+} process_defs[] = {
+    {"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+     offsetof(struct procself, cpu_seconds)},
+    {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+     offsetof(struct procself, resident_bytes)},
+    {"process_start_time_seconds", "gauge",
+     "Start time of the process since unix epoch in seconds.",
+     offsetof(struct procself, start_time_seconds)},
+    {"process_open_fds", "gauge", "Number of open file descriptors.",
+     offsetof(struct procself, open_fds)},
+};
+
+void metrics_format_process(const struct procself *self, char **text, size_t *len)
+{
+	struct out o = {.buf = *text, .len = *len, .cap = *len + 1};
+
+	for (size_t i = 0; i < sizeof(process_defs) / sizeof(process_defs[0]); i++) {
+		const struct process_def *d = &process_defs[i];
+
+		out_printf(&o, "# HELP %s %s\n# TYPE %s %s\n%s ", d->name, d->help, d->name,
+		           d->type, d->name);
+		out_number(&o, *(const double *)((const char *)self + d->off));
+		out_printf(&o, "\n");
+	}
+	*text = o.buf;
+	*len = o.len;
+}
+
+/* The store's exposition alone: no process_* families. */
+static int render_store(struct store *st, char **text, size_t *len)
 {
 	json_t *snap = NULL;
 	int rc = store_read_snapshot(st, &snap);
@@ -481,6 +518,16 @@ int metrics_render(struct store *st, char **text, size_t *len)
 	metrics_format(snap, text, len);
 	json_decref(snap);
 	return 0;
+}
+
+int metrics_render(struct store *st, char **text, size_t *len)
+{
+	struct procself self;
+	int rc = render_store(st, text, len);
+
+	if (rc == 0 && procself_read(&self) == 0)
+		metrics_format_process(&self, text, len);
+	return rc;
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -503,7 +550,7 @@ int metrics_write_file(struct store *st, const char *path)
 	const char *slash = strrchr(path, '/');
 	char *text, *tmp;
 	size_t len;
-	int fd, rc = metrics_render(st, &text, &len);
+	int fd, rc = render_store(st, &text, &len);
 
 	if (rc < 0)
 		return rc;

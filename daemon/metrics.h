@@ -12,17 +12,24 @@
 #include <jansson.h>
 
 struct store;
+struct procself;
 
 /* Formats a store_read_snapshot() object. Never fails; *text is malloc'd
  * and NUL-terminated, *len its length. */
 void metrics_format(const json_t *snapshot, char **text, size_t *len);
 
-/* Reads the snapshot and formats it. 0 or the store's -errno. */
+/* Appends the process_* families of `self` to a metrics_format() text
+ * (*text and *len as that returned them). */
+void metrics_format_process(const struct procself *self, char **text, size_t *len);
+
+/* Reads the snapshot and formats it, with the process_* families of this
+ * process (left out when /proc cannot be read), for GET /metrics. 0 or
+ * the store's -errno. */
 int metrics_render(struct store *st, char **text, size_t *len);
 
-/* Writes the exposition to `path` atomically (a temporary file in the same
- * directory, then rename), as node_exporter's textfile collector wants.
- * 0 or -errno. */
+/* Writes the store's exposition, without process_* (node_exporter has its
+ * own and refuses a second family of the same name), to `path` atomically (a temporary file in the
+ * same directory, then rename), as node_exporter's textfile collector wants. 0 or -errno. */
 int metrics_write_file(struct store *st, const char *path);
 
 #endif

@@ -17,15 +17,16 @@ const char *const catalog_units[] = {
 /* A row for the median of a series' points near x (detection only). */
 #define POINT(p, s, n) .name = p "." s "_at_" #n, .probe = p, .series = s, .x = n
 #define PROM(n, h, l, sc) .prom = {.name = n, .type = "gauge", .help = h, .labels = l, .scale = sc}
-#define PROM_NAN(n, h, l)                                                                          \
-	.prom = {.name = n, .type = "gauge", .help = h, .labels = l, .scale = 1, .nan_if_absent = 1}
+/* A family renamed from `old`, which stays one release (deprecated). */
+#define PROM_RENAMED(n, old, h)                                                                    \
+	.prom = {.name = n, .type = "gauge", .help = h, .scale = 1, .deprecated = old}
 #define RUN(l, lo, hi) .run_label = l, .ci_lo = lo, .ci_hi = hi
 
 #define HELP_RATE(b)                                                                               \
 	"Thread creates per second in the " b " of the last threads run, by stack policy."
 #define HELP_KNEE                                                                                  \
 	"Live threads at which the create rate stepped down at least 2x and stayed down, by "      \
-	"stack policy; NaN when there is no knee."
+	"stack policy; no sample when there is no knee."
 #define HELP_FAILURES "MAP_32BIT mmap calls that failed in the last threads run, by stack policy."
 /* The log-log slopes of map32 run from 0.03 (flat) to 1 (linear): a
  * relative change alone means little near 0. */
@@ -55,7 +56,7 @@ const char *const catalog_units[] = {
 	    {SCALAR("threads", p "_knee"), .unit = "threads", .key = 1,                            \
 	     .description = "Live threads where the create rate stepped down at least 2x for "     \
 	                    "3 buckets and the rest of the run, " what,                            \
-	     PROM_NAN("threadwatch_threads_knee", h ? HELP_KNEE : NULL, "policy=\"" p "\"")},      \
+	     PROM("threadwatch_threads_knee", h ? HELP_KNEE : NULL, "policy=\"" p "\"", 1)},       \
 	    {SCALAR("threads", p "_map32_failures"), .unit = "count",                              \
 	     .description = "MAP_32BIT mmap calls that failed, " what,                             \
 	     PROM("threadwatch_threads_map32_failures", h ? HELP_FAILURES : NULL,                  \
@@ -348,7 +349,8 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Low-policy stacks MAP_32BIT placed in the window"},
     {SCALAR("threads", "max_threads"), .unit = "threads",
      .description = "Live threads reached (after clamping to host limits)",
-     PROM("threadwatch_threads_max", "Live threads the last threads run reached.", NULL, 1),
+     PROM_RENAMED("threadwatch_threads_live_max", "threadwatch_threads_max",
+                  "Live threads the last threads run reached (not kernel.threads-max)."),
      RUN("max", NULL, NULL)},
 };
 const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
@@ -400,8 +402,8 @@ static json_t *metric_json(const struct catalog_metric *m)
 	json_t *prom = json_null();
 
 	if (m->prom.name)
-		prom = json_pack("{s:s,s:s,s:s?}", "name", m->prom.name, "type", m->prom.type,
-		                 "labels", m->prom.labels);
+		prom = json_pack("{s:s,s:s,s:s?,s:s?}", "name", m->prom.name, "type", m->prom.type,
+		                 "labels", m->prom.labels, "deprecated_name", m->prom.deprecated);
 	return json_pack("{s:s,s:s,s:s,s:s,s:b,s:s?,s:o}", "name", m->name, "probe", m->probe,
 	                 "unit", m->unit, "description", m->description, "key_figure", m->key,
 	                 "label", m->label, "prometheus", prom);

@@ -13,15 +13,17 @@
 
 #include <jansson.h>
 
-/* How /metrics exports a metric (a gauge of the probe's last ok run). */
+/* How /metrics exports a metric (a gauge of the probe's last ok run; no
+ * sample when that run has no value, such as a knee that did not occur). */
 struct catalog_prom {
 	const char *name;   /* threadwatch_...; NULL: not exported */
 	const char *type;   /* "gauge" */
 	const char *help;   /* on the family's first row only, else NULL */
 	const char *labels; /* fixed labels such as stack="low", or NULL */
 	double scale;       /* divides the stored value into the base unit (1e9: ns to s) */
-	int nan_if_absent;  /* exported as NaN when the probe's last run has no value, so
-	                       that the series always exists (a knee that did not occur) */
+	/* The family's former name, exported as well for one release with
+	 * "DEPRECATED: use NAME." before its help, or NULL. */
+	const char *deprecated;
 };
 
 struct catalog_metric {
@@ -72,7 +74,8 @@ int catalog_arm_known(const struct catalog_probe *p, const char *arm);
 const struct catalog_metric *catalog_scalar_find(const char *probe, const char *scalar);
 
 /* {"metrics": [{"name", "probe", "unit", "description", "key_figure",
- * "label" | null, "prometheus": {"name", "type", "labels"} | null}],
+ * "label" | null, "prometheus": {"name", "type", "labels", "deprecated_name"}
+ * | null}],
  * "probes": [{"name", "timeout_s", "key_figure"}]}. New reference. */
 json_t *catalog_json(void);
 

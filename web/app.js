@@ -343,13 +343,51 @@ function emptyChart(id, text) {
   if (charts[id]) charts[id].destroy();
   delete charts[id];
   plotDiv(id).replaceChildren(el('div', { class: 'empty-chart', text }));
+  const box = document.getElementById(`legend-${id}`);
+  if (box) box.remove();
 }
 
-/* A dygraph in #chart-ID, replacing what was there. */
+/* The strip under a chart (#legend-ID): its legend, always shown, when it
+ * draws more than one line, and a log/linear toggle for the y axis when
+ * opts.twLog. Null when it needs neither. */
+function legendStrip(id, opts) {
+  const multi = (opts.labels || []).length > 2;
+  let box = document.getElementById(`legend-${id}`);
+  if (!multi && !opts.twLog) {
+    if (box) box.remove();
+    return null;
+  }
+  if (!box) {
+    box = el('div', { class: 'chart-legend', id: `legend-${id}` });
+    plotDiv(id).after(box);
+  }
+  const labels = el('span', { class: 'legend-labels' });
+  box.replaceChildren(labels);
+  if (opts.twLog) box.append(el('button', { type: 'button', class: 'log-toggle', text: 'log y' }));
+  return { box, labels: multi ? labels : null };
+}
+
+/* The y axis label and scale of a chart with a log toggle. */
+function setLogY(g, on) {
+  const base = g.twYlabel || '';
+  g.updateOptions({ logscale: on, ylabel: on ? `${base} (log)` : base });
+  const b = document.querySelector(`#legend-${g.twId} button.log-toggle`);
+  if (b) {
+    b.textContent = on ? 'linear y' : 'log y';
+    b.setAttribute('aria-pressed', String(on));
+  }
+}
+
+/* A dygraph in #chart-ID, replacing what was there. Charts of several
+ * lines get a legend that is always visible; y axes are linear unless the
+ * chart's toggle says log. */
 function draw(id, data, opts) {
   if (charts[id]) charts[id].destroy();
   const div = plotDiv(id);
   div.replaceChildren();
+  const strip = legendStrip(id, opts);
+  const legendOpts = strip && strip.labels
+    ? { legend: 'always', labelsDiv: strip.labels, labelsSeparateLines: false } : {};
   /* One or two rows make no visible line: draw them as points, and a lone
    * point in time in the middle of an hour either side, not on the edge. */
   const few = data.length <= 2, lone = data.length === 1 && data[0][0] instanceof Date;
@@ -366,9 +404,16 @@ function draw(id, data, opts) {
     xLabelHeight: 16,
     yLabelWidth: 16,
     axes: { y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
-  }, opts));
+  }, opts, legendOpts, opts.twLog ? { logscale: false } : {}));
   g.twMarks = opts.twMarks || [];
   g.twEvents = opts.twEvents || [];
+  g.twId = id;
+  g.twYlabel = opts.ylabel;
+  const toggle = strip && strip.box.querySelector('button.log-toggle');
+  if (toggle) {
+    toggle.setAttribute('aria-pressed', 'false');
+    toggle.addEventListener('click', () => setLogY(g, !g.getOption('logscale')));
+  }
   charts[id] = g;
   return g;
 }
@@ -424,10 +469,10 @@ function drawCreates(doc) {
   const g = draw('creates', data, {
     labels: ['live threads', ...POLICIES],
     colors: [cssVar('--c-default'), cssVar('--c-low'), cssVar('--c-high')],
-    logscale: true,
+    twLog: true,
     axes: { x: { axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
     xlabel: 'live threads',
-    ylabel: 'creates per second (log)',
+    ylabel: 'creates per second',
     twMarks: knees.map((k) => ({ x: k.x, label: `${k.p} knee` })),
     underlayCallback: markerUnderlay(knees.map((k) => ({ x: k.x, label: `${k.p} knee` })), cssVar('--bad')),
   });
@@ -455,11 +500,11 @@ function drawMap32(doc) {
   const retryName = seriesPoints(doc, 'retry_median_ns') ? 'retry_median_ns' : 'fallback_median_ns';
   const retry = mergeByX([seriesPoints(doc, retryName), seriesPoints(doc, 'plain_median_ns')]);
   const common = {
-    logscale: true,
+    twLog: true,
     axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
     drawPoints: true,
     pointSize: 2,
-    ylabel: 'ns, median (log)',
+    ylabel: 'ns, median',
   };
   if (fail.length) {
     draw('map32', fail, Object.assign({}, common, {

@@ -151,7 +151,11 @@ async function checkCharts(page, rec, host) {
     'the creates chart has a row per bucket and the three policies', creates && [creates.rows.length, low.length, creates.labels]);
   check(creates && low.every((p, i) => creates.rows[i][0] === p[0] && creates.rows[i][li] === p[1]),
     'the creates chart holds the low policy\'s rates as stored');
-  check(await page.evaluate(() => window.twCharts.creates.getOption('logscale') === true), 'the creates chart has a log y axis');
+  check(await page.evaluate(() => window.twCharts.creates.getOption('logscale') === false), 'the creates chart has a linear y axis by default');
+  await page.click('#legend-creates button.log-toggle');
+  check(await page.evaluate(() => window.twCharts.creates.getOption('logscale') === true), 'its log toggle makes the y axis log');
+  await page.click('#legend-creates button.log-toggle');
+  check(await page.evaluate(() => window.twCharts.creates.getOption('logscale') === false), 'and back to linear');
   const knee = tdoc.scalars.low_knee ? tdoc.scalars.low_knee.value : null;
   const ann = await page.evaluate(() => window.twCharts.creates.annotations().map((a) => ({ series: a.series, x: Number(a.x) })));
   check(knee != null && ann.some((a) => a.series === 'low' && a.x === knee) && creates.marks.some((m) => m.x === knee),
@@ -170,8 +174,10 @@ async function checkCharts(page, rec, host) {
   check(map32r && map32r.rows.length === retry.length && map32r.labels.length === 3 &&
     retry.every((p, i) => map32r.rows[i][0] === p[0] && map32r.rows[i][1] === p[1] && map32r.rows[i][2] === plain[i][1]),
   'the map32 retry chart holds the retry and plain medians as stored', map32r && map32r.rows.length);
-  check(await page.evaluate(() => ['map32', 'map32retry'].every((id) => window.twCharts[id].getOption('logscale') === true &&
-    window.twCharts[id].getOptionForAxis('logscale', 'x') === true)), 'both map32 charts are log-log');
+  check(await page.evaluate(() => ['map32', 'map32retry'].every((id) => window.twCharts[id].getOption('logscale') === false &&
+    window.twCharts[id].getOptionForAxis('logscale', 'x') === true)), 'both map32 charts have a log x (VMAs) and a linear y by default');
+  check(await page.$$eval('#legend-map32 button.log-toggle, #legend-map32retry button.log-toggle', (b) => b.length) === 2,
+    'both map32 charts have a log toggle');
   const cap2 = await page.textContent('#cap-map32');
   check(cap2.includes(`window: ${mdoc.info.fail_class}`) && cap2.includes(`VMAs: ${mdoc.info.retry_class}`),
     'the map32 caption gives the class of each ladder', cap2);
@@ -308,12 +314,29 @@ async function checkRange(page, rec, n30) {
   await page.waitForFunction((n) => window.twCharts.ctxsw.numRows() === n, n30, { timeout: 10000 }).catch(() => {});
 }
 
+/* Every chart with more than one line shows a legend of its own, without
+ * hovering: visible, inside the page's width, naming every line. */
+async function checkLegends(page, what) {
+  await page.mouse.move(0, 0);
+  const bad = await page.evaluate(() => Object.entries(window.twCharts).filter(([, g]) => g.getLabels().length > 2)
+    .map(([id, g]) => {
+      const box = document.getElementById(`legend-${id}`), r = box && box.getBoundingClientRect();
+      const text = box ? box.textContent : '';
+      const ok = box && r.width > 0 && r.height > 0 && r.right <= document.documentElement.clientWidth &&
+        getComputedStyle(box).visibility === 'visible' && g.getLabels().slice(1).every((l) => text.includes(l));
+      return ok ? null : { id, text };
+    }).filter(Boolean));
+  const n = await page.evaluate(() => Object.values(window.twCharts).filter((g) => g.getLabels().length > 2).length);
+  check(n >= 3 && bad.length === 0, `every multi-line chart (${n}) shows a legend naming its lines ${what}`, bad);
+}
+
 async function testFull(browser) {
   const { page, rec } = await newPage(browser);
   await page.goto(URL_FULL);
   check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'ready', 'the seeded dashboard is ready');
   const host = await checkFirstScreen(page);
   const n30 = await checkCharts(page, rec, host);
+  await checkLegends(page, 'at desktop width');
   await page.screenshot({ path: path.join(OUT, 'dashboard-desktop.png'), fullPage: true });
   await checkEvents(page);
   await checkRuns(page);
@@ -330,6 +353,7 @@ async function testFull(browser) {
   check(overflow <= 0, 'nothing is wider than a phone screen', overflow);
   const widths = await phone.page.evaluate(() => Object.values(window.twCharts).map((g) => g.getArea().w));
   check(widths.length >= 9 && widths.every((w) => w > 200 && w < 390), 'every chart fits the phone width', widths);
+  await checkLegends(phone.page, 'at phone width');
   await phone.page.screenshot({ path: path.join(OUT, 'dashboard-phone.png'), fullPage: true });
   check(phone.rec.errors.length === 0, 'no console errors at phone width', phone.rec.errors);
   await phone.page.close();

@@ -97,6 +97,37 @@ readelf -sW /usr/sbin/threadwatchd | grep -q '__stack_chk_fail' || fail "threadw
 readelf -sW /usr/sbin/threadwatchd | grep -q '_chk@' || fail "threadwatchd uses no fortified functions"
 ok "hardened: PIE, RELRO, BIND_NOW, stack protector, _FORTIFY_SOURCE"
 
+# Every Documentation= of the installed units names a page or file the
+# package installed: man:PAGE(N) a manual page, file:PATH a file as it is
+# (not one dh_compress renamed to PATH.gz).
+ndoc=0
+for u in /lib/systemd/system/threadwatchd.service /lib/systemd/system/threadwatchd.socket; do
+	docs=$(sed -n 's/^Documentation=//p' "$u")
+	for d in $docs; do
+		case $d in
+		man:*)
+			page=${d#man:} sec=${page##*(} sec=${sec%)} page=${page%(*}
+			[ -f "/usr/share/man/man$sec/$page.$sec.gz" ] || fail "$u: $d is not installed"
+			;;
+		file:*) [ -f "${d#file:}" ] || fail "$u: $d is not installed" ;;
+		*) fail "$u: unexpected Documentation=$d" ;;
+		esac
+		ndoc=$((ndoc + 1))
+	done
+	for want in 'man:threadwatchd(8)' 'man:threadwatchd.conf(5)' 'file:/usr/share/doc/threadwatch/README.md'; do
+		grep -qwF "$want" <<<"$docs" || fail "$u: no Documentation=$want"
+	done
+done
+# The documents the README links to are installed beside it, where its
+# relative links point.
+for l in $(grep -o '](doc/[a-z_-]*\.md)' "$SRC/README.md" | sort -u | sed 's/^](//;s/)$//'); do
+	[ -f "/usr/share/doc/threadwatch/$l" ] || fail "the README links to $l, which is not installed"
+done
+for l in doc/recommendation.md doc/fleet.md; do
+	[ -f "/usr/share/doc/threadwatch/$l" ] || fail "/usr/share/doc/threadwatch/$l is not installed"
+done
+ok "$ndoc Documentation= entries of the units and the README's linked documents are installed"
+
 # The enablement dh_installsystemd arranges (no running systemd is needed).
 [ -L /etc/systemd/system/multi-user.target.wants/threadwatchd.service ] ||
 	fail "threadwatchd.service is not enabled"

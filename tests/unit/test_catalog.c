@@ -33,8 +33,13 @@
 #define T0 INT64_C(1767225600000) /* 2026-01-01 */
 
 /* The families /metrics exports that are not probe metrics (metrics.c's
- * own rows); every other family must come from the catalogue. */
+ * own rows and the process_* ones); every other family must come from the
+ * catalogue. */
 static const char *const own_families[] = {
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+    "process_start_time_seconds",
+    "process_open_fds",
     "threadwatch_build_info",
     "threadwatch_probe_last_run_timestamp_seconds",
     "threadwatch_probe_last_run_duration_seconds",
@@ -146,6 +151,10 @@ static void test_rows_well_formed(void **state)
 		for (size_t k = 0; m->prom.name && k < sizeof(own_families) / sizeof(*own_families);
 		     k++)
 			assert_string_not_equal(m->prom.name, own_families[k]);
+		/* a former name is no current name */
+		for (size_t j = 0; m->prom.deprecated && j < catalog_n_metrics; j++)
+			assert_true(!catalog_metrics[j].prom.name ||
+			            strcmp(catalog_metrics[j].prom.name, m->prom.deprecated));
 	}
 	for (size_t i = 0; i < catalog_n_probes; i++) {
 		const struct catalog_probe *p = &catalog_probes[i];
@@ -306,6 +315,11 @@ static void check_exposition(const char *text)
 		if (!(fabs(v - value_of(i) / m->prom.scale) <= 1e-9 * v))
 			fail_msg("/metrics has %s%g for %s, not %g", prefix, v, m->name,
 			         value_of(i) / m->prom.scale);
+		/* a renamed family keeps its old name, with the same value */
+		if (m->prom.deprecated) {
+			snprintf(prefix, sizeof(prefix), "%s ", m->prom.deprecated);
+			assert_true(sample_value(text, prefix) == v);
+		}
 	}
 	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
 		int known = 0;
@@ -315,8 +329,10 @@ static void check_exposition(const char *text)
 		for (size_t k = 0; k < sizeof(own_families) / sizeof(*own_families); k++)
 			known |= !strcmp(family, own_families[k]);
 		for (size_t i = 0; i < catalog_n_metrics && !known; i++)
-			known = catalog_metrics[i].prom.name &&
-			        !strcmp(family, catalog_metrics[i].prom.name);
+			known = (catalog_metrics[i].prom.name &&
+			         !strcmp(family, catalog_metrics[i].prom.name)) ||
+			        (catalog_metrics[i].prom.deprecated &&
+			         !strcmp(family, catalog_metrics[i].prom.deprecated));
 		if (!known)
 			fail_msg("/metrics exports %s, which is not in the catalogue", family);
 	}

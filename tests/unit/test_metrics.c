@@ -2,8 +2,9 @@
  * test_metrics: the Prometheus exposition (daemon/metrics.c) from
  * hand-made store snapshots: the hygiene of Prometheus's "writing
  * exporters" guide (failures as their own counter, runs counted without a
- * status label, a knee series that exists as NaN when there is no knee,
- * no label whose sum means nothing) and the scheduler's gauges.
+ * status label, no NaN sample: a knee that did not occur has no series,
+ * no label whose sum means nothing), a renamed metric under both names,
+ * the process_* self-metrics and the scheduler's gauges.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <jansson.h>
 
 #include "metrics.h"
+#include "procself.h"
 
 /* The value of the sample line that starts with `prefix` followed by a
  * space; fails the test when there is none. */
@@ -62,22 +64,62 @@ static void test_runs_and_failures(void **state)
 	free(t);
 }
 
-/* A threads run without a knee still exports the knee, as NaN; before the
- * probe's first ok run there is no series at all. */
-static void test_knee_nan(void **state)
+/* A threads run without a knee leaves that policy's knee series out: no
+ * sample is NaN. */
+static void test_knee_absent(void **state)
 {
 	char *t = format("{\"probes\": {\"threads\": {\"last_ok_ms\": 1767225600000,"
 	                 "\"scalars\": {\"low_knee\": {\"value\": 256, \"unit\": \"threads\"}}}},"
 	                 "\"runs_total\": {}}");
-	char *none = format("{\"probes\": {}, \"runs_total\": {}}");
 
 	(void)state;
 	assert_true(sample_value(t, "threadwatch_threads_knee{policy=\"low\"}") == 256);
-	assert_true(isnan(sample_value(t, "threadwatch_threads_knee{policy=\"high\"}")));
-	assert_non_null(strstr(t, "threadwatch_threads_knee{policy=\"default\"} NaN\n"));
-	assert_null(strstr(none, "threadwatch_threads_knee{"));
+	assert_null(strstr(t, "threadwatch_threads_knee{policy=\"high\"}"));
+	assert_null(strstr(t, "threadwatch_threads_knee{policy=\"default\"}"));
+	assert_null(strstr(t, "NaN"));
 	free(t);
-	free(none);
+}
+
+/* threads.max_threads is threadwatch_threads_live_max; its old name stays
+ * for one release with the same value, its help marked deprecated. */
+static void test_renamed(void **state)
+{
+	char *t =
+	    format("{\"probes\": {\"threads\": {\"last_ok_ms\": 1,"
+	           "\"scalars\": {\"max_threads\": {\"value\": 4096, \"unit\": \"threads\"}}}},"
+	           "\"runs_total\": {}}");
+
+	(void)state;
+	assert_true(sample_value(t, "threadwatch_threads_live_max") == 4096);
+	assert_true(sample_value(t, "threadwatch_threads_max") == 4096);
+	assert_non_null(strstr(t, "# HELP threadwatch_threads_max DEPRECATED: use "
+	                          "threadwatch_threads_live_max. "));
+	assert_non_null(strstr(t, "# TYPE threadwatch_threads_max gauge\n"));
+	free(t);
+}
+
+/* The process_* families every exporter has, appended to the exposition:
+ * CPU time as a counter, the rest as gauges. */
+static void test_process(void **state)
+{
+	struct procself p = {.cpu_seconds = 1.5,
+	                     .resident_bytes = 8388608,
+	                     .start_time_seconds = 1767225600.25,
+	                     .open_fds = 12};
+	char *t = format("{\"probes\": {}, \"runs_total\": {}}");
+	size_t len = strlen(t);
+
+	(void)state;
+	metrics_format_process(&p, &t, &len);
+	assert_int_equal(strlen(t), len);
+	assert_non_null(strstr(t, "threadwatch_build_info"));
+	assert_true(sample_value(t, "process_cpu_seconds_total") == 1.5);
+	assert_true(sample_value(t, "process_resident_memory_bytes") == 8388608);
+	assert_true(sample_value(t, "process_start_time_seconds") == 1767225600.25);
+	assert_true(sample_value(t, "process_open_fds") == 12);
+	assert_non_null(strstr(t, "# TYPE process_cpu_seconds_total counter\n"));
+	assert_non_null(strstr(t, "# TYPE process_open_fds gauge\n"));
+	free(t);
 }
 
 /* No sample carries a label whose values cannot be summed: CI bounds and
@@ -174,7 +216,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_runs_and_failures),
-	    cmocka_unit_test(test_knee_nan),
+	    cmocka_unit_test(test_knee_absent),
+	    cmocka_unit_test(test_renamed),
+	    cmocka_unit_test(test_process),
 	    cmocka_unit_test(test_no_meaningless_labels),
 	    cmocka_unit_test(test_cycle_gauges),
 	    cmocka_unit_test(test_host_info),
