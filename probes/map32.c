@@ -10,7 +10,9 @@
  *  2. in-window VMAs: the high VMAs gone, the stacks in the window split
  *     into page-sized mappings (a PROT_READ page between read-write runs,
  *     so that no hole opens); at each rung, the failing MAP_32BIT mmap
- *     against the VMAs inside the window is `fail_ns`.
+ *     against the VMAs inside the window is `fail_ns`; and `fill_ns`, a
+ *     successful MAP_32BIT mmap into a hole at the window's top (its
+ *     highest stack unmapped), against the window VMAs below that hole.
  * Each ladder visits its rungs in MAP32_ROUNDS rounds, each in a fresh
  * seeded random order (info.<ladder>_order), mapping or unmapping from the
  * last rung to the next, so that a drift of the host's load does not pass
@@ -77,8 +79,8 @@
 #define MAP_32BIT 0
 #endif
 
-enum { CALL_FAIL, CALL_RETRY, CALL_PLAIN, N_CALLS };
-static const char *const call_names[N_CALLS] = {"fail", "retry", "plain"};
+enum { CALL_FAIL, CALL_RETRY, CALL_PLAIN, CALL_FILL, N_CALLS };
+static const char *const call_names[N_CALLS] = {"fail", "retry", "plain", "fill"};
 
 /* One measured rung of a ladder. */
 struct rung {
@@ -129,6 +131,10 @@ struct map32_ctx {
 	 * the first split_stacks stacks (fixed at the first split, so that a
 	 * late fill does not move the pages already split). */
 	size_t split_used, split_stacks;
+	/* During the fail ladder, the window's highest stack, which each
+	 * repetition unmaps and maps again with MAP_32BIT (the fill call). */
+	int fill_on;
+	size_t fill_idx;
 	/* Larger PROT_NONE mappings that fill what the stacks left, when the
 	 * stacks alone would take too many VMAs. */
 	void **plugs;
@@ -398,7 +404,7 @@ static int set_window(struct map32_ctx *c, double target, uint64_t *vmas)
 	if ((double)*vmas >= target + 2)
 		return lower_window(c, target, vmas);
 	if (!c->split_used)
-		c->split_stacks = c->n_stacks;
+		c->split_stacks = c->fill_on ? c->fill_idx : c->n_stacks;
 	while ((double)*vmas < target) {
 		if (!per_stack || c->split_used >= per_stack * c->split_stacks)
 			return -ENOSPC;
@@ -410,9 +416,52 @@ static int set_window(struct map32_ctx *c, double target, uint64_t *vmas)
 	return 0;
 }
 
+/* The fill call: the window's highest stack unmapped, a MAP_32BIT mmap of
+ * a stack finds that hole past every window VMA below it (a successful
+ * low allocation in a nearly full window); the new stack takes the old
+ * one's place with its guard page. Returns 0 or -errno. */
+static int time_fill(struct map32_ctx *c, double *ns)
+{
+	uint64_t t0, t1;
+	void *p;
+
+	if (munmap(c->stacks[c->fill_idx], c->len) < 0)
+		return -errno;
+	t0 = clock_ns();
+	p = map_stack(c, MAP_32BIT);
+	t1 = clock_ns();
+	if (p == MAP_FAILED) {
+		c->fill_on = 0;
+		return -errno;
+	}
+	c->stacks[c->fill_idx] = p;
+	if (mprotect(p, c->page, PROT_NONE) < 0)
+		return -errno;
+	*ns = (double)(t1 - t0);
+	return 0;
+}
+
+/* Makes the window's highest stack the fill call's, out of the stacks the
+ * fail ladder splits. */
+static void fill_choose(struct map32_ctx *c)
+{
+	size_t top = 0;
+	void *t;
+
+	for (size_t i = 1; i < c->n_stacks; i++)
+		if ((uintptr_t)c->stacks[i] > (uintptr_t)c->stacks[top])
+			top = i;
+	t = c->stacks[top];
+	c->stacks[top] = c->stacks[c->n_stacks - 1];
+	c->stacks[c->n_stacks - 1] = t;
+	c->fill_idx = c->n_stacks - 1;
+	c->fill_on = c->n_stacks > 1;
+}
+
 /* One repetition: a failing MAP_32BIT call, the plain retry right after it
  * (what glibc 2.7's allocate_stack did next), then, after unmapping that,
- * a plain mmap of the same size and flags. */
+ * a plain mmap of the same size and flags; during the fail ladder, the
+ * fill call last. */
 static int time_rep(struct map32_ctx *c, double ns[N_CALLS])
 {
 	uint64_t t0, t1, t2, t3, t4;
@@ -443,7 +492,8 @@ static int time_rep(struct map32_ctx *c, double ns[N_CALLS])
 	ns[CALL_FAIL] = (double)(t1 - t0);
 	ns[CALL_RETRY] = (double)(t2 - t1);
 	ns[CALL_PLAIN] = (double)(t4 - t3);
-	return 0;
+	ns[CALL_FILL] = 0;
+	return c->fill_on ? time_fill(c, &ns[CALL_FILL]) : 0;
 }
 
 /* time_rep, made again while MAP_32BIT keeps finding holes (each one
@@ -748,15 +798,16 @@ static void emit_window(struct probe_doc *doc, const struct map32_ctx *c)
 }
 
 /* "<ladder>_<what>" */
-static const char *lname(char *buf, size_t len, const struct ladder *l, const char *what)
+static const char *lname(char *buf, size_t len, const char *ladder, const char *what)
 {
-	snprintf(buf, len, "%s_%s", l->name, what);
+	snprintf(buf, len, "%s_%s", ladder, what);
 	return buf;
 }
 
-/* A ladder's series (its own call, plus the baseline on the retry
- * ladder), rep counts, fit and class. */
-static void emit_ladder(struct probe_doc *doc, const struct ladder *l)
+/* A ladder's series (the call `call`, plus the baseline on the retry
+ * ladder), rep counts, fit and class, named `name` (the fill ladder is
+ * the fail ladder's rungs with the fill call). */
+static void emit_ladder(struct probe_doc *doc, const struct ladder *l, const char *name, int call)
 {
 	double x[MAP32_MAX_RUNGS], y[MAP32_MAX_RUNGS];
 	char n[64], reps[MAP32_MAX_RUNGS * 12] = "";
@@ -766,7 +817,7 @@ static void emit_ladder(struct probe_doc *doc, const struct ladder *l)
 	for (int k = 0; k < N_CALLS; k++) {
 		struct probe_series *med, *p99;
 
-		if (k != l->call && !(k == CALL_PLAIN && l->call == CALL_RETRY))
+		if (k != call && !(k == CALL_PLAIN && call == CALL_RETRY))
 			continue;
 		snprintf(n, sizeof(n), "%s_median_ns", call_names[k]);
 		med = probe_series_new(doc, n, "vmas", "ns");
@@ -779,34 +830,34 @@ static void emit_ladder(struct probe_doc *doc, const struct ladder *l)
 	}
 	for (size_t i = 0; i < l->n_rungs; i++) {
 		x[i] = l->rungs[i].vmas;
-		y[i] = l->rungs[i].median[l->call];
+		y[i] = l->rungs[i].median[call];
 		len += (size_t)snprintf(reps + len, sizeof(reps) - len, "%s%u", i ? "," : "",
 		                        l->rungs[i].reps);
 	}
-	probe_info_str(doc, lname(n, sizeof(n), l, "reps"), reps);
-	probe_info_str(doc, lname(n, sizeof(n), l, "stopped_by"), l->stopped_by);
-	probe_info_str(doc, lname(n, sizeof(n), l, "order"), l->order);
-	probe_info_num(doc, lname(n, sizeof(n), l, "rungs"), (double)l->n_rungs);
+	probe_info_str(doc, lname(n, sizeof(n), name, "reps"), reps);
+	probe_info_str(doc, lname(n, sizeof(n), name, "stopped_by"), l->stopped_by);
+	probe_info_str(doc, lname(n, sizeof(n), name, "order"), l->order);
+	probe_info_num(doc, lname(n, sizeof(n), name, "rungs"), (double)l->n_rungs);
 	if (l->n_rungs) {
-		probe_scalar(doc, lname(n, sizeof(n), l, "start_vmas"), x[0], "vmas");
-		probe_scalar(doc, lname(n, sizeof(n), l, "max_vmas"), x[l->n_rungs - 1], "vmas");
-		probe_scalar(doc, lname(n, sizeof(n), l, "ns_at_max"), y[l->n_rungs - 1], "ns");
-		if (l->call == CALL_RETRY)
+		probe_scalar(doc, lname(n, sizeof(n), name, "start_vmas"), x[0], "vmas");
+		probe_scalar(doc, lname(n, sizeof(n), name, "max_vmas"), x[l->n_rungs - 1], "vmas");
+		probe_scalar(doc, lname(n, sizeof(n), name, "ns_at_max"), y[l->n_rungs - 1], "ns");
+		if (call == CALL_RETRY)
 			probe_scalar(doc, "plain_ns_at_max",
 			             l->rungs[l->n_rungs - 1].median[CALL_PLAIN], "ns");
 	}
 	if (analysis_growth_fit(x, y, l->n_rungs, &g) < 0) {
-		probe_info_str(doc, lname(n, sizeof(n), l, "class"), NULL);
+		probe_info_str(doc, lname(n, sizeof(n), name, "class"), NULL);
 		return;
 	}
-	probe_scalar(doc, lname(n, sizeof(n), l, "ns_per_vma"), g.b, "ns_per_vma");
-	probe_scalar(doc, lname(n, sizeof(n), l, "ns_per_vma_ci_lo"), g.b_ci[0], "ns_per_vma");
-	probe_scalar(doc, lname(n, sizeof(n), l, "ns_per_vma_ci_hi"), g.b_ci[1], "ns_per_vma");
-	probe_scalar(doc, lname(n, sizeof(n), l, "fixed_ns"), g.a, "ns");
-	probe_scalar(doc, lname(n, sizeof(n), l, "rise"), g.rise, "ratio");
-	probe_scalar(doc, lname(n, sizeof(n), l, "exponent"), g.exponent, "slope");
-	probe_scalar(doc, lname(n, sizeof(n), l, "loglog_slope"), g.loglog, "slope");
-	probe_info_str(doc, lname(n, sizeof(n), l, "class"), analysis_class_name(g.cls));
+	probe_scalar(doc, lname(n, sizeof(n), name, "ns_per_vma"), g.b, "ns_per_vma");
+	probe_scalar(doc, lname(n, sizeof(n), name, "ns_per_vma_ci_lo"), g.b_ci[0], "ns_per_vma");
+	probe_scalar(doc, lname(n, sizeof(n), name, "ns_per_vma_ci_hi"), g.b_ci[1], "ns_per_vma");
+	probe_scalar(doc, lname(n, sizeof(n), name, "fixed_ns"), g.a, "ns");
+	probe_scalar(doc, lname(n, sizeof(n), name, "rise"), g.rise, "ratio");
+	probe_scalar(doc, lname(n, sizeof(n), name, "exponent"), g.exponent, "slope");
+	probe_scalar(doc, lname(n, sizeof(n), name, "loglog_slope"), g.loglog, "slope");
+	probe_info_str(doc, lname(n, sizeof(n), name, "class"), analysis_class_name(g.cls));
 }
 
 /* The names kept from before issue 13: the failing call's log-log slope
@@ -884,6 +935,7 @@ static int run_ladders(struct map32_ctx *c, uint64_t target, double ratio, unsig
 	vmas = vmas_now();
 	c->window_vmas = vmas_in_window();
 	others = vmas - c->window_vmas;
+	fill_choose(c);
 	return run_ladder(c, f, c->window_vmas, target > others ? target - others : 0, ratio,
 	                  reps_max, &window, seed);
 }
@@ -932,7 +984,8 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	release_all(c);
 	emit_window(doc, c);
 	for (int i = 0; i < N_LADDERS; i++)
-		emit_ladder(doc, &c->ladders[i]);
+		emit_ladder(doc, &c->ladders[i], c->ladders[i].name, c->ladders[i].call);
+	emit_ladder(doc, &c->ladders[LADDER_FAIL], "fill", CALL_FILL);
 	emit_compat(doc, c);
 	why = map32_failure(c);
 	if (rc < 0)
