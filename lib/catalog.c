@@ -286,8 +286,17 @@ const struct catalog_metric catalog_metrics[] = {
     {SCALAR("map32", "max_vmas"), .unit = "vmas", .description = "Largest VMA count reached"},
     {SCALAR("map32", "start_vmas"), .unit = "vmas",
      .description = "VMA count when the measurement started"},
-    /* The two walks of the pre-3.8 kernels (issue 13): the failing MAP_32BIT
+    /* The walks of the pre-3.8 kernels (issues 13 and 24): a successful
+     * MAP_32BIT call against the window VMAs below its hole, the failing
      * call against the VMAs inside the window, the retry against all. */
+    LADDER("fill", "Successful MAP_32BIT mmap into the window's top hole", "inside the window"),
+    {SCALAR("map32", "fill_ns_at_max"), .unit = "ns",
+     .description = "Successful MAP_32BIT mmap into the window's top hole at the top rung of its "
+                    "ladder"},
+    {SCALAR("map32", "fill_ns_per_vma"), .unit = "ns_per_vma", .abs_floor = 1,
+     .description = "Successful MAP_32BIT mmap per window VMA below its hole (b of a + b n)"},
+    {SCALAR("map32", "fill_exponent"), .unit = "slope",
+     .description = "Successful MAP_32BIT mmap: k of the best a + b n^k (1: linear)"},
     LADDER("fail", "Failing MAP_32BIT mmap", "inside the window"),
     LADDER("retry", "Plain retry after a failing MAP_32BIT mmap", "in the process"),
     {SCALAR("map32", "retry_ns_at_max"), .unit = "ns", .key = 1,

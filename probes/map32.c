@@ -10,9 +10,15 @@
  *  2. in-window VMAs: the high VMAs gone, the stacks in the window split
  *     into page-sized mappings (a PROT_READ page between read-write runs,
  *     so that no hole opens); at each rung, the failing MAP_32BIT mmap
- *     against the VMAs inside the window is `fail_ns`.
- * Each ladder is fitted as a + b n (Theil-Sen) and classed flat, step,
- * sublinear, linear or quadratic on its own (analysis_growth_fit).
+ *     against the VMAs inside the window is `fail_ns`; and `fill_ns`, a
+ *     successful MAP_32BIT mmap into a hole at the window's top (its
+ *     highest stack unmapped), against the window VMAs below that hole.
+ * Each ladder visits its rungs in MAP32_ROUNDS rounds, each in a fresh
+ * seeded random order (info.<ladder>_order), mapping or unmapping from the
+ * last rung to the next, so that a drift of the host's load does not pass
+ * for growth with n. Each is fitted as a + b n (Theil-Sen) and classed
+ * flat, step, sublinear, linear or quadratic on its own
+ * (analysis_growth_fit).
  */
 #include <errno.h>
 #include <math.h>
@@ -44,6 +50,14 @@
 #define MAP32_WINDOW_END ((unsigned long long)MAP32BIT_WINDOW_END)
 /* Repetitions per rung: at least MIN; at most MAX (QUICK_MAX with --quick). */
 #define MAP32_REPS_MIN 5
+/* Each ladder visits its rungs this many rounds, each round in a fresh
+ * seeded random order, with at least VISIT_MIN repetitions per visit: drift
+ * of the host's load lands on every rung alike instead of growing with n. */
+#define MAP32_ROUNDS 3
+#define MAP32_VISIT_MIN 2
+/* Setting up the rungs of a round in random order costs about this many
+ * sweeps from the bottom of the ladder to its top. */
+#define MAP32_SWEEPS 3
 #define MAP32_REPS_MAX 2000
 #define MAP32_QUICK_REPS_MAX 200
 /* The window counts as full after this many MAP_32BIT failures in a row. */
@@ -65,8 +79,8 @@
 #define MAP_32BIT 0
 #endif
 
-enum { CALL_FAIL, CALL_RETRY, CALL_PLAIN, N_CALLS };
-static const char *const call_names[N_CALLS] = {"fail", "retry", "plain"};
+enum { CALL_FAIL, CALL_RETRY, CALL_PLAIN, CALL_FILL, N_CALLS };
+static const char *const call_names[N_CALLS] = {"fail", "retry", "plain", "fill"};
 
 /* One measured rung of a ladder. */
 struct rung {
@@ -74,6 +88,9 @@ struct rung {
 	double median[N_CALLS];
 	double p99[N_CALLS];
 	unsigned reps;
+	double *v[N_CALLS]; /* the samples of every visit, until summarised */
+	unsigned cap;
+	double rep_cost; /* ns of one repetition at its last visit */
 };
 
 enum { LADDER_RETRY, LADDER_FAIL, N_LADDERS };
@@ -85,6 +102,12 @@ struct ladder {
 	struct rung rungs[MAP32_MAX_RUNGS];
 	size_t n_rungs;
 	const char *stopped_by;
+	/* The rungs as visited, by index of the planned ladder (ascending):
+	 * "2,0,1;1,2,0" for two rounds of three. */
+	char order[MAP32_MAX_RUNGS * MAP32_ROUNDS * 3 + MAP32_ROUNDS];
+	size_t order_len;
+	uint64_t move_ns;  /* spent setting rungs up in the last round */
+	double reserve_ns; /* kept back for the minimum of the rounds to come */
 };
 
 struct map32_ctx {
@@ -104,8 +127,14 @@ struct map32_ctx {
 	char *reserve;
 	size_t reserve_pages;
 	size_t reserve_used; /* pages mapped into it, every other one */
-	/* Pages of the window's stacks the fail ladder has split off. */
-	size_t split_used;
+	/* Pages of the window's stacks the fail ladder has split off, over
+	 * the first split_stacks stacks (fixed at the first split, so that a
+	 * late fill does not move the pages already split). */
+	size_t split_used, split_stacks;
+	/* During the fail ladder, the window's highest stack, which each
+	 * repetition unmaps and maps again with MAP_32BIT (the fill call). */
+	int fill_on;
+	size_t fill_idx;
 	/* Larger PROT_NONE mappings that fill what the stacks left, when the
 	 * stacks alone would take too many VMAs. */
 	void **plugs;
@@ -268,7 +297,7 @@ static int plug_window(struct map32_ctx *c)
 }
 
 /* Reserves room at a high address (where the kernel puts plain mappings)
- * for the retry ladder: one PROT_NONE VMA that climb_high() splits. */
+ * for the retry ladder: one PROT_NONE VMA that set_high() splits. */
 static int reserve_high(struct map32_ctx *c, uint64_t extra_vmas)
 {
 	void *p;
@@ -302,11 +331,32 @@ static void release_high(struct map32_ctx *c)
 	c->reserve_pages = c->reserve_used = 0;
 }
 
-/* Raises the process's VMA count to at least `target`: every other page of
- * the reservation becomes a PROT_READ mapping, so no two neighbours can
- * merge and each page adds two VMAs. *vmas is the running count. */
-static int climb_high(struct map32_ctx *c, double target, uint64_t *vmas)
+/* Lowers the process's VMA count towards `target` (to the least count not
+ * below it): the last PROT_READ page of the reservation goes back to
+ * PROT_NONE and merges with its neighbours, two VMAs fewer. */
+static int lower_high(struct map32_ctx *c, double target, uint64_t *vmas)
 {
+	while (c->reserve_used && (double)*vmas >= target + 2) {
+		size_t at = 2 * (c->reserve_used - 1) + 1;
+
+		if (mmap(c->reserve + at * c->page, c->page, PROT_NONE,
+		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+		         0) == MAP_FAILED)
+			return -errno;
+		c->reserve_used--;
+		*vmas -= 2;
+	}
+	return 0;
+}
+
+/* Sets the process's VMA count to the least count not below `target`:
+ * every other page of the reservation becomes a PROT_READ mapping, so no
+ * two neighbours can merge and each page adds two VMAs. *vmas is the
+ * running count. */
+static int set_high(struct map32_ctx *c, double target, uint64_t *vmas)
+{
+	if ((double)*vmas >= target + 2)
+		return lower_high(c, target, vmas);
 	while ((double)*vmas < target) {
 		size_t at = 2 * c->reserve_used + 1;
 		void *p;
@@ -323,22 +373,42 @@ static int climb_high(struct map32_ctx *c, double target, uint64_t *vmas)
 	return 0;
 }
 
-/* Raises the VMAs inside the window to at least `target` without opening a
- * hole: every other page above each stack's guard turns PROT_READ, so each
- * splits a read-write run in two (two VMAs more). The window holds the
- * same bytes, in mappings as small as a page. *vmas is the running count. */
-static int climb_window(struct map32_ctx *c, double target, uint64_t *vmas)
+/* The page that the i-th split of the window turns PROT_READ. */
+static void *split_page(const struct map32_ctx *c, size_t i)
+{
+	return (char *)c->stacks[i % c->split_stacks] + (2 * (i / c->split_stacks) + 2) * c->page;
+}
+
+/* Lowers the VMAs inside the window towards `target`: the last split page
+ * goes back to read-write and merges, two VMAs fewer. */
+static int lower_window(struct map32_ctx *c, double target, uint64_t *vmas)
+{
+	while (c->split_used && (double)*vmas >= target + 2) {
+		if (mprotect(split_page(c, c->split_used - 1), c->page, PROT_READ | PROT_WRITE) < 0)
+			return -errno;
+		c->split_used--;
+		*vmas -= 2;
+	}
+	return 0;
+}
+
+/* Sets the VMAs inside the window to the least count not below `target`
+ * without opening a hole: every other page above each stack's guard turns
+ * PROT_READ, so each splits a read-write run in two (two VMAs more). The
+ * window holds the same bytes, in mappings as small as a page. *vmas is
+ * the running count. */
+static int set_window(struct map32_ctx *c, double target, uint64_t *vmas)
 {
 	size_t per_stack = (c->len / c->page - 2) / 2; /* odd pages 3, 5, ... below the top */
 
+	if ((double)*vmas >= target + 2)
+		return lower_window(c, target, vmas);
+	if (!c->split_used)
+		c->split_stacks = c->fill_on ? c->fill_idx : c->n_stacks;
 	while ((double)*vmas < target) {
-		size_t s, k;
-
-		if (!per_stack || c->split_used >= per_stack * c->n_stacks)
+		if (!per_stack || c->split_used >= per_stack * c->split_stacks)
 			return -ENOSPC;
-		s = c->split_used % c->n_stacks;
-		k = c->split_used / c->n_stacks;
-		if (mprotect((char *)c->stacks[s] + (2 * k + 2) * c->page, c->page, PROT_READ) < 0)
+		if (mprotect(split_page(c, c->split_used), c->page, PROT_READ) < 0)
 			return -errno;
 		c->split_used++;
 		*vmas += 2;
@@ -346,9 +416,52 @@ static int climb_window(struct map32_ctx *c, double target, uint64_t *vmas)
 	return 0;
 }
 
+/* The fill call: the window's highest stack unmapped, a MAP_32BIT mmap of
+ * a stack finds that hole past every window VMA below it (a successful
+ * low allocation in a nearly full window); the new stack takes the old
+ * one's place with its guard page. Returns 0 or -errno. */
+static int time_fill(struct map32_ctx *c, double *ns)
+{
+	uint64_t t0, t1;
+	void *p;
+
+	if (munmap(c->stacks[c->fill_idx], c->len) < 0)
+		return -errno;
+	t0 = clock_ns();
+	p = map_stack(c, MAP_32BIT);
+	t1 = clock_ns();
+	if (p == MAP_FAILED) {
+		c->fill_on = 0;
+		return -errno;
+	}
+	c->stacks[c->fill_idx] = p;
+	if (mprotect(p, c->page, PROT_NONE) < 0)
+		return -errno;
+	*ns = (double)(t1 - t0);
+	return 0;
+}
+
+/* Makes the window's highest stack the fill call's, out of the stacks the
+ * fail ladder splits. */
+static void fill_choose(struct map32_ctx *c)
+{
+	size_t top = 0;
+	void *t;
+
+	for (size_t i = 1; i < c->n_stacks; i++)
+		if ((uintptr_t)c->stacks[i] > (uintptr_t)c->stacks[top])
+			top = i;
+	t = c->stacks[top];
+	c->stacks[top] = c->stacks[c->n_stacks - 1];
+	c->stacks[c->n_stacks - 1] = t;
+	c->fill_idx = c->n_stacks - 1;
+	c->fill_on = c->n_stacks > 1;
+}
+
 /* One repetition: a failing MAP_32BIT call, the plain retry right after it
  * (what glibc 2.7's allocate_stack did next), then, after unmapping that,
- * a plain mmap of the same size and flags. */
+ * a plain mmap of the same size and flags; during the fail ladder, the
+ * fill call last. */
 static int time_rep(struct map32_ctx *c, double ns[N_CALLS])
 {
 	uint64_t t0, t1, t2, t3, t4;
@@ -379,7 +492,8 @@ static int time_rep(struct map32_ctx *c, double ns[N_CALLS])
 	ns[CALL_FAIL] = (double)(t1 - t0);
 	ns[CALL_RETRY] = (double)(t2 - t1);
 	ns[CALL_PLAIN] = (double)(t4 - t3);
-	return 0;
+	ns[CALL_FILL] = 0;
+	return c->fill_on ? time_fill(c, &ns[CALL_FILL]) : 0;
 }
 
 /* time_rep, made again while MAP_32BIT keeps finding holes (each one
@@ -393,103 +507,255 @@ static int time_rep_full(struct map32_ctx *c, double ns[N_CALLS])
 	return rc;
 }
 
-/* Times one rung: a trial repetition sizes the rest to this rung's share of
- * what is left of the ladder's budget. Returns 0 or -errno. */
-static int measure_rung(struct map32_ctx *c, const struct ladder *l, struct rung *r,
-                        size_t rungs_left, unsigned reps_max, double *rep_cost)
+/* Keeps one repetition's times with the rung's other samples. */
+static void rung_add(struct rung *r, const double ns[N_CALLS])
 {
-	double trial[N_CALLS], *v[N_CALLS];
+	if (r->reps == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		for (int k = 0; k < N_CALLS; k++) {
+			r->v[k] = realloc(r->v[k], r->cap * sizeof(double));
+			if (!r->v[k]) {
+				fputs("map32: out of memory\n", stderr);
+				abort();
+			}
+		}
+	}
+	for (int k = 0; k < N_CALLS; k++)
+		r->v[k][r->reps] = ns[k];
+	r->reps++;
+}
+
+/* Times one visit of a rung: a trial repetition sizes the rest to a share
+ * of what is left of the ladder's budget (`visits_left` visits to come).
+ * Returns 0 or -errno. */
+static int measure_visit(struct map32_ctx *c, const struct ladder *l, struct rung *r,
+                         size_t visits_left, unsigned reps_max)
+{
+	double ns[N_CALLS];
 	uint64_t t0 = clock_ns(), now;
-	unsigned reps, got = 0;
+	unsigned reps;
 	int rc;
 
-	rc = time_rep_full(c, trial);
+	rc = time_rep_full(c, ns);
 	if (rc < 0)
 		return rc;
 	now = clock_ns();
-	*rep_cost = (double)(now - t0);
+	r->rep_cost = (double)(now - t0);
+	rung_add(r, ns);
 	reps =
-	    analysis_reps(l->deadline > now ? (double)(l->deadline - now) / (double)rungs_left : 0,
-	                  *rep_cost, MAP32_REPS_MIN, reps_max);
-	for (int k = 0; k < N_CALLS; k++) {
-		v[k] = malloc(reps * sizeof(double));
-		if (!v[k]) {
-			fputs("map32: out of memory\n", stderr);
-			abort();
-		}
-		v[k][0] = trial[k];
-	}
-	for (got = 1; got < reps && rc == 0; got++) {
-		double ns[N_CALLS];
-
-		if (clock_ns() > l->deadline && got >= MAP32_REPS_MIN)
+	    analysis_reps((double)l->deadline > (double)now + l->reserve_ns
+	                      ? ((double)(l->deadline - now) - l->reserve_ns) / (double)visits_left
+	                      : 0,
+	                  r->rep_cost, MAP32_VISIT_MIN, reps_max);
+	for (unsigned got = 1; got < reps; got++) {
+		if (clock_ns() > l->deadline && got >= MAP32_VISIT_MIN)
 			break;
 		rc = time_rep_full(c, ns);
-		for (int k = 0; k < N_CALLS && rc == 0; k++)
-			v[k][got] = ns[k];
+		if (rc < 0)
+			return rc;
+		rung_add(r, ns);
+	}
+	return 0;
+}
+
+/* Summarises each rung's samples and keeps the rungs measured, in
+ * ascending order of VMAs. */
+static void ladder_finish(struct ladder *l, size_t planned)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < planned; i++) {
+		struct rung *r = &l->rungs[i];
+
+		for (int k = 0; k < N_CALLS; k++) {
+			if (r->reps) {
+				r->median[k] = stats_median(r->v[k], r->reps);
+				r->p99[k] = stats_percentile(r->v[k], r->reps, 99);
+			}
+			free(r->v[k]);
+			r->v[k] = NULL;
+		}
+		if (r->reps && (!kept || r->vmas > l->rungs[kept - 1].vmas))
+			l->rungs[kept++] = *r;
+	}
+	l->n_rungs = kept;
+}
+
+typedef int (*level_fn)(struct map32_ctx *c, double target, uint64_t *vmas);
+
+/* Appends a rung index to the ladder's order ("," within a round, ";"
+ * between rounds). */
+static void order_add(struct ladder *l, size_t rung, unsigned round, int first)
+{
+	size_t room = sizeof(l->order) - l->order_len;
+	int w = snprintf(l->order + l->order_len, room, "%s%zu", first ? (round ? ";" : "") : ",",
+	                 rung);
+
+	if (w > 0 && (size_t)w < room)
+		l->order_len += (size_t)w;
+}
+
+/* What a round costs at the least: each rung's minimum repetitions at its
+ * last cost, plus the moves between rungs that the last round took. */
+static double round_min_ns(const struct ladder *l, size_t n)
+{
+	double need = (double)l->move_ns;
+
+	for (size_t i = 0; i < n; i++)
+		need += MAP32_VISIT_MIN * l->rungs[i].rep_cost;
+	return need;
+}
+
+/* Can a later round be made whole? */
+static int round_affordable(const struct ladder *l, size_t n)
+{
+	uint64_t now = clock_ns();
+
+	return now < l->deadline && (double)(l->deadline - now) >= round_min_ns(l, n);
+}
+
+/* What a ladder needs to set up and count its rungs. */
+struct ladder_ops {
+	level_fn set;
+	uint64_t (*count)(void);
+};
+
+/* Sets up rung i (`steps[i]` VMAs) and times one visit of it. *limit
+ * drops to i when the rung cannot be reached. Returns 0, 1 (the ladder
+ * stops: l->stopped_by says why) or -errno. */
+static int visit_rung(struct map32_ctx *c, struct ladder *l, const struct ladder_ops *ops,
+                      const double *steps, size_t i, size_t *limit, size_t visits_left,
+                      unsigned reps_max)
+{
+	struct rung *r = &l->rungs[i];
+	uint64_t vmas = ops->count(), t0 = clock_ns();
+	int rc = ops->set(c, steps[i], &vmas);
+
+	if (rc == -ENOMEM || rc == -ENOSPC) {
+		l->stopped_by = rc == -ENOSPC ? "room"
+		                              : analysis_enomem_name(analysis_enomem_cause(
+		                                    vmas_now(), c->max_map_count, 2, 0, 0));
+		*limit = i;
+		return 0;
 	}
 	if (rc < 0)
-		got--;
-	r->reps = got;
-	for (int k = 0; k < N_CALLS; k++) {
-		r->median[k] = stats_median(v[k], got);
-		r->p99[k] = stats_percentile(v[k], got, 99);
-		free(v[k]);
+		return rc;
+	vmas = ops->count();
+	l->move_ns += clock_ns() - t0;
+	if (!r->reps)
+		r->vmas = (double)vmas;
+	rc = measure_visit(c, l, r, visits_left, reps_max);
+	if (rc == -ENOMEM) {
+		l->stopped_by = analysis_enomem_name(
+		    analysis_enomem_cause(vmas_now(), c->max_map_count, 2, 0, 0));
+		return 1;
 	}
 	return rc;
 }
 
-typedef int (*climb_fn)(struct map32_ctx *c, double target, uint64_t *vmas);
-
-/* Climbs one ladder from `from` to `target` VMAs (counted by `count`)
- * with `climb`, measuring each rung. */
-static int run_ladder(struct map32_ctx *c, struct ladder *l, uint64_t from, uint64_t target,
-                      double ratio, unsigned reps_max, climb_fn climb, uint64_t (*count)(void))
+/* One round: every rung below *limit once, in a random order. Returns 0,
+ * 1 (the ladder stops) or -errno. */
+static int run_round(struct map32_ctx *c, struct ladder *l, const struct ladder_ops *ops,
+                     const double *steps, size_t n, size_t *limit, unsigned round,
+                     struct stats_rng *rng, unsigned reps_max)
 {
-	double steps[MAP32_MAX_RUNGS], rep_cost = 0;
-	uint64_t vmas = from;
-	size_t n;
-	int rc;
+	size_t order[MAP32_MAX_RUNGS];
+	int first = 1;
+
+	l->move_ns = 0;
+	stats_rng_permutation(rng, order, n);
+	for (size_t k = 0; k < n; k++) {
+		size_t left = (MAP32_ROUNDS - round) * n - k;
+		int rc;
+
+		if (order[k] >= *limit)
+			continue;
+		if (clock_ns() > l->deadline) {
+			l->stopped_by = "budget";
+			return 1;
+		}
+		order_add(l, order[k], round, first);
+		first = 0;
+		rc = visit_rung(c, l, ops, steps, order[k], limit, left, reps_max);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Sizes the ladder to its budget: climbs the rungs once, timing one
+ * repetition at each (kept out of the figures), and returns how many
+ * rungs the rounds can afford, each rung's minimum repetitions in every
+ * round (and one round more, for the load's ups and downs) at the cost
+ * found plus MAP32_SWEEPS sweeps of set-up per round. The
+ * walks of an old kernel grow with n, so the next rung is guessed at the
+ * last one's cost times the growth in VMAs. */
+static size_t ladder_pilot(struct map32_ctx *c, struct ladder *l, const struct ladder_ops *ops,
+                           const double *steps, size_t n)
+{
+	double sum = 0, grow;
+	uint64_t moves = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double ns[N_CALLS], need;
+		uint64_t vmas = ops->count(), t0 = clock_ns(), t1;
+		int rc;
+
+		grow = i ? steps[i] / steps[i - 1] : 1;
+		need = (MAP32_ROUNDS + 1) *
+		       (MAP32_VISIT_MIN * (sum + (i ? l->rungs[i - 1].rep_cost : 0) * grow) +
+		        MAP32_SWEEPS * (double)moves * grow);
+		if (i && (double)(l->deadline > t0 ? l->deadline - t0 : 0) < need) {
+			l->stopped_by = "budget";
+			return i;
+		}
+		rc = ops->set(c, steps[i], &vmas);
+		t1 = clock_ns();
+		if (rc == 0)
+			rc = time_rep_full(c, ns);
+		if (rc < 0) {
+			l->stopped_by = rc == -ENOSPC ? "room"
+			                              : analysis_enomem_name(analysis_enomem_cause(
+			                                    vmas_now(), c->max_map_count, 2, 0, 0));
+			return i;
+		}
+		moves += t1 - t0;
+		l->rungs[i].rep_cost = (double)(clock_ns() - t1);
+		sum += l->rungs[i].rep_cost;
+		l->move_ns = MAP32_SWEEPS * moves;
+	}
+	return n;
+}
+
+/* Measures a ladder from `from` to `target` VMAs: MAP32_ROUNDS rounds, each
+ * visiting the rungs in a fresh random order (seeded), setting each up by
+ * mapping or unmapping from where the last one left it. */
+static int run_ladder(struct map32_ctx *c, struct ladder *l, uint64_t from, uint64_t target,
+                      double ratio, unsigned reps_max, const struct ladder_ops *ops, uint64_t seed)
+{
+	double steps[MAP32_MAX_RUNGS];
+	struct stats_rng rng;
+	size_t n, limit;
+	int rc = 0;
 
 	if (target < from)
 		target = from;
 	n = analysis_ladder((double)from, (double)target, ratio, steps, MAP32_MAX_RUNGS);
 	l->stopped_by = "target";
-	for (size_t i = 0; i < n; i++) {
-		struct rung *r = &l->rungs[l->n_rungs];
-		uint64_t now = clock_ns();
-
-		/* The next rung costs at least the minimum repetitions at the
-		 * last cost, grown in proportion to the VMA count. */
-		if (i && (now > l->deadline ||
-		          (double)(l->deadline - now) <
-		              MAP32_REPS_MIN * rep_cost * steps[i] / steps[i - 1])) {
+	limit = ladder_pilot(c, l, ops, steps, n);
+	stats_rng_seed(&rng, seed ^ (uint64_t)(l->call + 1) * UINT64_C(0x9e3779b97f4a7c15));
+	for (unsigned round = 0; round < MAP32_ROUNDS && rc == 0; round++) {
+		if (round && !round_affordable(l, limit)) {
 			l->stopped_by = "budget";
-			return 0;
+			break;
 		}
-		rc = climb(c, steps[i], &vmas);
-		if (rc == -ENOMEM || rc == -ENOSPC) {
-			l->stopped_by = rc == -ENOSPC ? "room"
-			                              : analysis_enomem_name(analysis_enomem_cause(
-			                                    vmas_now(), c->max_map_count, 2, 0, 0));
-			return 0;
-		}
-		if (rc < 0)
-			return rc;
-		vmas = count();
-		r->vmas = (double)vmas;
-		rc = measure_rung(c, l, r, n - i, reps_max, &rep_cost);
-		if (r->reps && (!l->n_rungs || r->vmas > l->rungs[l->n_rungs - 1].vmas))
-			l->n_rungs++;
-		if (rc == -ENOMEM) {
-			l->stopped_by = analysis_enomem_name(
-			    analysis_enomem_cause(vmas_now(), c->max_map_count, 2, 0, 0));
-			return 0;
-		}
-		if (rc < 0)
-			return rc;
+		l->reserve_ns = (MAP32_ROUNDS - round - 1) * round_min_ns(l, limit);
+		rc = run_round(c, l, ops, steps, n, &limit, round, &rng,
+		               reps_max / MAP32_ROUNDS > MAP32_VISIT_MIN ? reps_max / MAP32_ROUNDS
+		                                                         : MAP32_VISIT_MIN);
 	}
-	return 0;
+	ladder_finish(l, n);
+	return rc < 0 ? rc : 0;
 }
 
 static void release_all(struct map32_ctx *c)
@@ -532,15 +798,16 @@ static void emit_window(struct probe_doc *doc, const struct map32_ctx *c)
 }
 
 /* "<ladder>_<what>" */
-static const char *lname(char *buf, size_t len, const struct ladder *l, const char *what)
+static const char *lname(char *buf, size_t len, const char *ladder, const char *what)
 {
-	snprintf(buf, len, "%s_%s", l->name, what);
+	snprintf(buf, len, "%s_%s", ladder, what);
 	return buf;
 }
 
-/* A ladder's series (its own call, plus the baseline on the retry
- * ladder), rep counts, fit and class. */
-static void emit_ladder(struct probe_doc *doc, const struct ladder *l)
+/* A ladder's series (the call `call`, plus the baseline on the retry
+ * ladder), rep counts, fit and class, named `name` (the fill ladder is
+ * the fail ladder's rungs with the fill call). */
+static void emit_ladder(struct probe_doc *doc, const struct ladder *l, const char *name, int call)
 {
 	double x[MAP32_MAX_RUNGS], y[MAP32_MAX_RUNGS];
 	char n[64], reps[MAP32_MAX_RUNGS * 12] = "";
@@ -550,7 +817,7 @@ static void emit_ladder(struct probe_doc *doc, const struct ladder *l)
 	for (int k = 0; k < N_CALLS; k++) {
 		struct probe_series *med, *p99;
 
-		if (k != l->call && !(k == CALL_PLAIN && l->call == CALL_RETRY))
+		if (k != call && !(k == CALL_PLAIN && call == CALL_RETRY))
 			continue;
 		snprintf(n, sizeof(n), "%s_median_ns", call_names[k]);
 		med = probe_series_new(doc, n, "vmas", "ns");
@@ -563,33 +830,34 @@ static void emit_ladder(struct probe_doc *doc, const struct ladder *l)
 	}
 	for (size_t i = 0; i < l->n_rungs; i++) {
 		x[i] = l->rungs[i].vmas;
-		y[i] = l->rungs[i].median[l->call];
+		y[i] = l->rungs[i].median[call];
 		len += (size_t)snprintf(reps + len, sizeof(reps) - len, "%s%u", i ? "," : "",
 		                        l->rungs[i].reps);
 	}
-	probe_info_str(doc, lname(n, sizeof(n), l, "reps"), reps);
-	probe_info_str(doc, lname(n, sizeof(n), l, "stopped_by"), l->stopped_by);
-	probe_info_num(doc, lname(n, sizeof(n), l, "rungs"), (double)l->n_rungs);
+	probe_info_str(doc, lname(n, sizeof(n), name, "reps"), reps);
+	probe_info_str(doc, lname(n, sizeof(n), name, "stopped_by"), l->stopped_by);
+	probe_info_str(doc, lname(n, sizeof(n), name, "order"), l->order);
+	probe_info_num(doc, lname(n, sizeof(n), name, "rungs"), (double)l->n_rungs);
 	if (l->n_rungs) {
-		probe_scalar(doc, lname(n, sizeof(n), l, "start_vmas"), x[0], "vmas");
-		probe_scalar(doc, lname(n, sizeof(n), l, "max_vmas"), x[l->n_rungs - 1], "vmas");
-		probe_scalar(doc, lname(n, sizeof(n), l, "ns_at_max"), y[l->n_rungs - 1], "ns");
-		if (l->call == CALL_RETRY)
+		probe_scalar(doc, lname(n, sizeof(n), name, "start_vmas"), x[0], "vmas");
+		probe_scalar(doc, lname(n, sizeof(n), name, "max_vmas"), x[l->n_rungs - 1], "vmas");
+		probe_scalar(doc, lname(n, sizeof(n), name, "ns_at_max"), y[l->n_rungs - 1], "ns");
+		if (call == CALL_RETRY)
 			probe_scalar(doc, "plain_ns_at_max",
 			             l->rungs[l->n_rungs - 1].median[CALL_PLAIN], "ns");
 	}
 	if (analysis_growth_fit(x, y, l->n_rungs, &g) < 0) {
-		probe_info_str(doc, lname(n, sizeof(n), l, "class"), NULL);
+		probe_info_str(doc, lname(n, sizeof(n), name, "class"), NULL);
 		return;
 	}
-	probe_scalar(doc, lname(n, sizeof(n), l, "ns_per_vma"), g.b, "ns_per_vma");
-	probe_scalar(doc, lname(n, sizeof(n), l, "ns_per_vma_ci_lo"), g.b_ci[0], "ns_per_vma");
-	probe_scalar(doc, lname(n, sizeof(n), l, "ns_per_vma_ci_hi"), g.b_ci[1], "ns_per_vma");
-	probe_scalar(doc, lname(n, sizeof(n), l, "fixed_ns"), g.a, "ns");
-	probe_scalar(doc, lname(n, sizeof(n), l, "rise"), g.rise, "ratio");
-	probe_scalar(doc, lname(n, sizeof(n), l, "exponent"), g.exponent, "slope");
-	probe_scalar(doc, lname(n, sizeof(n), l, "loglog_slope"), g.loglog, "slope");
-	probe_info_str(doc, lname(n, sizeof(n), l, "class"), analysis_class_name(g.cls));
+	probe_scalar(doc, lname(n, sizeof(n), name, "ns_per_vma"), g.b, "ns_per_vma");
+	probe_scalar(doc, lname(n, sizeof(n), name, "ns_per_vma_ci_lo"), g.b_ci[0], "ns_per_vma");
+	probe_scalar(doc, lname(n, sizeof(n), name, "ns_per_vma_ci_hi"), g.b_ci[1], "ns_per_vma");
+	probe_scalar(doc, lname(n, sizeof(n), name, "fixed_ns"), g.a, "ns");
+	probe_scalar(doc, lname(n, sizeof(n), name, "rise"), g.rise, "ratio");
+	probe_scalar(doc, lname(n, sizeof(n), name, "exponent"), g.exponent, "slope");
+	probe_scalar(doc, lname(n, sizeof(n), name, "loglog_slope"), g.loglog, "slope");
+	probe_info_str(doc, lname(n, sizeof(n), name, "class"), analysis_class_name(g.cls));
 }
 
 /* The names kept from before issue 13: the failing call's log-log slope
@@ -644,8 +912,11 @@ static const char *map32_failure(const struct map32_ctx *c)
 
 /* Both ladders, each with its share of the time left: the retry ladder
  * first (the window as filled), then, its high VMAs gone, the fail ladder. */
-static int run_ladders(struct map32_ctx *c, uint64_t target, double ratio, unsigned reps_max)
+static int run_ladders(struct map32_ctx *c, uint64_t target, double ratio, unsigned reps_max,
+                       uint64_t seed)
 {
+	static const struct ladder_ops high = {set_high, vmas_now},
+	                               window = {set_window, vmas_in_window};
 	struct ladder *r = &c->ladders[LADDER_RETRY], *f = &c->ladders[LADDER_FAIL];
 	uint64_t now = clock_ns(), vmas = vmas_now(), others;
 	int rc;
@@ -655,7 +926,7 @@ static int run_ladders(struct map32_ctx *c, uint64_t target, double ratio, unsig
 	rc = reserve_high(c, target > vmas ? target - vmas : 0);
 	if (rc < 0)
 		return rc;
-	rc = run_ladder(c, r, vmas_now(), target, ratio, reps_max, climb_high, vmas_now);
+	rc = run_ladder(c, r, vmas_now(), target, ratio, reps_max, &high, seed);
 	release_high(c);
 	if (rc < 0)
 		return rc;
@@ -664,8 +935,9 @@ static int run_ladders(struct map32_ctx *c, uint64_t target, double ratio, unsig
 	vmas = vmas_now();
 	c->window_vmas = vmas_in_window();
 	others = vmas - c->window_vmas;
+	fill_choose(c);
 	return run_ladder(c, f, c->window_vmas, target > others ? target - others : 0, ratio,
-	                  reps_max, climb_window, vmas_in_window);
+	                  reps_max, &window, seed);
 }
 
 static void run(struct probe_doc *doc, const struct probe_opts *po, const struct map32_opts *mo)
@@ -708,11 +980,12 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	c->window_vmas = vmas_in_window();
 	if (rc == 0 && !strcmp(c->window_stopped_by, "window_full"))
 		rc = run_ladders(c, target, po->quick ? MAP32_QUICK_RATIO : MAP32_RATIO,
-		                 po->quick ? MAP32_QUICK_REPS_MAX : MAP32_REPS_MAX);
+		                 po->quick ? MAP32_QUICK_REPS_MAX : MAP32_REPS_MAX, po->seed);
 	release_all(c);
 	emit_window(doc, c);
 	for (int i = 0; i < N_LADDERS; i++)
-		emit_ladder(doc, &c->ladders[i]);
+		emit_ladder(doc, &c->ladders[i], c->ladders[i].name, c->ladders[i].call);
+	emit_ladder(doc, &c->ladders[LADDER_FAIL], "fill", CALL_FILL);
 	emit_compat(doc, c);
 	why = map32_failure(c);
 	if (rc < 0)
