@@ -41,6 +41,7 @@ static const char *const own_families[] = {
     "process_start_time_seconds",
     "process_open_fds",
     "threadwatch_build_info",
+    "threadwatch_host_info",
     "threadwatch_probe_last_run_timestamp_seconds",
     "threadwatch_probe_last_run_duration_seconds",
     "threadwatch_probe_last_run_success",
