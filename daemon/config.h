@@ -51,8 +51,11 @@ struct config {
 	char *token_file;
 	char *metrics_token;
 	char *metrics_token_file;
+	char *read_token;
+	char *read_token_file;
 	char *tls_cert;
 	char *tls_key;
+	char *tls_priorities;
 	int max_connections;
 	int per_ip_limit;
 	double http_timeout;

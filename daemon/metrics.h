@@ -17,8 +17,10 @@ struct store;
  * and NUL-terminated, *len its length. */
 void metrics_format(const json_t *snapshot, char **text, size_t *len);
 
-/* Reads the snapshot and formats it. 0 or the store's -errno. */
-int metrics_render(struct store *st, char **text, size_t *len);
+/* Reads the snapshot, adds the members of `extra` (NULL: none; the HTTP
+ * server's own figures, such as tls/cert_expiry_s) and formats it. 0 or
+ * the store's -errno. */
+int metrics_render(struct store *st, const json_t *extra, char **text, size_t *len);
 
 /* Writes the exposition to `path` atomically (a temporary file in the same
  * directory, then rename), as node_exporter's textfile collector wants.

@@ -6,7 +6,7 @@
 #  - POST /api/v1/runs is off (403) without a token; with one, a missing,
 #    wrong, shorter or longer token is 401 and the right one 202, also when
 #    the token comes from a systemd credential ($CREDENTIALS_DIRECTORY).
-#    The token is never compared with strcmp/memcmp (daemon/http.c).
+#    The token is never compared with strcmp/memcmp (daemon/http.c, http_auth.c).
 #  - HTTPS through libmicrohttpd and GnuTLS with a self-signed certificate
 #    (openssl), the key given as a file and as a systemd credential: curl
 #    --cacert works, plain HTTP on that port gets no answer, a key that does
@@ -66,8 +66,8 @@ start_daemon cred --interval 1h --token-file tw-token
 check_tokens
 stop_daemon
 DAEMON_ENV=()
-cmp=$(grep -nE '(strn?(case)?cmp|memcmp|bcmp|strcoll)[[:space:]]*\([^)]*token' "$SRC/daemon/http.c")
-[ -z "$cmp" ] || fail "daemon/http.c compares the token with a short-circuiting call: $cmp"
+cmp=$(grep -nE '(strn?(case)?cmp|memcmp|bcmp|strcoll)[[:space:]]*\([^)]*token' "$SRC/daemon/http.c" "$SRC/daemon/http_auth.c")
+[ -z "$cmp" ] || fail "daemon/http*.c compare the token with a short-circuiting call: $cmp"
 ok "POST: 403 with no token configured; 401 for 8 bad tokens and 202 for the right one," \
 	"from --token and from the credential \$CREDENTIALS_DIRECTORY/tw-token"
 
