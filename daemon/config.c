@@ -226,6 +226,10 @@ static const struct cfg_key keys[] = {
      "A connection whose request headers are not complete this long after it opened (or "
      "after its previous request) is closed, however steadily it sends.",
      OFF(http_header_timeout), F_RESTART, NULL},
+    {"trigger_min_interval", T_DURATION, 0, DAY, "60s",
+     "Least time between two cycles started over POST /api/v1/runs; one asked for sooner "
+     "gets 429 with Retry-After. 0: no spacing.",
+     OFF(trigger_min_interval), F_RESTART, NULL},
     {"allowed_hosts", T_STRING, 0, 4096, "",
      "Host names the HTTP server answers besides localhost, the loopback addresses and the "
      "address it listens on (any IP address when that is a wildcard), separated by commas or "

@@ -60,6 +60,7 @@ struct config {
 	int per_ip_limit;
 	double http_timeout;
 	double http_header_timeout;
+	double trigger_min_interval;
 	char *allowed_hosts;
 	int http_threads;
 	uint64_t http_memory_limit;

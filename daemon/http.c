@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -59,6 +62,9 @@ struct http_server {
 	struct conntrack *conns;  /* header deadline, per-address limit */
 	int beyond_loopback;      /* the socket is bound to a non-loopback address */
 	json_t *extra;            /* what /metrics adds to the store's snapshot */
+	pthread_mutex_t trigger_lock;
+	double trigger_min_s; /* trigger_min_interval */
+	double trigger_last;  /* CLOCK_MONOTONIC of the last cycle started; < 0: none */
 };
 
 /* The request in progress on a connection: its raw target, kept by the URI
@@ -433,9 +439,55 @@ static enum MHD_Result h_metrics(struct ctx *c)
 	return send_cached(c, mime, text, len);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whole seconds until another cycle may be started over HTTP; 0: now. */
+static unsigned trigger_wait(const struct http_server *srv, double now)
+{
+	double left;
+
+	if (srv->trigger_last < 0 || srv->trigger_min_s <= 0)
+		return 0;
+	left = srv->trigger_last + srv->trigger_min_s - now;
+	return left > 0 ? (unsigned)ceil(left) : 0;
+}
+
+static enum MHD_Result send_too_soon(struct ctx *c, unsigned wait_s)
+{
+	char retry[16];
+
+	snprintf(retry, sizeof(retry), "%u", wait_s);
+	return send_error_hdr(c, MHD_HTTP_TOO_MANY_REQUESTS, (struct hdr){"Retry-After", retry},
+	                      "the last cycle started over HTTP was less than "
+	                      "trigger_min_interval (%g s) ago; retry in %u s",
+	                      c->srv->trigger_min_s, wait_s);
+}
+
+/* Starts a cycle unless one started over HTTP too recently. */
+static int trigger_spaced(struct http_server *srv, int64_t *cycle_id, unsigned *wait_s)
+{
+	double now = mono_s();
+	int rc;
+
+	pthread_mutex_lock(&srv->trigger_lock);
+	*wait_s = trigger_wait(srv, now);
+	rc = *wait_s ? -EAGAIN : srv->hooks.trigger(srv->hooks.ctx, cycle_id);
+	if (rc == 0)
+		srv->trigger_last = now;
+	pthread_mutex_unlock(&srv->trigger_lock);
+	return rc;
+}
+
 static enum MHD_Result h_trigger(struct ctx *c)
 {
 	int64_t cycle_id = 0;
+	unsigned wait_s = 0;
 	int rc;
 
 	if (!c->srv->token)
@@ -445,7 +497,9 @@ static enum MHD_Result h_trigger(struct ctx *c)
 		return send_unauthorized(c);
 	if (!c->srv->hooks.trigger)
 		return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no scheduler is attached");
-	rc = c->srv->hooks.trigger(c->srv->hooks.ctx, &cycle_id);
+	rc = trigger_spaced(c->srv, &cycle_id, &wait_s);
+	if (rc == -EAGAIN)
+		return send_too_soon(c, wait_s);
 	if (rc == -EBUSY)
 		return send_error(c, MHD_HTTP_CONFLICT, "a cycle is already running");
 	if (rc < 0)
@@ -916,6 +970,9 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 
 	srv->api.st = st;
 	srv->external_fd = cfg->listen_fd;
+	pthread_mutex_init(&srv->trigger_lock, NULL);
+	srv->trigger_min_s = cfg->trigger_min_interval_s;
+	srv->trigger_last = -1;
 	if (hooks)
 		srv->hooks = *hooks;
 	if (cfg->token && cfg->token[0]) {
@@ -1009,6 +1066,7 @@ void http_stop(struct http_server *srv)
 	free(srv->read_token);
 	free(srv->read_cookie);
 	json_decref(srv->extra);
+	pthread_mutex_destroy(&srv->trigger_lock);
 	free(srv->dygraphs_dir);
 	free(srv->tls_cert);
 	free(srv->tls_priorities);

@@ -496,6 +496,7 @@ static int http_init(struct daemon *d)
 	    .per_ip_limit = (unsigned)c->per_ip_limit,
 	    .timeout_s = (unsigned)c->http_timeout,
 	    .header_timeout_s = c->http_header_timeout,
+	    .trigger_min_interval_s = c->trigger_min_interval,
 	    .allowed_hosts = c->allowed_hosts,
 	    .memory_limit = (size_t)c->http_memory_limit,
 	    .threads = (unsigned)c->http_threads,

@@ -1074,6 +1074,43 @@ static void test_read_token(void **state)
 	http_stop(srv);
 }
 
+static int trigger_always(void *ctx, int64_t *cycle_id)
+{
+	(void)ctx;
+	*cycle_id = 9;
+	return 0;
+}
+
+/* trigger_min_interval: a second cycle started sooner is 429 with a
+ * Retry-After of the seconds left. */
+static void test_trigger_spacing(void **state)
+{
+	struct fixture *f = *state;
+	struct http_hooks hooks = {.trigger = trigger_always};
+	struct http_config cfg = {.address = "127.0.0.1",
+	                          .listen_fd = -1,
+	                          .threads = 2,
+	                          .token = TOKEN,
+	                          .trigger_min_interval_s = 3600};
+	struct opts right = {.method = "POST", .headers = {"Authorization: Bearer " TOKEN}};
+	struct http_server *srv;
+	struct fixture other = *f;
+	struct reply r;
+	char buf[64];
+
+	assert_int_equal(http_start(&cfg, f->ro, &hooks, &srv), 0);
+	other.port = http_port(srv);
+	fetch_opts(&other, "/api/v1/runs", &right, &r);
+	assert_int_equal(r.status, 202);
+	reply_free(&r);
+	fetch_opts(&other, "/api/v1/runs", &right, &r);
+	expect_error(&r, 429, "trigger_min_interval");
+	assert_non_null(hdr(&r, "Retry-After", buf, sizeof(buf)));
+	assert_true(atoi(buf) > 3500 && atoi(buf) <= 3600);
+	reply_free(&r);
+	http_stop(srv);
+}
+
 /* A store that fails under the server gives 503 with a JSON error: the
  * server's read-only handle loses its tables to another writer. */
 static void test_store_failure(void **state)
@@ -1178,6 +1215,7 @@ int main(void)
 	    cmocka_unit_test(test_ipv6),
 	    cmocka_unit_test(test_tls),
 	    cmocka_unit_test(test_read_token),
+	    cmocka_unit_test(test_trigger_spacing),
 	    cmocka_unit_test(test_textfile),
 	    cmocka_unit_test(test_store_failure),
 	};
