@@ -16,6 +16,8 @@ static const struct {
     {"LC_", 1},
     {"TZ", 0},
     {"HOME", 0},
+    /* systemd's StateDirectory=: where a probe in the unit may write. */
+    {"STATE_DIRECTORY", 0},
     /* Test doubles reach probes through the daemon's environment. */
     {"LD_PRELOAD", 0},
 };

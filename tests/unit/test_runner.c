@@ -211,7 +211,8 @@ static void test_minimal_environment(void **state)
 {
 	static const char *const drop[] = {"CREDENTIALS_DIRECTORY", "NOTIFY_SOCKET", "LISTEN_FDS",
 	                                   "LISTEN_PID", "TW_SECRET_TOKEN"};
-	static const char *const keep[] = {"PATH", "LANG", "LC_ALL", "TZ", "HOME", "LD_PRELOAD"};
+	static const char *const keep[] = {"PATH", "LANG",       "LC_ALL",         "TZ",
+	                                   "HOME", "LD_PRELOAD", "STATE_DIRECTORY"};
 	struct runner_result r;
 	char *p = script("envdump", 0755, "env\n");
 
@@ -223,6 +224,7 @@ static void test_minimal_environment(void **state)
 	setenv("TZ", "UTC", 1);
 	setenv("HOME", "/nonexistent", 1);
 	setenv("LD_PRELOAD", "", 1);
+	setenv("STATE_DIRECTORY", "/nonexistent", 1);
 	run(p, "envdump", 10, &r);
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
 		if (has_var(r.output, drop[i]))
@@ -233,6 +235,7 @@ static void test_minimal_environment(void **state)
 		if (!has_var(r.output, keep[i]))
 			fail_msg("%s did not reach the probe: %s", keep[i], r.output);
 	unsetenv("LD_PRELOAD");
+	unsetenv("STATE_DIRECTORY");
 	runner_result_clear(&r);
 	free(p);
 }
