@@ -80,9 +80,9 @@ endif
 # The libraries each program links (pkg-config names). LIBS_ALL is what
 # the tests link, since they exercise every module.
 LIBS_LIB    := jansson
-LIBS_DAEMON := libmicrohttpd sqlite3 libsystemd jansson zlib
+LIBS_DAEMON := libmicrohttpd gnutls sqlite3 libsystemd jansson zlib
 LIBS_CLI    := jansson libcurl yaml-0.1
-LIBS_ALL    := libmicrohttpd sqlite3 libsystemd jansson libcurl zlib yaml-0.1
+LIBS_ALL    := libmicrohttpd gnutls sqlite3 libsystemd jansson libcurl zlib yaml-0.1
 pkg_cflags   = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pkg_libs     = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 PKG_CFLAGS   = $(call pkg_cflags,$(LIBS_ALL))
@@ -91,7 +91,7 @@ PROBE_LIBS   = $(call pkg_libs,$(LIBS_LIB)) -lm -pthread
 
 # Debian packages each entry point needs; `make run` and `make test`
 # install them when run as root and otherwise name them.
-PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libsystemd-dev \
+PKGS_BUILD := gcc make pkg-config libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libsystemd-dev \
 	libjansson-dev libcurl4-gnutls-dev libjs-dygraphs zlib1g-dev libyaml-dev
 PKGS_TEST  := $(PKGS_BUILD) libcmocka-dev sqlite3 curl clang libclang-rt-14-dev \
 	systemd prometheus chromium wrk valgrind procps psmisc \
@@ -117,7 +117,7 @@ CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
-	lib/opt.c lib/runner.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/detect.c \
+	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
 	lib/contention.c
 # probes/lib/: what only the probes use.
@@ -132,7 +132,7 @@ DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/event
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
 	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
 	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
-	daemon/procself.c
+	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/atomic_file.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \

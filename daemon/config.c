@@ -192,6 +192,15 @@ static const struct cfg_key keys[] = {
      "File whose first line is metrics_token (instead of metrics_token); a relative name is "
      "looked up in $CREDENTIALS_DIRECTORY first (LoadCredential=).",
      OFF(metrics_token_file), F_RESTART | F_EMPTY_OK, NULL},
+    {"read_token", T_STRING, 16, 256, "",
+     "Token that every route but /healthz needs (Authorization: Bearer TOKEN, or the cookie "
+     "that GET /?token=TOKEN sets for the dashboard), 16 to 256 visible ASCII characters; "
+     "/metrics takes metrics_token instead when that is set. Empty: reading is open.",
+     OFF(read_token), F_RESTART | F_SECRET | F_EMPTY_OK, NULL},
+    {"read_token_file", T_PATH, 0, 0, "",
+     "File whose first line is read_token (instead of read_token); a relative name is "
+     "looked up in $CREDENTIALS_DIRECTORY first (LoadCredential=).",
+     OFF(read_token_file), F_RESTART | F_EMPTY_OK, NULL},
     {"tls_cert", T_PATH, 0, 0, "",
      "PEM certificate for HTTPS (with tls_key); relative names are looked up in "
      "$CREDENTIALS_DIRECTORY first. Empty: plain HTTP.",
@@ -200,6 +209,10 @@ static const struct cfg_key keys[] = {
      "PEM private key for HTTPS; relative names are looked up in $CREDENTIALS_DIRECTORY "
      "first.",
      OFF(tls_key), F_RESTART | F_EMPTY_OK, NULL},
+    {"tls_priorities", T_STRING, 1, 512, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
+     "GnuTLS priority string for HTTPS: the protocol versions and ciphers offered (see "
+     "gnutls_priority_init(3)). The default allows TLS 1.2 and 1.3 only.",
+     OFF(tls_priorities), F_RESTART, NULL},
     {"max_connections", T_INT, 1, 65536, "256", "Most HTTP connections at once.",
      OFF(max_connections), F_RESTART, NULL},
     {"per_ip_limit", T_INT, 0, 65536, "64",
@@ -213,6 +226,10 @@ static const struct cfg_key keys[] = {
      "A connection whose request headers are not complete this long after it opened (or "
      "after its previous request) is closed, however steadily it sends.",
      OFF(http_header_timeout), F_RESTART, NULL},
+    {"trigger_min_interval", T_DURATION, 0, DAY, "60s",
+     "Least time between two cycles started over POST /api/v1/runs; one asked for sooner "
+     "gets 429 with Retry-After. 0: no spacing.",
+     OFF(trigger_min_interval), F_RESTART, NULL},
     {"allowed_hosts", T_STRING, 0, 4096, "",
      "Host names the HTTP server answers besides localhost, the loopback addresses and the "
      "address it listens on (any IP address when that is a wildcard), separated by commas or "
@@ -1304,6 +1321,8 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 		r = load_token_file(c, "token", "token_file", err, errlen);
 	if (r >= 0)
 		r = load_token_file(c, "metrics_token", "metrics_token_file", err, errlen);
+	if (r >= 0)
+		r = load_token_file(c, "read_token", "read_token_file", err, errlen);
 	if (r < 0)
 		return r;
 	if (!c->database[0]) {

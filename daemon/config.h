@@ -51,12 +51,16 @@ struct config {
 	char *token_file;
 	char *metrics_token;
 	char *metrics_token_file;
+	char *read_token;
+	char *read_token_file;
 	char *tls_cert;
 	char *tls_key;
+	char *tls_priorities;
 	int max_connections;
 	int per_ip_limit;
 	double http_timeout;
 	double http_header_timeout;
+	double trigger_min_interval;
 	char *allowed_hosts;
 	int http_threads;
 	uint64_t http_memory_limit;

@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -23,12 +26,16 @@
 #include "builtin.h"
 #include "conntrack.h"
 #include "http.h"
+#include "http_auth.h"
 #include "http_host.h"
+#include "tls.h"
 #include "respcache.h"
 #include "log.h"
 #include "metrics.h"
 #include "xmalloc.h"
 
+/* TLS 1.2 and 1.3 only, when the caller names no priorities. */
+#define HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 /* The largest request body taken (POST /api/v1/runs needs none). */
 #define HTTP_MAX_BODY 4096
 /* TLS certificates and keys larger than this are refused. */
@@ -43,13 +50,21 @@ struct http_server {
 	struct http_hooks hooks;
 	char *token;
 	char *metrics_token;
+	char *read_token;  /* NULL: reading is open */
+	char *read_cookie; /* the cookie value that stands for read_token */
 	char *dygraphs_dir;
 	int external_fd; /* the socket-activation socket: the caller's to close */
 	char *tls_cert, *tls_key;
+	char *tls_priorities;
 	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
 	struct respcache *cache;
 	struct http_hosts *hosts; /* the Host allow-list */
 	struct conntrack *conns;  /* header deadline, per-address limit */
+	int beyond_loopback;      /* the socket is bound to a non-loopback address */
+	json_t *extra;            /* what /metrics adds to the store's snapshot */
+	pthread_mutex_t trigger_lock;
+	double trigger_min_s; /* trigger_min_interval */
+	double trigger_last;  /* CLOCK_MONOTONIC of the last cycle started; < 0: none */
 };
 
 /* The request in progress on a connection: its raw target, kept by the URI
@@ -81,6 +96,12 @@ struct ctx {
  * own end ("until"), since without it the range ends now. */
 enum route_cache { CACHE_NO, CACHE_DATA, CACHE_UNTIL };
 
+/* Who may use a route. READ: read_token when set (a bearer or the cookie);
+ * PAGE: the same, and GET /?token= trades the token for the cookie;
+ * METRICS: metrics_token when set, else as READ; OPEN: anyone; SELF: the
+ * handler checks its own token. */
+enum route_auth { AUTH_READ, AUTH_PAGE, AUTH_METRICS, AUTH_OPEN, AUTH_SELF };
+
 struct route {
 	const char *method;
 	const char *pattern;
@@ -89,6 +110,7 @@ struct route {
 	const char *file;    /* for h_file: the embedded file */
 	int (*exists)(const struct http_server *srv, const char *cap); /* NULL: any match */
 	enum route_cache cache;
+	enum route_auth auth;
 };
 
 static const char *header(struct ctx *c, const char *name)
@@ -331,31 +353,72 @@ static enum MHD_Result h_healthz(struct ctx *c)
 	return send_json(c, MHD_HTTP_OK, body);
 }
 
-/* Compares in time that depends only on the secret's length. */
-static int token_equal(const char *given, const char *secret)
-{
-	size_t glen = strlen(given), slen = strlen(secret);
-	unsigned char diff = glen != slen;
-
-	for (size_t i = 0; i < slen; i++)
-		diff |= (unsigned char)(secret[i] ^ (i < glen ? given[i] : 0));
-	return diff == 0;
-}
-
 /* Whether the request carries "Authorization: Bearer SECRET". */
 static int bearer_ok(struct ctx *c, const char *secret)
 {
-	const char *auth = header(c, "Authorization");
+	return http_auth_bearer(header(c, "Authorization"), secret);
+}
 
-	return auth && !strncasecmp(auth, "Bearer ", 7) && token_equal(auth + 7, secret);
+static const char *cookie(struct ctx *c)
+{
+	return MHD_lookup_connection_value(c->conn, MHD_COOKIE_KIND, HTTP_AUTH_COOKIE);
 }
 
 static enum MHD_Result send_unauthorized(struct ctx *c)
 {
-	return send_error_hdr(
-	    c, MHD_HTTP_UNAUTHORIZED,
-	    (struct hdr){"WWW-Authenticate", "Bearer realm=\"threadwatch\""}, "%s",
-	    header(c, "Authorization") ? "wrong token" : "missing 'Authorization: Bearer TOKEN'");
+	int given = header(c, "Authorization") || cookie(c) || api_param_get(&c->target, "token");
+
+	return send_error_hdr(c, MHD_HTTP_UNAUTHORIZED,
+	                      (struct hdr){"WWW-Authenticate", "Bearer realm=\"threadwatch\""},
+	                      "%s",
+	                      given ? "wrong token" : "missing 'Authorization: Bearer TOKEN'");
+}
+
+/* Whether the request may use route r. */
+static int authorized(struct ctx *c, const struct route *r)
+{
+	const struct http_server *s = c->srv;
+	const char *ck = cookie(c);
+
+	if (r->auth == AUTH_OPEN || r->auth == AUTH_SELF)
+		return 1;
+	if (r->auth == AUTH_METRICS && s->metrics_token)
+		return bearer_ok(c, s->metrics_token);
+	return !s->read_token || bearer_ok(c, s->read_token) ||
+	       (ck && http_auth_equal(ck, s->read_cookie));
+}
+
+/* GET /?token=READ_TOKEN: the cookie for the dashboard, and back to / so
+ * that the token leaves the address bar. */
+static enum MHD_Result send_login(struct ctx *c, const char *token)
+{
+	struct MHD_Response *r;
+	char *set;
+
+	if (!http_auth_equal(token, c->srv->read_token))
+		return send_unauthorized(c);
+	r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	xasprintf(&set, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", HTTP_AUTH_COOKIE,
+	          c->srv->read_cookie, c->srv->tls_cert ? "; Secure" : "");
+	MHD_add_response_header(r, "Set-Cookie", set);
+	MHD_add_response_header(r, "Location", "/");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	free(set);
+	return queue(c, MHD_HTTP_SEE_OTHER, r);
+}
+
+/* Runs route r's handler when the request may use it. */
+static enum MHD_Result guarded(struct ctx *c, const struct route *r)
+{
+	const char *token = api_param_get(&c->target, "token");
+
+	if (r->auth == AUTH_PAGE && c->srv->read_token && token)
+		return send_login(c, token);
+	if (!authorized(c, r))
+		return send_unauthorized(c);
+	return r->handle(c);
 }
 
 static enum MHD_Result h_metrics(struct ctx *c)
@@ -366,11 +429,9 @@ static enum MHD_Result h_metrics(struct ctx *c)
 	char *text;
 	size_t len;
 
-	if (c->srv->metrics_token && !bearer_ok(c, c->srv->metrics_token))
-		return send_unauthorized(c);
 	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
 		return send_cached(c, mime, text, len);
-	rc = metrics_render(c->srv->api.st, &text, &len);
+	rc = metrics_render(c->srv->api.st, c->srv->extra, &text, &len);
 	if (rc < 0)
 		return send_store_error(c, rc);
 	if (cached)
@@ -378,9 +439,55 @@ static enum MHD_Result h_metrics(struct ctx *c)
 	return send_cached(c, mime, text, len);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whole seconds until another cycle may be started over HTTP; 0: now. */
+static unsigned trigger_wait(const struct http_server *srv, double now)
+{
+	double left;
+
+	if (srv->trigger_last < 0 || srv->trigger_min_s <= 0)
+		return 0;
+	left = srv->trigger_last + srv->trigger_min_s - now;
+	return left > 0 ? (unsigned)ceil(left) : 0;
+}
+
+static enum MHD_Result send_too_soon(struct ctx *c, unsigned wait_s)
+{
+	char retry[16];
+
+	snprintf(retry, sizeof(retry), "%u", wait_s);
+	return send_error_hdr(c, MHD_HTTP_TOO_MANY_REQUESTS, (struct hdr){"Retry-After", retry},
+	                      "the last cycle started over HTTP was less than "
+	                      "trigger_min_interval (%g s) ago; retry in %u s",
+	                      c->srv->trigger_min_s, wait_s);
+}
+
+/* Starts a cycle unless one started over HTTP too recently. */
+static int trigger_spaced(struct http_server *srv, int64_t *cycle_id, unsigned *wait_s)
+{
+	double now = mono_s();
+	int rc;
+
+	pthread_mutex_lock(&srv->trigger_lock);
+	*wait_s = trigger_wait(srv, now);
+	rc = *wait_s ? -EAGAIN : srv->hooks.trigger(srv->hooks.ctx, cycle_id);
+	if (rc == 0)
+		srv->trigger_last = now;
+	pthread_mutex_unlock(&srv->trigger_lock);
+	return rc;
+}
+
 static enum MHD_Result h_trigger(struct ctx *c)
 {
 	int64_t cycle_id = 0;
+	unsigned wait_s = 0;
 	int rc;
 
 	if (!c->srv->token)
@@ -390,7 +497,9 @@ static enum MHD_Result h_trigger(struct ctx *c)
 		return send_unauthorized(c);
 	if (!c->srv->hooks.trigger)
 		return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no scheduler is attached");
-	rc = c->srv->hooks.trigger(c->srv->hooks.ctx, &cycle_id);
+	rc = trigger_spaced(c->srv, &cycle_id, &wait_s);
+	if (rc == -EAGAIN)
+		return send_too_soon(c, wait_s);
 	if (rc == -EBUSY)
 		return send_error(c, MHD_HTTP_CONFLICT, "a cycle is already running");
 	if (rc < 0)
@@ -467,23 +576,23 @@ static enum MHD_Result h_dygraphs(struct ctx *c)
  * that exist, so that any other path is a 404 rather than a 405. GET
  * routes answer HEAD too. */
 static const struct route routes[] = {
-    {"GET", "/api/v1/host", h_api, api_host, NULL, NULL, CACHE_DATA},
-    {"GET", "/api/v1/recommendation", h_api, api_recommendation, NULL, NULL, CACHE_DATA},
-    {"GET", "/api/v1/runs", h_api, api_runs, NULL, NULL, CACHE_DATA},
-    {"POST", "/api/v1/runs", h_trigger, NULL, NULL, NULL, CACHE_NO},
-    {"GET", "/api/v1/runs/{id}", h_api, api_run, NULL, NULL, CACHE_DATA},
-    {"GET", "/api/v1/series", h_api, api_series, NULL, NULL, CACHE_UNTIL},
-    {"GET", "/api/v1/metrics", h_api, api_metrics, NULL, NULL, CACHE_DATA},
-    {"GET", "/api/v1/catalog", h_api, api_catalog, NULL, NULL, CACHE_NO},
-    {"GET", "/api/v1/headroom", h_api, api_headroom, NULL, NULL, CACHE_DATA},
-    {"GET", "/api/v1/status", h_api, api_status, NULL, NULL, CACHE_NO},
-    {"GET", "/api/v1/events", h_api, api_events, NULL, NULL, CACHE_DATA},
-    {"GET", "/api/v1/openapi.json", h_file, NULL, "web/openapi.json", NULL, CACHE_NO},
-    {"GET", "/metrics", h_metrics, NULL, NULL, NULL, CACHE_DATA},
-    {"GET", "/healthz", h_healthz, NULL, NULL, NULL, CACHE_NO},
-    {"GET", "/dygraphs/*", h_dygraphs, NULL, NULL, NULL, CACHE_NO},
-    {"GET", "/", h_file, NULL, "web/index.html", NULL, CACHE_NO},
-    {"GET", "/*", h_web, NULL, NULL, web_exists, CACHE_NO},
+    {"GET", "/api/v1/host", h_api, api_host, NULL, NULL, CACHE_DATA, AUTH_READ},
+    {"GET", "/api/v1/recommendation", h_api, api_recommendation, NULL, NULL, CACHE_DATA, AUTH_READ},
+    {"GET", "/api/v1/runs", h_api, api_runs, NULL, NULL, CACHE_DATA, AUTH_READ},
+    {"POST", "/api/v1/runs", h_trigger, NULL, NULL, NULL, CACHE_NO, AUTH_SELF},
+    {"GET", "/api/v1/runs/{id}", h_api, api_run, NULL, NULL, CACHE_DATA, AUTH_READ},
+    {"GET", "/api/v1/series", h_api, api_series, NULL, NULL, CACHE_UNTIL, AUTH_READ},
+    {"GET", "/api/v1/metrics", h_api, api_metrics, NULL, NULL, CACHE_DATA, AUTH_READ},
+    {"GET", "/api/v1/catalog", h_api, api_catalog, NULL, NULL, CACHE_NO, AUTH_READ},
+    {"GET", "/api/v1/headroom", h_api, api_headroom, NULL, NULL, CACHE_DATA, AUTH_READ},
+    {"GET", "/api/v1/status", h_api, api_status, NULL, NULL, CACHE_NO, AUTH_READ},
+    {"GET", "/api/v1/events", h_api, api_events, NULL, NULL, CACHE_DATA, AUTH_READ},
+    {"GET", "/api/v1/openapi.json", h_file, NULL, "web/openapi.json", NULL, CACHE_NO, AUTH_READ},
+    {"GET", "/metrics", h_metrics, NULL, NULL, NULL, CACHE_DATA, AUTH_METRICS},
+    {"GET", "/healthz", h_healthz, NULL, NULL, NULL, CACHE_NO, AUTH_OPEN},
+    {"GET", "/dygraphs/*", h_dygraphs, NULL, NULL, NULL, CACHE_NO, AUTH_READ},
+    {"GET", "/", h_file, NULL, "web/index.html", NULL, CACHE_NO, AUTH_PAGE},
+    {"GET", "/*", h_web, NULL, NULL, web_exists, CACHE_NO, AUTH_READ},
 };
 
 static int method_is(const struct route *r, const char *method)
@@ -517,7 +626,7 @@ static enum MHD_Result dispatch(struct ctx *c)
 			continue;
 		if (method_is(r, c->method)) {
 			c->route = r;
-			return r->handle(c);
+			return guarded(c, r);
 		}
 		allow_add(allow, sizeof(allow), r->method);
 		if (!strcmp(r->method, "GET"))
@@ -815,6 +924,7 @@ static int start_mhd(struct http_server *srv, const struct http_config *cfg, int
 		flags |= MHD_USE_TLS;
 		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert);
 		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key);
+		OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, srv->tls_priorities);
 	}
 	OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
@@ -831,7 +941,20 @@ static int hosts_init(struct http_server *srv, const struct http_config *cfg, in
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 		return -errno;
+	srv->beyond_loopback = !http_addr_loopback((struct sockaddr *)&ss);
 	return http_hosts_new(cfg->allowed_hosts, (struct sockaddr *)&ss, &srv->hosts);
+}
+
+/* The certificate's expiry, for /metrics. */
+static int tls_extra(struct http_server *srv)
+{
+	int64_t not_after;
+	int rc = tls_cert_not_after(srv->tls_cert, &not_after);
+
+	if (rc < 0)
+		return rc;
+	srv->extra = json_pack("{s:{s:I}}", "tls", "cert_expiry_s", (json_int_t)not_after);
+	return 0;
 }
 
 static int nonempty(const char *s)
@@ -847,6 +970,9 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 
 	srv->api.st = st;
 	srv->external_fd = cfg->listen_fd;
+	pthread_mutex_init(&srv->trigger_lock, NULL);
+	srv->trigger_min_s = cfg->trigger_min_interval_s;
+	srv->trigger_last = -1;
 	if (hooks)
 		srv->hooks = *hooks;
 	if (cfg->token && cfg->token[0]) {
@@ -855,6 +981,10 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 	}
 	if (cfg->metrics_token && cfg->metrics_token[0])
 		srv->metrics_token = xstrdup(cfg->metrics_token);
+	if (cfg->read_token && cfg->read_token[0]) {
+		srv->read_token = xstrdup(cfg->read_token);
+		srv->read_cookie = http_auth_cookie(cfg->read_token);
+	}
 	if (cfg->dygraphs_dir && cfg->dygraphs_dir[0])
 		srv->dygraphs_dir = xstrdup(cfg->dygraphs_dir);
 	if (nonempty(cfg->tls_cert) || nonempty(cfg->tls_key)) {
@@ -867,8 +997,10 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 			goto fail;
 		}
 		if ((rc = read_pem(cfg->tls_cert, &srv->tls_cert)) < 0 ||
-		    (rc = read_pem(cfg->tls_key, &srv->tls_key)) < 0)
+		    (rc = read_pem(cfg->tls_key, &srv->tls_key)) < 0 || (rc = tls_extra(srv)) < 0)
 			goto fail;
+		srv->tls_priorities = xstrdup(nonempty(cfg->tls_priorities) ? cfg->tls_priorities
+		                                                            : HTTP_TLS_PRIORITIES);
 	}
 	load_web(srv);
 	srv->cache = respcache_new(HTTP_CACHE_SLOTS, HTTP_CACHE_MAX_BODY);
@@ -907,6 +1039,11 @@ unsigned http_port(const struct http_server *srv)
 	return info ? info->port : 0;
 }
 
+int http_beyond_loopback(const struct http_server *srv)
+{
+	return srv && srv->beyond_loopback;
+}
+
 void http_stop(struct http_server *srv)
 {
 	if (!srv)
@@ -926,8 +1063,13 @@ void http_stop(struct http_server *srv)
 	free(srv->web);
 	free(srv->token);
 	free(srv->metrics_token);
+	free(srv->read_token);
+	free(srv->read_cookie);
+	json_decref(srv->extra);
+	pthread_mutex_destroy(&srv->trigger_lock);
 	free(srv->dygraphs_dir);
 	free(srv->tls_cert);
+	free(srv->tls_priorities);
 	if (srv->tls_key)
 		explicit_bzero(srv->tls_key, strlen(srv->tls_key));
 	free(srv->tls_key);

@@ -21,21 +21,24 @@ struct http_hooks {
 };
 
 struct http_config {
-	const char *address;       /* default "127.0.0.1" */
-	unsigned port;             /* 0: ephemeral (tests); default from config.c */
-	int listen_fd;             /* >= 0: a socket from socket activation, used as is */
-	unsigned max_connections;  /* total */
-	unsigned per_ip_limit;     /* from one non-loopback address; 0: none */
-	unsigned timeout_s;        /* idle connection timeout */
-	double header_timeout_s;   /* a request's headers must be complete by then */
-	const char *allowed_hosts; /* Host names answered beyond localhost and IPs */
-	size_t memory_limit;       /* per connection */
-	unsigned threads;          /* thread pool size (1: single epoll thread) */
-	const char *token;         /* POST /api/v1/runs token; NULL or "": POST is off */
-	const char *metrics_token; /* GET /metrics token; NULL or "": /metrics is open */
-	const char *tls_cert;      /* PEM file; NULL: plain HTTP */
-	const char *tls_key;       /* PEM file */
-	const char *dygraphs_dir;  /* where libjs-dygraphs lives */
+	const char *address;           /* default "127.0.0.1" */
+	unsigned port;                 /* 0: ephemeral (tests); default from config.c */
+	int listen_fd;                 /* >= 0: a socket from socket activation, used as is */
+	unsigned max_connections;      /* total */
+	unsigned per_ip_limit;         /* from one non-loopback address; 0: none */
+	unsigned timeout_s;            /* idle connection timeout */
+	double header_timeout_s;       /* a request's headers must be complete by then */
+	double trigger_min_interval_s; /* between two POSTed cycles; 0: no spacing */
+	const char *allowed_hosts;     /* Host names answered beyond localhost and IPs */
+	size_t memory_limit;           /* per connection */
+	unsigned threads;              /* thread pool size (1: single epoll thread) */
+	const char *token;             /* POST /api/v1/runs token; NULL or "": POST is off */
+	const char *metrics_token;     /* GET /metrics token; NULL or "": /metrics is open */
+	const char *read_token;        /* every route but /healthz; NULL or "": reading is open */
+	const char *tls_cert;          /* PEM file; NULL: plain HTTP */
+	const char *tls_key;           /* PEM file */
+	const char *tls_priorities;    /* GnuTLS priority string; NULL: TLS 1.2 and 1.3 */
+	const char *dygraphs_dir;      /* where libjs-dygraphs lives */
 };
 
 /* Starts serving. `st` must be a handle the HTTP threads may use (the
@@ -44,6 +47,9 @@ struct http_config {
 int http_start(const struct http_config *cfg, struct store *st, const struct http_hooks *hooks,
                struct http_server **out);
 unsigned http_port(const struct http_server *srv);
+/* Whether the server listens on an address other than loopback (a
+ * wildcard included). */
+int http_beyond_loopback(const struct http_server *srv);
 /* Stops accepting, finishes in-flight requests, frees. Accepts NULL. */
 void http_stop(struct http_server *srv);
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "catalog.h"
 #include "detect.h"
 #include "headroom.h"
@@ -141,6 +142,10 @@ static const struct metric_def metric_defs[] = {
     {"threadwatch_regression_events_total", "counter",
      "Regression events recorded, by key figure (recommendation.verdict: verdict flips).", "",
      SRC_EVENTS, NULL, 1, NULL},
+    {"threadwatch_tls_cert_expiry_timestamp_seconds", "gauge",
+     "When the HTTPS certificate (tls_cert) expires, its notAfter as a Unix time; absent "
+     "without TLS.",
+     "s", SRC_VALUE, "tls/cert_expiry_s", 1, NULL},
     {"threadwatch_regression_last_event_timestamp_seconds", "gauge",
      "When the last regression event was detected, as a Unix time.", "s", SRC_VALUE,
      "events/last_detected_ms", 1e3, NULL},
@@ -508,76 +513,41 @@ void metrics_format_process(const struct procself *self, char **text, size_t *le
 }
 
 /* The store's exposition alone: no process_* families. */
-static int render_store(struct store *st, char **text, size_t *len)
+static int render_store(struct store *st, const json_t *extra, char **text, size_t *len)
 {
 	json_t *snap = NULL;
 	int rc = store_read_snapshot(st, &snap);
 
 	if (rc < 0)
 		return rc;
+	if (extra)
+		json_object_update(snap, (json_t *)(uintptr_t)extra);
 	metrics_format(snap, text, len);
 	json_decref(snap);
 	return 0;
 }
 
-int metrics_render(struct store *st, char **text, size_t *len)
+int metrics_render(struct store *st, const json_t *extra, char **text, size_t *len)
 {
 	struct procself self;
-	int rc = render_store(st, text, len);
+	int rc = render_store(st, extra, text, len);
 
 	if (rc == 0 && procself_read(&self) == 0)
 		metrics_format_process(&self, text, len);
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int metrics_write_file(struct store *st, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char *text, *tmp;
+	char *text;
 	size_t len;
-	int fd, rc = render_store(st, &text, &len);
+	int rc = render_store(st, NULL, &text, &len);
 
 	if (rc < 0)
 		return rc;
-	/* In the same directory, so rename is atomic; node_exporter reads only
-	 * *.prom files, so the temporary one is never half-read. */
-	if (slash)
-		xasprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
-	else
-		xasprintf(&tmp, ".%s.XXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	rc = write_all(fd, text, len);
-	if (rc == 0 && fchmod(fd, 0644) < 0)
-		rc = -errno;
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlink(tmp);
-out:
-	free(tmp);
+	/* node_exporter reads only *.prom files, so the temporary one is never
+	 * half-read. */
+	rc = atomic_file_write(path, text, len, 0644);
 	free(text);
 	return rc;
 }

@@ -22,10 +22,11 @@ void metrics_format(const json_t *snapshot, char **text, size_t *len);
  * (*text and *len as that returned them). */
 void metrics_format_process(const struct procself *self, char **text, size_t *len);
 
-/* Reads the snapshot and formats it, with the process_* families of this
- * process (left out when /proc cannot be read), for GET /metrics. 0 or
- * the store's -errno. */
-int metrics_render(struct store *st, char **text, size_t *len);
+/* Reads the snapshot, adds the members of `extra` (NULL: none; the HTTP
+ * server's own figures, such as tls/cert_expiry_s), formats it and adds
+ * the process_* families of this process (left out when /proc cannot be
+ * read), for GET /metrics. 0 or the store's -errno. */
+int metrics_render(struct store *st, const json_t *extra, char **text, size_t *len);
 
 /* Writes the store's exposition, without process_* (node_exporter has its
  * own and refuses a second family of the same name), to `path` atomically (a temporary file in the

@@ -886,6 +886,40 @@ static int migrate_one(struct store *st, const struct builtin_file *f, int versi
 	return r < 0 ? r : 0;
 }
 
+/* A copy of the database as it is, at PATH.bak-vFROM, before a migration
+ * changes it: sqlite3_backup, which reads a consistent snapshot (the WAL
+ * included) and writes a file of its own. */
+static int backup_before(struct store *st, int64_t from)
+{
+	sqlite3 *dst = NULL;
+	sqlite3_backup *b;
+	char *path;
+	int rc;
+
+	xasprintf(&path, "%s.bak-v%" PRId64, st->path, from);
+	rc = sqlite3_open_v2(path, &dst,
+	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+	                         SQLITE_OPEN_EXRESCODE,
+	                     NULL);
+	b = rc == SQLITE_OK ? sqlite3_backup_init(dst, "main", st->db, "main") : NULL;
+	if (b) {
+		int step = sqlite3_backup_step(b, -1);
+
+		rc = sqlite3_backup_finish(b);
+		if (step != SQLITE_DONE)
+			rc = step;
+	} else if (rc == SQLITE_OK) {
+		rc = sqlite3_errcode(dst);
+	}
+	if (rc != SQLITE_OK)
+		rc = seterr(dst ? sqlite_errno(dst, rc) : -ENOMEM,
+		            "cannot back up to \"%s\" before migrating: %s", path,
+		            dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc));
+	sqlite3_close(dst);
+	free(path);
+	return rc;
+}
+
 static int migrate(struct store *st, int64_t from)
 {
 	const int latest = schema_latest();
@@ -898,6 +932,9 @@ static int migrate(struct store *st, int64_t from)
 			return seterr(-ENOENT, "sql/schema.sql is not built in");
 		return migrate_one(st, f, latest);
 	}
+	r = backup_before(st, from);
+	if (r < 0)
+		return r;
 	for (int v = (int)from + 1; v <= latest; v++) {
 		f = migration_find(v);
 		if (!f)

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "clock.h"
 #include "config.h"
 #include "http.h"
@@ -27,6 +28,8 @@
 #include "opt.h"
 #include "runner.h"
 #include "scheduler.h"
+#include "secret_file.h"
+#include "tls.h"
 #include "store.h"
 #include "systemd.h"
 #include "xmalloc.h"
@@ -207,6 +210,20 @@ static int probes_beside(struct config *c, char *err, size_t errlen)
 	return r;
 }
 
+/* tls_priorities as GnuTLS reads it: a config error, not a failure to
+ * serve, so that --check-config finds it too. */
+static int check_priorities(const struct config *c, char *err, size_t errlen)
+{
+	const char *where;
+
+	if (tls_priorities_check(c->tls_priorities, &where) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: tls_priorities: GnuTLS does not take \"%s\"%s%s%s",
+	         config_origin(c, "tls_priorities"), c->tls_priorities, where ? " (at \"" : "",
+	         where ? where : "", where ? "\")" : "");
+	return -EINVAL;
+}
+
 /* The configuration from the file and the command line. 0 or -errno with a
  * message in err; c is freed on failure. */
 static int build_config(const struct opts *o, struct config *c, char *err, size_t errlen)
@@ -236,6 +253,8 @@ static int build_config(const struct opts *o, struct config *c, char *err, size_
 		r = probes_beside(c, err, errlen);
 	if (r >= 0)
 		r = config_resolve(c, o->state_dir, err, errlen);
+	if (r >= 0)
+		r = check_priorities(c, err, errlen);
 	if (r < 0)
 		config_free(c);
 	return r;
@@ -424,6 +443,40 @@ static void sched_fini(struct daemon *d)
 	sched_free(d->sched);
 }
 
+/* The keys that name files holding secrets. */
+static const struct {
+	const char *key;
+	size_t off;
+} secret_files[] = {
+    {"token_file", offsetof(struct config, token_file)},
+    {"metrics_token_file", offsetof(struct config, metrics_token_file)},
+    {"read_token_file", offsetof(struct config, read_token_file)},
+    {"tls_key", offsetof(struct config, tls_key)},
+};
+
+/* A secret file others may read is worth a warning, not a refusal: the
+ * secret is already out, and refusing would only stop the service. */
+static void warn_secret_modes(const struct config *c)
+{
+	for (size_t i = 0; i < sizeof(secret_files) / sizeof(secret_files[0]); i++) {
+		const char *path = *(char *const *)((const char *)c + secret_files[i].off);
+		mode_t mode = 0;
+
+		if (path && path[0] && secret_file_exposed(path, &mode) > 0)
+			log_warning("%s \"%s\" is readable by group or others (mode %04o); "
+			            "chmod 600 it",
+			            secret_files[i].key, path, (unsigned)mode);
+	}
+}
+
+/* Listening beyond loopback in the clear and with nothing to present. */
+static void warn_exposure(const struct config *c, const struct http_server *h)
+{
+	if (http_beyond_loopback(h) && !c->tls_cert[0] && !c->read_token[0])
+		log_warning("Listening beyond loopback without TLS and without read_token: "
+		            "anyone who can connect reads the API and the dashboard");
+}
+
 static int http_init(struct daemon *d)
 {
 	const struct config *c = &d->boot;
@@ -443,13 +496,16 @@ static int http_init(struct daemon *d)
 	    .per_ip_limit = (unsigned)c->per_ip_limit,
 	    .timeout_s = (unsigned)c->http_timeout,
 	    .header_timeout_s = c->http_header_timeout,
+	    .trigger_min_interval_s = c->trigger_min_interval,
 	    .allowed_hosts = c->allowed_hosts,
 	    .memory_limit = (size_t)c->http_memory_limit,
 	    .threads = (unsigned)c->http_threads,
 	    .token = c->token,
 	    .metrics_token = c->metrics_token,
+	    .read_token = c->read_token,
 	    .tls_cert = c->tls_cert[0] ? c->tls_cert : NULL,
 	    .tls_key = c->tls_key[0] ? c->tls_key : NULL,
+	    .tls_priorities = c->tls_priorities,
 	    .dygraphs_dir = c->dygraphs_dir,
 	};
 	d->hooks = (struct http_hooks){.trigger = sched_trigger, .ctx = d->sched};
@@ -464,6 +520,8 @@ static int http_init(struct daemon *d)
 		return r;
 	}
 	d->port = http_port(d->http);
+	warn_exposure(c, d->http);
+	warn_secret_modes(c);
 	if (d->socket_activated)
 		log_notice(
 		    "Serving HTTP on the socket passed by the launcher (LISTEN_FDS, port %u)",
@@ -483,19 +541,15 @@ static void http_fini(struct daemon *d)
 static int portfile_init(struct daemon *d)
 {
 	const char *path = d->opts->port_file;
-	char *tmp;
-	FILE *f;
-	int r = 0;
+	char text[16];
+	int r;
 
 	if (!path)
 		return 0;
-	xasprintf(&tmp, "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f || fprintf(f, "%u\n", d->port) < 0 || fclose(f) != 0 || rename(tmp, path) < 0) {
-		r = -errno;
-		log_err("Failed to write the port file \"%s\": %s", path, strerror(errno));
-	}
-	free(tmp);
+	snprintf(text, sizeof(text), "%u\n", d->port);
+	r = atomic_file_write(path, text, strlen(text), 0644);
+	if (r < 0)
+		log_err("Failed to write the port file \"%s\": %s", path, strerror(-r));
 	return r;
 }
 

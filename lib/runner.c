@@ -22,8 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "failure.h"
 #include "placement.h"
+#include "probe_env.h"
 #include "protocol.h"
 #include "runner.h"
 #include "xmalloc.h"
@@ -112,8 +114,8 @@ void runner_cpu_format(const struct runner_cpu *c, char *buf, size_t len)
 
 /* In the child between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
-child_exec(const char *path, char *const argv[], const struct runner_opts *o, const cpu_set_t *pin,
-           int out_w, int err_w, int status_w)
+child_exec(const char *path, char *const argv[], char *const envp[], const struct runner_opts *o,
+           const cpu_set_t *pin, int out_w, int err_w, int status_w)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -160,7 +162,7 @@ child_exec(const char *path, char *const argv[], const struct runner_opts *o, co
 		err = -errno; /* negative: the pin failed, not the exec */
 		goto report;
 	}
-	execv(path, argv);
+	execve(path, argv, envp);
 fail:
 	err = errno;
 report:
@@ -369,7 +371,7 @@ static char *stderr_line(const struct run_state *st)
 		begin--;
 	if (end - begin > 200)
 		begin = end - 200;
-	return printable(st->err_tail + begin, end - begin);
+	return escape_text(st->err_tail + begin, end - begin);
 }
 
 static int only_space(const char *s, size_t n)
@@ -404,6 +406,14 @@ static void set_error(struct runner_result *res, const struct run_state *st, int
 	}
 	free(line);
 	res->status = RUNNER_ERROR;
+}
+
+/* The document's reason, escaped for a log line. */
+static char *escaped_reason(json_t *doc)
+{
+	json_t *r = json_object_get(doc, "reason");
+
+	return escape_text(json_string_value(r), json_string_length(r));
 }
 
 /* Turns the captured output and the exit status into the result. */
@@ -455,7 +465,10 @@ static void judge(struct runner_result *res, const struct run_state *st, const c
 		set_error(res, st, 0, "document is from probe \"%s\", expected \"%s\"", probe,
 		          name);
 	} else if (!strcmp(status, "error")) {
-		set_error(res, st, 0, "%s", json_string_value(json_object_get(doc, "reason")));
+		char *reason = escaped_reason(doc);
+
+		set_error(res, st, 0, "%s", reason);
+		free(reason);
 	} else if (res->exit_code) {
 		set_error(res, st, 1, "exited with status %d after reporting \"%s\"",
 		          res->exit_code, status);
@@ -464,7 +477,7 @@ static void judge(struct runner_result *res, const struct run_state *st, const c
 		              : !strcmp(status, "not_applicable") ? RUNNER_NOT_APPLICABLE
 		                                                  : RUNNER_SKIPPED;
 		if (res->status != RUNNER_OK)
-			res->reason = xstrdup(json_string_value(json_object_get(doc, "reason")));
+			res->reason = escaped_reason(doc);
 		res->doc = json_incref(doc);
 	}
 	json_decref(doc);
@@ -541,6 +554,7 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, ws = 0, exec_err, r;
 	struct rusage ru;
 	double start;
+	char **envp = NULL;
 
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
@@ -564,6 +578,8 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 	if ((r = make_pipe(out, 1)) < 0 || (r = make_pipe(err, 1)) < 0 ||
 	    (r = make_pipe(status, 0)) < 0)
 		goto fail;
+	/* Built before fork: the child may not allocate. */
+	envp = probe_env_build(environ);
 	start = mono_s();
 	st.pid = fork();
 	if (st.pid < 0) {
@@ -571,7 +587,8 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 		goto fail;
 	}
 	if (st.pid == 0)
-		child_exec(path, argv, &o, res->cpu >= 0 ? &pin : NULL, out[1], err[1], status[1]);
+		child_exec(path, argv, envp, &o, res->cpu >= 0 ? &pin : NULL, out[1], err[1],
+		           status[1]);
 	/* Also here, so the group exists before we might signal it. */
 	setpgid(st.pid, st.pid);
 	close_fd(&out[1]);
@@ -624,6 +641,7 @@ fail:
 		close_fd(&status[i]);
 	}
 	free(st.out);
+	free(envp);
 	if (r < 0) {
 		res->status = RUNNER_ERROR;
 		xasprintf(&res->reason, "cannot start the probe: %s", strerror(-r));

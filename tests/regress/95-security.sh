@@ -6,7 +6,8 @@
 #  - POST /api/v1/runs is off (403) without a token; with one, a missing,
 #    wrong, shorter or longer token is 401 and the right one 202, also when
 #    the token comes from a systemd credential ($CREDENTIALS_DIRECTORY).
-#    The token is never compared with strcmp/memcmp (daemon/http.c).
+#    A second POST within trigger_min_interval is 429 with Retry-After.
+#    The token is never compared with strcmp/memcmp (daemon/http.c, http_auth.c).
 #  - HTTPS through libmicrohttpd and GnuTLS with a self-signed certificate
 #    (openssl), the key given as a file and as a systemd credential: curl
 #    --cacert works, plain HTTP on that port gets no answer, a key that does
@@ -56,8 +57,13 @@ check_tokens() {
 	[ "$(post_code -H "Authorization: Basic $TOKEN")" = 401 ] || fail "Basic was not 401"
 	[ "$(post_code -H "Authorization: Bearer $TOKEN")" = 202 ] || fail "the right token was not 202"
 }
-start_daemon tok --interval 1h --token "$TOKEN"
+start_daemon tok --interval 1h --token "$TOKEN" --trigger-min-interval 1h
 check_tokens
+# A second cycle asked for within trigger_min_interval: 429, Retry-After.
+code=$(curl -s -o "$TW_TMP/body" -D "$TW_TMP/head" -w '%{http_code}' --max-time 10 -X POST \
+	-H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/api/v1/runs")
+[ "$code" = 429 ] && grep -qiE '^retry-after: [0-9]+' "$TW_TMP/head" ||
+	fail "a POST within trigger_min_interval: $code $(cat "$TW_TMP/head" "$TW_TMP/body")"
 stop_daemon
 mkdir -p "$TW_TMP/creds"
 printf '%s\n' "$TOKEN" >"$TW_TMP/creds/tw-token"
@@ -66,8 +72,8 @@ start_daemon cred --interval 1h --token-file tw-token
 check_tokens
 stop_daemon
 DAEMON_ENV=()
-cmp=$(grep -nE '(strn?(case)?cmp|memcmp|bcmp|strcoll)[[:space:]]*\([^)]*token' "$SRC/daemon/http.c")
-[ -z "$cmp" ] || fail "daemon/http.c compares the token with a short-circuiting call: $cmp"
+cmp=$(grep -nE '(strn?(case)?cmp|memcmp|bcmp|strcoll)[[:space:]]*\([^)]*token' "$SRC/daemon/http.c" "$SRC/daemon/http_auth.c")
+[ -z "$cmp" ] || fail "daemon/http*.c compare the token with a short-circuiting call: $cmp"
 ok "POST: 403 with no token configured; 401 for 8 bad tokens and 202 for the right one," \
 	"from --token and from the credential \$CREDENTIALS_DIRECTORY/tw-token"
 

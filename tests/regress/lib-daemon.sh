@@ -60,7 +60,8 @@ fake_builtins() {
 # variables in DAEMON_ENV (an array) are passed on. Its probes compete for
 # the CPU (DAEMON_SCHED: --probe-sched normal) so that a loaded machine does
 # not starve them past their time limits under the SCHED_IDLE default;
-# 64-daemon-sched empties it to check that default.
+# 64-daemon-sched empties it to check that default. Cycles may be POSTed
+# back to back (--trigger-min-interval 0) unless ARGS say otherwise.
 start_daemon() {
 	local name=$1
 	shift
@@ -69,7 +70,7 @@ start_daemon() {
 	env "${DAEMON_ENV[@]}" "$TWD" --config "$TW_TMP/empty.conf" \
 		--state-dir "$TW_TMP/$name" --port 0 --port-file "$TW_TMP/$name/port" \
 		--probe-dir "$TW_TMP/probes" --probes-d "$TW_TMP/probes.d" --quick \
-		--guard off --splay 0 "${DAEMON_SCHED[@]}" "$@" >>"$TW_TMP/$name.log" 2>&1 &
+		--guard off --splay 0 --trigger-min-interval 0 "${DAEMON_SCHED[@]}" "$@" >>"$TW_TMP/$name.log" 2>&1 &
 	DPID=$!
 	if ! wait_for test -s "$TW_TMP/$name/port"; then
 		cat "$TW_TMP/$name.log" >&2

@@ -66,6 +66,7 @@ static const char *const own_families[] = {
     "threadwatch_headroom_timestamp_seconds",
     "threadwatch_retention_held",
     "threadwatch_retention_skipped_total",
+    "threadwatch_tls_cert_expiry_timestamp_seconds",
     "threadwatch_regression_events_total",
     "threadwatch_regression_last_event_timestamp_seconds",
 };
@@ -376,7 +377,7 @@ static void test_metrics_exposition(void **state)
 	size_t len;
 
 	seed(f->st);
-	assert_int_equal(metrics_render(f->st, &text, &len), 0);
+	assert_int_equal(metrics_render(f->st, NULL, &text, &len), 0);
 	assert_int_equal(strlen(text), len);
 	check_exposition(text);
 	check_event_counters(text);

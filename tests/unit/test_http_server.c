@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,7 +33,9 @@
 #include "store.h"
 
 #define TOKEN "s3cret-token-0123456789abcdef"
-#define T0 1796284316000LL /* 2026-12-03T07:51:56Z */
+#define READ_TOKEN "read-token-0123456789abcdef;\\\""
+#define READ_TOKEN_Q "read-token-0123456789abcdef%3B%5C%22" /* in a query */
+#define T0 1796284316000LL                                  /* 2026-12-03T07:51:56Z */
 
 struct fixture {
 	char dir[64];
@@ -1000,6 +1003,117 @@ static void test_tls(void **state)
 	assert_string_equal(json_string_value(get(r.json, "current.fingerprint.hostname")),
 	                    "testhost");
 	reply_free(&r);
+	/* The certificate's notAfter: about two days from now. */
+	fetch_opts(&other, "/metrics", &tls, &r);
+	assert_int_equal(r.status, 200);
+	const char *m = strstr(r.body, "\nthreadwatch_tls_cert_expiry_timestamp_seconds ");
+	assert_non_null(m);
+	double expiry =
+	    strtod(m + strlen("\nthreadwatch_tls_cert_expiry_timestamp_seconds "), NULL);
+	assert_true(fabs(expiry - ((double)time(NULL) + 2 * 86400)) < 3600);
+	reply_free(&r);
+	http_stop(srv);
+}
+
+/* read_token: every route but /healthz needs the token, as a bearer or as
+ * the cookie that GET /?token= sets; a wrong one is 401 problem+json. */
+static void test_read_token(void **state)
+{
+	struct fixture *f = *state;
+	struct http_config cfg = {.address = "127.0.0.1",
+	                          .listen_fd = -1,
+	                          .threads = 1,
+	                          .token = TOKEN,
+	                          .read_token = READ_TOKEN};
+	static const char *const closed[] = {"/api/v1/host", "/api/v1/runs",        "/metrics", "/",
+	                                     "/app.js",      "/api/v1/openapi.json"};
+	struct opts bearer = {.headers = {"Authorization: Bearer " READ_TOKEN}},
+	            wrong = {.headers = {"Authorization: Bearer " READ_TOKEN "x"}},
+	            post = {.method = "POST", .headers = {"Authorization: Bearer " TOKEN}};
+	struct http_server *srv;
+	struct fixture other = *f;
+	char cookie[256], buf[256];
+	struct reply r;
+
+	assert_int_equal(http_start(&cfg, f->ro, NULL, &srv), 0);
+	other.port = http_port(srv);
+	fetch(&other, "/healthz", &r);
+	assert_int_equal(r.status, 200);
+	reply_free(&r);
+	for (size_t i = 0; i < sizeof(closed) / sizeof(closed[0]); i++) {
+		fetch(&other, closed[i], &r);
+		expect_error(&r, 401, "Authorization");
+		assert_non_null(hdr(&r, "WWW-Authenticate", buf, sizeof(buf)));
+		reply_free(&r);
+		fetch_opts(&other, closed[i], &wrong, &r);
+		expect_error(&r, 401, "wrong token");
+		reply_free(&r);
+		fetch_opts(&other, closed[i], &bearer, &r);
+		assert_int_equal(r.status, 200);
+		reply_free(&r);
+	}
+	/* POST keeps its own token. */
+	fetch_opts(&other, "/api/v1/runs", &post, &r);
+	assert_int_not_equal(r.status, 401);
+	reply_free(&r);
+	/* The dashboard's way in: a cookie for the browser, then a redirect. */
+	fetch(&other, "/?token=" READ_TOKEN_Q "x", &r);
+	expect_error(&r, 401, "wrong token");
+	reply_free(&r);
+	fetch(&other, "/?token=" READ_TOKEN_Q, &r);
+	assert_int_equal(r.status, 303);
+	assert_string_equal(hdr(&r, "Location", buf, sizeof(buf)), "/");
+	assert_non_null(hdr(&r, "Set-Cookie", buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "HttpOnly"));
+	assert_non_null(strstr(buf, "SameSite=Strict"));
+	assert_null(strstr(buf, READ_TOKEN));
+	snprintf(cookie, sizeof(cookie), "Cookie: %.*s", (int)strcspn(buf, ";"), buf);
+	reply_free(&r);
+	struct opts with_cookie = {.headers = {cookie}};
+	fetch_opts(&other, "/api/v1/status", &with_cookie, &r);
+	assert_int_equal(r.status, 200);
+	reply_free(&r);
+	struct opts bad_cookie = {.headers = {"Cookie: tw_read=00ff"}};
+	fetch_opts(&other, "/api/v1/status", &bad_cookie, &r);
+	expect_error(&r, 401, "wrong token");
+	reply_free(&r);
+	http_stop(srv);
+}
+
+static int trigger_always(void *ctx, int64_t *cycle_id)
+{
+	(void)ctx;
+	*cycle_id = 9;
+	return 0;
+}
+
+/* trigger_min_interval: a second cycle started sooner is 429 with a
+ * Retry-After of the seconds left. */
+static void test_trigger_spacing(void **state)
+{
+	struct fixture *f = *state;
+	struct http_hooks hooks = {.trigger = trigger_always};
+	struct http_config cfg = {.address = "127.0.0.1",
+	                          .listen_fd = -1,
+	                          .threads = 2,
+	                          .token = TOKEN,
+	                          .trigger_min_interval_s = 3600};
+	struct opts right = {.method = "POST", .headers = {"Authorization: Bearer " TOKEN}};
+	struct http_server *srv;
+	struct fixture other = *f;
+	struct reply r;
+	char buf[64];
+
+	assert_int_equal(http_start(&cfg, f->ro, &hooks, &srv), 0);
+	other.port = http_port(srv);
+	fetch_opts(&other, "/api/v1/runs", &right, &r);
+	assert_int_equal(r.status, 202);
+	reply_free(&r);
+	fetch_opts(&other, "/api/v1/runs", &right, &r);
+	expect_error(&r, 429, "trigger_min_interval");
+	assert_non_null(hdr(&r, "Retry-After", buf, sizeof(buf)));
+	assert_true(atoi(buf) > 3500 && atoi(buf) <= 3600);
+	reply_free(&r);
 	http_stop(srv);
 }
 
@@ -1111,6 +1225,8 @@ int main(void)
 	    cmocka_unit_test(test_bind_errors),
 	    cmocka_unit_test(test_ipv6),
 	    cmocka_unit_test(test_tls),
+	    cmocka_unit_test(test_read_token),
+	    cmocka_unit_test(test_trigger_spacing),
 	    cmocka_unit_test(test_textfile),
 	    cmocka_unit_test(test_store_failure),
 	};

@@ -194,6 +194,77 @@ static void test_skipped_and_error_documents(void **state)
 	free(other);
 }
 
+/* Whether `env` output (one NAME=value per line) holds NAME. */
+static int has_var(const char *out, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, name, n) && l[n] == '=')
+			return 1;
+	return 0;
+}
+
+/* A probe starts with the allow-listed variables only: no credentials,
+ * no systemd sockets, no secrets the daemon was started with. */
+static void test_minimal_environment(void **state)
+{
+	static const char *const drop[] = {"CREDENTIALS_DIRECTORY", "NOTIFY_SOCKET", "LISTEN_FDS",
+	                                   "LISTEN_PID", "TW_SECRET_TOKEN"};
+	static const char *const keep[] = {"PATH", "LANG",       "LC_ALL",         "TZ",
+	                                   "HOME", "LD_PRELOAD", "STATE_DIRECTORY"};
+	struct runner_result r;
+	char *p = script("envdump", 0755, "env\n");
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		setenv(drop[i], "leaked", 1);
+	setenv("LANG", "C.UTF-8", 1);
+	setenv("LC_ALL", "C", 1);
+	setenv("TZ", "UTC", 1);
+	setenv("HOME", "/nonexistent", 1);
+	setenv("LD_PRELOAD", "", 1);
+	setenv("STATE_DIRECTORY", "/nonexistent", 1);
+	run(p, "envdump", 10, &r);
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
+		if (has_var(r.output, drop[i]))
+			fail_msg("%s reached the probe: %s", drop[i], r.output);
+		unsetenv(drop[i]);
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (!has_var(r.output, keep[i]))
+			fail_msg("%s did not reach the probe: %s", keep[i], r.output);
+	unsetenv("LD_PRELOAD");
+	unsetenv("STATE_DIRECTORY");
+	runner_result_clear(&r);
+	free(p);
+}
+
+/* A probe's reason and stderr are escaped: a newline or an escape
+ * sequence cannot forge a log line or drive a terminal. */
+static void test_probe_text_escaped(void **state)
+{
+	struct runner_result r;
+	char *doc = script(
+	    "forger", 0755,
+	    "printf '%%s' '" DOC_HEAD("forger") "\"status\":\"error\",\"reason\":"
+	                                        "\"bad\\nCycle 1 finished: ok\\u001b[2J\\\\\"}'\n"
+	                                        "exit 1\n");
+	char *err =
+	    script("stderrforger", 0755,
+	           "printf 'x\\033]0;title\\007 y\\rCycle 1 finished: ok\\n' >&2\nexit 2\n");
+
+	(void)state;
+	run(doc, "forger", 10, &r);
+	expect_error(&r, "bad\\nCycle 1 finished: ok\\x1b[2J\\\\");
+	runner_result_clear(&r);
+	run(err, "stderrforger", 10, &r);
+	expect_error(&r, "(stderr: x\\x1b]0;title\\x07 y\\rCycle 1 finished: ok)");
+	runner_result_clear(&r);
+	free(doc);
+	free(err);
+}
+
 static void test_hang_is_killed(void **state)
 {
 	struct runner_result r;
@@ -349,7 +420,7 @@ static void test_bad_documents(void **state)
 	    {"failedjunk", "echo junk\nexit 4\n", "exited with status 4; invalid document"},
 	    /* Bytes that are not printable text never reach a reason. */
 	    {"binerr", "printf '\\377\\001bad\\n' >&2\nexit 5\n",
-	     "exited with status 5 without a document (stderr: ??bad)"},
+	     "exited with status 5 without a document (stderr: \\xff\\x01bad)"},
 	};
 
 	(void)state;
@@ -628,6 +699,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ok),
 	    cmocka_unit_test(test_skipped_and_error_documents),
+	    cmocka_unit_test(test_minimal_environment),
+	    cmocka_unit_test(test_probe_text_escaped),
 	    cmocka_unit_test(test_hang_is_killed),
 	    cmocka_unit_test(test_crash),
 	    cmocka_unit_test(test_output_limit),

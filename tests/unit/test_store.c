@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -639,6 +640,39 @@ static void test_not_applicable_run(void **state)
 	store_close(st);
 }
 
+/* A migration starts with a copy of the database as it was: PATH.bak-vN
+ * holds schema version N and its runs. */
+static void test_migration_backup(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = open_rw(f->path);
+	char bak[PATH_MAX];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *q = NULL;
+
+	add_run(st, "ctxsw", T0, 1);
+	store_close(st);
+	make_version_2(f->path);
+	snprintf(bak, sizeof(bak), "%s.bak-v2", f->path);
+	assert_int_equal(access(bak, F_OK), -1);
+	st = open_rw(f->path);
+	store_close(st);
+	assert_int_equal(header_u32(f->path, 60), 3);
+	assert_int_equal(header_u32(bak, 60), 2);
+	assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &q, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 1);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	/* A database already at the latest version is not copied again. */
+	unlink(bak);
+	st = open_rw(f->path);
+	store_close(st);
+	assert_int_equal(access(bak, F_OK), -1);
+}
+
 static void test_cursor_pagination(void **state)
 {
 	struct fixture *f = *state;
@@ -1194,6 +1228,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged_page_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_insert_read_back, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_insert_leaves_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_migration_backup, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_applicable_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cursor_pagination, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fingerprint_only_on_change, setup, teardown),
