@@ -133,9 +133,18 @@ child_exec(const char *path, char *const argv[], char *const envp[], const struc
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
 		goto fail;
-	/* Descriptors the caller left inheritable (database, sockets) stay
-	 * with the caller. */
-	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* Every descriptor but the status pipe is closed now, before the
+	 * priority drops: a SCHED_IDLE child on a busy host may wait seconds
+	 * for its exec, and must not hold the caller's database lock (an
+	 * flock shared with the caller's descriptor) or sockets meanwhile,
+	 * least of all after the caller was killed and restarts. */
+	if (status_w < 3) {
+		close_range(3, ~0U, 0);
+	} else {
+		if (status_w > 3)
+			close_range(3, (unsigned)status_w - 1, 0);
+		close_range((unsigned)status_w + 1, ~0U, 0);
+	}
 	/* Priorities are best effort: a probe at normal priority still
 	 * measures something. */
 	if (o->nice > 0 && nice(o->nice) == -1) {
