@@ -25,7 +25,7 @@ have_cross() {
 	command -v aarch64-linux-gnu-gcc && command -v aarch64-linux-gnu-pkg-config &&
 		command -v qemu-aarch64-static && [ -e /lib/ld-linux-aarch64.so.1 ] &&
 		aarch64-linux-gnu-pkg-config --exists jansson sqlite3 libmicrohttpd libsystemd \
-			libcurl zlib cmocka
+			libcurl zlib cmocka gnutls yaml-0.1
 } >/dev/null 2>&1
 
 if ! have_cross; then
@@ -54,6 +54,13 @@ ok "cross-built for arm64 in $ARM_B: the daemon, the CLI and the probes are aarc
 # The unit tests under qemu (a test of what qemu does not emulate, such as
 # seccomp filters, skips itself and says so).
 for t in $units; do
+	# qemu-user answers /proc/self/stat itself (linux-user/syscall.c,
+	# open_self_stat), with 0 for the resident size: the daemon's own
+	# process figures are checked on the build host's tier instead.
+	if [ "$t" = test_procself ]; then
+		echo "skip $t under qemu: qemu-user emulates /proc/self/stat (rss 0)"
+		continue
+	fi
 	(cd "$TW_TMP" && timeout 300 "${QEMU[@]}" "$ARM_B/tests/$t") >"$TW_TMP/$t.log" 2>&1
 	rc=$?
 	[ "$rc" = 0 ] || [ "$rc" = 77 ] || { tail -20 "$TW_TMP/$t.log"; fail "$t failed under qemu ($rc)"; }
