@@ -17,12 +17,7 @@ sed "s|^ExecStart=/usr/sbin/threadwatchd|ExecStart=$B/threadwatchd|" \
 cp "$SRC/systemd/threadwatchd.socket" "$U/"
 grep -q "^ExecStart=$B/threadwatchd" "$U/threadwatchd.service" || fail "no ExecStart= to rewrite"
 
-# verify runs man(1) on each man: Documentation= entry: the pages from
-# the tree, as the package installs them.
-for m in "$SRC"/doc/man/*.[0-9]; do
-	mkdir -p "$TW_TMP/man/man${m##*.}" && ln -s "$m" "$TW_TMP/man/man${m##*.}/"
-done
-MANPATH=$TW_TMP/man systemd-analyze verify "$U/threadwatchd.socket" "$U/threadwatchd.service" >"$TW_TMP/verify.out" \
+MANPATH=$(tree_manpath) systemd-analyze verify "$U/threadwatchd.socket" "$U/threadwatchd.service" >"$TW_TMP/verify.out" \
 	2>"$TW_TMP/verify.err" || fail "systemd-analyze verify failed: $(cat "$TW_TMP/verify.err")"
 [ -s "$TW_TMP/verify.err" ] && fail "systemd-analyze verify printed: $(cat "$TW_TMP/verify.err")"
 ok "systemd-analyze verify: no output on stderr"

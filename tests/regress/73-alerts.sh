@@ -55,10 +55,10 @@ cp "$SRC/systemd/threadwatchd.socket" "$SRC/systemd/threadwatchd.service" "$u/"
 sed -i "s|^ExecStart=.*|ExecStart=$(command -v true)|" "$u/threadwatchd.service"
 sed 's|@PROMETHEUS@|192.0.2.10 198.51.100.0/24|' "$SRC/contrib/remote-scrape.conf" \
 	>"$u/threadwatchd.socket.d/remote-scrape.conf"
-out=$(cd "$u" && SYSTEMD_UNIT_PATH="$u:" systemd-analyze verify threadwatchd.socket 2>&1)
+out=$(cd "$u" && MANPATH=$(tree_manpath) SYSTEMD_UNIT_PATH="$u:" systemd-analyze verify threadwatchd.socket 2>&1)
 [ -z "$out" ] || fail "the filled-in drop-in does not verify: $out"
 cp "$SRC/contrib/remote-scrape.conf" "$u/threadwatchd.socket.d/remote-scrape.conf"
-out=$(cd "$u" && SYSTEMD_UNIT_PATH="$u:" systemd-analyze verify threadwatchd.socket 2>&1)
+out=$(cd "$u" && MANPATH=$(tree_manpath) SYSTEMD_UNIT_PATH="$u:" systemd-analyze verify threadwatchd.socket 2>&1)
 case $out in
 *"@PROMETHEUS@"*) ;;
 *) fail "an unfilled drop-in was not refused: $out" ;;

@@ -46,3 +46,13 @@ runq_gentle() {
 	done
 	fail "run queue peak $RUNQ_PEAK during $*, $RUNQ_HOST without it"
 }
+# tree_manpath: a MANPATH of the tree's man pages in man(1)'s layout, for
+# `systemd-analyze verify`, which runs man on each man: Documentation=
+# entry of a unit (as the package installs them). Prints the path.
+tree_manpath() {
+	local m
+	for m in "$SRC"/doc/man/*.[0-9]; do
+		mkdir -p "$TW_TMP/man/man${m##*.}" && ln -sf "$m" "$TW_TMP/man/man${m##*.}/"
+	done
+	echo "$TW_TMP/man"
+}
