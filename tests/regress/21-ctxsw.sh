@@ -53,9 +53,20 @@ def sc($n): .scalars[$n].value;
 def scalar($n; $u): check(.scalars[$n].unit == $u and (.scalars[$n].value | type) == "number"; "scalar \($n) missing or not in \($u)");
 def series($n; $xu; $yu): check(.series[$n].x_unit == $xu and .series[$n].y_unit == $yu and (.series[$n].points | length) > 0; "series \($n) missing, empty or in the wrong units");
 def in_ci($p): check(sc("\($p)ratio_ci_lo") <= sc("\($p)ratio") and sc("\($p)ratio") <= sc("\($p)ratio_ci_hi"); "\($p)ratio outside its CI");
+# equivalent is read from the 90% CI (a TOST at alpha 0.05): where the
+# probe gives that CI it must agree exactly; where only the 95% CI is
+# given, one inside the margin must say equivalent and one wholly outside
+# it must not.
 def equiv($p): (sc("equivalence_margin")) as $m |
-  check(sc("\($p)equivalent") == (if sc("\($p)ratio_ci_lo") >= 1 - $m and sc("\($p)ratio_ci_hi") <= 1 + $m then 1 else 0 end);
-        "\($p)equivalent \(sc("\($p)equivalent")) disagrees with its CI [\(sc("\($p)ratio_ci_lo")), \(sc("\($p)ratio_ci_hi"))] at margin \($m)");
+  if .scalars["\($p)ratio_ci90_lo"] then
+    check(sc("\($p)equivalent") == (if sc("\($p)ratio_ci90_lo") >= 1 - $m and sc("\($p)ratio_ci90_hi") <= 1 + $m then 1 else 0 end);
+          "\($p)equivalent \(sc("\($p)equivalent")) disagrees with its 90% CI [\(sc("\($p)ratio_ci90_lo")), \(sc("\($p)ratio_ci90_hi"))] at margin \($m)")
+  else
+    check((sc("\($p)ratio_ci_lo") >= 1 - $m and sc("\($p)ratio_ci_hi") <= 1 + $m | not) or sc("\($p)equivalent") == 1;
+          "\($p)equivalent 0 though its 95% CI lies inside the margin"),
+    check((sc("\($p)ratio_ci_lo") > 1 + $m or sc("\($p)ratio_ci_hi") < 1 - $m | not) or sc("\($p)equivalent") == 0;
+          "\($p)equivalent 1 though its 95% CI lies outside the margin")
+  end;
 def arm($a; $ratio):
   scalar("\($a)_ns"; "ns"), scalar("\($a)_mad_ns"; "ns"), scalar("\($a)_ci_lo"; "ns"), scalar("\($a)_ci_hi"; "ns"),
   (if .info.cycles_source != "none" then scalar("\($a)_cycles"; "cycles") else empty end),
