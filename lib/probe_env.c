@@ -20,6 +20,14 @@ static const struct {
     {"STATE_DIRECTORY", 0},
     /* Test doubles reach probes through the daemon's environment. */
     {"LD_PRELOAD", 0},
+#ifdef __SANITIZE_ADDRESS__
+    /* Only in a sanitizer build (make check-sanitize), whose probes are
+     * sanitized too: without its options, an ASan probe run under a
+     * preloaded test double stops at "ASan runtime does not come first". */
+    {"ASAN_OPTIONS", 0},
+    {"UBSAN_OPTIONS", 0},
+    {"LSAN_OPTIONS", 0},
+#endif
 };
 
 int probe_env_keeps(const char *entry)
