@@ -6,8 +6,8 @@
 # listed, unchanged, and the database passes PRAGMA integrity_check with no
 # partial run (tests/regress/lib-store-check.sh): an ok run has its
 # document, one sample per scalar and every point of every series, and the
-# per-probe counters match. (59-daemon-crash kills 200 times, once per
-# cycle, with lighter checks.) Goes on until both
+# per-probe counters match. (59-daemon-crash kills 80 times, once per
+# cycle, with lighter checks; `make soak` runs both far longer.) Goes on until both
 # CRASH_KILLS kills (default 30) and CRASH_CYCLES cycles (default 200) are
 # done. CRASH_SEED makes the moments reproducible.
 set -u
