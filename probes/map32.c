@@ -55,6 +55,10 @@
  * of the host's load lands on every rung alike instead of growing with n. */
 #define MAP32_ROUNDS 3
 #define MAP32_VISIT_MIN 2
+/* A ladder is classed from at least this many rungs: the budget never cuts
+ * one shorter (only the room in the window or the map count can), so a
+ * busy host makes a run slower, not a failed one. */
+#define MAP32_RUNGS_MIN 3
 /* Setting up the rungs of a round in random order costs about this many
  * sweeps from the bottom of the ladder to its top. */
 #define MAP32_SWEEPS 3
@@ -659,7 +663,7 @@ static int run_round(struct map32_ctx *c, struct ladder *l, const struct ladder_
                      const double *steps, size_t n, size_t *limit, unsigned round,
                      struct stats_rng *rng, unsigned reps_max)
 {
-	size_t order[MAP32_MAX_RUNGS];
+	size_t order[MAP32_MAX_RUNGS], visited = 0;
 	int first = 1;
 
 	l->move_ns = 0;
@@ -670,10 +674,11 @@ static int run_round(struct map32_ctx *c, struct ladder *l, const struct ladder_
 
 		if (order[k] >= *limit)
 			continue;
-		if (clock_ns() > l->deadline) {
+		if (clock_ns() > l->deadline && (round || visited >= MAP32_RUNGS_MIN)) {
 			l->stopped_by = "budget";
 			return 1;
 		}
+		visited++;
 		order_add(l, order[k], round, first);
 		first = 0;
 		rc = visit_rung(c, l, ops, steps, order[k], limit, left, reps_max);
@@ -705,7 +710,7 @@ static size_t ladder_pilot(struct map32_ctx *c, struct ladder *l, const struct l
 		need = (MAP32_ROUNDS + 1) *
 		       (MAP32_VISIT_MIN * (sum + (i ? l->rungs[i - 1].rep_cost : 0) * grow) +
 		        MAP32_SWEEPS * (double)moves * grow);
-		if (i && (double)(l->deadline > t0 ? l->deadline - t0 : 0) < need) {
+		if (i >= MAP32_RUNGS_MIN && (double)(l->deadline > t0 ? l->deadline - t0 : 0) < need) {
 			l->stopped_by = "budget";
 			return i;
 		}
@@ -906,7 +911,7 @@ static const char *map32_failure(const struct map32_ctx *c)
 		return "the MAP_32BIT window did not fill";
 	for (int i = 0; i < N_LADDERS; i++)
 		if (c->ladders[i].n_rungs < 3)
-			return "fewer than three rungs of a ladder were measured";
+			return "fewer than three rungs of a ladder were measured"; /* MAP32_RUNGS_MIN */
 	return NULL;
 }
 

@@ -69,7 +69,7 @@ ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
 # plain_ns against all VMAs, and E from them (source "map32"), with the
 # threads probe's own low - high beside it where it measured that far.
 "$TW" run --quick --json map32 threads >"$TW_TMP/m.json" 2>"$TW_TMP/m.err" ||
-	fail "run --quick --json map32 threads exited $?: $(cat "$TW_TMP/m.err")"
+	fail "run --quick --json map32 threads exited $?: $(cat "$TW_TMP/m.err") $(jq -c '.probes | map_values({status, reason})' "$TW_TMP/m.json" 2>&1 | head -c 600)"
 jq -e '.recommendation.inputs.map32 as $m |
   ($m.fail_ns | length) >= 3 and ($m.retry_ns | length) >= 3 and ($m.plain_ns | length) >= 3 and
   $m.fail_ns[0][0] == .probes.map32.scalars.window_vmas.value and

@@ -214,6 +214,18 @@ if [ "$(printf '%s\n3.8\n' "$kver" | sort -V | head -n1)" = 3.8 ]; then
 	ok "kernel $kver: all three ladders flat"
 fi
 
+# A busy host stretches a run; it must not fail it. With a 10 ms budget,
+# which no ladder can keep, each ladder still measures three rungs (the
+# least that can be classed) and says the budget stopped it.
+run "$MAP32" "$TW_TMP/map32-tight.json" -- --budget 10ms
+verify "$TW_TMP/map32-tight.json" '
+  check(.status == "ok"; "status \(.status): \(.reason)"),
+  (("fill", "fail", "retry") as $l |
+    check(.info[$l + "_rungs"] >= 3; "\($l): \(.info[$l + "_rungs"]) rungs"),
+    check(.info[$l + "_class"] | type == "string"; "\($l): no class")),
+  check(.info.fail_stopped_by == "budget" and .info.retry_stopped_by == "budget"; "stopped by \(.info.fail_stopped_by), \(.info.retry_stopped_by)")'
+ok "a 10 ms budget: ok, $(jq -c '[.info.fill_rungs, .info.fail_rungs, .info.retry_rungs]' "$TW_TMP/map32-tight.json") rungs, stopped by the budget"
+
 # --- the run queue during a default threads run ---------------------------
 # Issue 15: the probe keeps at most a few threads runnable. procs_running is
 # sampled every 2 ms for a second before, during and a second after; the
