@@ -61,22 +61,21 @@ static double walk_slope(const struct rec_curve *c)
 }
 
 /* Beyond the last point: the line through it with the least-squares slope
- * (the walks cost a + b n), flagged as extrapolated. Below the first point:
- * the line through that one, down to no less than 0, not flagged: a walk
- * of fewer VMAs costs less, never more. A single point is flat and any
- * other x an extrapolation. */
+ * (the walks cost a + b n), flagged as extrapolated. Below the first point
+ * (the fill ladder starts at the full window, the ramp reads it below):
+ * in proportion to the VMAs walked, y0 x / x0, not flagged: a walk of
+ * fewer VMAs costs less, never more, and of a + b x this leaves out only
+ * part of a. A single point is flat and any other x an extrapolation. */
 double rec_curve_walk(const struct rec_curve *c, double x, int *extrapolated)
 {
 	size_t last = c->n - 1;
-	double y;
 
 	if (c->n == 1 || (x >= c->x[0] && x <= c->x[last]))
 		return rec_curve_eval(c, x, extrapolated);
 	*extrapolated = x > c->x[last];
 	if (x > c->x[last])
 		return c->y[last] + walk_slope(c) * (x - c->x[last]);
-	y = c->y[0] - walk_slope(c) * (c->x[0] - x);
-	return y > 0 ? y : 0;
+	return x > 0 ? c->y[0] * x / c->x[0] : 0;
 }
 
 const char *rec_create_source(const struct rec_create *m)

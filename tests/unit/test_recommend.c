@@ -596,8 +596,8 @@ static json_t *hand_with(const char *workload, const char *map32)
 /* Issue 24: the ramp below capacity. C = 10, n = 10 (all fit); the fill
  * ladder is y = 100 x, so create k (k threads alive) walks the 2 k window
  * VMAs below its hole for 200 k ns; a plain mmap is a flat 100 ns. Each
- * create costs max(0, 200 k - 100): 0 at k = 0 (the line through (2, 200)
- * gives 0 at 0 VMAs), then 100, 300, ..., 1700: 200 x 45 - 9 x 100 = 8,100
+ * create costs max(0, 200 k - 100): 0 at k = 0 (below its first point the
+ * fill ladder is read as 200 x / 2: 0 at 0 VMAs), then 100, 300, ..., 1700: 200 x 45 - 9 x 100 = 8,100
  * ns in all, 810 per create. s = 1000 ns, so the break-even is 8,100 /
  * (10 x 1000) = 0.81 switches per thread (0.736 to 0.9 with s from 900 to
  * 1100 ns): every thread fits, yet the creates are not free. */
