@@ -23,6 +23,7 @@ struct recommend_args {
 	int json, help, quick;
 	double threads, stack_bytes, switches; /* NAN: not given */
 	int switches_unknown;
+	double creates_ps, switches_ps; /* thread churn; NAN: not given */
 };
 
 static int set_input(void *ctx, const char *v, char *why, size_t wlen)
@@ -78,6 +79,32 @@ static int set_switches(void *ctx, const char *v, char *why, size_t wlen)
 	return errno || *end || !isfinite(a->switches) ? -EINVAL : 0;
 }
 
+/* A rate per second: a finite number >= 0 (> 0 when `positive`). */
+static int parse_rate(const char *v, int positive, double *out)
+{
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtod(v, &end);
+	if (errno || *end || !isfinite(*out) || (positive && *out == 0))
+		return -EINVAL;
+	return 0;
+}
+
+static int set_creates_ps(void *ctx, const char *v, char *why, size_t wlen)
+{
+	(void)why, (void)wlen;
+	return parse_rate(v, 1, &((struct recommend_args *)ctx)->creates_ps);
+}
+
+static int set_switches_ps(void *ctx, const char *v, char *why, size_t wlen)
+{
+	(void)why, (void)wlen;
+	return parse_rate(v, 0, &((struct recommend_args *)ctx)->switches_ps);
+}
+
 /* The options of `threadwatch recommend`; the parser and the usage text. */
 static const struct opt recommend_opts[] = {
     {"input", 0, "FILE|-",
@@ -88,6 +115,11 @@ static const struct opt recommend_opts[] = {
     {"stack-size", 0, "SIZE", "stack bytes per thread, such as 8M or 256K, up to 1T (default 8M)",
      set_stack_size, 0},
     {"switches", 0, "N", "context switches per thread, or \"unknown\" (the default)", set_switches,
+     0},
+    {"creates-per-second", 0, "N",
+     "thread churn: threads the workload creates per second (default none)", set_creates_ps, 0},
+    {"switches-per-second", 0, "N",
+     "with --creates-per-second: the workload's context switches per second", set_switches_ps,
      0},
     {"quick", 0, NULL, "without --input: run the probes' short versions", NULL,
      offsetof(struct recommend_args, quick)},
@@ -156,7 +188,8 @@ static json_t *inputs_read(const char *path)
 	return doc;
 }
 
-/* Applies --threads, --stack-size and --switches to inputs.workload. */
+/* Applies --threads, --stack-size, --switches and the churn rates to
+ * inputs.workload. */
 static void workload_override(json_t *inputs, const struct recommend_args *a)
 {
 	json_t *w = json_object_get(inputs, "workload");
@@ -177,6 +210,10 @@ static void workload_override(json_t *inputs, const struct recommend_args *a)
 		json_object_set_new(w, "switches_per_thread", json_null());
 	else if (!isnan(a->switches))
 		json_object_set_new(w, "switches_per_thread", json_real(a->switches));
+	if (!isnan(a->creates_ps))
+		json_object_set_new(w, "creates_per_second", json_real(a->creates_ps));
+	if (!isnan(a->switches_ps))
+		json_object_set_new(w, "switches_per_second", json_real(a->switches_ps));
 }
 
 static int print_result(json_t *inputs, json_t *result, int as_json)
@@ -198,7 +235,8 @@ static int print_result(json_t *inputs, json_t *result, int as_json)
 
 int cli_recommend(int argc, char **argv)
 {
-	struct recommend_args a = {.threads = NAN, .stack_bytes = NAN, .switches = NAN};
+	struct recommend_args a = {.threads = NAN, .stack_bytes = NAN, .switches = NAN,
+	                           .creates_ps = NAN, .switches_ps = NAN};
 	json_t *inputs, *result;
 	char err[256];
 	int rc;

@@ -27,15 +27,9 @@ struct rec_num {
 	int set;
 };
 
-/* A curve's points usable on log-log axes (x > 0, y > 0). */
-struct rec_curve {
-	size_t points; /* points given */
-	size_t n;      /* usable points */
-	double *x, *y;
-};
-
 struct rec_in {
 	struct rec_num threads, stack_bytes, spt;
+	struct rec_num cps, sps; /* churn: creates and switches per second */
 	int have_ctxsw;
 	struct rec_num low_ns, high_ns, ratio;
 	int have_ci, have_ci90;
@@ -44,8 +38,8 @@ struct rec_in {
 	struct rec_num margin, sel_ratio;
 	int have_sel_ci, have_aa_ci;
 	double sel_lo, sel_hi, aa_lo, aa_hi;
-	struct rec_num window;
-	struct rec_curve fail, retry, plain, low_create, high_create;
+	struct rec_num window, window_vmas, outside_vmas;
+	struct rec_curve fill, fail, retry, plain, low_create, high_create;
 	struct rec_num family, model;
 	/* probes whose last run failed or that are disabled */
 	struct rec_failed failed;
@@ -72,12 +66,16 @@ static const struct rec_field {
     {"workload", "threads", F_WHOLE, REC_MAX_THREADS, offsetof(struct rec_in, threads)},
     {"workload", "stack_bytes", F_POSITIVE, 0, offsetof(struct rec_in, stack_bytes)},
     {"workload", "switches_per_thread", F_NULL, 0, offsetof(struct rec_in, spt)},
+    {"workload", "creates_per_second", F_NULL | F_POSITIVE, 0, offsetof(struct rec_in, cps)},
+    {"workload", "switches_per_second", F_NULL, 0, offsetof(struct rec_in, sps)},
     {"ctxsw", "low_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, low_ns)},
     {"ctxsw", "high_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, high_ns)},
     {"ctxsw", "ratio", 0, 0, offsetof(struct rec_in, ratio)},
     {"ctxsw", "equivalence_margin", F_POSITIVE, 0, offsetof(struct rec_in, margin)},
     {"ctxsw", "selector_ratio", F_POSITIVE, 0, offsetof(struct rec_in, sel_ratio)},
     {"map32", "window_bytes", 0, REC_MAX_WINDOW, offsetof(struct rec_in, window)},
+    {"map32", "window_vmas", 0, 0, offsetof(struct rec_in, window_vmas)},
+    {"map32", "outside_vmas", 0, 0, offsetof(struct rec_in, outside_vmas)},
     {"cpu", "family", F_NULL, 0, offsetof(struct rec_in, family)},
     {"cpu", "model", F_NULL, 0, offsetof(struct rec_in, model)},
 };
@@ -87,6 +85,7 @@ static const struct rec_curve_field {
 	const char *key;
 	size_t offset;
 } rec_curves[] = {
+    {"map32", "fill_ns", offsetof(struct rec_in, fill)},
     {"map32", "fail_ns", offsetof(struct rec_in, fail)},
     {"map32", "retry_ns", offsetof(struct rec_in, retry)},
     {"map32", "plain_ns", offsetof(struct rec_in, plain)},
@@ -289,6 +288,11 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 	}
 	if (section_get(inputs, "workload", &sect, err, errlen) < 0)
 		return -EINVAL;
+	if (in->sps.set && !in->cps.set)
+		return errbuf_set(err, errlen, -EINVAL,
+		                  "workload.switches_per_second: needs workload.creates_per_second "
+		                  "(a rate of switches against a one-off create cost has no "
+		                  "break-even)");
 	if (section_get(inputs, "cpu", &sect, err, errlen) < 0 ||
 	    (sect && cpu_parse(sect, in, err, errlen) < 0))
 		return -EINVAL;
@@ -307,60 +311,6 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 
 /* --- the model ---------------------------------------------------------- */
 
-/* The curve at x on log-log axes: y = y0 * (x / x0)^k on the segment
- * holding x (the first or last one beyond the ends), k its slope
- * ln(y1 / y0) / ln(x1 / x0); a single point is flat. */
-static double curve_eval(const struct rec_curve *c, double x, int *extrapolated)
-{
-	size_t i = 0, lo, hi;
-	double k;
-
-	*extrapolated = x < c->x[0] || x > c->x[c->n - 1];
-	if (c->n == 1 || x <= 0)
-		return c->y[0];
-	if (x >= c->x[c->n - 1]) {
-		i = c->n - 2;
-	} else if (x > c->x[0]) {
-		for (lo = 0, hi = c->n - 1; hi - lo > 1;) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (c->x[mid] <= x)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		i = lo;
-	}
-	if (x == c->x[i + 1])
-		return c->y[i + 1];
-	k = log(c->y[i + 1] / c->y[i]) / log(c->x[i + 1] / c->x[i]);
-	return c->y[i] * pow(x / c->x[i], k);
-}
-
-/* A map32 curve at x (a VMA count): inside its range as curve_eval();
- * beyond its last point a straight line through that point with the
- * least-squares slope of all points (never below 0), since the walks of
- * the old kernels cost a + b n; below its first point, the first point. */
-static double curve_eval_walk(const struct rec_curve *c, double x, int *extrapolated)
-{
-	double mx = 0, my = 0, sxx = 0, sxy = 0, b;
-	size_t last = c->n - 1;
-
-	if (c->n == 1 || x <= c->x[last])
-		return curve_eval(c, x, extrapolated);
-	*extrapolated = 1;
-	for (size_t i = 0; i < c->n; i++) {
-		mx += c->x[i] / (double)c->n;
-		my += c->y[i] / (double)c->n;
-	}
-	for (size_t i = 0; i < c->n; i++) {
-		sxx += (c->x[i] - mx) * (c->x[i] - mx);
-		sxy += (c->x[i] - mx) * (c->y[i] - my);
-	}
-	b = sxx > 0 && sxy > 0 ? sxy / sxx : 0;
-	return c->y[last] + b * (x - c->x[last]);
-}
-
 /* The rule that decided, in the order they are tried. */
 enum rec_rule {
 	RULE_NO_CTXSW,       /* no switch figures: high, confidence none */
@@ -376,8 +326,9 @@ enum rec_rule {
 struct rec_model {
 	const struct rec_in *in;
 	enum rec_rule rule;
-	double n, stack, spt;
+	double n, stack, spt; /* spt: switches per thread life, given or sps / cps */
 	int spt_known;
+	double cps, sps; /* churn: creates and switches per second (NAN: none) */
 	double low_ns, high_ns, ratio, ci_lo, ci_hi;
 	int have_ci, significant;
 	double margin;  /* equivalence margin m */
@@ -390,11 +341,16 @@ struct rec_model {
 	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
 	int window_assumed;
 	double missing; /* threads beyond the window */
-	/* The extra cost of one create that misses the window. */
+	struct rec_create cm; /* what the create costs are computed from */
+	/* E: the extra cost of the marginal create, with e_at threads alive
+	 * (the workload's count, or C when all fit: the first miss). */
 	const char *e_source; /* "map32", "threads" or NULL (unknown) */
-	double e, e_at, e_vmas, e_low, e_high;
-	double e_fail, e_fail_vmas, e_retry, e_plain; /* the map32 terms */
-	int e_extrapolated;
+	double e_at;
+	struct rec_create_term et; /* E (extra) and its terms */
+	/* The sum over the workload's creates: below C (the ramp) and from C. */
+	double ramp_total, beyond_total, extra_mean;
+	int x_extrapolated; /* a term of the sum was read beyond a curve's end */
+	double cost_rate, benefit_rate, be_rate; /* with churn, per second */
 	/* The threads probe's own extra cost at the workload's count, when it
 	 * measured that far (a cross-check of the map32 terms). */
 	double e_measured;
@@ -405,63 +361,6 @@ struct rec_model {
 	const char *confidence;
 };
 
-/* A map32 term: the curve at x, or 0 when the curve is absent. */
-static double walk_term(const struct rec_curve *c, double x, int *extrapolated)
-{
-	int x1 = 0;
-	double y;
-
-	if (!c->n)
-		return 0;
-	y = curve_eval_walk(c, x, &x1);
-	*extrapolated |= x1;
-	return y;
-}
-
-/* The extra cost E of a create that misses the window at `n` live threads.
- * From map32 (the old kernels' two walks): the failing MAP_32BIT call with
- * the window full of 2 C VMAs, plus the retry among the 2 n VMAs of n
- * threads, less the plain mmap a high stack costs there. Otherwise from the
- * threads probe: low less high create cost at n. */
-static int extra_cost(const struct rec_model *m, double n, double *e, struct rec_model *detail)
-{
-	const struct rec_in *in = m->in;
-	int x1 = 0, x2 = 0;
-	double lo, hi;
-
-	if (in->fail.n || in->retry.n) {
-		double fv = REC_VMAS_PER_THREAD * m->cap, rv = REC_VMAS_PER_THREAD * n;
-		double f = walk_term(&in->fail, fv, &x1), r = walk_term(&in->retry, rv, &x1);
-		double p = walk_term(&in->plain, rv, &x1);
-
-		*e = f + r - p > 0 ? f + r - p : 0;
-		if (detail) {
-			detail->e_source = "map32";
-			detail->e_fail = in->fail.n ? f : NAN;
-			detail->e_fail_vmas = fv;
-			detail->e_retry = in->retry.n ? r : NAN;
-			detail->e_plain = in->plain.n ? p : NAN;
-			detail->e_vmas = rv;
-			detail->e_extrapolated = x1;
-		}
-		return isnan(*e) ? -1 : 0;
-	}
-	if (!in->low_create.n || !in->high_create.n)
-		return -1;
-	lo = curve_eval(&in->low_create, n, &x1);
-	hi = curve_eval(&in->high_create, n, &x2);
-	if (isnan(lo - hi))
-		return -1;
-	*e = lo > hi ? lo - hi : 0;
-	if (detail) {
-		detail->e_source = "threads";
-		detail->e_low = lo;
-		detail->e_high = hi;
-		detail->e_extrapolated = x1 || x2;
-	}
-	return 0;
-}
-
 /* low - high create cost at n from the threads curves, when both reach n
  * (NAN otherwise). */
 static double extra_measured(const struct rec_in *in, double n)
@@ -471,8 +370,8 @@ static double extra_measured(const struct rec_in *in, double n)
 
 	if (!in->low_create.n || !in->high_create.n)
 		return NAN;
-	lo = curve_eval(&in->low_create, n, &x1);
-	hi = curve_eval(&in->high_create, n, &x2);
+	lo = rec_curve_eval(&in->low_create, n, &x1);
+	hi = rec_curve_eval(&in->high_create, n, &x2);
 	if (x1 || x2 || isnan(lo - hi))
 		return NAN;
 	return lo > hi ? lo - hi : 0;
@@ -485,18 +384,30 @@ static double safe_div(double a, double b)
 	return a > 0 ? INFINITY : 0;
 }
 
-/* Whether low stacks win at `n` threads, the other inputs unchanged. */
+/* The extra cost of the creates k = 0 .. n - 1 (NAN when unknown). */
+static double extra_sum(const struct rec_model *m, double n, int *extrapolated)
+{
+	double x;
+
+	return rec_create_sum(&m->cm, 0, n, &x, extrapolated) < 0 ? NAN : x;
+}
+
+/* Whether low stacks win at `n` threads, the other inputs unchanged: the
+ * min(n, C) low-stack threads' switches repay what the n creates cost
+ * more; every thread fitting at no extra cost is a win outright. */
 static int low_wins(const struct rec_model *m, double n)
 {
-	double e;
+	int ex = 0;
+	double x;
 
 	if (!m->significant || m->cap < 1 || n < 1)
 		return 0;
-	if (n <= m->cap)
+	x = extra_sum(m, n, &ex);
+	if (n <= m->cap && !(x > 0))
 		return 1;
-	if (!m->spt_known || extra_cost(m, n, &e, NULL) < 0)
+	if (isnan(x) || !m->spt_known)
 		return 0;
-	return m->cap * m->spt * m->s > (n - m->cap) * e;
+	return fmin(n, m->cap) * m->spt * m->s > x;
 }
 
 /* The nearest thread count on the other side of the verdict, by bisection
@@ -516,8 +427,11 @@ static double flip_threads(const struct rec_model *m)
 	} else if (m->n < 1) {
 		return 1;
 	} else {
-		lo = m->cap;
+		/* the ramp can make even a full window a loss */
+		lo = low_wins(m, m->cap) ? m->cap : 1;
 		hi = m->n;
+		if (!low_wins(m, lo))
+			return NAN;
 	}
 	while (hi - lo > 1) {
 		mid = floor(lo + (hi - lo) / 2);
@@ -540,6 +454,15 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 	m->stack = in->stack_bytes.set ? in->stack_bytes.v : w.stack_bytes;
 	m->spt_known = in->spt.set;
 	m->spt = in->spt.set ? in->spt.v : NAN;
+	m->cps = in->cps.set ? in->cps.v : NAN;
+	m->sps = in->sps.set ? in->sps.v : NAN;
+	if (in->cps.set && in->sps.set) {
+		/* churn: per second, creates_per_second x X / n against
+		 * switches_per_second x min(n, C) / n x s; divided through by
+		 * creates_per_second / n, the switches of one thread's life */
+		m->spt = m->sps / m->cps;
+		m->spt_known = 1;
+	}
 	if (in->have_ctxsw) {
 		m->low_ns = in->low_ns.v;
 		m->high_ns = in->high_ns.v;
@@ -566,16 +489,69 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 	m->window = in->window.set ? in->window.v : REC_DEFAULT_WINDOW;
 	m->extra_total = m->benefit_total = NAN;
 	m->be = m->be_lo = m->be_hi = NAN;
-	m->e = m->e_at = m->e_vmas = m->e_low = m->e_high = NAN;
-	m->e_fail = m->e_fail_vmas = m->e_retry = m->e_plain = m->e_measured = NAN;
+	m->e_at = m->e_measured = NAN;
+	rec_create_term_unknown(&m->et);
+	m->ramp_total = m->beyond_total = m->extra_mean = NAN;
+	m->cost_rate = m->benefit_rate = m->be_rate = NAN;
 	m->flip_threads = m->flip_spt = NAN;
+}
+
+/* The create-cost model's inputs: map32's window VMAs default to 2 C (its
+ * stacks the workload's size), the VMAs outside the window to 0. */
+static void model_create(struct rec_model *m)
+{
+	const struct rec_in *in = m->in;
+
+	m->cm = (struct rec_create){
+	    .fill = &in->fill, .fail = &in->fail, .retry = &in->retry, .plain = &in->plain,
+	    .low = &in->low_create, .high = &in->high_create, .cap = m->cap,
+	    .window = in->window_vmas.set ? in->window_vmas.v : REC_VMAS_PER_THREAD * m->cap,
+	    .others = in->outside_vmas.set ? in->outside_vmas.v : 0};
+}
+
+/* E, the marginal create at e_at threads, with its terms. */
+static void model_marginal(struct rec_model *m)
+{
+	m->e_at = m->n > m->cap ? m->n : m->cap;
+	m->e_source = rec_create_source(&m->cm);
+	if (rec_create_at(&m->cm, m->e_at, &m->et) < 0)
+		return;
+	if (!strcmp(m->e_source, "map32"))
+		m->e_measured = extra_measured(m->in, m->e_at);
+}
+
+/* X, the sum over the n creates, its mean, and the break-even. */
+static void model_total(struct rec_model *m)
+{
+	double low_threads = fmin(m->n, m->cap);
+
+	if (!m->e_source)
+		return;
+	rec_create_sum(&m->cm, 0, low_threads, &m->ramp_total, &m->x_extrapolated);
+	rec_create_sum(&m->cm, m->cap, m->n, &m->beyond_total, &m->x_extrapolated);
+	m->extra_total = m->ramp_total + m->beyond_total;
+	m->extra_mean = m->n >= 1 ? m->extra_total / m->n : NAN;
+	if (!(m->missing > 0 || m->extra_total > 0) || m->cap < 1 || !(m->s > 0))
+		return;
+	m->be = safe_div(m->extra_total, low_threads * m->s);
+	m->be_lo = safe_div(m->extra_total, low_threads * m->s_hi);
+	m->be_hi = safe_div(m->extra_total, low_threads * m->s_lo);
+}
+
+/* With churn, the same comparison per second. */
+static void model_churn(struct rec_model *m)
+{
+	if (isnan(m->cps) || m->n < 1)
+		return;
+	m->cost_rate = m->cps * m->extra_mean;
+	if (m->spt_known)
+		m->benefit_rate = m->cps * m->spt * fmin(m->n, m->cap) / m->n * m->s;
+	m->be_rate = m->cps * m->be;
 }
 
 /* Everything but the verdict: saving, capacity, extra cost, break-even. */
 static void model_figures(struct rec_model *m)
 {
-	double e;
-
 	/* From the ratio like its CI, so the point lies inside it; it is
 	 * high_ns - low_ns when the ratio is low_ns / high_ns. */
 	m->s = m->high_ns * (1 - m->ratio);
@@ -587,25 +563,12 @@ static void model_figures(struct rec_model *m)
 	m->slot = m->stack + REC_GUARD_BYTES;
 	m->cap = floor(m->window / m->slot);
 	m->missing = m->n > m->cap ? m->n - m->cap : 0;
-	/* E at the workload's thread count, or at the first thread that
-	 * would miss when all fit. */
-	m->e_at = m->n > m->cap ? m->n : m->cap + 1;
-	if (extra_cost(m, m->e_at, &e, m) == 0)
-		m->e = e;
-	else
-		m->e_source = NULL;
-	if (m->e_source && !strcmp(m->e_source, "map32"))
-		m->e_measured = extra_measured(m->in, m->e_at);
-	if (m->missing > 0 && m->e_source) {
-		m->extra_total = m->missing * m->e;
-		if (m->cap >= 1 && m->s > 0) {
-			m->be = safe_div(m->extra_total, m->cap * m->s);
-			m->be_lo = safe_div(m->extra_total, m->cap * m->s_hi);
-			m->be_hi = safe_div(m->extra_total, m->cap * m->s_lo);
-		}
-	}
+	model_create(m);
+	model_marginal(m);
+	model_total(m);
 	if (m->spt_known && m->cap >= 1)
-		m->benefit_total = (m->n < m->cap ? m->n : m->cap) * m->spt * m->s;
+		m->benefit_total = fmin(m->n, m->cap) * m->spt * m->s;
+	model_churn(m);
 }
 
 /* The rules, in order; each sets the verdict and its confidence. A
@@ -613,7 +576,7 @@ static void model_figures(struct rec_model *m)
  * was assumed, or the extra cost was extrapolated beyond the measurements. */
 static void model_verdict(struct rec_model *m)
 {
-	int solid = m->have_ci && !m->window_assumed && !m->e_extrapolated;
+	int solid = m->have_ci && !m->window_assumed && !m->x_extrapolated;
 
 	m->verdict_low = low_wins(m, m->n);
 	m->confidence = "weak";
@@ -629,12 +592,12 @@ static void model_verdict(struct rec_model *m)
 		m->rule = RULE_NO_BENEFIT;
 		if (m->have_ci && m->ci_lo >= REC_STRONG_RATIO)
 			m->confidence = "strong";
-	} else if (m->n <= m->cap) {
+	} else if (m->n <= m->cap && !(m->extra_total > 0)) {
 		m->rule = RULE_FITS;
 		if (m->have_ci && !m->window_assumed && m->ratio <= REC_STRONG_RATIO)
 			m->confidence = "strong";
 	} else if (!m->e_source) {
-		m->rule = RULE_COST_UNKNOWN;
+		m->rule = RULE_COST_UNKNOWN; /* only past C: below it, fits */
 	} else if (!m->spt_known) {
 		m->rule = RULE_SWITCH_UNKNOWN;
 	} else {
@@ -645,7 +608,7 @@ static void model_verdict(struct rec_model *m)
 	if (m->aa_biased && !strcmp(m->confidence, "strong"))
 		m->confidence = "weak";
 	m->flip_threads = flip_threads(m);
-	if (m->significant && m->missing > 0 && !isnan(m->be))
+	if (m->significant && !isnan(m->be))
 		m->flip_spt = m->be;
 }
 
@@ -894,13 +857,16 @@ static void reason_extra_map32(const struct rec_model *m, json_t *r, const char 
 	add_reason(r,
 	           "%s an extra %s ns%s, as the kernels before 3.8 charged it: the failing "
 	           "MAP_32BIT mmap walks the %s VMAs of the full window (2 × %s stacks), %s ns%s; "
-	           "then the plain retry walks the %s VMAs of %s threads (%.0f each), %s ns%s; "
-	           "less the plain mmap a high stack costs there, %s ns%s.%s",
-	           lead, NUM(m->e), DURP(m->e), NUM(m->e_fail_vmas), NUM(m->cap), NUM(m->e_fail),
-	           SRC(&in->fail, "fail_ns"), NUM(m->e_vmas), NUM(m->e_at), REC_VMAS_PER_THREAD,
-	           NUM(m->e_retry), SRC(&in->retry, "retry_ns"), NUM(m->e_plain),
+	           "then the plain retry walks down from mmap_base past the %s VMAs outside the "
+	           "window and the 2 × %s stacks that missed before it, %s ns (read at %s VMAs, "
+	           "with the %s in map32's window, which it never reaches)%s; less the plain "
+	           "mmap a high stack costs among %s VMAs, %s ns%s.%s",
+	           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->et.fail_vmas), NUM(m->cap), NUM(m->et.fail),
+	           SRC(&in->fail, "fail_ns"), NUM(m->cm.others), NUM(m->e_at - m->cap),
+	           NUM(m->et.retry), NUM(m->et.retry_vmas), NUM(m->cm.window), SRC(&in->retry, "retry_ns"),
+	           NUM(REC_VMAS_PER_THREAD * m->e_at + m->cm.others), NUM(m->et.plain),
 	           SRC(&in->plain, "plain_ns"),
-	           m->e_extrapolated ? " Beyond a curve's last point it is extrapolated linearly "
+	           m->et.extrapolated ? " Beyond a curve's last point it is extrapolated linearly "
 	                               "(through that point, with the least-squares slope of "
 	                               "the curve)."
 	                             : "");
@@ -909,7 +875,7 @@ static void reason_extra_map32(const struct rec_model *m, json_t *r, const char 
 		    r,
 		    "Cross-check: the threads probe measured a low-policy create at %s threads "
 		    "%s ns dearer than a high-policy one; E is %.2f times that.",
-		    NUM(m->e_at), NUM(m->e_measured), m->e / m->e_measured);
+		    NUM(m->e_at), NUM(m->e_measured), m->et.extra / m->e_measured);
 }
 
 static void reason_extra(const struct rec_model *m, json_t *r)
@@ -935,28 +901,69 @@ static void reason_extra(const struct rec_model *m, json_t *r)
 		           "%s an extra %s ns%s: at %s live threads a low-policy create takes "
 		           "%s ns and a high-policy one %s ns, %s on log-log axes from "
 		           "threads.low_create_ns (%s to %s threads) and threads.high_create_ns.",
-		           lead, NUM(m->e), DURP(m->e), NUM(m->e_at), NUM(m->e_low), NUM(m->e_high),
-		           interp_word(&in->low_create, m->e_extrapolated),
+		           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->e_at), NUM(m->et.low), NUM(m->et.high),
+		           interp_word(&in->low_create, m->et.extrapolated),
 		           NUM(in->low_create.x[0]), NUM(in->low_create.x[in->low_create.n - 1]));
+}
+
+/* The sum over the workload's creates: the ramp below C and the rest. */
+static void reason_total(const struct rec_model *m, json_t *r)
+{
+	int map32 = m->e_source && !strcmp(m->e_source, "map32");
+
+	if (!m->e_source || m->n < 1 || m->cap < 1)
+		return;
+	add_reason(
+	    r,
+	    "In all, creating the %s threads with low stacks costs %s ns%s more than with high "
+	    "ones, %s ns per create on average: %s ns for the %s creates below the window's "
+	    "capacity (%s) and %s ns for the %s from it on (each the failing walk plus the retry), "
+	    "each create's extra counted as at least 0.",
+	    NUM(m->n), NUM(m->extra_total), DURP(m->extra_total), NUM(m->extra_mean),
+	    NUM(m->ramp_total), NUM(fmin(m->n, m->cap)),
+	    !map32              ? "low less high create cost at each count of live threads"
+	    : m->in->fill.n     ? "create k walks the 2 k window VMAs below its hole, map32.fill_ns, "
+	                          "less a plain mmap"
+	                        : "map32.fill_ns not measured: counted as 0",
+	    NUM(m->beyond_total), NUM(m->missing));
+}
+
+/* With churn: the same comparison per second. */
+static void reason_churn(const struct rec_model *m, json_t *r)
+{
+	if (isnan(m->cps) || isnan(m->cost_rate))
+		return;
+	add_reason(r,
+	           "Churn: at %s creates per second each create costs %s ns more on average, "
+	           "so low stacks cost %s ns per second (in steady state a new thread finds a "
+	           "window slot only when a low-stack thread left one, so %s of %s creates miss "
+	           "it, as in the sum above); they save %s ns per second, and pay above %s "
+	           "switches per second.",
+	           NUM(m->cps), NUM(m->extra_mean), NUM(m->cost_rate), NUM(m->missing), NUM(m->n),
+	           NUM(m->benefit_rate), NUM(m->be_rate));
 }
 
 static void reason_break_even(const struct rec_model *m, json_t *r)
 {
+	double low = fmin(m->n, m->cap);
+
+	reason_total(m, r);
+	reason_churn(m, r);
 	if (!m->significant || isnan(m->be))
 		return;
 	add_reason(r,
-	           "Break-even: the %s threads that miss the window pay %s × %s ns = %s ns%s in "
-	           "all, so each of the %s low-stack threads must make more than %s / (%s × %s ns) "
-	           "= %s context switches to repay it (%s to %s with the saving's CI).",
-	           NUM(m->missing), NUM(m->missing), NUM(m->e), NUM(m->extra_total),
-	           DURP(m->extra_total), NUM(m->cap), NUM(m->extra_total), NUM(m->cap), NUM(m->s),
-	           NUM(m->be), NUM(m->be_lo), NUM(m->be_hi));
+	           "Break-even: the creates cost %s ns%s more in all, so each of the %s "
+	           "low-stack threads must make more than %s / (%s × %s ns) = %s context "
+	           "switches to repay it (%s to %s with the saving's CI).",
+	           NUM(m->extra_total), DURP(m->extra_total), NUM(low), NUM(m->extra_total),
+	           NUM(low), NUM(m->s), NUM(m->be), NUM(m->be_lo), NUM(m->be_hi));
 	if (m->spt_known)
 		add_reason(
 		    r,
-		    "The workload expects %s switches per thread: the low-stack threads save "
-		    "%s × %s × %s ns = %s ns%s, %s the %s ns the others pay.",
-		    NUM(m->spt), NUM(m->cap), NUM(m->spt), NUM(m->s), NUM(m->benefit_total),
+		    "The workload expects %s switches per thread%s: the low-stack threads save "
+		    "%s × %s × %s ns = %s ns%s, %s the %s ns the creates cost.",
+		    NUM(m->spt), isnan(m->sps) ? "" : " (switches per second / creates per second)",
+		    NUM(low), NUM(m->spt), NUM(m->s), NUM(m->benefit_total),
 		    DURP(m->benefit_total),
 		    m->benefit_total > m->extra_total ? "more than" : "not more than",
 		    NUM(m->extra_total));
@@ -987,7 +994,7 @@ static void reason_sensitivity(const struct rec_model *m, json_t *r)
 	if (!isnan(m->flip_spt))
 		snprintf(sw, sizeof(sw), "it is low only above %s switches per thread",
 		         NUM(m->flip_spt));
-	else if (m->significant && m->cap >= 1 && m->n <= m->cap)
+	else if (m->significant && m->cap >= 1 && m->rule == RULE_FITS)
 		snprintf(sw, sizeof(sw),
 		         "switches per thread do not matter while every thread fits");
 	else
@@ -1002,7 +1009,8 @@ static const char *weak_caps(const struct rec_model *m, char *buf, size_t len)
 
 	snprintf(buf, len, "%s%s%s%s", weak && !m->have_ci ? "; no CI was given for the ratio" : "",
 	         weak && m->window_assumed ? "; the window was assumed, not measured" : "",
-	         weak && m->e_extrapolated && m->missing > 0 ? "; the extra cost was extrapolated"
+	         weak && m->x_extrapolated && m->rule >= RULE_COST_UNKNOWN
+	             ? "; the extra cost was extrapolated"
 	                                                     : "",
 	         weak && m->aa_biased ? "; the A/A CI excludes 1.0 (a possible bias)" : "");
 	return buf;
@@ -1063,16 +1071,19 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 		break;
 	case RULE_SWITCH_UNKNOWN:
 		add_reason(r,
-		           "Rule: the workload outgrows the window and its switches per thread are "
-		           "unknown, so the verdict is high (weak); low pays only above %s "
-		           "switches per low-stack thread.",
+		           "Rule: %s and its switches per thread are unknown, so the verdict is high "
+		           "(weak); low pays only above %s switches per low-stack thread.",
+		           m->missing > 0 ? "the workload outgrows the window"
+		                          : "the low-stack creates cost extra",
 		           NUM(m->be));
 		break;
 	case RULE_BREAK_EVEN:
 		add_reason(r,
-		           "Rule: the workload outgrows the window, so the break-even decides: %s "
+		           "Rule: %s, so the break-even decides: %s "
 		           "switches per thread is %s %s, so %s; %s because it lies %s the "
 		           "break-even's CI (%s to %s)%s.",
+		           m->missing > 0 ? "the workload outgrows the window"
+		                          : "the low-stack creates cost extra",
 		           NUM(m->spt), m->verdict_low ? "above" : "not above", NUM(m->be),
 		           m->verdict_low ? "low" : "high", m->confidence,
 		           m->spt >= m->be_lo && m->spt <= m->be_hi ? "inside" : "outside",
@@ -1190,17 +1201,20 @@ static char *sentence(const struct rec_model *m)
 	case RULE_SWITCH_UNKNOWN:
 		xasprintf(&s,
 		          "Keep high stacks unless each thread makes more than %s context "
-		          "switches: only %s of %s threads fit in the window and each of the "
-		          "others pays %s more to create.",
-		          NUM(m->be), NUM(m->cap), NUM(m->n), DUR(m->e));
+		          "switches: %s of %s threads fit in the window, and creating them all "
+		          "with low stacks costs %s more (%s per create on average).",
+		          NUM(m->be), NUM(fmin(m->cap, m->n)), NUM(m->n), DUR(m->extra_total),
+		          DUR(m->extra_mean));
 		break;
 	case RULE_BREAK_EVEN:
 		xasprintf(&s,
 		          "%s stacks: at %s switches per thread the %s threads that fit in the "
-		          "window save %s, %s the %s the other %s threads lose in pthread_create.",
-		          m->verdict_low ? "Use low" : "Keep high", NUM(m->spt), NUM(m->cap),
-		          DUR(m->benefit_total), m->verdict_low ? "more than" : "not more than",
-		          DUR(m->extra_total), NUM(m->missing));
+		          "window save %s, %s the %s that creating all %s with low stacks costs "
+		          "more in pthread_create.",
+		          m->verdict_low ? "Use low" : "Keep high", NUM(m->spt),
+		          NUM(fmin(m->cap, m->n)), DUR(m->benefit_total),
+		          m->verdict_low ? "more than" : "not more than", DUR(m->extra_total),
+		          NUM(m->n));
 		break;
 	}
 	if (m->window_assumed && m->rule != RULE_NO_CTXSW && m->rule != RULE_NO_THREADS) {
@@ -1238,26 +1252,56 @@ static json_t *figures(const struct rec_model *m)
 	    "window_assumed", m->window_assumed, "window_bytes", rec_jnum(m->window), "stack_bytes",
 	    rec_jnum(m->stack), "slot_bytes", rec_jnum(m->slot), "window_stacks", rec_jnum(m->cap),
 	    "threads", rec_jnum(m->n), "threads_missing", rec_jnum(m->missing), "extra_create_ns",
-	    rec_jnum(m->e), "extra_create_at_threads", rec_jnum(m->e_source ? m->e_at : NAN),
-	    "extra_create_source", m->e_source, "extra_create_vmas", rec_jnum(m->e_vmas),
+	    rec_jnum(m->et.extra), "extra_create_at_threads", rec_jnum(m->e_source ? m->e_at : NAN),
+	    "extra_create_source", m->e_source, "extra_create_vmas", rec_jnum(m->et.retry_vmas),
 	    "extra_create_extrapolated",
-	    m->e_source ? json_boolean(m->e_extrapolated) : json_null(), "extra_total_ns",
+	    m->e_source ? json_boolean(m->et.extrapolated) : json_null(), "extra_total_ns",
 	    rec_jnum(m->extra_total), "switches_per_thread", rec_jnum(m->spt), "benefit_total_ns",
 	    rec_jnum(m->benefit_total), "break_even_switches", rec_jnum(m->be),
 	    "break_even_switches_ci", jpair(m->be_lo, m->be_hi), "flip_threads",
 	    rec_jnum(m->flip_threads), "flip_switches_per_thread", rec_jnum(m->flip_spt),
 	    "strong_ratio", rec_jnum(REC_STRONG_RATIO), "guard_bytes", rec_jnum(REC_GUARD_BYTES));
 	json_t *terms = json_pack(
-	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", rec_jnum(m->e_fail),
+	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", rec_jnum(m->et.fail),
 	    "extra_create_fail_vmas",
-	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->e_fail_vmas : NAN),
-	    "extra_create_retry_ns", rec_jnum(m->e_retry), "extra_create_plain_ns",
-	    rec_jnum(m->e_plain), "extra_create_measured_ns", rec_jnum(m->e_measured),
-	    "extra_create_vs_measured", rec_jnum(m->e_measured > 0 ? m->e / m->e_measured : NAN));
+	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->et.fail_vmas : NAN),
+	    "extra_create_retry_ns", rec_jnum(m->et.retry), "extra_create_plain_ns",
+	    rec_jnum(m->et.plain), "extra_create_measured_ns", rec_jnum(m->e_measured),
+	    "extra_create_vs_measured", rec_jnum(m->e_measured > 0 ? m->et.extra / m->e_measured : NAN));
 
 	json_object_update(f, terms);
 	json_decref(terms);
 	return f;
+}
+
+/* The creates' sum, its parts and the churn (issue 24), added to figures(). */
+static void figures_creates(const struct rec_model *m, json_t *f)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} keys[] = {
+	    {"extra_ramp_ns", offsetof(struct rec_model, ramp_total)},
+	    {"extra_beyond_ns", offsetof(struct rec_model, beyond_total)},
+	    {"extra_create_mean_ns", offsetof(struct rec_model, extra_mean)},
+	    {"creates_per_second", offsetof(struct rec_model, cps)},
+	    {"switches_per_second", offsetof(struct rec_model, sps)},
+	    {"extra_cost_per_second_ns", offsetof(struct rec_model, cost_rate)},
+	    {"benefit_per_second_ns", offsetof(struct rec_model, benefit_rate)},
+	    {"break_even_switches_per_second", offsetof(struct rec_model, be_rate)},
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		json_object_set_new(f, keys[i].key,
+		                    rec_jnum(*(const double *)((const char *)m + keys[i].offset)));
+	json_object_set_new(f, "extra_create_window_vmas",
+	                    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.window
+	                                                                          : NAN));
+	json_object_set_new(f, "extra_create_outside_vmas",
+	                    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.others
+	                                                                          : NAN));
+	json_object_set_new(f, "extra_total_extrapolated",
+	                    m->e_source ? json_boolean(m->x_extrapolated) : json_null());
 }
 
 /* The figures of issue 14, added to figures(). */
@@ -1298,6 +1342,7 @@ static json_t *result_build(const struct rec_model *m)
 		reason_rule(m, reasons);
 	fig = figures(m);
 	figures_mechanism(m, fig);
+	figures_creates(m, fig);
 	res = json_pack("{s:s s:s s:s s:s s:o s:o}", "verdict", m->verdict_low ? "low" : "high",
 	                "confidence", m->confidence, "rule", rec_rule_names[m->rule], "sentence",
 	                sent, "reasons", reasons, "figures", fig);
@@ -1332,4 +1377,6 @@ void rec_workload_default(struct rec_workload *w)
 	w->threads = 10000;
 	w->stack_bytes = 8388608;
 	w->switches_per_thread = -1;
+	w->creates_per_second = 0;
+	w->switches_per_second = -1;
 }

@@ -26,6 +26,9 @@ struct rec_workload {
 	double threads;             /* default 10000 */
 	double stack_bytes;         /* default 8388608 */
 	double switches_per_thread; /* default unknown (-1) */
+	/* thread churn: creates per second (<= 0: none, the default) and the
+	 * workload's context switches per second (< 0: unknown) */
+	double creates_per_second, switches_per_second;
 };
 void rec_workload_default(struct rec_workload *w);
 

@@ -149,6 +149,28 @@ static void inputs_ctxsw_mechanism(const json_t *doc, json_t *o)
 	set_ci95(o, doc, "aa_ratio");
 }
 
+/* map32.window_vmas, the VMAs in the window while the retry ladder ran,
+ * and map32.outside_vmas, those outside it at the ladder's first rung (the
+ * probe's libraries, heap, stack and vDSO, as a workload has them too):
+ * start_vmas - window_vmas. */
+static void inputs_map32_vmas(const json_t *doc, json_t *o)
+{
+	double w = doc_scalar(doc, "window_vmas"), start = doc_scalar(doc, "start_vmas");
+
+	set_num(o, "window_vmas", w);
+	if (start >= w)
+		set_num(o, "outside_vmas", start - w);
+}
+
+/* The workload's churn, when given. */
+static void inputs_churn(json_t *wl, const struct rec_workload *w)
+{
+	if (w->creates_per_second > 0)
+		set_num(wl, "creates_per_second", w->creates_per_second);
+	if (w->creates_per_second > 0 && w->switches_per_second >= 0)
+		set_num(wl, "switches_per_second", w->switches_per_second);
+}
+
 json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
                          const json_t *map32_doc, const json_t *threads_doc,
                          const struct rec_workload *w)
@@ -169,6 +191,7 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 	                              "switches_per_thread",
 	                              w->switches_per_thread >= 0 ? rec_jnum(w->switches_per_thread)
 	                                                          : json_null()));
+	inputs_churn(json_object_get(in, "workload"), w);
 	if (doc_ok(ctxsw_doc) && isfinite(doc_scalar(ctxsw_doc, "low_ns")) &&
 	    isfinite(doc_scalar(ctxsw_doc, "high_ns"))) {
 		o = json_object();
@@ -183,6 +206,9 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 	if (doc_ok(map32_doc)) {
 		o = json_object();
 		set_num(o, "window_bytes", doc_scalar(map32_doc, "window_bytes"));
+		inputs_map32_vmas(map32_doc, o);
+		if ((c = doc_curve(map32_doc, "fill_median_ns")))
+			json_object_set_new(o, "fill_ns", c);
 		if ((c = doc_curve(map32_doc, "fail_median_ns")))
 			json_object_set_new(o, "fail_ns", c);
 		if ((c = doc_curve(map32_doc, "retry_median_ns")))

@@ -73,10 +73,15 @@ ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
 jq -e '.recommendation.inputs.map32 as $m |
   ($m.fail_ns | length) >= 3 and ($m.retry_ns | length) >= 3 and ($m.plain_ns | length) >= 3 and
   $m.fail_ns[0][0] == .probes.map32.scalars.window_vmas.value and
-  $m.retry_ns[-1][0] == .probes.map32.scalars.retry_max_vmas.value and $m.window_bytes > 0' \
+  $m.retry_ns[-1][0] == .probes.map32.scalars.retry_max_vmas.value and $m.window_bytes > 0 and
+  $m.window_vmas == .probes.map32.scalars.window_vmas.value and
+  $m.outside_vmas == .probes.map32.scalars.start_vmas.value - .probes.map32.scalars.window_vmas.value and
+  ($m.fill_ns | length) >= 3' \
 	"$TW_TMP/m.json" >/dev/null || fail "map32 inputs: $(jq -c '.recommendation.inputs.map32' "$TW_TMP/m.json" | head -c 400)"
 jq -e '.recommendation.result.figures | .extra_create_source == "map32" and
-  .extra_create_fail_vmas == 2 * .window_stacks and .extra_create_vmas == 2 * .extra_create_at_threads and
+  .extra_create_fail_vmas == 2 * .window_stacks and
+  .extra_create_vmas == .extra_create_window_vmas + .extra_create_outside_vmas + 2 * (.extra_create_at_threads - .window_stacks) and
+  (.extra_total_ns - (.extra_ramp_ns + .extra_beyond_ns) | fabs) < 1e-3 * .extra_total_ns + 1e-6 and
   (.extra_create_ns | numbers) >= 0' "$TW_TMP/m.json" >/dev/null ||
 	fail "E: $(jq -c '.recommendation.result.figures' "$TW_TMP/m.json" | head -c 600)"
 "$TW" run --quick map32 >"$TW_TMP/m.txt" || fail "run --quick map32 exited $?"
