@@ -256,6 +256,15 @@ static const struct cfg_key keys[] = {
     {"workload_switches_per_thread", T_DOUBLE, -1, 1e12, "-1",
      "Recommendation input: context switches per thread over its life; -1: unknown.",
      OFF(workload_switches_per_thread), 0, NULL},
+    {"workload_creates_per_second", T_DOUBLE, 0, 1e9, "0",
+     "Recommendation input, thread churn: threads the workload creates per second while "
+     "workload_threads stay alive; each create beyond the window pays the extra cost again. "
+     "0: no churn, each thread created once.",
+     OFF(workload_creates_per_second), 0, NULL},
+    {"workload_switches_per_second", T_DOUBLE, -1, 1e15, "-1",
+     "Recommendation input, with workload_creates_per_second: context switches per second of "
+     "all the workload's threads together; -1: unknown.",
+     OFF(workload_switches_per_second), 0, NULL},
     {"detect_k", T_INT, 1, 64, "3",
      "Regression detection, fast path: a change that comes with a host fingerprint change "
      "(an upgrade) is reported once it held for this many runs since the change.",
@@ -1291,6 +1300,13 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 		    "%s: retention_samples_days: %d is less than retention_raw_days %d",
 		    origin_of(c, "retention_samples_days"), c->retention_samples_days,
 		    c->retention_raw_days);
+		return -EINVAL;
+	}
+	if (c->workload_switches_per_second >= 0 && c->workload_creates_per_second <= 0) {
+		say(err, errlen,
+		    "%s: workload_switches_per_second: needs workload_creates_per_second (a rate of "
+		    "switches is weighed against a rate of creates)",
+		    origin_of(c, "workload_switches_per_second"));
 		return -EINVAL;
 	}
 	config_detect(c, &dc);

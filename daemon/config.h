@@ -69,6 +69,7 @@ struct config {
 	int workload_threads;
 	uint64_t workload_stack_size;
 	double workload_switches_per_thread;
+	double workload_creates_per_second, workload_switches_per_second;
 	int detect_k; /* regression detection (lib/detect.h) */
 	int detect_k_sustained;
 	double detect_min_effect;

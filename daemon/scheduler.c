@@ -689,6 +689,8 @@ static void recommend(struct sched *s, const struct config *c)
 	w.threads = c->workload_threads;
 	w.stack_bytes = (double)c->workload_stack_size;
 	w.switches_per_thread = c->workload_switches_per_thread;
+	w.creates_per_second = c->workload_creates_per_second;
+	w.switches_per_second = c->workload_switches_per_second;
 	inputs =
 	    rec_inputs_build(s->fp, json_object_get(docs, "ctxsw"), json_object_get(docs, "map32"),
 	                     json_object_get(docs, "threads"), &w);

@@ -36,6 +36,8 @@ check_bad token 1 'must be 16 to 256 characters' 'token = short\n'
 check_bad splay 2 'splay: longer than interval' 'interval = 1h\nsplay = 2h\n'
 check_bad retention 1 'less than retention_raw_days' \
 	'retention_samples_days = 7\nretention_raw_days = 30\n'
+check_bad churn 1 'workload_switches_per_second: needs workload_creates_per_second' \
+	'workload_switches_per_second = 5000\n'
 check_bad tls 1 'tls_cert and tls_key must be given together' 'tls_cert = /etc/hostname\n'
 check_bad tokenfile 1 'cannot read' 'token_file = /nonexistent/token\n'
 

@@ -14,7 +14,8 @@ fake_probe "$TW_TMP/probes.d" slow ok 1.5
 PROM=$TW_TMP/textfile/threadwatch.prom
 mkdir -p "$TW_TMP/textfile"
 
-start_daemon d --probe-dir "$B/probes" --interval 1h --token "$TOKEN" --textfile-path "$PROM"
+start_daemon d --probe-dir "$B/probes" --interval 1h --token "$TOKEN" --textfile-path "$PROM" \
+	--workload-creates-per-second 50 --workload-switches-per-second 2e6
 wait_cycle 1 120
 [ "$(api /api/v1/status | jq -r .trigger_enabled)" = true ] || fail "trigger_enabled is not true"
 rec1=$(api /api/v1/recommendation | jq -r .id)
@@ -44,6 +45,13 @@ jq -e 'all(.status == "ok")' <<<"$runs" >/dev/null || fail "a real probe failed:
 rec2=$(api /api/v1/recommendation)
 [ "$(jq -r .id <<<"$rec2")" -gt "$rec1" ] || fail "no new recommendation after the cycle"
 ok "cycle $cycle: 4 ok runs; recommendation: $(jq -r .sentence <<<"$rec2")"
+# The workload keys reach the recommendation: churn of 50 creates/s with
+# 2e6 switches/s is 40,000 switches in a thread's life (issue 24).
+jq -e '.inputs.workload | .creates_per_second == 50 and .switches_per_second == 2000000' <<<"$rec2" >/dev/null ||
+	fail "workload churn keys not in the inputs: $(jq -c .inputs.workload <<<"$rec2")"
+jq -e '.figures.switches_per_thread == 40000' <<<"$rec2" >/dev/null ||
+	fail "churn's switches per thread life: $(jq -c '.figures | {switches_per_thread}' <<<"$rec2")"
+ok "workload churn: $(jq -c .inputs.workload <<<"$rec2")"
 
 # The textfile for node_exporter.
 [ -s "$PROM" ] || fail "no textfile at $PROM"
