@@ -870,12 +870,18 @@ static void reason_extra_map32(const struct rec_model *m, json_t *r, const char 
 	                               "(through that point, with the least-squares slope of "
 	                               "the curve)."
 	                             : "");
-	if (!isnan(m->e_measured))
+	if (m->e_measured > 0)
 		add_reason(
 		    r,
 		    "Cross-check: the threads probe measured a low-policy create at %s threads "
 		    "%s ns dearer than a high-policy one; E is %.2f times that.",
 		    NUM(m->e_at), NUM(m->e_measured), m->et.extra / m->e_measured);
+	else if (m->e_measured == 0)
+		/* No ratio to a cost that did not show: E over 0 is no figure. */
+		add_reason(r,
+		           "Cross-check: the threads probe measured a low-policy create at %s "
+		           "threads no dearer than a high-policy one, where E is %s ns.",
+		           NUM(m->e_at), NUM(m->et.extra));
 }
 
 static void reason_extra(const struct rec_model *m, json_t *r)

@@ -572,6 +572,20 @@ static void test_map32_terms(void **state)
 	CLOSE(fig(r, "extra_create_vs_measured"), 7500 / fig(r, "extra_create_measured_ns"));
 	assert_true(reason_has(r, "Cross-check"));
 	json_decref(r);
+	/* a threads probe that saw no extra cost: no ratio to 0 (it read "inf
+	 * times that"), the reason says the create was no dearer */
+	r = compute("{\"workload\":{\"threads\":30,\"stack_bytes\":%d},"
+	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
+	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1000],[20,2000]],"
+	            "\"retry_ns\":[[10,1000],[20,2000],[40,4000]],\"plain_ns\":[[10,500],[100,500]]},"
+	            "\"threads\":{\"low_create_ns\":[[1,1000],[64,1000]],"
+	            "\"high_create_ns\":[[1,1000],[64,1000]]}}",
+	            HAND_STACK);
+	CLOSE(fig(r, "extra_create_measured_ns"), 0);
+	assert_true(json_is_null(json_object_get(json_object_get(r, "figures"), "extra_create_vs_measured")));
+	assert_true(reason_has(r, "no dearer than a high-policy one, where E is 7,500 ns"));
+	assert_false(reason_has(r, "inf"));
+	json_decref(r);
 	/* without the retry curve its term is 0, and the reasons say so */
 	r = compute("{\"workload\":{\"threads\":30,\"stack_bytes\":%d},"
 	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
