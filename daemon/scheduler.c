@@ -1107,7 +1107,7 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 		           !strcmp(s->due_why, "fingerprint")
 		               ? ": the host changed since the last cycle"
 		               : "",
-		           s->next_due - mono_s());
+		           fmax(0, s->next_due - mono_s())); /* not "-0 s" with no splay */
 	s->next_fp_check = mono_s() + FP_CHECK_S;
 	s->alive_until = mono_s() + STEP_GRACE_S;
 	*out = s;
