@@ -666,12 +666,32 @@ static double feed_watchdog(struct daemon *d)
 	return d->next_ping - now;
 }
 
+/* SIGHUP also re-reads the certificate and key (their names are
+ * restart-only): new connections get the new pair on the same socket; a
+ * bad pair keeps the one served. */
+static void reload_tls(struct daemon *d)
+{
+	char err[PATH_MAX + 128] = "", when[32];
+	int64_t not_after = 0;
+	int r = http_tls_reload(d->http, &not_after, err, sizeof(err));
+
+	if (r < 0) {
+		log_err("Reloading the TLS certificate failed, keeping the one served: %s",
+		        err[0] ? err : strerror(-r));
+	} else if (r > 0) {
+		format_time(not_after * 1000, when, sizeof(when));
+		log_notice("Reloaded the TLS certificate from \"%s\" (valid until %s)",
+		           d->boot.tls_cert, when);
+	}
+}
+
 static void reload(struct daemon *d)
 {
 	struct config c;
 	char err[512], restart[512];
 
 	systemd_notify("RELOADING=1");
+	reload_tls(d);
 	if (build_config(d->opts, &c, err, sizeof(err)) < 0) {
 		log_err("Reloading the configuration failed, keeping the old one: %s", err);
 	} else {
