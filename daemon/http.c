@@ -55,17 +55,17 @@ struct http_server {
 	char *read_token;  /* NULL: reading is open */
 	char *read_cookie; /* the cookie value that stands for read_token */
 	char *dygraphs_dir;
-	int external_fd; /* the socket-activation socket: the caller's to close */
+	int external_fd;          /* the socket-activation socket: the caller's to close */
 	char *tls_cert, *tls_key; /* the PEM files, re-read by http_tls_reload() */
 	char *tls_priorities;
-	int tls;                  /* HTTPS: the certificate comes from tls_creds */
+	int tls;            /* HTTPS: the certificate comes from tls_creds */
 	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
 	struct respcache *cache;
 	struct http_hosts *hosts; /* the Host allow-list */
 	struct conntrack *conns;  /* header deadline, per-address limit */
 	int beyond_loopback;      /* the socket is bound to a non-loopback address */
 	pthread_mutex_t extra_lock;
-	json_t *extra;     /* what /metrics adds to the store's snapshot */
+	json_t *extra;      /* what /metrics adds to the store's snapshot */
 	unsigned extra_gen; /* bumped when extra changes: part of /metrics' cache key */
 	pthread_mutex_t trigger_lock;
 	double trigger_min_s; /* trigger_min_interval */

@@ -75,8 +75,9 @@ static int import_key(struct tls_creds *c, const char *pem)
 
 	if (gnutls_privkey_init(&c->key) < 0)
 		return -ENOMEM;
-	return gnutls_privkey_import_x509_raw(c->key, &d, GNUTLS_X509_FMT_PEM, NULL, 0) < 0 ? -EINVAL
-	                                                                                   : 0;
+	return gnutls_privkey_import_x509_raw(c->key, &d, GNUTLS_X509_FMT_PEM, NULL, 0) < 0
+	           ? -EINVAL
+	           : 0;
 }
 
 int tls_creds_new(const char *cert_pem, const char *key_pem, struct tls_creds **out, char *err,
@@ -86,7 +87,8 @@ int tls_creds_new(const char *cert_pem, const char *key_pem, struct tls_creds **
 	int r;
 
 	if (import_chain(c, cert_pem) < 0 || tls_cert_not_after(cert_pem, &c->not_after) < 0)
-		r = errbuf_set(err, errlen, -EINVAL, "the certificate is not a PEM X.509 certificate");
+		r = errbuf_set(err, errlen, -EINVAL,
+		               "the certificate is not a PEM X.509 certificate");
 	else if ((r = import_key(c, key_pem)) < 0)
 		r = errbuf_set(err, errlen, r, "the key is not an unencrypted PEM private key");
 	else if ((r = key_matches(c)) < 0)
@@ -160,8 +162,7 @@ void tls_creds_unserve(void)
 
 int tls_creds_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
                        const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
-                       gnutls_pcert_st **pcert, unsigned int *pcert_length,
-                       gnutls_privkey_t *pkey)
+                       gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey)
 {
 	struct tls_creds *c;
 

@@ -42,7 +42,6 @@ void tls_creds_unserve(void);
  * hands out the set served now. */
 int tls_creds_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
                        const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
-                       gnutls_pcert_st **pcert, unsigned int *pcert_length,
-                       gnutls_privkey_t *pkey);
+                       gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey);
 
 #endif
