@@ -17,10 +17,7 @@
 // usage: node rebind.test.js --port PORT --attacker-port PORT
 'use strict';
 
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
-const { chromium } = require('playwright-core');
+const { check, counts, withChromium } = require('./harness');
 
 const args = {};
 for (let i = 2; i + 1 < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -31,17 +28,6 @@ if (!args.port || !args['attacker-port']) {
 const DAEMON = `http://rebind.test:${args.port}`;
 const ATTACKER = `http://rebind.test:${args['attacker-port']}`;
 const LOOPBACK = `http://127.0.0.1:${args.port}`;
-
-let passed = 0, failed = 0;
-function check(cond, what, detail) {
-  if (cond) {
-    passed++;
-    console.log(`ok - ${what}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${what}${detail !== undefined ? ': ' + JSON.stringify(detail).slice(0, 600) : ''}`);
-  }
-}
 
 /* A page that records the status of every answer by URL. */
 async function newPage(browser) {
@@ -118,34 +104,21 @@ async function loopback(browser) {
 }
 
 (async () => {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-chromium-'));
-  let browser;
-  try {
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
-        '--host-resolver-rules=MAP rebind.test 127.0.0.1',
-        // Chromium's own Private Network Access checks would stop the
-        // rebound page before the daemon sees it (its first document has
-        // no address, so counts as public); other browsers have none, and
-        // the daemon's Host check is what is tested here. No HTTPS upgrade
-        // of the plain-HTTP test names either.
-        '--disable-features=BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,' +
-          'PrivateNetworkAccessRespectPreflightResults,LocalNetworkAccessChecks,HttpsUpgrades,' +
-          'HttpsFirstBalancedModeAutoEnable'],
-    });
+  await withChromium([
+    '--host-resolver-rules=MAP rebind.test 127.0.0.1',
+    // Chromium's own Private Network Access checks would stop the rebound
+    // page before the daemon sees it (its first document has no address,
+    // so counts as public); other browsers have none, and the daemon's
+    // Host check is what is tested here. No HTTPS upgrade of the
+    // plain-HTTP test names either.
+    '--disable-features=BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,' +
+      'PrivateNetworkAccessRespectPreflightResults,LocalNetworkAccessChecks,HttpsUpgrades,' +
+      'HttpsFirstBalancedModeAutoEnable',
+  ], async (browser) => {
     await attackerSite(browser);
     await rebound(browser);
     await loopback(browser);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - the test stopped: ${e.stack || e}`);
-  } finally {
-    if (browser) await browser.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed || !passed ? 1 : 0);
+  });
+  console.log(`${counts.passed} passed, ${counts.failed} failed`);
+  process.exit(counts.failed || !counts.passed ? 1 : 0);
 })();
