@@ -95,7 +95,8 @@ static const struct {
 static const struct cfg_key keys[] = {
     {"listen_address", T_ADDRESS, 0, 0, "127.0.0.1",
      "Address the HTTP server listens on (an IPv4 or IPv6 literal). Ignored under socket "
-     "activation.",
+     "activation; the packaged service has a network namespace of its own "
+     "(PrivateNetwork=yes), so there change the socket unit's ListenStream= instead.",
      OFF(listen_address), F_RESTART, NULL},
     {"port", T_INT, 0, 65535, "8437",
      "TCP port of the HTTP server; 0 picks a free port (see --port-file).", OFF(port), F_RESTART,
