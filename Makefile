@@ -132,7 +132,8 @@ DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/headroom.c daemon/event
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
 	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
 	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
-	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/atomic_file.c
+	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
+	daemon/atomic_file.c daemon/netns.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \

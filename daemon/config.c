@@ -95,7 +95,8 @@ static const struct {
 static const struct cfg_key keys[] = {
     {"listen_address", T_ADDRESS, 0, 0, "127.0.0.1",
      "Address the HTTP server listens on (an IPv4 or IPv6 literal). Ignored under socket "
-     "activation.",
+     "activation; the packaged service has a network namespace of its own "
+     "(PrivateNetwork=yes), so there change the socket unit's ListenStream= instead.",
      OFF(listen_address), F_RESTART, NULL},
     {"port", T_INT, 0, 65535, "8437",
      "TCP port of the HTTP server; 0 picks a free port (see --port-file).", OFF(port), F_RESTART,
@@ -203,11 +204,13 @@ static const struct cfg_key keys[] = {
      OFF(read_token_file), F_RESTART | F_EMPTY_OK, NULL},
     {"tls_cert", T_PATH, 0, 0, "",
      "PEM certificate for HTTPS (with tls_key); relative names are looked up in "
-     "$CREDENTIALS_DIRECTORY first. Empty: plain HTTP.",
+     "$CREDENTIALS_DIRECTORY first. Empty: plain HTTP. SIGHUP re-reads the file (and tls_key): "
+     "new connections get the new certificate, and a bad pair keeps the one served; another "
+     "name takes effect on restart.",
      OFF(tls_cert), F_RESTART | F_EMPTY_OK, NULL},
     {"tls_key", T_PATH, 0, 0, "",
      "PEM private key for HTTPS; relative names are looked up in $CREDENTIALS_DIRECTORY "
-     "first.",
+     "first. Re-read on SIGHUP with tls_cert.",
      OFF(tls_key), F_RESTART | F_EMPTY_OK, NULL},
     {"tls_priorities", T_STRING, 1, 512, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
      "GnuTLS priority string for HTTPS: the protocol versions and ciphers offered (see "

@@ -25,10 +25,12 @@
 #include "asset.h"
 #include "builtin.h"
 #include "conntrack.h"
+#include "errbuf.h"
 #include "http.h"
 #include "http_auth.h"
 #include "http_host.h"
 #include "tls.h"
+#include "tls_creds.h"
 #include "respcache.h"
 #include "log.h"
 #include "metrics.h"
@@ -53,15 +55,18 @@ struct http_server {
 	char *read_token;  /* NULL: reading is open */
 	char *read_cookie; /* the cookie value that stands for read_token */
 	char *dygraphs_dir;
-	int external_fd; /* the socket-activation socket: the caller's to close */
-	char *tls_cert, *tls_key;
+	int external_fd;          /* the socket-activation socket: the caller's to close */
+	char *tls_cert, *tls_key; /* the PEM files, re-read by http_tls_reload() */
 	char *tls_priorities;
+	int tls;            /* HTTPS: the certificate comes from tls_creds */
 	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
 	struct respcache *cache;
 	struct http_hosts *hosts; /* the Host allow-list */
 	struct conntrack *conns;  /* header deadline, per-address limit */
 	int beyond_loopback;      /* the socket is bound to a non-loopback address */
-	json_t *extra;            /* what /metrics adds to the store's snapshot */
+	pthread_mutex_t extra_lock;
+	json_t *extra;      /* what /metrics adds to the store's snapshot */
+	unsigned extra_gen; /* bumped when extra changes: part of /metrics' cache key */
 	pthread_mutex_t trigger_lock;
 	double trigger_min_s; /* trigger_min_interval */
 	double trigger_last;  /* CLOCK_MONOTONIC of the last cycle started; < 0: none */
@@ -401,7 +406,7 @@ static enum MHD_Result send_login(struct ctx *c, const char *token)
 	if (!r)
 		return MHD_NO;
 	xasprintf(&set, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", HTTP_AUTH_COOKIE,
-	          c->srv->read_cookie, c->srv->tls_cert ? "; Secure" : "");
+	          c->srv->read_cookie, c->srv->tls ? "; Secure" : "");
 	MHD_add_response_header(r, "Set-Cookie", set);
 	MHD_add_response_header(r, "Location", "/");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
@@ -426,17 +431,33 @@ static enum MHD_Result h_metrics(struct ctx *c)
 	static const char mime[] = "text/plain; version=0.0.4; charset=utf-8";
 	int64_t version = 0;
 	int cached = cache_usable(c, &version), rc;
-	char *text;
+	char *text, *key;
+	json_t *extra;
 	size_t len;
+	enum MHD_Result ret;
 
-	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
-		return send_cached(c, mime, text, len);
-	rc = metrics_render(c->srv->api.st, c->srv->extra, &text, &len);
-	if (rc < 0)
-		return send_store_error(c, rc);
+	/* A reloaded certificate changes the answer but not the store: the
+	 * cache key carries extra's generation. */
+	pthread_mutex_lock(&c->srv->extra_lock);
+	extra = json_incref(c->srv->extra);
+	xasprintf(&key, "%u %s", c->srv->extra_gen, c->uri ? c->uri : "");
+	pthread_mutex_unlock(&c->srv->extra_lock);
+	if (cached && respcache_get(c->srv->cache, key, version, &text, &len) == 0) {
+		ret = send_cached(c, mime, text, len);
+		goto out;
+	}
+	rc = metrics_render(c->srv->api.st, extra, &text, &len);
+	if (rc < 0) {
+		ret = send_store_error(c, rc);
+		goto out;
+	}
 	if (cached)
-		respcache_put(c->srv->cache, c->uri, version, text, len);
-	return send_cached(c, mime, text, len);
+		respcache_put(c->srv->cache, key, version, text, len);
+	ret = send_cached(c, mime, text, len);
+out:
+	json_decref(extra);
+	free(key);
+	return ret;
 }
 
 static double mono_s(void)
@@ -920,10 +941,13 @@ static int start_mhd(struct http_server *srv, const struct http_config *cfg, int
 	OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv);
 	if (cfg->threads > 1)
 		OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL);
-	if (srv->tls_cert) {
+	if (srv->tls) {
+		/* Each handshake asks tls_creds for the pair served now, so a
+		 * reload needs no new daemon. The pointer goes in both fields:
+		 * the option is a single pointer. */
 		flags |= MHD_USE_TLS;
-		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert);
-		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key);
+		OPT(MHD_OPTION_HTTPS_CERT_CALLBACK, (intptr_t)tls_creds_retrieve,
+		    (void *)tls_creds_retrieve);
 		OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, srv->tls_priorities);
 	}
 	OPT(MHD_OPTION_END, 0, NULL);
@@ -945,16 +969,78 @@ static int hosts_init(struct http_server *srv, const struct http_config *cfg, in
 	return http_hosts_new(cfg->allowed_hosts, (struct sockaddr *)&ss, &srv->hosts);
 }
 
-/* The certificate's expiry, for /metrics. */
-static int tls_extra(struct http_server *srv)
+/* The served certificate's expiry, for /metrics. */
+static void set_extra(struct http_server *srv, int64_t not_after)
 {
-	int64_t not_after;
-	int rc = tls_cert_not_after(srv->tls_cert, &not_after);
+	json_t *v = json_pack("{s:{s:I}}", "tls", "cert_expiry_s", (json_int_t)not_after), *old;
 
-	if (rc < 0)
+	pthread_mutex_lock(&srv->extra_lock);
+	old = srv->extra;
+	srv->extra = v;
+	srv->extra_gen++;
+	pthread_mutex_unlock(&srv->extra_lock);
+	json_decref(old);
+}
+
+/* Reads and parses the pair in tls_cert and tls_key; the key's text is
+ * wiped once parsed. */
+static int load_pair(const struct http_server *srv, struct tls_creds **out, char *err,
+                     size_t errlen)
+{
+	char *cert = NULL, *key = NULL;
+	int rc;
+
+	if ((rc = read_pem(srv->tls_cert, &cert)) < 0)
+		errbuf_set(err, errlen, rc, "tls_cert \"%s\": %s", srv->tls_cert, strerror(-rc));
+	else if ((rc = read_pem(srv->tls_key, &key)) < 0)
+		errbuf_set(err, errlen, rc, "tls_key \"%s\": %s", srv->tls_key, strerror(-rc));
+	else
+		rc = tls_creds_new(cert, key, out, err, errlen);
+	if (key)
+		explicit_bzero(key, strlen(key));
+	free(key);
+	free(cert);
+	return rc;
+}
+
+/* The first pair; one HTTPS server per process (tls_creds.h). */
+static int tls_init(struct http_server *srv, const struct http_config *cfg)
+{
+	struct tls_creds *creds;
+	int rc;
+
+	if (!MHD_is_feature_supported(MHD_FEATURE_TLS) ||
+	    !MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK))
+		return -ENOTSUP;
+	if (tls_creds_serving())
+		return -EBUSY;
+	srv->tls_cert = xstrdup(cfg->tls_cert);
+	srv->tls_key = xstrdup(cfg->tls_key);
+	if ((rc = load_pair(srv, &creds, NULL, 0)) < 0)
 		return rc;
-	srv->extra = json_pack("{s:{s:I}}", "tls", "cert_expiry_s", (json_int_t)not_after);
+	tls_creds_serve(creds);
+	srv->tls = 1;
+	set_extra(srv, tls_creds_not_after(creds));
 	return 0;
+}
+
+int http_tls_reload(struct http_server *srv, int64_t *not_after, char *err, size_t errlen)
+{
+	struct tls_creds *creds;
+	int rc;
+
+	if (!srv || !srv->tls)
+		return 0;
+	if ((rc = load_pair(srv, &creds, err, errlen)) < 0)
+		return rc;
+	*not_after = tls_creds_not_after(creds);
+	if (tls_creds_same(creds, tls_creds_serving())) {
+		tls_creds_free(creds);
+		return 0;
+	}
+	tls_creds_serve(creds);
+	set_extra(srv, *not_after);
+	return 1;
 }
 
 static int nonempty(const char *s)
@@ -971,6 +1057,7 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 	srv->api.st = st;
 	srv->external_fd = cfg->listen_fd;
 	pthread_mutex_init(&srv->trigger_lock, NULL);
+	pthread_mutex_init(&srv->extra_lock, NULL);
 	srv->trigger_min_s = cfg->trigger_min_interval_s;
 	srv->trigger_last = -1;
 	if (hooks)
@@ -992,12 +1079,7 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 			rc = -EINVAL;
 			goto fail;
 		}
-		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
-			rc = -ENOTSUP;
-			goto fail;
-		}
-		if ((rc = read_pem(cfg->tls_cert, &srv->tls_cert)) < 0 ||
-		    (rc = read_pem(cfg->tls_key, &srv->tls_key)) < 0 || (rc = tls_extra(srv)) < 0)
+		if ((rc = tls_init(srv, cfg)) < 0)
 			goto fail;
 		srv->tls_priorities = xstrdup(nonempty(cfg->tls_priorities) ? cfg->tls_priorities
 		                                                            : HTTP_TLS_PRIORITIES);
@@ -1066,12 +1148,14 @@ void http_stop(struct http_server *srv)
 	free(srv->read_token);
 	free(srv->read_cookie);
 	json_decref(srv->extra);
+	pthread_mutex_destroy(&srv->extra_lock);
 	pthread_mutex_destroy(&srv->trigger_lock);
 	free(srv->dygraphs_dir);
+	/* No handshake is left to use the pairs once libmicrohttpd stopped. */
+	if (srv->tls)
+		tls_creds_unserve();
 	free(srv->tls_cert);
-	free(srv->tls_priorities);
-	if (srv->tls_key)
-		explicit_bzero(srv->tls_key, strlen(srv->tls_key));
 	free(srv->tls_key);
+	free(srv->tls_priorities);
 	free(srv);
 }

@@ -50,6 +50,11 @@ unsigned http_port(const struct http_server *srv);
 /* Whether the server listens on an address other than loopback (a
  * wildcard included). */
 int http_beyond_loopback(const struct http_server *srv);
+/* Re-reads tls_cert and tls_key: new handshakes get the new pair, on the
+ * same socket; a bad pair leaves the one served. 1 with *not_after set
+ * when the certificate changed, 0 when it did not or there is no TLS,
+ * -errno with why in err. */
+int http_tls_reload(struct http_server *srv, int64_t *not_after, char *err, size_t errlen);
 /* Stops accepting, finishes in-flight requests, frees. Accepts NULL. */
 void http_stop(struct http_server *srv);
 

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "netns.h"
 #include "opt.h"
 #include "runner.h"
 #include "scheduler.h"
@@ -477,6 +478,25 @@ static void warn_exposure(const struct config *c, const struct http_server *h)
 		            "anyone who can connect reads the API and the dashboard");
 }
 
+/* A service that binds its own socket (no LISTEN_FDS) inside a network
+ * namespace of its own (PrivateNetwork=yes) is reachable by nobody: said
+ * once, before the bind, which fails outright for a listen_address that
+ * exists only on the host. */
+static void warn_private_network(const struct daemon *d)
+{
+	const struct config *c = &d->boot;
+
+	if (d->socket_activated || !getenv("INVOCATION_ID") ||
+	    netns_loopback_only("/proc/self/net/dev") <= 0)
+		return;
+	log_warning("No socket was passed (LISTEN_FDS) and this service's network namespace has "
+	            "loopback alone (PrivateNetwork=yes): listen_address %s port %d is bound "
+	            "inside it, where nothing outside the service can connect. Start "
+	            "threadwatchd.socket, which listens in the host's namespace, or drop "
+	            "PrivateNetwork=",
+	            c->listen_address, c->port);
+}
+
 static int http_init(struct daemon *d)
 {
 	const struct config *c = &d->boot;
@@ -509,6 +529,7 @@ static int http_init(struct daemon *d)
 	    .dygraphs_dir = c->dygraphs_dir,
 	};
 	d->hooks = (struct http_hooks){.trigger = sched_trigger, .ctx = d->sched};
+	warn_private_network(d);
 	r = http_start(&d->http_cfg, d->ro, &d->hooks, &d->http);
 	if (r < 0) {
 		if (d->socket_activated)
@@ -666,12 +687,32 @@ static double feed_watchdog(struct daemon *d)
 	return d->next_ping - now;
 }
 
+/* SIGHUP also re-reads the certificate and key (their names are
+ * restart-only): new connections get the new pair on the same socket; a
+ * bad pair keeps the one served. */
+static void reload_tls(struct daemon *d)
+{
+	char err[PATH_MAX + 128] = "", when[32];
+	int64_t not_after = 0;
+	int r = http_tls_reload(d->http, &not_after, err, sizeof(err));
+
+	if (r < 0) {
+		log_err("Reloading the TLS certificate failed, keeping the one served: %s",
+		        err[0] ? err : strerror(-r));
+	} else if (r > 0) {
+		format_time(not_after * 1000, when, sizeof(when));
+		log_notice("Reloaded the TLS certificate from \"%s\" (valid until %s)",
+		           d->boot.tls_cert, when);
+	}
+}
+
 static void reload(struct daemon *d)
 {
 	struct config c;
 	char err[512], restart[512];
 
 	systemd_notify("RELOADING=1");
+	reload_tls(d);
 	if (build_config(d->opts, &c, err, sizeof(err)) < 0) {
 		log_err("Reloading the configuration failed, keeping the old one: %s", err);
 	} else {

@@ -15,9 +15,8 @@
 'use strict';
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { check, counts, withChromium } = require('./harness');
 
 const args = {};
 for (let i = 2; i + 1 < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -36,16 +35,6 @@ const PHONE = { width: 390, height: 844 };
 const RUNS_PAGE = 30;
 const WEIGHT_LIMIT = 200 * 1024;
 
-let passed = 0, failed = 0;
-function check(cond, what, detail) {
-  if (cond) {
-    passed++;
-    console.log(`ok - ${what}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${what}${detail !== undefined ? ': ' + JSON.stringify(detail).slice(0, 600) : ''}`);
-  }
-}
 
 async function apiGet(base, p) {
   const r = await fetch(new URL('/api/v1' + p, base));
@@ -487,31 +476,15 @@ async function testFailures(browser) {
 }
 
 (async () => {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-chromium-'));
-  let browser;
-  try {
-    // playwright-core refuses --user-data-dir in args; a persistent context
-    // on a fresh directory is the same thing.
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+  await withChromium([], async (browser) => {
     await testFull(browser);
     await testEmpty(browser);
     await testOneCycle(browser);
     await testFailures(browser);
     await testCrashedProbe(browser);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - the test stopped: ${e.stack || e}`);
-  } finally {
-    if (browser) await browser.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
+  });
   for (const f of fs.readdirSync(OUT).filter((n) => n.endsWith('.png')).sort())
     console.log(`screenshot: ${path.join(OUT, f)}`);
-  console.log(`browser: ${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  console.log(`browser: ${counts.passed} passed, ${counts.failed} failed`);
+  process.exit(counts.failed ? 1 : 0);
 })();

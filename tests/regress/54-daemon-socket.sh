@@ -42,3 +42,39 @@ listeners=$(ss -Htlnp "sport = :$PORT" | grep -o 'pid=[0-9]*' | sort -u)
 grep -q '^LISTEN_' "$TW_TMP/probe.env" && fail "a probe inherited $(grep '^LISTEN_' "$TW_TMP/probe.env")"
 stop_daemon
 ok "the daemon that got the socket is the one that serves it, and it stops on SIGTERM"
+
+# PrivateNetwork=yes without the socket unit: a service (INVOCATION_ID set)
+# with no socket passed, in a network namespace of its own with loopback
+# alone, binds where nobody can reach it, and says why once. Outside such a
+# namespace, or with a socket passed (above), it says nothing.
+# own_netns_daemon NAME [ENV...]: the daemon in a new network namespace, lo up.
+own_netns_daemon() {
+	local name=$1
+	shift
+	mkdir -p "$TW_TMP/$name"
+	env -u LISTEN_FDS -u LISTEN_PID "$@" unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
+		"$TWD" --config "$TW_TMP/empty.conf" --state-dir "$TW_TMP/$name" --port 0 \
+		--port-file "$TW_TMP/$name/port" --probe-dir "$TW_TMP/probes" --probes-d "" --quick \
+		--guard off --splay 0 --interval 1h >"$TW_TMP/$name.log" 2>&1 &
+	DPID=$!
+	wait_for test -s "$TW_TMP/$name/port" || fail "no port file ($name): $(cat "$TW_TMP/$name.log")"
+}
+grep -q 'No socket was passed' "$TW_TMP/d.log" && fail "a private-network warning with a socket passed"
+if ! unshare -n true 2>/dev/null || ! command -v ip >/dev/null; then
+	echo "skip: cannot make a network namespace (unshare -n, ip): not root?"
+	exit 0
+fi
+own_netns_daemon pn INVOCATION_ID=0123456789abcdef0123456789abcdef
+stop_daemon
+n=$(grep -c 'No socket was passed (LISTEN_FDS) and this service.s network namespace has loopback alone (PrivateNetwork=yes)' "$TW_TMP/pn.log")
+[ "$n" = 1 ] || fail "$n private-network warnings, expected 1: $(cat "$TW_TMP/pn.log")"
+own_netns_daemon plain
+stop_daemon
+grep -q 'No socket was passed' "$TW_TMP/plain.log" && fail "a private-network warning outside a service"
+if grep -qv '^ *\(lo\|Inter-\| face\)' /proc/self/net/dev; then
+	DAEMON_ENV=(INVOCATION_ID=0123456789abcdef0123456789abcdef) start_daemon host
+	stop_daemon
+	grep -q 'No socket was passed' "$TW_TMP/host.log" &&
+		fail "a private-network warning in the host's namespace: $(cat "$TW_TMP/host.log")"
+fi
+ok "a service in a loopback-only namespace with no socket passed warns once: $(grep -o 'listen_address [^ ]* port [0-9]*' "$TW_TMP/pn.log")"

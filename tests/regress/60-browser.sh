@@ -17,27 +17,9 @@ set -u
 [ -x "$B/tests/twseed" ] || { echo "twseed is not built"; exit 77; }
 . "$SRC/tests/regress/lib-daemon.sh"
 
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-BROWSER_DIR=$SRC/tests/browser
+. "$SRC/tests/regress/lib-browser.sh"
+browser_tools
 OUT=$SRC/tests/out/browser
-export CHROMIUM PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
-
-tools_present() {
-	command -v node >/dev/null && command -v npm >/dev/null && [ -x "$CHROMIUM" ]
-}
-if ! tools_present; then
-	if [ "$(id -u)" != 0 ]; then
-		echo "chromium, nodejs or npm is missing; make test installs them when run as root"
-		exit 77
-	fi
-	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium nodejs npm ||
-		fail "cannot install chromium, nodejs and npm"
-	tools_present || fail "chromium, node or npm is still missing after apt-get"
-fi
-if [ ! -f "$BROWSER_DIR/node_modules/playwright-core/package.json" ]; then
-	npm ci --prefix "$BROWSER_DIR" --ignore-scripts --no-audit --no-fund >"$TW_TMP/npm.log" 2>&1 ||
-		{ cat "$TW_TMP/npm.log" >&2; fail "npm ci in \"$BROWSER_DIR\" failed"; }
-fi
 
 # Probes that never finish: should a cycle start, it changes nothing.
 for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" hang; done

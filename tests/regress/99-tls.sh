@@ -7,6 +7,11 @@
 #  - threadwatch_tls_cert_expiry_timestamp_seconds is the certificate's
 #    notAfter (as openssl x509 -enddate reads it).
 #  - A tls_key readable by group or others is warned about at start.
+#  - SIGHUP re-reads tls_cert and tls_key: the next handshake presents the
+#    new certificate and the metric follows it, on the same listening
+#    socket and in the same process. A bad pair (a key of another
+#    certificate, garbage) keeps the certificate served, with one error
+#    logged per reload.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
@@ -52,3 +57,67 @@ out=$(timeout 20 "$TWD" --foreground --config "$TW_TMP/empty.conf" --state-dir "
 rc=$?
 [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a bad tls_priorities: exit $rc: $out"
 ok "tls_priorities 1.3 only refuses TLS 1.2; a 0644 key is warned about; a bad string: exit $rc"
+
+# --- SIGHUP reloads the certificate --------------------------------------------------
+# new_pair NAME DAYS: a fresh key and self-signed certificate in $C/NAME.*.
+new_pair() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days "$2" \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout "$C/$1.key" \
+		-out "$C/$1.crt" 2>/dev/null || fail "openssl could not make certificate $1"
+	chmod 600 "$C/$1.key"
+}
+# install_pair NAME: copies the pair over the files the daemon was started with.
+install_pair() { cat "$C/$1.crt" >"$C/live.crt" && cat "$C/$1.key" >"$C/live.key"; }
+fpr_file() { openssl x509 -noout -fingerprint -sha256 -in "$1" | cut -d= -f2; }
+# fpr_served: the SHA-256 fingerprint of the certificate a new handshake presents.
+fpr_served() {
+	timeout 20 openssl s_client -connect "127.0.0.1:$PORT" </dev/null 2>/dev/null |
+		openssl x509 -noout -fingerprint -sha256 2>/dev/null | cut -d= -f2
+}
+expiry_metric() { # expiry_metric CAFILE
+	curl -sS --max-time 10 --cacert "$1" "https://127.0.0.1:$PORT/metrics" |
+		awk '$1 == "threadwatch_tls_cert_expiry_timestamp_seconds" {printf "%.0f\n", $2}'
+}
+not_after() { date -u -d "$(openssl x509 -enddate -noout -in "$1" | cut -d= -f2)" +%s; }
+reloads() { grep -c 'Reloaded the configuration' "$TW_TMP/reload.log"; }
+# hup: SIGHUP, and waits for the reload to be logged.
+hup() {
+	local n
+	n=$(reloads)
+	kill -HUP "$DPID"
+	for _ in $(seq 1 100); do [ "$(reloads)" -gt "$n" ] && return 0; sleep 0.1; done
+	fail "no reload logged after SIGHUP: $(tail -5 "$TW_TMP/reload.log")"
+}
+new_pair a 3
+new_pair b 40
+new_pair c 50
+install_pair a
+start_daemon reload --interval 1h --tls-cert "$C/live.crt" --tls-key "$C/live.key"
+pid=$DPID port=$PORT
+[ "$(fpr_served)" = "$(fpr_file "$C/a.crt")" ] || fail "the daemon does not serve certificate A"
+[ "$(expiry_metric "$C/a.crt")" = "$(not_after "$C/a.crt")" ] || fail "the metric is not A's notAfter"
+
+install_pair b
+hup
+got=$(fpr_served)
+[ "$got" = "$(fpr_file "$C/b.crt")" ] ||
+	fail "after SIGHUP the handshake presents $got, not B ($(fpr_file "$C/b.crt")); A is $(fpr_file "$C/a.crt")"
+m=$(expiry_metric "$C/b.crt")
+[ "$m" = "$(not_after "$C/b.crt")" ] && [ "$m" != "$(not_after "$C/a.crt")" ] ||
+	fail "threadwatch_tls_cert_expiry_timestamp_seconds is \"$m\" after SIGHUP, B's notAfter is $(not_after "$C/b.crt")"
+grep -q 'Reloaded the TLS certificate' "$TW_TMP/reload.log" || fail "no notice of the new certificate"
+ok "SIGHUP: the next handshake presents B, the expiry metric moved to $m"
+
+# A key that belongs to another certificate, then garbage: B stays.
+cat "$C/c.key" >"$C/live.key"
+hup
+printf 'not a key\n' >"$C/live.key"
+hup
+[ "$(fpr_served)" = "$(fpr_file "$C/b.crt")" ] || fail "a bad pair replaced the certificate served"
+[ "$(expiry_metric "$C/b.crt")" = "$(not_after "$C/b.crt")" ] || fail "a bad pair moved the metric"
+errs=$(grep -c 'Reloading the TLS certificate failed' "$TW_TMP/reload.log")
+[ "$errs" = 2 ] || fail "$errs errors logged for two bad reloads: $(cat "$TW_TMP/reload.log")"
+kill -0 "$pid" 2>/dev/null && [ "$DPID" = "$pid" ] && [ "$(cat "$TW_TMP/reload/port")" = "$port" ] ||
+	fail "the daemon was restarted or lost its port"
+stop_daemon
+ok "a mismatched and a garbage key: B still served, one error each ($(grep -m1 'Reloading the TLS' "$TW_TMP/reload.log" | sed 's/.*Reloading/Reloading/')); PID $pid, port $port kept"
