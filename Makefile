@@ -340,7 +340,7 @@ check-systemd: all
 # Prometheus, the cohorts and 59's kill loop mostly wait, on code the other
 # scripts run under the sanitizers too); the crash tests kill fewer times.
 SAN_B         ?= $(B)-san
-SANITIZE_SKIP ?= 60-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 81-detect-sim \
+SANITIZE_SKIP ?= 60-browser 96-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 81-detect-sim \
 	93-load 94-valgrind 57-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
