@@ -338,10 +338,12 @@ check-systemd: all
 # lint of published files and the detection simulation measure, package or
 # check files rather than run more code; the retention clock, the splay,
 # Prometheus, the cohorts and 59's kill loop mostly wait, on code the other
-# scripts run under the sanitizers too); the crash tests kill fewer times.
+# scripts run under the sanitizers too; 76-fleet's many daemons, whose
+# fleet client 97-fleet-hostile runs under them); the crash tests kill
+# fewer times.
 SAN_B         ?= $(B)-san
 SANITIZE_SKIP ?= 60-browser 96-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 81-detect-sim \
-	93-load 94-valgrind 57-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts
+	93-load 94-valgrind 76-fleet 57-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
 	$(MAKE) B=$(SAN_B) SANITIZE=1 check-regress REGRESS_SKIP="$(SANITIZE_SKIP)" \
@@ -351,16 +353,17 @@ check-sanitize:
 # each harness for FUZZ_SECONDS (TEST_FUZZ_SECONDS within `make test`, which
 # must stay under 20 minutes; `make fuzz` runs each for 10 minutes).
 FUZZ_SECONDS      ?= 20
-TEST_FUZZ_SECONDS ?= 10
+TEST_FUZZ_SECONDS ?= 6
 check-fuzz: $(FUZZ_REPLAY)
 	@B=$(abspath $(B)) SRC=$(CURDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
-# The long forms of the crash tests: many more kills and cycles than `make
-# test` has time for.
+# The long forms of the crash and load tests: many more kills and cycles,
+# and 5 minutes of load, than `make test` has time for.
 SOAK_KILLS ?= 1000
 soak: all
-	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY="59-daemon-crash 90-crash" \
+	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY="59-daemon-crash 90-crash 93-load" \
 		TW_CRASH_KILLS=$(SOAK_KILLS) CRASH_KILLS=$$(($(SOAK_KILLS) / 5)) CRASH_CYCLES=$(SOAK_KILLS) \
+		LOAD_SECONDS=300 \
 		tests/regress/run.sh
 
 fuzz:

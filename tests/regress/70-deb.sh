@@ -43,6 +43,8 @@ fi
 deb=$(ls "$TW_TMP"/b/deb/threadwatch_*.deb)
 [ -f "$deb" ] || fail "no single threadwatch_*.deb: $deb"
 ok "built $(basename "$deb") ($(stat -c %s "$deb") bytes)"
+# 72-systemd installs the same package: it need not build it again.
+[ -n "${TW_RUN:-}" ] && mkdir -p "$TW_RUN/deb" && cp "$deb" "$TW_RUN/deb/"
 
 # --- lintian ------------------------------------------------------------------------
 ov=$SRC/debian/threadwatch.lintian-overrides

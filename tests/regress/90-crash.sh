@@ -8,14 +8,14 @@
 # document, one sample per scalar and every point of every series, and the
 # per-probe counters match. (59-daemon-crash kills 80 times, once per
 # cycle, with lighter checks; `make soak` runs both far longer.) Goes on until both
-# CRASH_KILLS kills (default 30) and CRASH_CYCLES cycles (default 200) are
+# CRASH_KILLS kills (default 20) and CRASH_CYCLES cycles (default 120) are
 # done. CRASH_SEED makes the moments reproducible.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
-KILLS=${CRASH_KILLS:-30}
-CYCLES=${CRASH_CYCLES:-200}
+KILLS=${CRASH_KILLS:-20}
+CYCLES=${CRASH_CYCLES:-120}
 SEED=${CRASH_SEED:-$$}
 RANDOM=$SEED
 echo "seed $SEED (CRASH_SEED=$SEED repeats these moments)"

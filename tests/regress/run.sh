@@ -6,9 +6,14 @@
 # REGRESS_ONLY="TEXT..." runs only the scripts whose name holds one of the
 # words (none matching is an error);
 # REGRESS_SKIP="NAME..." skips the scripts with those names (NN-name).
+# TW_RUN is a directory for the whole run, where one script may leave what
+# a later one can reuse rather than make again (70-deb's package for
+# 72-systemd); each script still works alone without it.
 set -u
 : "${B:?B must name the build directory}" "${SRC:?SRC must name the source directory}"
-export B SRC
+TW_RUN=$(mktemp -d /tmp/tw-regress-run.XXXXXX)
+trap 'rm -rf "$TW_RUN"' EXIT
+export B SRC TW_RUN
 pass=0 fail=0 skip=0 failed=""
 only=${REGRESS_ONLY:-}
 # picked NAME: is the script one of those asked for?
