@@ -147,7 +147,7 @@ PROBES      := $(addprefix $(B)/probes/,$(PROBE_NAMES))
 SHIM_SRCS  := $(wildcard tests/shim/*.c)
 # Test doubles of x86-64 mechanisms (MAP_32BIT, segment descriptors) are
 # built only for an x86-64 target; `$(CC) -dumpmachine` names the target.
-X86_SHIMS  := ignore_map32bit no_segments seg_not_present
+X86_SHIMS  := ignore_map32bit no_segments seg_not_present tls_refused no_fsgsbase
 ifeq ($(filter x86_64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
 SHIM_SRCS  := $(filter-out $(patsubst %,tests/shim/%.c,$(X86_SHIMS)),$(SHIM_SRCS))
 endif

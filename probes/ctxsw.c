@@ -1066,6 +1066,7 @@ static int setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 	probe_info_str(doc, "selector", buf);
 	probe_info_bool(doc, "selector_arm", 1);
 	probe_info_str(doc, "selector_path", env->seg.path);
+	probe_info_str(doc, "selector_path_why", env->seg.path_why);
 	probe_info_str(doc, "selector_switch",
 	               fsgsbase_enabled()
 	                   ? "FSGSBASE: the kernel loads the selector and then writes the base "

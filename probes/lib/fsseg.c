@@ -167,6 +167,26 @@ static int try_child(int fd, void *arg)
 	return 3;
 }
 
+/* What a refused write means, by way and errno: the kernel function that
+ * gives that answer. */
+static const struct {
+	enum fsseg_kind way;
+	int err;
+	const char *hint;
+} write_hints[] = {
+    {FSSEG_LDT, ENOSYS, " (no CONFIG_MODIFY_LDT_SYSCALL?)"},
+    {FSSEG_GDT, ESRCH, " (no free TLS slot: get_free_idx() found all 3 taken)"},
+    {FSSEG_GDT, EINVAL, " (the descriptor was refused: tls_desc_okay())"},
+};
+
+static const char *write_hint(enum fsseg_kind way, int err)
+{
+	for (size_t i = 0; i < sizeof(write_hints) / sizeof(write_hints[0]); i++)
+		if (write_hints[i].way == way && write_hints[i].err == err)
+			return write_hints[i].hint;
+	return "";
+}
+
 /* What the child of way `way` did, in words, into out; 1 when the
  * selector loaded and read back the TCB. */
 static int way_result(enum fsseg_kind way, const struct seg_msg *last,
@@ -193,9 +213,7 @@ static int way_result(enum fsseg_kind way, const struct seg_msg *last,
 	case STEP_WRITE:
 		if (last->err)
 			snprintf(out, n, "%s: %s%s", what, strerror(last->err),
-			         way == FSSEG_LDT && last->err == ENOSYS
-			             ? " (no CONFIG_MODIFY_LDT_SYSCALL?)"
-			             : "");
+			         write_hint(way, last->err));
 		else
 			snprintf(
 			    out, n,
@@ -263,9 +281,12 @@ int fsseg_probe(struct fsseg *s)
 		s->kind = FSSEG_GDT;
 		snprintf(s->path, sizeof(s->path), "GDT TLS entry %d (set_thread_area, int $0x80)",
 		         s->gdt_entry);
+		snprintf(s->path_why, sizeof(s->path_why), "GDT: the first way tried, and it loads");
 	} else if (ldt) {
 		s->kind = FSSEG_LDT;
 		snprintf(s->path, sizeof(s->path), "LDT (modify_ldt)");
+		snprintf(s->path_why, sizeof(s->path_why), "LDT, because the GDT way does not work: %s",
+		         s->gdt);
 	} else {
 		snprintf(s->why, sizeof(s->why), "GDT: %s; LDT: %s", s->gdt, s->ldt);
 	}

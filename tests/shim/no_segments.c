@@ -16,7 +16,10 @@
  *     default action, which ends the process the same way.
  * With NO_SEGMENTS_KEEP_LDT=1 in the environment modify_ldt is left to the
  * kernel: a kernel booted with ia32_emulation=0 that still has
- * CONFIG_MODIFY_LDT_SYSCALL, as most distribution kernels do.
+ * CONFIG_MODIFY_LDT_SYSCALL, as most distribution kernels do. With
+ * NO_SEGMENTS_KEEP_INT80=1 int $0x80 is left to the kernel instead: IA32
+ * emulation without CONFIG_MODIFY_LDT_SYSCALL (a hardened kernel), where
+ * the GDT path works and modify_ldt answers -ENOSYS.
  * Every other system call made through syscall(3) goes to the kernel.
  */
 #include <errno.h>
@@ -54,8 +57,10 @@ __attribute__((no_sanitize_address)) long syscall(long nr, ...)
 
 long tw_ia32_syscall1(long nr, unsigned long arg)
 {
-	(void)nr;
-	(void)arg;
+	const char *keep = getenv("NO_SEGMENTS_KEEP_INT80");
+
+	if (keep && !strcmp(keep, "1"))
+		return shim_int80(nr, arg);
 	signal(SIGSEGV, SIG_DFL);
 	raise(SIGSEGV);
 	return -ENOSYS; /* not reached */

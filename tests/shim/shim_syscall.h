@@ -1,7 +1,7 @@
 /*
  * shim_syscall: what the LD_PRELOAD doubles share: the call through to
  * glibc's own syscall(3) for every system call a double leaves to the
- * kernel.
+ * kernel, and the real int $0x80 gate for the compat calls.
  */
 #ifndef TW_SHIM_SYSCALL_H
 #define TW_SHIM_SYSCALL_H
@@ -26,6 +26,19 @@ __attribute__((no_sanitize_address)) static inline long shim_syscall_next(long n
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* The i386 system call `nr` with one argument through the real int $0x80
+ * gate: for the doubles that leave the compat call to the kernel. */
+static inline long shim_int80(long nr, unsigned long arg)
+{
+	long r;
+
+	__asm__ volatile("int $0x80"
+	                 : "=a"(r)
+	                 : "a"(nr), "b"(arg)
+	                 : "memory", "rcx", "r8", "r9", "r10", "r11");
+	return r;
 }
 
 #endif
