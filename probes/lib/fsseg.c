@@ -281,12 +281,13 @@ int fsseg_probe(struct fsseg *s)
 		s->kind = FSSEG_GDT;
 		snprintf(s->path, sizeof(s->path), "GDT TLS entry %d (set_thread_area, int $0x80)",
 		         s->gdt_entry);
-		snprintf(s->path_why, sizeof(s->path_why), "GDT: the first way tried, and it loads");
+		snprintf(s->path_why, sizeof(s->path_why),
+		         "GDT: the first way tried, and it loads");
 	} else if (ldt) {
 		s->kind = FSSEG_LDT;
 		snprintf(s->path, sizeof(s->path), "LDT (modify_ldt)");
-		snprintf(s->path_why, sizeof(s->path_why), "LDT, because the GDT way does not work: %s",
-		         s->gdt);
+		snprintf(s->path_why, sizeof(s->path_why),
+		         "LDT, because the GDT way does not work: %s", s->gdt);
 	} else {
 		snprintf(s->why, sizeof(s->why), "GDT: %s; LDT: %s", s->gdt, s->ldt);
 	}

@@ -30,13 +30,13 @@ enum fsseg_kind { FSSEG_NONE, FSSEG_GDT, FSSEG_LDT };
 
 struct fsseg {
 	enum fsseg_kind kind;
-	int gdt_entry;   /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
-	char path[96];   /* how the descriptor is installed */
-	char why[400];   /* FSSEG_NONE: why neither way works */
+	int gdt_entry;      /* the GDT TLS entry set_thread_area gave (FSSEG_GDT) */
+	char path[96];      /* how the descriptor is installed */
+	char why[400];      /* FSSEG_NONE: why neither way works */
 	char path_why[240]; /* GDT or LDT: why this way and not the other */
-	char gdt[192];   /* what the GDT way did: "loads ..." or why not */
-	char ldt[192];   /* what the LDT way did */
-	char int80[200]; /* what int $0x80 did: "works" or how it failed */
+	char gdt[192];      /* what the GDT way did: "loads ..." or why not */
+	char ldt[192];      /* what the LDT way did */
+	char int80[200];    /* what int $0x80 did: "works" or how it failed */
 };
 
 /* Finds out, each way in a child process of its own so that a fault
