@@ -104,9 +104,11 @@ PKGS_DEB    = dpkg-dev $(shell sed -n '/^Build-Depends:/,/^[^ ]/p' debian/contro
 	sed '1s/^Build-Depends://;/^[^ ]/d' | tr ',' '\n' | sed 's/(.*)//;s/|.*//' | \
 	tr -d ' \t' | sed 's/^debhelper-compat$$/debhelper/' | grep .)
 # A cross `make deb`: the cross toolchain, the host architecture's
-# pkg-config and its -dev packages (debian/control's libraries, as :ARCH).
+# pkg-config and its -dev packages: every Build-Depends but the build
+# machine's tools, as :ARCH (zlib1g-dev too, whose name has no lib).
+PKGS_DEB_TOOLS := dpkg-dev debhelper pkg-config
 PKGS_DEB_CROSS = dpkg-dev debhelper crossbuild-essential-$(CROSS) pkgconf:$(CROSS) \
-	$(addsuffix :$(CROSS),$(filter lib%,$(PKGS_DEB)))
+	$(addsuffix :$(CROSS),$(filter-out $(PKGS_DEB_TOOLS),$(PKGS_DEB)))
 # The arm64 tier (tests/regress/85-arm64.sh): the same, cmocka for the unit
 # tests, and qemu-user to run them.
 PKGS_CROSS_TEST = $(PKGS_DEB_CROSS) libcmocka-dev:$(CROSS) qemu-user-static file
@@ -288,6 +290,15 @@ add-arch:
 	@if [ "$$(id -u)" = 0 ] && ! dpkg --print-foreign-architectures | grep -qx '$(CROSS)'; then \
 		echo "dpkg --add-architecture $(CROSS)"; dpkg --add-architecture $(CROSS); fi
 endif
+
+# The lists above as NAME=VALUE lines, the cross ones for arm64, for
+# tests/tools/check_packages.py (tests/regress/08-packages.sh).
+print-packages:
+	@printf '%s\n' 'PKGS_BUILD=$(PKGS_BUILD)' 'PKGS_TEST=$(PKGS_TEST)' 'PKGS_DEB=$(PKGS_DEB)' \
+		'CMDS_TEST=$(CMDS_TEST)' 'LIBS_ALL=$(LIBS_ALL)'
+	@$(MAKE) -s --no-print-directory DEB_HOST_ARCH=arm64 print-cross-packages
+print-cross-packages:
+	@printf '%s\n' 'CROSS_ARCH=$(CROSS)' 'PKGS_DEB_CROSS=$(PKGS_DEB_CROSS)' 'PKGS_CROSS_TEST=$(PKGS_CROSS_TEST)'
 
 # --- the two commands -----------------------------------------------------
 RUN_ARGS ?=
