@@ -79,9 +79,9 @@ endif
 
 # The libraries each program links (pkg-config names). LIBS_ALL is what
 # the tests link, since they exercise every module.
-LIBS_LIB    := jansson
+LIBS_LIB    := jansson zlib
 LIBS_DAEMON := libmicrohttpd gnutls sqlite3 libsystemd jansson zlib
-LIBS_CLI    := jansson libcurl yaml-0.1
+LIBS_CLI    := jansson zlib libcurl yaml-0.1
 LIBS_ALL    := libmicrohttpd gnutls sqlite3 libsystemd jansson libcurl zlib yaml-0.1
 pkg_cflags   = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pkg_libs     = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
@@ -117,8 +117,8 @@ PKGS_CROSS_TEST = $(PKGS_DEB_CROSS) libcmocka-dev:$(CROSS) qemu-user-static file
 # the command is missing.
 CMDS_TEST  := node=nodejs npm=npm
 
-# lib/: shared by every program; links jansson and libm only.
-LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
+# lib/: shared by every program; links jansson, zlib and libm only.
+LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
 	lib/contention.c

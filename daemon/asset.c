@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
 
 #include "asset.h"
+#include "gzip.h"
 #include "xmalloc.h"
 
 struct mime_type {
@@ -68,34 +68,6 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
 	return h;
 }
 
-int asset_gzip(const unsigned char *in, size_t n, int level, unsigned char **out, size_t *out_n)
-{
-	z_stream z;
-	unsigned char *buf;
-	uLong cap;
-	int rc;
-
-	memset(&z, 0, sizeof(z));
-	/* 16 + 15 window bits: a gzip wrapper rather than zlib's. */
-	if (deflateInit2(&z, level, Z_DEFLATED, 16 + 15, 9, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = deflateBound(&z, (uLong)n);
-	buf = xmalloc(cap);
-	z.next_in = (unsigned char *)(uintptr_t)in;
-	z.avail_in = (uInt)n;
-	z.next_out = buf;
-	z.avail_out = (uInt)cap;
-	rc = deflate(&z, Z_FINISH);
-	*out_n = z.total_out;
-	deflateEnd(&z);
-	if (rc != Z_STREAM_END) {
-		free(buf);
-		return -EIO;
-	}
-	*out = buf;
-	return 0;
-}
-
 /* Fills the ETags and, when it saves something, the gzip copy at `level`
  * (0: none). */
 static void asset_finish(struct asset *a, const char *name, int level)
@@ -108,7 +80,7 @@ static void asset_finish(struct asset *a, const char *name, int level)
 	snprintf(a->gz_etag, sizeof(a->gz_etag), "\"%016llx-gz\"", (unsigned long long)h);
 	if (!level || !m || !m->compress || a->size < ASSET_GZIP_MIN)
 		return;
-	if (asset_gzip(a->data, a->size, level, &a->gz, &a->gz_size) < 0 || a->gz_size >= a->size) {
+	if (gzip_compress(a->data, a->size, level, &a->gz, &a->gz_size) < 0 || a->gz_size >= a->size) {
 		free(a->gz);
 		a->gz = NULL;
 	}

@@ -47,8 +47,4 @@ int asset_accepts_gzip(const char *accept_encoding);
 /* Does an If-None-Match header (may be NULL) match this ETag? */
 int asset_etag_matches(const char *if_none_match, const char *etag);
 
-/* gzip-compresses a buffer at zlib `level` (1..9): 0 with a malloc'd
- * *out, or -errno. */
-int asset_gzip(const unsigned char *in, size_t n, int level, unsigned char **out, size_t *out_n);
-
 #endif

@@ -23,6 +23,7 @@
 
 #include "api.h"
 #include "asset.h"
+#include "gzip.h"
 #include "builtin.h"
 #include "conntrack.h"
 #include "errbuf.h"
@@ -160,7 +161,7 @@ static enum MHD_Result send_body(struct ctx *c, unsigned status, const char *mim
 	size_t gz_len = 0;
 
 	if (len >= ASSET_GZIP_MIN && asset_accepts_gzip(header(c, "Accept-Encoding")) &&
-	    asset_gzip((const unsigned char *)body, len, 6, &gz, &gz_len) == 0 && gz_len < len) {
+	    gzip_compress((const unsigned char *)body, len, 6, &gz, &gz_len) == 0 && gz_len < len) {
 		free(body);
 		r = MHD_create_response_from_buffer(gz_len, gz, MHD_RESPMEM_MUST_FREE);
 		if (r)

@@ -14,6 +14,7 @@
 
 #include "fingerprint.h"
 #include "fingerprintp.h"
+#include "gzip.h"
 #include "xmalloc.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -77,26 +78,33 @@ int fingerprint_ia32_cmdline(const char *cmdline)
 	return -EINVAL;
 }
 
-/* The IA32_* bits root/boot/config-<release> sets; 0 when unreadable. */
+/* Where the running kernel's config may be: the distribution's copy, then
+ * the kernel's own (CONFIG_IKCONFIG_PROC), gzipped. */
+static const char *const config_paths[] = {"/boot/config-%s", "/proc/config.gz"};
+#define CONFIG_MAX (4u << 20)
+
+/* The IA32_* bits the first readable kernel config sets; 0 when none is
+ * readable. */
 static int ia32_config_bits(const char *root, const char *release)
 {
-	char path[FP_PATH_MAX], *line = NULL;
-	size_t cap = 0;
+	char path[FP_PATH_MAX], rel[FP_PATH_MAX], *text = NULL;
 	int bits = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/boot/config-%s", root, release ? release : "");
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) >= 0) {
-		line[strcspn(line, "\n")] = '\0';
+	for (size_t k = 0; k < ARRAY_LEN(config_paths) && !text; k++) {
+		snprintf(rel, sizeof(rel), config_paths[k], release ? release : "");
+		snprintf(path, sizeof(path), "%s%s", root, rel);
+		if (gzip_read_file(path, CONFIG_MAX, &text) < 0)
+			text = NULL;
+	}
+	for (char *line = text, *next; line && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
 		for (size_t i = 0; i < ARRAY_LEN(ia32_config); i++)
 			if (!strcmp(line, ia32_config[i].line))
 				bits |= ia32_config[i].bit;
 	}
-	free(line);
-	fclose(f);
+	free(text);
 	return bits;
 }
 
@@ -208,6 +216,31 @@ static json_t *cpu_list_count(const char *list)
 	return json_integer(n);
 }
 
+/* What ctxsw's int $0x80 proof says of IA32 emulation, by the start of its
+ * info.ia32_int80. */
+static const struct {
+	const char *start;
+	const char *says;
+} int80_says[] = {
+    {"works", "on (int $0x80 works, proved by ctxsw)"},
+    {"faults", "off in effect (int $0x80 faults, proved by ctxsw)"},
+};
+
+/* IA32 emulation that neither the config nor the command line told: what
+ * the probe proved wins over unknown. A configured value stays, so that
+ * the identity does not change when ctxsw first runs. */
+static void ia32_from_proof(json_t *fp, const char *int80)
+{
+	json_t *caps = json_object_get(fp, "capabilities");
+
+	if (!json_is_object(caps) || json_is_string(json_object_get(caps, "ia32_emulation")) ||
+	    !int80)
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(int80_says); i++)
+		if (!strncmp(int80, int80_says[i].start, strlen(int80_says[i].start)))
+			json_object_set_new(caps, "ia32_emulation", json_string(int80_says[i].says));
+}
+
 void fingerprint_add_probed(json_t *fp, const json_t *ctxsw_doc)
 {
 	const json_t *info = json_object_get(ctxsw_doc, "info");
@@ -225,4 +258,5 @@ void fingerprint_add_probed(json_t *fp, const json_t *ctxsw_doc)
 	    o, "cpus_pinned",
 	    cpu_list_count(json_string_value(json_object_get(info, "cpus_allowed"))));
 	json_object_set_new(fp, "probed", o);
+	ia32_from_proof(fp, json_string_value(json_object_get(info, "ia32_int80")));
 }

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "fingerprint.h"
+#include "gzip.h"
 #include "tmpdir.h"
 
 static void test_read_has_every_field(void **state)
@@ -271,6 +272,68 @@ static void test_caps_arm64(void **state)
 	json_decref(c);
 }
 
+/* No /boot copy: the kernel's own gzipped config (CONFIG_IKCONFIG_PROC),
+ * as on the AMD Zen 4 KVM guests; a /boot copy wins when both exist. */
+static void test_caps_proc_config_gz(void **state)
+{
+	static const char cfg[] = "CONFIG_X86_64=y\n# CONFIG_IA32_EMULATION is not set\n";
+	const char *root = fixture("proc-config-gz");
+	unsigned char *gz;
+	size_t n;
+	char path[512];
+	FILE *f;
+	json_t *c;
+
+	(void)state;
+	put(root, "proc/cmdline", "quiet\n");
+	assert_int_equal(gzip_compress((const unsigned char *)cfg, sizeof(cfg) - 1, 6, &gz, &n), 0);
+	snprintf(path, sizeof(path), "%s/proc/config.gz", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(gz, 1, n, f), n);
+	fclose(f);
+	free(gz);
+	c = fingerprint_caps_read(root, "6.18.0");
+	assert_str(c, "ia32_emulation", "not built (kernel config)");
+	json_decref(c);
+
+	put(root, "boot/config-6.18.0", "CONFIG_IA32_EMULATION=y\n");
+	c = fingerprint_caps_read(root, "6.18.0");
+	assert_str(c, "ia32_emulation", "on (kernel config)");
+	json_decref(c);
+}
+
+/* What ctxsw proved wins over an unknown IA32 emulation, and never over a
+ * configured one (the identity must not change when ctxsw first runs). */
+static void test_ia32_from_proof(void **state)
+{
+	static const struct {
+		const char *configured, *int80, *want;
+	} cases[] = {
+	    {NULL, "works", "on (int $0x80 works, proved by ctxsw)"},
+	    {NULL, "faults: the test process was killed by SIGSEGV",
+	     "off in effect (int $0x80 faults, proved by ctxsw)"},
+	    {NULL, "not tried", NULL},
+	    {NULL, NULL, NULL},
+	    {"on (kernel config)", "faults: killed", "on (kernel config)"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *fp = json_pack("{s:{s:o}}", "capabilities", "ia32_emulation",
+		                       cases[i].configured ? json_string(cases[i].configured)
+		                                           : json_null());
+		json_t *doc = cases[i].int80 ? json_pack("{s:{s:s}}", "info", "ia32_int80",
+		                                         cases[i].int80)
+		                             : NULL;
+
+		fingerprint_add_probed(fp, doc);
+		assert_str(json_object_get(fp, "capabilities"), "ia32_emulation", cases[i].want);
+		json_decref(doc);
+		json_decref(fp);
+	}
+}
+
 /* The kernel config's cases, with no ia32_emulation= on the command line. */
 static void test_caps_ia32_config(void **state)
 {
@@ -504,6 +567,8 @@ int main(void)
 	    cmocka_unit_test(test_caps_guest),
 	    cmocka_unit_test(test_caps_arm64),
 	    cmocka_unit_test(test_caps_ia32_config),
+	    cmocka_unit_test(test_caps_proc_config_gz),
+	    cmocka_unit_test(test_ia32_from_proof),
 	    cmocka_unit_test(test_kmsg_record),
 	    cmocka_unit_test(test_virt_sources),
 	    cmocka_unit_test(test_virt_name),
