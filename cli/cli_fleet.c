@@ -146,18 +146,26 @@ static int set_token(void *ctx, const char *path, char *why, size_t wlen)
 
 static int set_by(void *ctx, const char *v, char *why, size_t wlen)
 {
-	(void)why, (void)wlen;
+	int r = fleet_field_check(v, why, wlen);
+
+	if (r < 0)
+		return r;
 	((struct fleet_args *)ctx)->by = v;
-	return *v ? 0 : -EINVAL;
+	return 0;
 }
 
 static int set_where(void *ctx, const char *v, char *why, size_t wlen)
 {
 	const char *eq = strchr(v, '=');
 
+	char field[128];
+
 	if (!eq || eq == v)
 		return errbuf_set(why, wlen, -EINVAL, "--where \"%s\": FIELD=VALUE, such as cpu=%s",
 		                  v, "\"AMD EPYC 7B12\"");
+	snprintf(field, sizeof(field), "%.*s", (int)(eq - v), v);
+	if (fleet_field_check(field, why, wlen) < 0)
+		return -EINVAL;
 	((struct fleet_args *)ctx)->where = v;
 	return 0;
 }

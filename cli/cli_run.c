@@ -10,13 +10,16 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "catalog.h"
 #include "cli.h"
+#include "errbuf.h"
 #include "fingerprint.h"
 #include "opt.h"
 #include "placement.h"
@@ -54,11 +57,26 @@ static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
 	return 0;
 }
 
+/* --probe-dir: each colon-separated directory must be one. */
 static int set_probe_dir(void *ctx, const char *v, char *why, size_t wlen)
 {
-	(void)why, (void)wlen;
 	if (!*v)
 		return -EINVAL;
+	for (const char *p = v; *p; p += strcspn(p, ":"), p += *p == ':') {
+		char dir[PATH_MAX];
+		struct stat st;
+		size_t n = strcspn(p, ":");
+
+		if (!n)
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)n, p);
+		if (stat(dir, &st) < 0)
+			return errbuf_set(why, wlen, -errno, "--probe-dir: \"%s\": %s", dir,
+			                  strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return errbuf_set(why, wlen, -ENOTDIR, "--probe-dir: \"%s\": %s", dir,
+			                  strerror(ENOTDIR));
+	}
 	((struct run_args *)ctx)->probe_dir = v;
 	return 0;
 }

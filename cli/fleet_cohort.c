@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
+#include "fingerprint.h"
 #include "fleetp.h"
 #include "stats.h"
 #include "xmalloc.h"
@@ -44,6 +46,27 @@ static const char *field_path(const char *name)
 		if (!strcmp(name, fields[i].alias))
 			return fields[i].path;
 	return name;
+}
+
+int fleet_field_check(const char *name, char *why, size_t wlen)
+{
+	char names[512] = "";
+	size_t top = strcspn(name, "/");
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!strcmp(name, fields[i].alias))
+			return 0;
+	for (size_t i = 0; fingerprint_fields[i]; i++)
+		if (strlen(fingerprint_fields[i]) == top &&
+		    !strncmp(name, fingerprint_fields[i], top))
+			return 0;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+		         i ? ", " : "", fields[i].alias);
+	return errbuf_set(why, wlen, -EINVAL,
+	                  "no fingerprint field \"%.*s\": use %s, or a path such as cpu/family "
+	                  "under one of the fingerprint's fields (GET /api/v1/host)",
+	                  (int)top, name, names);
 }
 
 char *fleet_field_value(const json_t *row, const char *name)

@@ -105,6 +105,9 @@ void fleet_print_table(const json_t *rows);
  * all); the rows grouped by a field with each cohort's figures, and the
  * table of them. */
 char *fleet_field_value(const json_t *row, const char *name);
+/* 0 when `name` is a short name or a path under a fingerprint field;
+ * -EINVAL with why naming the fields otherwise. */
+int fleet_field_check(const char *name, char *why, size_t wlen);
 int fleet_where_match(const json_t *row, const char *where);
 json_t *fleet_cohorts(const json_t *rows, const char *by);
 void fleet_print_cohorts(const json_t *doc);

@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #include "asset.h"
 #include "gzip.h"
 #include "xmalloc.h"
@@ -80,7 +79,8 @@ static void asset_finish(struct asset *a, const char *name, int level)
 	snprintf(a->gz_etag, sizeof(a->gz_etag), "\"%016llx-gz\"", (unsigned long long)h);
 	if (!level || !m || !m->compress || a->size < ASSET_GZIP_MIN)
 		return;
-	if (gzip_compress(a->data, a->size, level, &a->gz, &a->gz_size) < 0 || a->gz_size >= a->size) {
+	if (gzip_compress(a->data, a->size, level, &a->gz, &a->gz_size) < 0 ||
+	    a->gz_size >= a->size) {
 		free(a->gz);
 		a->gz = NULL;
 	}

@@ -228,6 +228,14 @@ static void read_virtualization(json_t *fp)
 	free(name);
 }
 
+const char *const fingerprint_fields[] = {"hostname",       "kernel",
+                                          "kernel_version", "glibc",
+                                          "arch",           "cpu",
+                                          "virtualization", "virtualization_sources",
+                                          "ncpus",          "vulnerabilities",
+                                          "limits",         "capabilities",
+                                          "probed",         NULL};
+
 json_t *fingerprint_read(void)
 {
 	struct utsname u;

@@ -28,6 +28,10 @@
  * (returns a new reference). */
 json_t *fingerprint_read(void);
 
+/* The top-level fields fingerprint_read() sets, NULL-terminated: what a
+ * field path (threadwatch fleet --by cpu/family) may start with. */
+extern const char *const fingerprint_fields[];
+
 /* Sets fp's "probed" object from the info of a ctxsw probe document (the
  * latest ok run's); NULL, or keys the document lacks, give nulls. */
 void fingerprint_add_probed(json_t *fp, const json_t *ctxsw_doc);

@@ -238,7 +238,8 @@ static void ia32_from_proof(json_t *fp, const char *int80)
 		return;
 	for (size_t i = 0; i < ARRAY_LEN(int80_says); i++)
 		if (!strncmp(int80, int80_says[i].start, strlen(int80_says[i].start)))
-			json_object_set_new(caps, "ia32_emulation", json_string(int80_says[i].says));
+			json_object_set_new(caps, "ia32_emulation",
+			                    json_string(int80_says[i].says));
 }
 
 void fingerprint_add_probed(json_t *fp, const json_t *ctxsw_doc)

@@ -11,8 +11,7 @@
 #include "gzip.h"
 #include "xmalloc.h"
 
-int gzip_compress(const unsigned char *in, size_t n, int level, unsigned char **out,
-                  size_t *out_n)
+int gzip_compress(const unsigned char *in, size_t n, int level, unsigned char **out, size_t *out_n)
 {
 	z_stream z;
 	unsigned char *buf;

@@ -10,8 +10,7 @@
 
 /* gzip-compresses a buffer at zlib `level` (1..9): 0 with a malloc'd
  * *out, or -errno. */
-int gzip_compress(const unsigned char *in, size_t n, int level, unsigned char **out,
-                  size_t *out_n);
+int gzip_compress(const unsigned char *in, size_t n, int level, unsigned char **out, size_t *out_n);
 
 /* Reads `path`, gzipped or plain (zlib reads a plain file as it is), into
  * a malloc'd NUL-terminated *out of at most `max` bytes: 0, -EFBIG when

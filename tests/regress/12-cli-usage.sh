@@ -22,7 +22,8 @@ cli() {
 
 # --- a usage error is one line and a pointer to --help ----------------------------
 for args in "" "frob" "--frob" "run --bogus" "run --nice 40" "recommend --thread 5" \
-	"fleet --bogus" "fleet" "detect-sim --hosts x"; do
+	"fleet --bogus" "fleet" "detect-sim --hosts x" "fleet --by color x" "fleet --where colour=red x" \
+	"run --probe-dir /nonexistent"; do
 	# shellcheck disable=SC2086
 	cli $args
 	[ "$RC" = 2 ] || fail "threadwatch $args: exit status $RC, expected 2"
@@ -33,6 +34,12 @@ $ERR"
 	[ -z "$OUT" ] || fail "threadwatch $args printed to stdout: $OUT"
 done
 ok "usage errors: one line and \"Try '... --help'\", exit 2"
+cli fleet --by color x
+grep -q 'no fingerprint field "color": use kernel, cpu, virt, arch, mitigations, glibc, vendor, or a path such as cpu/family' <<<"$ERR" ||
+	fail "fleet --by color does not name the fields: $ERR"
+cli run --probe-dir /nonexistent
+grep -q '/nonexistent.*No such file or directory' <<<"$ERR" || fail "run --probe-dir /nonexistent: $ERR"
+ok "fleet --by names the fields; run --probe-dir names a directory that is not there"
 
 # --- the top-level help names run's scheduling options ------------------------------
 cli --help

@@ -320,6 +320,17 @@ static void test_growth_robust(void **state)
 	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
 	assert_int_equal(g.cls, ANALYSIS_STEP);
 	assert_string_equal(analysis_class_name(g.cls), "step");
+	/* A quick ladder of a linear walk (linear_map32, 8 rungs, the top two
+	 * almost at one count) as measured: linear, not a step, though a side
+	 * of 3 rungs has no significant slope of its own. */
+	{
+		static const double qx[] = {254, 508, 1016, 2032, 4064, 8128, 16256, 16342};
+		static const double qy[] = {61826.5, 127289,  260295,  532864,
+		                            1082622, 2320209, 5038320, 4989385};
+
+		assert_int_equal(analysis_growth_fit(qx, qy, 8, &g), 0);
+		assert_string_equal(analysis_class_name(g.cls), "linear");
+	}
 	/* ... and a step near the bottom too */
 	for (size_t i = 0; i < 10; i++)
 		y[i] = (i < 3 ? 400.0 : 720.0) * wobble(i);

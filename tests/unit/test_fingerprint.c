@@ -320,12 +320,12 @@ static void test_ia32_from_proof(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *fp = json_pack("{s:{s:o}}", "capabilities", "ia32_emulation",
-		                       cases[i].configured ? json_string(cases[i].configured)
-		                                           : json_null());
-		json_t *doc = cases[i].int80 ? json_pack("{s:{s:s}}", "info", "ia32_int80",
-		                                         cases[i].int80)
-		                             : NULL;
+		json_t *fp =
+		    json_pack("{s:{s:o}}", "capabilities", "ia32_emulation",
+		              cases[i].configured ? json_string(cases[i].configured) : json_null());
+		json_t *doc = cases[i].int80
+		                  ? json_pack("{s:{s:s}}", "info", "ia32_int80", cases[i].int80)
+		                  : NULL;
 
 		fingerprint_add_probed(fp, doc);
 		assert_str(json_object_get(fp, "capabilities"), "ia32_emulation", cases[i].want);
