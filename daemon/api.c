@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "api.h"
+#include "health.h"
 #include "catalog.h"
 #include "headroom.h"
 #include "xmalloc.h"
@@ -328,6 +329,33 @@ static json_t *state_value(struct store *st, const char *key, enum state_kind ki
 	return out;
 }
 
+/* The scheduler's status in memory wins over what the store last took (a
+ * store that stopped taking writes would freeze it), and the store's own
+ * failure is said: store_error, null while it works. */
+static void overlay_health(json_t *body)
+{
+	struct health_cycle h;
+	char why[512];
+
+	if (health_get_cycle(&h) == 0) {
+		json_object_set_new(body, "cycle_running", json_boolean(h.running));
+		json_object_set_new(body, "last_cycle_status",
+		                    h.last_status[0] ? json_string(h.last_status) : json_null());
+		json_object_set_new(body, "last_cycle_ms",
+		                    h.last_cycle_ms > 0 ? json_integer(h.last_cycle_ms)
+		                                        : json_null());
+		json_object_set_new(body, "next_cycle_ms",
+		                    h.next_cycle_ms > 0 ? json_integer(h.next_cycle_ms)
+		                                        : json_null());
+		json_object_set_new(body, "current_probe",
+		                    h.probe[0] ? json_string(h.probe) : json_null());
+		json_object_set_new(body, "next_cycle_retry", json_integer(h.retry));
+	}
+	json_object_set_new(body, "store_error",
+	                    health_store_error(why, sizeof(why)) < 0 ? json_string(why)
+	                                                             : json_null());
+}
+
 unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                     json_t **body, struct api_error *err)
 {
@@ -364,5 +392,6 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
 		json_object_set_new(*body, "trigger_enabled",
 		                    json_boolean(ctx->trigger_configured));
 	json_decref(snap);
+	overlay_health(*body);
 	return 200;
 }

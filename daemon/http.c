@@ -24,6 +24,7 @@
 #include "api.h"
 #include "asset.h"
 #include "gzip.h"
+#include "health.h"
 #include "builtin.h"
 #include "conntrack.h"
 #include "errbuf.h"
@@ -289,7 +290,11 @@ static int cache_usable(struct ctx *c, int64_t *version)
 		return 0;
 	if (c->route->cache == CACHE_UNTIL && !api_param_get(&c->target, "until"))
 		return 0;
-	return store_data_version(c->srv->api.st, version) == 0;
+	if (store_data_version(c->srv->api.st, version) < 0)
+		return 0;
+	/* /metrics also shows the status in memory (daemon/health.c). */
+	*version = (int64_t)((uint64_t)*version << 24 ^ (health_version() & 0xffffff));
+	return 1;
 }
 
 static enum MHD_Result send_cached(struct ctx *c, const char *mime, char *text, size_t len)
@@ -333,23 +338,42 @@ static enum MHD_Result send_store_error(struct ctx *c, int rc)
 	return send_api_error(c, &err);
 }
 
-/* About the daemon itself: 200 while it serves and its store answers,
- * whatever the probes did; the last cycle's state rides in the body. */
+/* About the daemon itself: 200 while it serves and its store works,
+ * whatever the probes did; 503 when the store cannot be written or is
+ * corrupt. The cycle's state comes from memory (daemon/health.c), so a
+ * store that stopped taking writes cannot freeze it. */
 static enum MHD_Result h_healthz(struct ctx *c)
 {
-	char *running = NULL, *last = NULL;
-	int rc = store_state_get(c->srv->api.st, "cycle_running", &running);
+	struct health_cycle h;
+	char *running = NULL, *last = NULL, why[256];
+	int store_err = health_store_error(why, sizeof(why)), rc = 0;
 	json_t *body;
 
-	if (rc >= 0 || rc == -ENOENT) {
-		int r2 = store_state_get(c->srv->api.st, "last_cycle_status", &last);
+	if (health_get_cycle(&h) == 0) {
+		running = xstrdup(h.running ? "1" : "0");
+		last = xstrdup(h.last_status);
+	} else {
+		/* Before the scheduler published: what the store kept. */
+		rc = store_state_get(c->srv->api.st, "cycle_running", &running);
+		if (rc >= 0 || rc == -ENOENT) {
+			int r2 = store_state_get(c->srv->api.st, "last_cycle_status", &last);
 
-		rc = r2 == -ENOENT ? 0 : r2;
+			rc = r2 == -ENOENT ? 0 : r2;
+		}
 	}
-	if (rc < 0) {
+	if (rc < 0 || store_err < 0) {
+		struct api_error err = {.status = MHD_HTTP_SERVICE_UNAVAILABLE};
+
 		free(running);
 		free(last);
-		return send_store_error(c, rc);
+		if (rc < 0)
+			return send_store_error(c, rc);
+		/* The store's own message (GET /api/v1/status, store_error) may
+		 * name files: /healthz answers anyone, in words. */
+		snprintf(err.message, sizeof(err.message), "the store cannot be used: %s",
+		         health_failure_words(store_err));
+		snprintf(err.detail, sizeof(err.detail), "%s", why);
+		return send_api_error(c, &err);
 	}
 	body = json_pack("{s:s,s:b,s:s?}", "status", "ok", "cycle_running",
 	                 running && strcmp(running, "0"), "last_cycle_status",

@@ -21,6 +21,7 @@
 #include "detect.h"
 #include "headroom.h"
 #include "host_labels.h"
+#include "health.h"
 #include "metrics.h"
 #include "procself.h"
 #include "store.h"
@@ -93,6 +94,10 @@ static const struct metric_def metric_defs[] = {
      "last_cycle/ended_ms", 1e3, NULL},
     {"threadwatch_last_cycle_duration_seconds", "gauge", "How long the last probe cycle took.", "s",
      SRC_VALUE, "last_cycle/duration_s", 1, NULL},
+    {"threadwatch_store_ok", "gauge",
+     "1 while the database takes writes and reads clean; 0 when its last write failed (a full "
+     "disk, a read-only file, an I/O error) or it was found corrupt.",
+     "", SRC_VALUE, "store_ok", 1, NULL},
     {"threadwatch_host_change_timestamp_seconds", "gauge",
      "When the host's identity (kernel, glibc, CPU, microcode) last changed, as a Unix time.", "s",
      SRC_VALUE, "fingerprint/first_seen_ms", 1e3, NULL},
@@ -512,6 +517,36 @@ void metrics_format_process(const struct procself *self, char **text, size_t *le
 	*len = o.len;
 }
 
+/* The scheduler's status in memory over what the store last took (a store
+ * that stopped taking writes would freeze it), and whether the store works
+ * (daemon/health.c). A last cycle the store never recorded keeps no
+ * duration. */
+static void overlay_health(json_t *snap)
+{
+	struct health_cycle h;
+	char why[512];
+	json_t *last = json_object_get(snap, "last_cycle");
+
+	json_object_set_new(snap, "store_ok",
+	                    json_integer(health_store_error(why, sizeof(why)) == 0));
+	if (health_get_cycle(&h) < 0)
+		return;
+	if (h.next_cycle_ms > 0)
+		json_object_set_new(snap, "next_cycle_ms", json_integer(h.next_cycle_ms));
+	if (!h.last_status[0])
+		return;
+	if (!json_is_object(last)) {
+		last = json_object();
+		json_object_set_new(snap, "last_cycle", last);
+	}
+	json_object_set_new(last, "status", json_string(h.last_status));
+	if (h.last_cycle_ms > 0 &&
+	    json_integer_value(json_object_get(last, "ended_ms")) != h.last_cycle_ms) {
+		json_object_set_new(last, "ended_ms", json_integer(h.last_cycle_ms));
+		json_object_del(last, "duration_s");
+	}
+}
+
 /* The store's exposition alone: no process_* families. */
 static int render_store(struct store *st, const json_t *extra, char **text, size_t *len)
 {
@@ -520,6 +555,7 @@ static int render_store(struct store *st, const json_t *extra, char **text, size
 
 	if (rc < 0)
 		return rc;
+	overlay_health(snap);
 	if (extra)
 		json_object_update(snap, (json_t *)(uintptr_t)extra);
 	metrics_format(snap, text, len);

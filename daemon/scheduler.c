@@ -26,6 +26,7 @@
 #include "fingerprint.h"
 #include "guard.h"
 #include "headroom.h"
+#include "health.h"
 #include "log.h"
 #include "metrics.h"
 #include "protocol.h"
@@ -326,6 +327,22 @@ static void plan_soon_locked(struct sched *s, const char *why)
 	           fmax(0, s->next_due - mono_s()));
 }
 
+/* The status in memory, which the HTTP handlers read whether or not the
+ * store can be written (daemon/health.c). */
+static void publish_health(const struct sched_status *st)
+{
+	struct health_cycle h;
+
+	memset(&h, 0, sizeof(h)); /* padding too: health compares whole structs */
+	h.running = st->running;
+	h.last_cycle_ms = st->last_cycle_ms;
+	h.next_cycle_ms = st->next_cycle_ms;
+	h.retry = st->retry;
+	snprintf(h.last_status, sizeof(h.last_status), "%s", st->last_status);
+	snprintf(h.probe, sizeof(h.probe), "%s", st->probe);
+	health_set_cycle(&h);
+}
+
 /* Publishes the scheduler's state for the API (GET /api/v1/status). */
 static void publish(struct sched *s)
 {
@@ -338,6 +355,7 @@ static void publish(struct sched *s)
 	int r;
 
 	sched_get_status(s, &st);
+	publish_health(&st);
 	snprintf(v[0], sizeof(v[0]), "%d", st.running);
 	snprintf(v[1], sizeof(v[1]), "%lld", (long long)st.cycle_id);
 	snprintf(v[2], sizeof(v[2]), "%lld", (long long)st.last_cycle_ms);
@@ -872,6 +890,7 @@ static void run_cycle(struct sched *s, const char *why)
 	int api = !strcmp(why, "api");
 	uint64_t seq = s->api_seq;
 	const char *status = "failed";
+	unsigned long store_failures = health_store_failures();
 	int64_t cycle_id = 0;
 	struct config c;
 	double waited = 0;
@@ -923,6 +942,8 @@ static void run_cycle(struct sched *s, const char *why)
 		log_err("Failed to record the end of cycle %lld: %s", (long long)cycle_id,
 		        store_last_error());
 		status = "failed";
+	} else {
+		health_store_cycle_ok(store_failures);
 	}
 	if (!interrupted) {
 		step(s);
@@ -1045,6 +1066,25 @@ static unsigned restore_retry(struct store *st, char *last_status, size_t size, 
 	return (unsigned)n;
 }
 
+/* The cycle the previous process did not finish (killed, crashed, a power
+ * cut) ended when it died: it is recorded as interrupted, and the last
+ * status says so, not the status of the cycle before it. */
+static void close_dead_cycles(struct sched *s, int64_t now_ms, int died)
+{
+	int64_t n = 0;
+
+	if (store_cycles_interrupt(s->st, now_ms, &n) < 0)
+		log_warning("Failed to record the unfinished cycle as interrupted: %s, ignoring",
+		            store_last_error());
+	else if (n > 0)
+		log_notice("Recorded %lld unfinished cycle%s as interrupted", (long long)n,
+		           n == 1 ? "" : "s");
+	if (!died && n <= 0)
+		return;
+	snprintf(s->status.last_status, sizeof(s->status.last_status), "interrupted");
+	s->status.last_cycle_ms = now_ms;
+}
+
 int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_change, void *ctx,
               struct sched **out)
 {
@@ -1090,6 +1130,7 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 		s->last_end = mono_s() - (double)(now_ms - last_ms) / 1000.0;
 		s->have_last_end = 1;
 	}
+	close_dead_cycles(s, now_ms, died);
 	refresh_fingerprint(s, 1, &stored);
 	if (s->status.retry)
 		log_notice("The last cycle %s; retry %u in %.0f s",

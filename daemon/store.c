@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "builtin.h"
+#include "health.h"
 #include "storep.h"
 #include "xmalloc.h"
 
@@ -94,6 +95,8 @@ static const char *const queries[Q__COUNT] = {
                     " VALUES (:started_ms, :trigger, :waited_s,"
                     " (SELECT max(id) FROM fingerprints))",
     [Q_CYCLE_END] = "UPDATE cycles SET ended_ms = :ended_ms, status = :status WHERE id = :id",
+    [Q_CYCLE_INTERRUPT] = "UPDATE cycles SET ended_ms = :ended_ms, status = 'interrupted'"
+                          " WHERE status IS NULL",
     [Q_CYCLE_LAST] = "SELECT id, trigger, status, started_ms, ended_ms, waited_s FROM cycles"
                      " WHERE ended_ms IS NOT NULL ORDER BY id DESC LIMIT 1",
     [Q_FP_LATEST] = "SELECT id, first_seen_ms, last_seen_ms, identity, full FROM fingerprints"
@@ -567,10 +570,12 @@ int store_call(struct store *st, int write, store_fn *fn, void *ctx)
 	assert(st);
 	store_msg[0] = '\0';
 	pthread_mutex_lock(&st->lock);
-	if (write && (st->flags & STORE_READONLY))
+	if (write && (st->flags & STORE_READONLY)) {
 		r = seterr(-EROFS, "the database handle is read-only");
-	else
+	} else {
 		r = tx_run(st, write, fn, ctx);
+		health_store_result(write, r, store_msg);
+	}
 	pthread_mutex_unlock(&st->lock);
 	return r;
 }
@@ -961,6 +966,11 @@ static int store_connect(struct store *st, const struct file_state *fs)
 	if (rc != SQLITE_OK)
 		return seterr(sqlite_errno(st->db, rc), "cannot open \"%s\": %s", st->path,
 		              st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+	/* SQLite opens a file it may not write read-only without a word;
+	 * every cycle would then fail to store its runs. */
+	if (!ro && sqlite3_db_readonly(st->db, "main") == 1)
+		return seterr(-EROFS, "\"%s\" is not writable by this process (uid %u)", st->path,
+		              (unsigned)geteuid());
 	/* Until the checks pass, closing must not checkpoint into the file. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_timeout(st->db, STORE_BUSY_MS);

@@ -67,6 +67,9 @@ int store_run_insert(struct store *st, const struct store_run *run, int64_t *run
 int store_cycle_begin(struct store *st, int64_t now_ms, const char *trigger, double waited_s,
                       int64_t *cycle_id);
 int store_cycle_end(struct store *st, int64_t cycle_id, int64_t now_ms, const char *status);
+/* Ends every cycle that has no status (its process died during it) as
+ * interrupted at now_ms; *n (may be NULL) says how many. 0 or -errno. */
+int store_cycles_interrupt(struct store *st, int64_t now_ms, int64_t *n);
 /* The last finished cycle's end time; -ENOENT when there is none. */
 int store_last_cycle(struct store *st, int64_t *ended_ms);
 

@@ -280,6 +280,29 @@ int store_cycle_end(struct store *st, int64_t cycle_id, int64_t now_ms, const ch
 	return store_call(st, 1, cycle_end_tx, &c);
 }
 
+struct interrupt_args {
+	int64_t ms, n;
+};
+
+static int cycles_interrupt_tx(struct store *st, void *ctx)
+{
+	struct interrupt_args *c = ctx;
+	const struct bind b[] = {B_INT(":ended_ms", c->ms)};
+
+	return stmt_exec(st, Q_CYCLE_INTERRUPT, b, ARRAY_SIZE(b), "closing unfinished cycles",
+	                 &c->n);
+}
+
+int store_cycles_interrupt(struct store *st, int64_t now_ms, int64_t *n)
+{
+	struct interrupt_args c = {.ms = now_ms};
+	int r = store_call(st, 1, cycles_interrupt_tx, &c);
+
+	if (r >= 0 && n)
+		*n = c.n;
+	return r;
+}
+
 static int last_cycle_tx(struct store *st, void *ctx)
 {
 	sqlite3_stmt *s = NULL;

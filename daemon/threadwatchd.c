@@ -268,7 +268,8 @@ struct daemon {
 	struct config boot; /* as started: what the HTTP server and the store use */
 	struct config cfg;  /* the latest good one (SIGHUP) */
 	int wake[2];
-	int ready_fd; /* detaching: tells the waiting parent that we are up */
+	int ready_fd;   /* detaching: tells the waiting parent that we are up */
+	int start_exit; /* a start that failed: its exit status when not 1 */
 	sigset_t saved_mask, run_mask;
 	struct store *st, *ro;
 	struct sched *sched;
@@ -371,6 +372,8 @@ static const struct {
     {-EBUSY, "Stop the other threadwatchd, or set database= to another file."},
     {-ENOTSUP, "To run this version, set database= to another file."},
     {-EBADMSG, "See \"Recovering the database\" in the README."},
+    {-EROFS, "Make the file and its directory writable by the daemon's user, or set database= "
+             "to a file it may write."},
 };
 
 static const char *advice_for(int error)
@@ -411,8 +414,15 @@ static int open_store(const char *path, int mode, struct store **out)
  * writes anything, so a damaged database is refused here untouched. */
 static int store_init(struct daemon *d)
 {
+	int r;
+
 	make_parent_dir(d->boot.database);
-	return open_store(d->boot.database, 0, &d->st);
+	r = open_store(d->boot.database, 0, &d->st);
+	/* A database the daemon may not write is an output it cannot create
+	 * (sysexits.h): every cycle would fail to store its runs. */
+	if (r == -EROFS || r == -EACCES)
+		d->start_exit = EX_CANTCREAT;
+	return r;
 }
 
 static void store_fini(struct daemon *d)
@@ -770,7 +780,7 @@ static int run(struct daemon *d)
 		r = main_loop(d);
 	while (done-- > 0)
 		steps[done].fini(d);
-	return r < 0 ? 1 : 0;
+	return r < 0 ? (d->start_exit ? d->start_exit : 1) : 0;
 }
 
 /* With --detach only (a new-style daemon stays in the foreground): forks

@@ -53,6 +53,7 @@ static const char *const own_families[] = {
     "threadwatch_next_cycle_timestamp_seconds",
     "threadwatch_last_cycle_timestamp_seconds",
     "threadwatch_last_cycle_duration_seconds",
+    "threadwatch_store_ok",
     "threadwatch_host_change_timestamp_seconds",
     "threadwatch_recommendation_low_stacks",
     "threadwatch_recommendation_info",
