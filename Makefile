@@ -358,7 +358,7 @@ SANITIZE_SKIP ?= 60-browser 96-http-host-browser 62-daemon-guard 70-deb 72-syste
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
 	$(MAKE) B=$(SAN_B) SANITIZE=1 check-regress REGRESS_SKIP="$(SANITIZE_SKIP)" \
-		TW_CRASH_KILLS=40 CRASH_KILLS=10 CRASH_CYCLES=40
+		TW_CRASH_KILLS=40 CRASH_KILLS=10 CRASH_CYCLES=40 FRAMING_FLOOD_SECONDS=5
 
 # Fuzzing: every build replays the seed corpus; clang with libFuzzer then runs
 # each harness for FUZZ_SECONDS (TEST_FUZZ_SECONDS within `make test`, which
@@ -372,9 +372,9 @@ check-fuzz: $(FUZZ_REPLAY)
 # and 5 minutes of load, than `make test` has time for.
 SOAK_KILLS ?= 1000
 soak: all
-	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY="59-daemon-crash 90-crash 93-load" \
+	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY="59-daemon-crash 90-crash 93-load 92-http-framing" \
 		TW_CRASH_KILLS=$(SOAK_KILLS) CRASH_KILLS=$$(($(SOAK_KILLS) / 5)) CRASH_CYCLES=$(SOAK_KILLS) \
-		LOAD_SECONDS=300 \
+		LOAD_SECONDS=300 FRAMING_FLOOD_SECONDS=60 \
 		tests/regress/run.sh
 
 fuzz:

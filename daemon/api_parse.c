@@ -137,7 +137,8 @@ int api_parse_target(const char *uri, struct api_target *t, struct api_error *er
 	char *buf;
 
 	memset(t, 0, sizeof(*t));
-	/* Absolute form ("http://host/path") is allowed by HTTP/1.1. */
+	/* Absolute form ("http://host/path") is allowed by HTTP/1.1; its
+	 * authority is checked with the Host header (api_target_authority). */
 	if (!strncmp(p, "http://", 7) || !strncmp(p, "https://", 8)) {
 		p = strchr(p + (p[4] == 's' ? 8 : 7), '/');
 		if (!p) {
@@ -586,4 +587,23 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int api_target_authority(const char *uri, char *out, size_t len)
+{
+	size_t skip, n;
+
+	if (!strncmp(uri, "http://", 7))
+		skip = 7;
+	else if (!strncmp(uri, "https://", 8))
+		skip = 8;
+	else
+		return 0;
+	uri += skip;
+	n = strcspn(uri, "/?#");
+	if (!n || n >= len || memchr(uri, '@', n))
+		return -EINVAL;
+	memcpy(out, uri, n);
+	out[n] = '\0';
+	return 1;
 }

@@ -100,4 +100,10 @@ void api_printable(char *dst, size_t size, const char *src);
 unsigned api_fail(struct api_error *err, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The authority of an absolute-form request target ("http://HOST[:PORT]/..."),
+ * which RFC 9112 section 3.2.2 says wins over the Host header: 1 with it in
+ * out, 0 for an origin-form target, -EINVAL when it is empty, carries
+ * userinfo or does not fit. */
+int api_target_authority(const char *uri, char *out, size_t len);
+
 #endif

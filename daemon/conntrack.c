@@ -20,9 +20,17 @@ struct conn {
 	int fd;
 	int loopback;
 	unsigned char addr[16];
-	double since; /* CLOCK_MONOTONIC s: when the wait for headers began */
-	int waiting;  /* headers not complete yet */
+	double since; /* CLOCK_MONOTONIC s: when the wait for headers or body began */
+	int waiting;  /* a wait with a deadline (enum wait) */
+	int eof_seen; /* sweeps in a row that found the peer's FIN during a body */
 };
+
+/* What a connection waits for. */
+enum wait { WAIT_NONE, WAIT_HEADERS, WAIT_BODY };
+
+/* A body's peer closed when two sweeps in a row (half a second apart) see
+ * its FIN: a body that had arrived whole is handed on within that. */
+#define EOF_SWEEPS 2
 
 struct conntrack {
 	pthread_mutex_t lock;
@@ -62,7 +70,18 @@ static struct conn *find(struct conntrack *ct, const void *key)
 	return NULL;
 }
 
-/* Shuts down the sockets whose headers are overdue. Lock held. */
+/* Whether the peer has closed its side and nothing of it is left unread:
+ * a peek finds the end of the stream. */
+static int peer_closed(int fd)
+{
+	char b;
+
+	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/* Shuts down the sockets whose headers or body are overdue, and those
+ * whose peer closed while its body was due (the body can never come; as
+ * nginx ends a request whose client closed early). Lock held. */
 static void sweep_locked(struct conntrack *ct)
 {
 	double now = mono();
@@ -70,9 +89,13 @@ static void sweep_locked(struct conntrack *ct)
 	for (unsigned i = 0; i < ct->max; i++) {
 		struct conn *c = &ct->c[i];
 
-		if (c->key && c->waiting && now - c->since > ct->deadline) {
+		if (!c->key || c->waiting == WAIT_NONE)
+			continue;
+		if (c->waiting == WAIT_BODY)
+			c->eof_seen = peer_closed(c->fd) ? c->eof_seen + 1 : 0;
+		if (now - c->since > ct->deadline || c->eof_seen >= EOF_SWEEPS) {
 			shutdown(c->fd, SHUT_RDWR);
-			c->waiting = 0;
+			c->waiting = WAIT_NONE;
 		}
 	}
 }
@@ -151,7 +174,8 @@ static unsigned count_locked(struct conntrack *ct, const unsigned char addr[16])
 
 int conntrack_add(struct conntrack *ct, const void *key, int fd, const struct sockaddr *peer)
 {
-	struct conn n = {.key = key, .fd = fd, .loopback = http_addr_loopback(peer), .waiting = 1};
+	struct conn n = {
+	    .key = key, .fd = fd, .loopback = http_addr_loopback(peer), .waiting = WAIT_HEADERS};
 	struct conn *slot;
 	int r = 0;
 
@@ -176,8 +200,23 @@ void conntrack_headers(struct conntrack *ct, const void *key, int done)
 	pthread_mutex_lock(&ct->lock);
 	c = find(ct, key);
 	if (c) {
-		c->waiting = !done;
+		c->waiting = done ? WAIT_NONE : WAIT_HEADERS;
 		c->since = mono();
+		c->eof_seen = 0;
+	}
+	pthread_mutex_unlock(&ct->lock);
+}
+
+void conntrack_body(struct conntrack *ct, const void *key)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&ct->lock);
+	c = find(ct, key);
+	if (c) {
+		c->waiting = WAIT_BODY;
+		c->since = mono();
+		c->eof_seen = 0;
 	}
 	pthread_mutex_unlock(&ct->lock);
 }

@@ -125,6 +125,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(uri, data, size);
 	uri[size] = '\0';
+	{
+		char auth[256];
+		int r = api_target_authority(uri, auth, sizeof(auth));
+
+		/* an authority is never empty and never carries userinfo */
+		if (r > 0 && (!auth[0] || strchr(auth, '@') || strchr(auth, '/')))
+			abort();
+	}
 	if (api_parse_target(uri, &t, &err) < 0) {
 		check_error(&err);
 		api_target_clear(&t);

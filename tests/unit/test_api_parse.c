@@ -369,14 +369,46 @@ static void test_fail_printable(void **state)
 	assert_string_equal(err.message, "no run 7");
 }
 
+/* An absolute-form target's authority, which the server checks against
+ * allowed_hosts like Host (RFC 9112 section 3.2.2). */
+static void test_target_authority(void **state)
+{
+	static const struct {
+		const char *uri, *want;
+		int r;
+	} cases[] = {
+	    {"/api/v1/host", NULL, 0},
+	    {"http://evil.example/api/v1/host", "evil.example", 1},
+	    {"https://localhost:8437/healthz?x=1", "localhost:8437", 1},
+	    {"http://[::1]:8437/", "[::1]:8437", 1},
+	    {"http://h?x", "h", 1},
+	    {"http:///api", NULL, -EINVAL},
+	    {"http://user@localhost/", NULL, -EINVAL},
+	    {"ftp://localhost/", NULL, 0},
+	};
+	char out[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r = api_target_authority(cases[i].uri, out, sizeof(out));
+
+		if (r != cases[i].r)
+			fail_msg("%s: %d, not %d", cases[i].uri, r, cases[i].r);
+		if (r > 0)
+			assert_string_equal(out, cases[i].want);
+	}
+	assert_int_equal(api_target_authority("http://a-host-name-longer-than-eight/", out, 8),
+	                 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_target_decodes), cmocka_unit_test(test_target_rejects),
-	    cmocka_unit_test(test_path_patterns),  cmocka_unit_test(test_int_and_id),
-	    cmocka_unit_test(test_time),           cmocka_unit_test(test_runs_query),
-	    cmocka_unit_test(test_series_query),   cmocka_unit_test(test_check_params),
-	    cmocka_unit_test(test_fail_printable),
+	    cmocka_unit_test(test_target_decodes),   cmocka_unit_test(test_target_rejects),
+	    cmocka_unit_test(test_target_authority), cmocka_unit_test(test_path_patterns),
+	    cmocka_unit_test(test_int_and_id),       cmocka_unit_test(test_time),
+	    cmocka_unit_test(test_runs_query),       cmocka_unit_test(test_series_query),
+	    cmocka_unit_test(test_check_params),     cmocka_unit_test(test_fail_printable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
