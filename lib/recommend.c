@@ -340,7 +340,7 @@ struct rec_model {
 	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
 	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
 	int window_assumed;
-	double missing; /* threads beyond the window */
+	double missing;       /* threads beyond the window */
 	struct rec_create cm; /* what the create costs are computed from */
 	/* E: the extra cost of the marginal create, with e_at threads alive
 	 * (the workload's count, or C when all fit: the first miss). */
@@ -502,11 +502,16 @@ static void model_create(struct rec_model *m)
 {
 	const struct rec_in *in = m->in;
 
-	m->cm = (struct rec_create){
-	    .fill = &in->fill, .fail = &in->fail, .retry = &in->retry, .plain = &in->plain,
-	    .low = &in->low_create, .high = &in->high_create, .cap = m->cap,
-	    .window = in->window_vmas.set ? in->window_vmas.v : REC_VMAS_PER_THREAD * m->cap,
-	    .others = in->outside_vmas.set ? in->outside_vmas.v : 0};
+	m->cm = (struct rec_create){.fill = &in->fill,
+	                            .fail = &in->fail,
+	                            .retry = &in->retry,
+	                            .plain = &in->plain,
+	                            .low = &in->low_create,
+	                            .high = &in->high_create,
+	                            .cap = m->cap,
+	                            .window = in->window_vmas.set ? in->window_vmas.v
+	                                                          : REC_VMAS_PER_THREAD * m->cap,
+	                            .others = in->outside_vmas.set ? in->outside_vmas.v : 0};
 }
 
 /* E, the marginal create at e_at threads, with its terms. */
@@ -531,7 +536,9 @@ static void model_total(struct rec_model *m)
 	rec_create_sum(&m->cm, m->cap, m->n, &m->beyond_total, &m->x_extrapolated);
 	m->extra_total = m->ramp_total + m->beyond_total;
 	m->extra_mean = m->n >= 1 ? m->extra_total / m->n : NAN;
-	if (!(m->missing > 0 || m->extra_total > 0) || m->cap < 1 || !(m->s > 0))
+	/* No break-even without a benefit: a saving that is not significant
+	 * would repay the creates only by chance (issue 34). */
+	if (!(m->missing > 0 || m->extra_total > 0) || m->cap < 1 || !(m->s > 0) || !m->significant)
 		return;
 	m->be = safe_div(m->extra_total, low_threads * m->s);
 	m->be_lo = safe_div(m->extra_total, low_threads * m->s_hi);
@@ -630,8 +637,9 @@ static json_t *jpair(double a, double b)
 	return json_pack("[oo]", rec_jnum(a), rec_jnum(b));
 }
 
-/* A number for a sentence: grouped digits from 1000 up, else 3 digits. */
-static const char *fmt_num(char *buf, size_t len, double v)
+/* A number for a sentence: grouped digits from 1000 up, else 3 digits;
+ * the one format of every figure the recommendation prints. */
+const char *rec_fmt_num(char *buf, size_t len, double v)
 {
 	char digits[64];
 	size_t n, o = 0, i;
@@ -667,7 +675,7 @@ static const char *fmt_dur(char *buf, size_t len, double ns)
 	size_t i;
 
 	if (!isfinite(ns))
-		return fmt_num(buf, len, ns);
+		return rec_fmt_num(buf, len, ns);
 	for (i = 0; i < sizeof(units) / sizeof(units[0]) - 1; i++)
 		if (fabs(ns) >= units[i].scale)
 			break;
@@ -675,7 +683,7 @@ static const char *fmt_dur(char *buf, size_t len, double ns)
 	return buf;
 }
 
-#define NUM(v) fmt_num((char[48]){0}, 48, (v))
+#define NUM(v) rec_fmt_num((char[48]){0}, 48, (v))
 #define DUR(v) fmt_dur((char[48]){0}, 48, (v))
 
 /* " (8.32 ms)" after a count of ns from 1 µs up, else "". */
@@ -844,7 +852,8 @@ static const char *term_src(char *buf, size_t len, const struct rec_curve *c, co
 		snprintf(buf, len, " (map32.%s, taken as flat from its single usable point)", name);
 	else
 		snprintf(buf, len, " (map32.%s, measured from %s to %s VMAs)", name,
-		         fmt_num(a, sizeof(a), c->x[0]), fmt_num(b, sizeof(b), c->x[c->n - 1]));
+		         rec_fmt_num(a, sizeof(a), c->x[0]),
+		         rec_fmt_num(b, sizeof(b), c->x[c->n - 1]));
 	return buf;
 }
 
@@ -861,15 +870,16 @@ static void reason_extra_map32(const struct rec_model *m, json_t *r, const char 
 	           "window and the 2 × %s stacks that missed before it, %s ns (read at %s VMAs, "
 	           "with the %s in map32's window, which it never reaches)%s; less the plain "
 	           "mmap a high stack costs among %s VMAs, %s ns%s.%s",
-	           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->et.fail_vmas), NUM(m->cap), NUM(m->et.fail),
-	           SRC(&in->fail, "fail_ns"), NUM(m->cm.others), NUM(m->e_at - m->cap),
-	           NUM(m->et.retry), NUM(m->et.retry_vmas), NUM(m->cm.window), SRC(&in->retry, "retry_ns"),
+	           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->et.fail_vmas), NUM(m->cap),
+	           NUM(m->et.fail), SRC(&in->fail, "fail_ns"), NUM(m->cm.others),
+	           NUM(m->e_at - m->cap), NUM(m->et.retry), NUM(m->et.retry_vmas),
+	           NUM(m->cm.window), SRC(&in->retry, "retry_ns"),
 	           NUM(REC_VMAS_PER_THREAD * m->e_at + m->cm.others), NUM(m->et.plain),
 	           SRC(&in->plain, "plain_ns"),
 	           m->et.extrapolated ? " Beyond a curve's last point it is extrapolated linearly "
-	                               "(through that point, with the least-squares slope of "
-	                               "the curve)."
-	                             : "");
+	                                "(through that point, with the least-squares slope of "
+	                                "the curve)."
+	                              : "");
 	if (m->e_measured > 0)
 		add_reason(
 		    r,
@@ -907,8 +917,8 @@ static void reason_extra(const struct rec_model *m, json_t *r)
 		           "%s an extra %s ns%s: at %s live threads a low-policy create takes "
 		           "%s ns and a high-policy one %s ns, %s on log-log axes from "
 		           "threads.low_create_ns (%s to %s threads) and threads.high_create_ns.",
-		           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->e_at), NUM(m->et.low), NUM(m->et.high),
-		           interp_word(&in->low_create, m->et.extrapolated),
+		           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->e_at), NUM(m->et.low),
+		           NUM(m->et.high), interp_word(&in->low_create, m->et.extrapolated),
 		           NUM(in->low_create.x[0]), NUM(in->low_create.x[in->low_create.n - 1]));
 }
 
@@ -927,10 +937,10 @@ static void reason_total(const struct rec_model *m, json_t *r)
 	    "each create's extra counted as at least 0.",
 	    NUM(m->n), NUM(m->extra_total), DURP(m->extra_total), NUM(m->extra_mean),
 	    NUM(m->ramp_total), NUM(fmin(m->n, m->cap)),
-	    !map32              ? "low less high create cost at each count of live threads"
-	    : m->in->fill.n     ? "create k walks the 2 k window VMAs below its hole, map32.fill_ns, "
-	                          "less a plain mmap"
-	                        : "map32.fill_ns not measured: counted as 0",
+	    !map32          ? "low less high create cost at each count of live threads"
+	    : m->in->fill.n ? "create k walks the 2 k window VMAs below its hole, map32.fill_ns, "
+	                      "less a plain mmap"
+	                    : "map32.fill_ns not measured: counted as 0",
 	    NUM(m->beyond_total), NUM(m->missing));
 }
 
@@ -969,8 +979,7 @@ static void reason_break_even(const struct rec_model *m, json_t *r)
 		    "The workload expects %s switches per thread%s: the low-stack threads save "
 		    "%s × %s × %s ns = %s ns%s, %s the %s ns the creates cost.",
 		    NUM(m->spt), isnan(m->sps) ? "" : " (switches per second / creates per second)",
-		    NUM(low), NUM(m->spt), NUM(m->s), NUM(m->benefit_total),
-		    DURP(m->benefit_total),
+		    NUM(low), NUM(m->spt), NUM(m->s), NUM(m->benefit_total), DURP(m->benefit_total),
 		    m->benefit_total > m->extra_total ? "more than" : "not more than",
 		    NUM(m->extra_total));
 	else
@@ -1017,7 +1026,7 @@ static const char *weak_caps(const struct rec_model *m, char *buf, size_t len)
 	         weak && m->window_assumed ? "; the window was assumed, not measured" : "",
 	         weak && m->x_extrapolated && m->rule >= RULE_COST_UNKNOWN
 	             ? "; the extra cost was extrapolated"
-	                                                     : "",
+	             : "",
 	         weak && m->aa_biased ? "; the A/A CI excludes 1.0 (a possible bias)" : "");
 	return buf;
 }
@@ -1076,12 +1085,13 @@ static void reason_rule(const struct rec_model *m, json_t *r)
 		           "unknown, so no break-even can be computed: high (weak).");
 		break;
 	case RULE_SWITCH_UNKNOWN:
-		add_reason(r,
-		           "Rule: %s and its switches per thread are unknown, so the verdict is high "
-		           "(weak); low pays only above %s switches per low-stack thread.",
-		           m->missing > 0 ? "the workload outgrows the window"
-		                          : "the low-stack creates cost extra",
-		           NUM(m->be));
+		add_reason(
+		    r,
+		    "Rule: %s and its switches per thread are unknown, so the verdict is high "
+		    "(weak); low pays only above %s switches per low-stack thread.",
+		    m->missing > 0 ? "the workload outgrows the window"
+		                   : "the low-stack creates cost extra",
+		    NUM(m->be));
 		break;
 	case RULE_BREAK_EVEN:
 		add_reason(r,
@@ -1273,7 +1283,8 @@ static json_t *figures(const struct rec_model *m)
 	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->et.fail_vmas : NAN),
 	    "extra_create_retry_ns", rec_jnum(m->et.retry), "extra_create_plain_ns",
 	    rec_jnum(m->et.plain), "extra_create_measured_ns", rec_jnum(m->e_measured),
-	    "extra_create_vs_measured", rec_jnum(m->e_measured > 0 ? m->et.extra / m->e_measured : NAN));
+	    "extra_create_vs_measured",
+	    rec_jnum(m->e_measured > 0 ? m->et.extra / m->e_measured : NAN));
 
 	json_object_update(f, terms);
 	json_decref(terms);
@@ -1300,12 +1311,12 @@ static void figures_creates(const struct rec_model *m, json_t *f)
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		json_object_set_new(f, keys[i].key,
 		                    rec_jnum(*(const double *)((const char *)m + keys[i].offset)));
-	json_object_set_new(f, "extra_create_window_vmas",
-	                    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.window
-	                                                                          : NAN));
-	json_object_set_new(f, "extra_create_outside_vmas",
-	                    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.others
-	                                                                          : NAN));
+	json_object_set_new(
+	    f, "extra_create_window_vmas",
+	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.window : NAN));
+	json_object_set_new(
+	    f, "extra_create_outside_vmas",
+	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.others : NAN));
 	json_object_set_new(f, "extra_total_extrapolated",
 	                    m->e_source ? json_boolean(m->x_extrapolated) : json_null());
 }

@@ -11,6 +11,7 @@
 
 #include "protocol.h"
 #include "recommend.h"
+#include "recommendp.h"
 #include "stats.h"
 #include "xmalloc.h"
 
@@ -96,9 +97,11 @@ static void text_figures(struct sbuf *b, const json_t *figs)
 	const json_t *be = json_object_get(figs, "break_even_switches");
 	char line[128];
 
+	char num[48];
+
 	if (json_is_number(be)) {
-		snprintf(line, sizeof(line), "\nbreak-even: %.6g switches per thread\n",
-		         json_number_value(be));
+		snprintf(line, sizeof(line), "\nbreak-even: %s switches per thread\n",
+		         rec_fmt_num(num, sizeof(num), json_number_value(be)));
 		sb_str(b, line);
 	}
 	sb_str(b, "\nEvery figure behind it: --json (result.figures).\n");

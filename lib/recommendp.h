@@ -62,7 +62,7 @@ double rec_curve_walk(const struct rec_curve *c, double x, int *extrapolated);
 struct rec_create {
 	const struct rec_curve *fill, *fail, *retry, *plain; /* map32 */
 	const struct rec_curve *low, *high;                  /* threads */
-	double cap;    /* C: stacks the window holds */
+	double cap;                                          /* C: stacks the window holds */
 	double window; /* W: VMAs in map32's window while the retry ladder ran */
 	double others; /* L: VMAs outside the window a retry walks besides stacks */
 };
@@ -84,7 +84,10 @@ const char *rec_create_source(const struct rec_create *m);
 int rec_create_at(const struct rec_create *m, double k, struct rec_create_term *t);
 /* The sum of extra over the creates k = a .. b - 1 (*extrapolated when a
  * term read a curve beyond its end); 0, or -ENODATA without a source. */
-int rec_create_sum(const struct rec_create *m, double a, double b, double *sum,
-                   int *extrapolated);
+int rec_create_sum(const struct rec_create *m, double a, double b, double *sum, int *extrapolated);
+
+/* A number for a sentence: grouped digits from 1000 up ("57,418"), else
+ * 3 significant digits; "unknown" for NaN (recommend.c). */
+const char *rec_fmt_num(char *buf, size_t len, double v);
 
 #endif

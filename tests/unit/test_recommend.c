@@ -190,6 +190,21 @@ static void test_no_significant_benefit(void **state)
 	assert_true(reason_has(r, "lose 100 ns per switch"));
 	CLOSE(fig(r, "switch_saving_ns"), -100);
 	json_decref(r);
+	/* issue 34: a saving that is not significant has no break-even, even
+	 * where the creates cost something (20 threads, 10 past the window) */
+	r = compute("{\"workload\":{\"threads\":20,\"stack_bytes\":%d,"
+	            "\"switches_per_thread\":1e3},"
+	            "\"ctxsw\":{\"low_ns\":1990,\"high_ns\":2000,\"ratio\":0.995,"
+	            "\"ratio_ci95\":[0.97,1.02]},"
+	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e6],[1e6,1e6]]}}",
+	            HAND_STACK);
+	expect(r, "high", "strong", "no_benefit");
+	assert_true(fig(r, "extra_total_ns") > 0);
+	assert_true(isnan(fig(r, "break_even_switches")));
+	assert_true(
+	    json_is_null(json_object_get(json_object_get(r, "figures"), "break_even_switches_ci")));
+	assert_false(reason_has(r, "Break-even"));
+	json_decref(r);
 	/* a CI below 1 around a ratio above it (inconsistent figures): the
 	 * point estimate shows no saving, so no benefit */
 	r = compute("{\"ctxsw\":{\"low_ns\":1000,\"high_ns\":1000,\"ratio\":1.05,"
@@ -574,15 +589,17 @@ static void test_map32_terms(void **state)
 	json_decref(r);
 	/* a threads probe that saw no extra cost: no ratio to 0 (it read "inf
 	 * times that"), the reason says the create was no dearer */
-	r = compute("{\"workload\":{\"threads\":30,\"stack_bytes\":%d},"
-	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
-	            "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1000],[20,2000]],"
-	            "\"retry_ns\":[[10,1000],[20,2000],[40,4000]],\"plain_ns\":[[10,500],[100,500]]},"
-	            "\"threads\":{\"low_create_ns\":[[1,1000],[64,1000]],"
-	            "\"high_create_ns\":[[1,1000],[64,1000]]}}",
-	            HAND_STACK);
+	r = compute(
+	    "{\"workload\":{\"threads\":30,\"stack_bytes\":%d},"
+	    "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio_ci95\":[0.45,0.55]},"
+	    "\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1000],[20,2000]],"
+	    "\"retry_ns\":[[10,1000],[20,2000],[40,4000]],\"plain_ns\":[[10,500],[100,500]]},"
+	    "\"threads\":{\"low_create_ns\":[[1,1000],[64,1000]],"
+	    "\"high_create_ns\":[[1,1000],[64,1000]]}}",
+	    HAND_STACK);
 	CLOSE(fig(r, "extra_create_measured_ns"), 0);
-	assert_true(json_is_null(json_object_get(json_object_get(r, "figures"), "extra_create_vs_measured")));
+	assert_true(json_is_null(
+	    json_object_get(json_object_get(r, "figures"), "extra_create_vs_measured")));
 	assert_true(reason_has(r, "no dearer than a high-policy one, where E is 7,500 ns"));
 	assert_false(reason_has(r, "inf"));
 	json_decref(r);
@@ -611,12 +628,12 @@ static json_t *hand_with(const char *workload, const char *map32)
  * ladder is y = 100 x, so create k (k threads alive) walks the 2 k window
  * VMAs below its hole for 200 k ns; a plain mmap is a flat 100 ns. Each
  * create costs max(0, 200 k - 100): 0 at k = 0 (below its first point the
- * fill ladder is read as 200 x / 2: 0 at 0 VMAs), then 100, 300, ..., 1700: 200 x 45 - 9 x 100 = 8,100
- * ns in all, 810 per create. s = 1000 ns, so the break-even is 8,100 /
- * (10 x 1000) = 0.81 switches per thread (0.736 to 0.9 with s from 900 to
- * 1100 ns): every thread fits, yet the creates are not free. */
+ * fill ladder is read as 200 x / 2: 0 at 0 VMAs), then 100, 300, ..., 1700: 200 x 45 - 9 x 100 =
+ * 8,100 ns in all, 810 per create. s = 1000 ns, so the break-even is 8,100 / (10 x 1000) = 0.81
+ * switches per thread (0.736 to 0.9 with s from 900 to 1100 ns): every thread fits, yet the creates
+ * are not free. */
 #define RAMP_MAP32                                                                                 \
-	"\"map32\":{\"window_bytes\":10485760,\"fill_ns\":[[2,200],[20,2000]],"                   \
+	"\"map32\":{\"window_bytes\":10485760,\"fill_ns\":[[2,200],[20,2000]],"                    \
 	"\"plain_ns\":[[1,100],[100,100]]}"
 
 static void test_ramp_below_capacity(void **state)
@@ -658,7 +675,7 @@ static void test_ramp_below_capacity(void **state)
  * 1,533.3 per create; E at 15 alive (j = 5) is 4,900 ns, its retry read at
  * 40 VMAs. Break-even 23,000 / (10 x 1000) = 2.3 switches (2.09 to 2.56). */
 #define BEYOND_MAP32                                                                               \
-	"\"map32\":{\"window_bytes\":10485760,\"window_vmas\":24,\"outside_vmas\":6,"             \
+	"\"map32\":{\"window_bytes\":10485760,\"window_vmas\":24,\"outside_vmas\":6,"              \
 	"\"fail_ns\":[[20,3000],[40,6000]],\"retry_ns\":[[20,1000],[100,5000]],"                   \
 	"\"plain_ns\":[[1,100],[100,100]]}"
 
@@ -696,7 +713,8 @@ static void test_churn(void **state)
 	json_t *r;
 
 	(void)state;
-	r = hand_with("\"threads\":15,\"creates_per_second\":100,\"switches_per_second\":250", BEYOND_MAP32);
+	r = hand_with("\"threads\":15,\"creates_per_second\":100,\"switches_per_second\":250",
+	              BEYOND_MAP32);
 	expect(r, "low", "weak", "break_even");
 	CLOSE(fig(r, "switches_per_thread"), 2.5);
 	CLOSE(fig(r, "creates_per_second"), 100);
@@ -706,12 +724,14 @@ static void test_churn(void **state)
 	assert_true(reason_has(r, "Churn: at 100 creates per second"));
 	json_decref(r);
 	/* 200 switches a second: 2 per life, under the CI's bottom: high */
-	r = hand_with("\"threads\":15,\"creates_per_second\":100,\"switches_per_second\":200", BEYOND_MAP32);
+	r = hand_with("\"threads\":15,\"creates_per_second\":100,\"switches_per_second\":200",
+	              BEYOND_MAP32);
 	expect(r, "high", "strong", "break_even");
 	CLOSE(fig(r, "benefit_per_second_ns"), 200 * 10 / 15.0 * 1000);
 	json_decref(r);
 	/* churn with switches per thread life: the same verdict as without it */
-	r = hand_with("\"threads\":15,\"creates_per_second\":100,\"switches_per_thread\":3", BEYOND_MAP32);
+	r = hand_with("\"threads\":15,\"creates_per_second\":100,\"switches_per_thread\":3",
+	              BEYOND_MAP32);
 	expect(r, "low", "strong", "break_even");
 	CLOSE(fig(r, "benefit_per_second_ns"), 100 * 3 * 10 / 15.0 * 1000);
 	json_decref(r);
@@ -994,7 +1014,7 @@ static void test_text(void **state)
 	(void)state;
 	assert_non_null(strstr(t, "verdict: low (confidence: strong)\n"));
 	assert_non_null(strstr(t, "\nreasons:\n  - "));
-	assert_non_null(strstr(t, "\nbreak-even: 1000 switches per thread\n"));
+	assert_non_null(strstr(t, "\nbreak-even: 1,000 switches per thread\n"));
 	/* the raw figures (many null) are --json's, not the text's */
 	assert_null(strstr(t, "figures:"));
 	assert_null(strstr(t, "null"));
