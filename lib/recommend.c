@@ -39,6 +39,8 @@ struct rec_in {
 	int have_sel_ci, have_aa_ci;
 	double sel_lo, sel_hi, aa_lo, aa_hi;
 	struct rec_num window, window_vmas, outside_vmas;
+	/* what map32 measured the window to hold, and at which stack size */
+	struct rec_num capacity_stacks, capacity_stack_bytes;
 	struct rec_curve fill, fail, retry, plain, low_create, high_create;
 	struct rec_num family, model;
 	/* probes whose last run failed or that are disabled */
@@ -76,6 +78,8 @@ static const struct rec_field {
     {"map32", "window_bytes", 0, REC_MAX_WINDOW, offsetof(struct rec_in, window)},
     {"map32", "window_vmas", 0, 0, offsetof(struct rec_in, window_vmas)},
     {"map32", "outside_vmas", 0, 0, offsetof(struct rec_in, outside_vmas)},
+    {"map32", "capacity_stacks", F_WHOLE, 0, offsetof(struct rec_in, capacity_stacks)},
+    {"map32", "stack_bytes", F_POSITIVE, 0, offsetof(struct rec_in, capacity_stack_bytes)},
     {"cpu", "family", F_NULL, 0, offsetof(struct rec_in, family)},
     {"cpu", "model", F_NULL, 0, offsetof(struct rec_in, model)},
 };
@@ -339,6 +343,8 @@ struct rec_model {
 	int have_sel_ci, aa_biased;
 	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
 	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
+	double cap_computed;      /* floor(window / slot) */
+	int cap_measured;         /* cap is what map32 measured at this stack size */
 	int window_assumed;
 	double missing;       /* threads beyond the window */
 	struct rec_create cm; /* what the create costs are computed from */
@@ -568,7 +574,15 @@ static void model_figures(struct rec_model *m)
 	 * the margin; switches shown equivalent never make a saving. */
 	m->significant = m->ci_hi < 1 - m->margin && m->s > 0 && !m->equivalent;
 	m->slot = m->stack + REC_GUARD_BYTES;
-	m->cap = floor(m->window / m->slot);
+	m->cap = m->cap_computed = floor(m->window / m->slot);
+	/* What map32 filled the window with at the workload's stack size wins:
+	 * the window's free space may come in pieces (issue 34: 126 measured
+	 * against 127 computed). */
+	if (m->in->capacity_stacks.set && m->in->capacity_stack_bytes.set &&
+	    m->in->capacity_stack_bytes.v == m->stack && m->in->capacity_stacks.v <= m->cap) {
+		m->cap = m->in->capacity_stacks.v;
+		m->cap_measured = 1;
+	}
 	m->missing = m->n > m->cap ? m->n - m->cap : 0;
 	model_create(m);
 	model_marginal(m);
@@ -830,14 +844,23 @@ static void reason_window(const struct rec_model *m, json_t *r)
 		snprintf(fit, sizeof(fit), "all fit");
 	else
 		snprintf(fit, sizeof(fit), "%s miss it", NUM(m->missing));
-	add_reason(r,
-	           "%s %s bytes holds floor(%s / (%s + %.0f)) = %s stacks of %s bytes with their "
-	           "guard page; the workload expects %s threads, so %s.",
-	           m->window_assumed ? "Assuming (no map32 figures) the x86-64 MAP_32BIT window, "
-	                               "its"
-	                             : "The MAP_32BIT window of",
-	           NUM(m->window), NUM(m->window), NUM(m->stack), REC_GUARD_BYTES, NUM(m->cap),
-	           NUM(m->stack), NUM(m->n), fit);
+	if (m->cap_measured)
+		add_reason(
+		    r,
+		    "The MAP_32BIT window of %s bytes held %s stacks of %s bytes with their "
+		    "guard page when map32 filled it (floor(%s / (%s + %.0f)) = %s would fit "
+		    "were its free space one piece); the workload expects %s threads, so %s.",
+		    NUM(m->window), NUM(m->cap), NUM(m->stack), NUM(m->window), NUM(m->stack),
+		    REC_GUARD_BYTES, NUM(m->cap_computed), NUM(m->n), fit);
+	else
+		add_reason(r,
+		           "%s %s bytes holds floor(%s / (%s + %.0f)) = %s stacks of %s bytes with "
+		           "their guard page; the workload expects %s threads, so %s.",
+		           m->window_assumed
+		               ? "Assuming (no map32 figures) the x86-64 MAP_32BIT window, its"
+		               : "The MAP_32BIT window of",
+		           NUM(m->window), NUM(m->window), NUM(m->stack), REC_GUARD_BYTES,
+		           NUM(m->cap), NUM(m->stack), NUM(m->n), fit);
 }
 
 /* " (map32.NAME, measured from X to Y VMAs)" or " (map32.NAME not measured:
@@ -1317,6 +1340,8 @@ static void figures_creates(const struct rec_model *m, json_t *f)
 	json_object_set_new(
 	    f, "extra_create_outside_vmas",
 	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.others : NAN));
+	json_object_set_new(f, "window_stacks_source",
+	                    json_string(m->cap_measured ? "measured" : "computed"));
 	json_object_set_new(f, "extra_total_extrapolated",
 	                    m->e_source ? json_boolean(m->x_extrapolated) : json_null());
 }

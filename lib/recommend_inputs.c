@@ -206,6 +206,8 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 	if (doc_ok(map32_doc)) {
 		o = json_object();
 		set_num(o, "window_bytes", doc_scalar(map32_doc, "window_bytes"));
+		set_num(o, "capacity_stacks", doc_scalar(map32_doc, "capacity_stacks"));
+		set_num(o, "stack_bytes", doc_scalar(map32_doc, "stack_bytes"));
 		inputs_map32_vmas(map32_doc, o);
 		if ((c = doc_curve(map32_doc, "fill_median_ns")))
 			json_object_set_new(o, "fill_ns", c);

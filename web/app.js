@@ -288,7 +288,8 @@ function renderRecommendation(r) {
       (ci && ci[0] != null ? ` (95% CI ${fmtNum(ci[0], 1)} to ${fmtNum(ci[1], 1)})` : '') : null],
     ['Extra per create', f.extra_create_ns != null ? `${fmtUnit(f.extra_create_ns, 'ns')} once the window is full` : null],
     ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` +
-      (f.window_assumed ? ' (assumed window, not measured: no map32 figures yet)' : '') : null],
+      (f.window_assumed ? ' (assumed window, not measured: no map32 figures yet)' :
+        f.window_stacks_source === 'measured' ? ' (as map32 filled the window)' : '') : null],
     ['Failed probes', (r.failed_probes || []).length ? r.failed_probes.map((x) => `${x.probe}: ${x.reason}`).join('; ') : null],
     ['Disabled probes', (r.disabled_probes || []).length ? r.disabled_probes.join(', ') : null],
     ['Computed', fmtWhen(r.computed_ms)],

@@ -134,6 +134,38 @@ static void expect(const json_t *r, const char *v, const char *c, const char *ru
 	"\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e6],[1e6,1e6]]}"
 #define HAND_STACK 1044480
 
+/* Issue 34: the capacity map32 measured at the workload's stack size wins
+ * over floor(window / slot); at another stack size it does not apply. */
+static void test_measured_capacity(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	r = compute("{\"workload\":{\"threads\":200,\"stack_bytes\":8388608},"
+	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio\":0.5,"
+	            "\"ratio_ci95\":[0.45,0.55]},"
+	            "\"map32\":{\"window_bytes\":1066192896,\"capacity_stacks\":126,"
+	            "\"stack_bytes\":8388608}}");
+	CLOSE(fig(r, "window_stacks"), 126);
+	CLOSE(fig(r, "threads_missing"), 74);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "figures"),
+	                                                      "window_stacks_source")),
+	                    "measured");
+	assert_true(reason_has(r, "held 126 stacks of 8,388,608 bytes"));
+	assert_true(reason_has(r, "= 127 would fit"));
+	json_decref(r);
+	r = compute("{\"workload\":{\"threads\":200,\"stack_bytes\":1044480},"
+	            "\"ctxsw\":{\"low_ns\":1000,\"high_ns\":2000,\"ratio\":0.5,"
+	            "\"ratio_ci95\":[0.45,0.55]},"
+	            "\"map32\":{\"window_bytes\":10485760,\"capacity_stacks\":1,"
+	            "\"stack_bytes\":8388608}}");
+	CLOSE(fig(r, "window_stacks"), 10);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "figures"),
+	                                                      "window_stacks_source")),
+	                    "computed");
+	json_decref(r);
+}
+
 /* --- the rules ---------------------------------------------------------- */
 
 static void test_no_ctxsw(void **state)
@@ -1514,6 +1546,7 @@ static void test_inputs_note(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_measured_capacity),
 	    cmocka_unit_test(test_no_ctxsw),
 	    cmocka_unit_test(test_failed_ctxsw),
 	    cmocka_unit_test(test_failed_with_older_figures),
