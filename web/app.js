@@ -28,6 +28,7 @@ const LIMIT_NAMES = {
 };
 const RUNS_PAGE = 30;
 const POLL_MS = 60e3;
+const POLL_RUNNING_MS = 3e3;
 
 const $ = (sel) => document.querySelector(sel);
 const charts = {};
@@ -99,7 +100,8 @@ function fmtDuration(s) {
   if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
   if (s < 3600) return `${Math.round(s / 60)} min`;
   if (s < 2 * 86400) {
-    const h = Math.floor(s / 3600), m = Math.round((s % 3600) / 60);
+    /* minutes rounded before the split: 5 h 59.7 min is 6 h, not 5 h 60 min */
+    const mins = Math.round(s / 60), h = Math.floor(mins / 60), m = mins % 60;
     return m ? `${h} h ${m} min` : `${h} h`;
   }
   return `${Math.round(s / 86400)} days`;
@@ -851,19 +853,24 @@ async function loadAll() {
   }
 }
 
-/* Every minute: the status only, and everything when a cycle ended or the
- * daemon came back. */
+/* The status every minute, every few seconds while a cycle runs; and
+ * everything when a cycle started or ended, a probe's run landed (the
+ * running probe changed) or the daemon came back, so that each probe's
+ * panels fill as its run lands. */
 async function poll() {
-  if (document.hidden) return;
   const before = state.status;
   try {
+    if (document.hidden) return;
     const st = await api('/status');
     const lc = (s) => (s && s.last_cycle ? s.last_cycle.id : 0);
-    if (state.failed || !before || lc(st) !== lc(before) || st.cycle_running !== before.cycle_running) return loadAll();
+    if (state.failed || !before || lc(st) !== lc(before) || st.cycle_running !== before.cycle_running ||
+        st.current_probe !== before.current_probe) return await loadAll();
     state.status = st;
     renderStatus(st, document.body.dataset.state === 'ready');
   } catch (e) {
     showFailure(e);
+  } finally {
+    setTimeout(poll, state.status && state.status.cycle_running ? POLL_RUNNING_MS : POLL_MS);
   }
 }
 
@@ -906,8 +913,7 @@ function start() {
   setupTrigger();
   $('#runs-more').addEventListener('click', () => loadRuns(true).catch(showFailure));
   matchMedia('(prefers-color-scheme: dark)').addEventListener('change', loadAll);
-  loadAll();
-  setInterval(poll, POLL_MS);
+  loadAll().finally(() => setTimeout(poll, state.status && state.status.cycle_running ? POLL_RUNNING_MS : POLL_MS));
 }
 
 document.addEventListener('DOMContentLoaded', start);

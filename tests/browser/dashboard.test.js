@@ -23,6 +23,7 @@ for (let i = 2; i + 1 < process.argv.length; i += 2) args[process.argv[i].replac
 const URL_FULL = args.url;
 const URL_EMPTY = args['empty-url'];
 const URL_ONE = args['one-url'];
+const URL_LIVE = args['live-url'];
 const OUT = args.out;
 if (!URL_FULL || !URL_EMPTY || !URL_ONE || !OUT) {
   console.error('usage: node dashboard.test.js --url URL --empty-url URL --one-url URL --out DIR');
@@ -475,8 +476,37 @@ async function testFailures(browser) {
   }
 }
 
+/* A new host's first cycle, watched live (issue 36): the page opened
+ * while the cycle runs shows a run before the cycle ends, and all three
+ * within 10 s of its end (it polls every few seconds while a cycle runs,
+ * not every minute). */
+async function testLiveCycle(browser) {
+  const { page, rec } = await newPage(browser);
+  await page.goto(URL_LIVE);
+  const st0 = await apiGet(URL_LIVE, '/status');
+  check(st0.cycle_running === true, 'the new host is in its first cycle when the page opens', st0);
+  let early = 0, end = null;
+  for (let i = 0; i < 600 && end === null; i++) {
+    const st = await apiGet(URL_LIVE, '/status');
+    const rows = await page.$$eval('#runs tbody tr', (trs) => trs.length);
+    if (st.cycle_running && rows > early) early = rows;
+    if (!st.cycle_running && st.last_cycle) end = Date.now();
+    else await page.waitForTimeout(200);
+  }
+  check(end !== null, 'the first cycle ended');
+  check(early >= 1, 'a probe\'s run shows on the page while its cycle still runs', early);
+  const shown = await page.waitForFunction(() => document.querySelectorAll('#runs tbody tr').length === 3, null,
+    { timeout: 10000 }).then(() => Date.now(), () => null);
+  check(shown !== null, 'the page shows the cycle\'s three runs within 10 s of its end',
+    shown === null ? 'not after 10 s' : `${shown - end} ms`);
+  await page.screenshot({ path: path.join(OUT, 'dashboard-live-first-cycle.png'), fullPage: true });
+  check(rec.errors.length === 0, 'no console errors while a first cycle runs', rec.errors);
+  await page.close();
+}
+
 (async () => {
   await withChromium([], async (browser) => {
+    if (URL_LIVE) await testLiveCycle(browser);
     await testFull(browser);
     await testEmpty(browser);
     await testOneCycle(browser);
