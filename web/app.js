@@ -418,7 +418,25 @@ function draw(id, data, opts) {
     toggle.addEventListener('click', () => setLogY(g, !g.getOption('logscale')));
   }
   charts[id] = g;
+  describeChart(div, data, opts);
   return g;
+}
+
+/* A chart's text alternative (a canvas says nothing to a screen reader):
+ * role img, and a label naming what it plots and each line's range and
+ * last value. Band rows [lo, mid, hi] read by their middle. */
+function describeChart(div, data, opts) {
+  const labels = opts.labels || [];
+  const x = labels[0] || 'x', xAt = (r) => (r[0] instanceof Date ? fmtWhen(r[0].getTime()) : fmtNum(r[0]));
+  const lines = labels.slice(1).map((name, i) => {
+    const ys = data.map((r) => r[i + 1]).map((v) => (Array.isArray(v) ? v[1] : v)).filter((v) => v != null && isFinite(v));
+    if (!ys.length) return `${name}: no data`;
+    return `${name}: ${fmtNum(Math.min(...ys))} to ${fmtNum(Math.max(...ys))}, last ${fmtNum(ys[ys.length - 1])}`;
+  });
+  const span = data.length ? `${data.length} point${data.length === 1 ? '' : 's'}, ${x} ${xAt(data[0])}` +
+    (data.length > 1 ? ` to ${xAt(data[data.length - 1])}` : '') : 'no points';
+  div.setAttribute('role', 'img');
+  div.setAttribute('aria-label', `${opts.title || opts.ylabel || 'chart'}: ${span}. ${lines.join('; ')}.`);
 }
 
 /* Rows [x, y1, y2, ...] from several [[x, y], ...] arrays. */

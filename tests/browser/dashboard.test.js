@@ -333,6 +333,14 @@ async function testFull(browser) {
   await Promise.all(rec.pending);
   check(rec.bytes > 0 && rec.bytes < WEIGHT_LIMIT, `everything but the chart library weighs under 200 KB (${rec.bytes} bytes; dygraphs ${rec.libBytes})`);
   await checkRange(page, rec, n30);
+  await checkAxe(page, 'on the seeded dashboard');
+  const alts = await page.evaluate(() => Object.keys(window.twCharts).map((k) => {
+    const d = document.getElementById(`chart-${k}`);
+    return [k, d && d.getAttribute('role'), d && d.getAttribute('aria-label')];
+  }));
+  check(alts.length >= 9 && alts.every(([, role, label]) => role === 'img' && /\d+ points?, .*: .* to .*, last /.test(label || '')),
+    'every chart has a text alternative: role img and a label with each line\'s range and last value',
+    alts.filter(([, role, label]) => role !== 'img' || !/ last /.test(label || '')));
   check(rec.errors.length === 0, 'no console errors on the seeded dashboard', rec.errors);
   await page.close();
 
@@ -354,6 +362,7 @@ async function testFull(browser) {
   const bg = await dark.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   check(bg === 'rgb(15, 18, 23)', 'dark follows prefers-color-scheme', bg);
   await dark.page.screenshot({ path: path.join(OUT, 'dashboard-dark.png') });
+  await checkAxe(dark.page, 'in dark mode');
   check(dark.rec.errors.length === 0, 'no console errors in dark mode', dark.rec.errors);
   await dark.page.close();
 }
@@ -474,6 +483,24 @@ async function testFailures(browser) {
     await page.screenshot({ path: path.join(OUT, `dashboard-${mode}.png`) });
     await page.close();
   }
+}
+
+/* axe-core's audit of the page as it is now (WCAG 2.1 A and AA): every
+ * violation, with the nodes it names (issue 36: zero). */
+async function axeViolations(page) {
+  // Through the DevTools protocol: the page's CSP (default-src 'self')
+  // rightly refuses an injected <script>.
+  await page.evaluate(fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  return page.evaluate(async () => {
+    const r = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, n: v.nodes.length,
+      nodes: v.nodes.slice(0, 3).map((x) => x.target.join(' ') + ': ' + (x.failureSummary || '').split('\n')[1]) }));
+  });
+}
+
+async function checkAxe(page, what) {
+  const v = await axeViolations(page);
+  check(v.length === 0, `axe-core finds no violation ${what}`, v);
 }
 
 /* A new host's first cycle, watched live (issue 36): the page opened
