@@ -267,10 +267,17 @@ function breakEven(r) {
   return NO_BREAK_EVEN[r.rule] || 'not computed';
 }
 
+/* What each verdict asks of the operator, in plain words. */
+const VERDICT_ACTIONS = {
+  high: 'Nothing to change: keep glibc\'s default thread stacks (MAP_STACK).',
+  low: 'Change: low (MAP_32BIT) thread stacks pay on this host.',
+};
+
 function renderRecommendation(r) {
   const s = $('#rec-sentence');
   const v = $('#rec-verdict'), c = $('#rec-confidence');
   if (!r) {
+    $('#rec-action').textContent = '';
     s.textContent = 'Not enough data yet: a recommendation comes once a probe cycle has measured this host.';
     v.textContent = c.textContent = '';
     facts($('#rec-facts'), []);
@@ -278,9 +285,12 @@ function renderRecommendation(r) {
     return;
   }
   const f = r.figures || {};
+  /* The action first, in plain words; the why after it. High stacks are
+   * glibc's default: nothing to change, so its chip is not a warning. */
+  $('#rec-action').textContent = VERDICT_ACTIONS[r.verdict] || '';
   s.textContent = r.sentence;
   v.textContent = r.verdict === 'low' ? 'verdict: low stacks (MAP_32BIT)' : 'verdict: high stacks (MAP_STACK)';
-  v.className = 'badge ' + r.verdict;
+  v.className = 'badge ' + (r.verdict === 'low' ? 'change' : 'keep');
   c.textContent = `confidence: ${r.confidence}`;
   c.className = 'badge ' + r.confidence;
   const ci = f.switch_saving_ci_ns;

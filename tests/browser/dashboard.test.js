@@ -334,6 +334,14 @@ async function testFull(browser) {
   check(rec.bytes > 0 && rec.bytes < WEIGHT_LIMIT, `everything but the chart library weighs under 200 KB (${rec.bytes} bytes; dygraphs ${rec.libBytes})`);
   await checkRange(page, rec, n30);
   await checkAxe(page, 'on the seeded dashboard');
+  const verdict = (await apiGet(URL_FULL, '/recommendation')).verdict;
+  const action = await page.textContent('#rec-action');
+  const chip = await page.evaluate(() => ({ cls: document.querySelector('#rec-verdict').className,
+    color: getComputedStyle(document.querySelector('#rec-verdict')).color,
+    high: getComputedStyle(document.documentElement).getPropertyValue('--c-high').trim() }));
+  check(verdict === 'high' ? action.startsWith('Nothing to change: keep glibc') : action.startsWith('Change:'),
+    'the recommendation leads with the action in plain words', [verdict, action]);
+  check(verdict !== 'high' || chip.cls.includes('keep'), 'the benign default\'s chip is not the warning colour', chip);
   const alts = await page.evaluate(() => Object.keys(window.twCharts).map((k) => {
     const d = document.getElementById(`chart-${k}`);
     return [k, d && d.getAttribute('role'), d && d.getAttribute('aria-label')];
