@@ -147,6 +147,49 @@ function shortNum(v) {
   return String(+v.toPrecision(3));
 }
 
+/* An axis's labels with as many digits as its ticks need to differ
+ * (2.62k, 2.62k, 2.6k read as one value; 2,615, 2,620, 2,625 do not):
+ * the decimals follow the tick step on a linear axis, three significant
+ * digits on a log one. */
+function axisFmt(axis) {
+  return (v, gran, opts, g) => {
+    if (!g || opts('logscale')) return shortNum(v);
+    const [lo, hi] = axis === 'x' ? g.xAxisRange() : g.yAxisRange();
+    const big = Math.max(Math.abs(lo), Math.abs(hi));
+    const [scale, unit] = big >= 1e6 ? [1e6, 'M'] : big >= 1e3 ? [1e3, 'k'] : [1, ''];
+    const step = (hi - lo) / 5 / scale;
+    const decimals = step > 0 && isFinite(step) ? Math.min(4, Math.max(0, Math.ceil(-Math.log10(step)))) : 0;
+    return `${(v / scale).toFixed(decimals)}${unit}`;
+  };
+}
+
+/* Ticks of a log axis: 1, 2 and 5 times the powers of ten in range, and
+ * every whole multiple when that leaves fewer than three (a 290 to 660 ns
+ * ladder had one tick); a linear axis keeps dygraphs' own. */
+function logAwareTicks(min, max, pixels, opts, g, vals) {
+  if (!opts('logscale') || !(min > 0) || !(max > min)) return Dygraph.numericTicks(min, max, pixels, opts, g, vals);
+  const fmt = opts('axisLabelFormatter');
+  const pick = (mults) => {
+    const out = [];
+    for (let e = Math.floor(Math.log10(min)); e <= Math.ceil(Math.log10(max)); e++)
+      for (const m of mults) {
+        const v = m * 10 ** e;
+        if (v >= min && v <= max) out.push(v);
+      }
+    return out;
+  };
+  let ticks = pick([1, 2, 5]);
+  if (ticks.length < 3) ticks = pick([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  return ticks.map((v) => ({ v, label: fmt(v, 0, opts, g) }));
+}
+
+/* Ticks at the powers of two in range: rings of 2 to 64 threads. */
+function pow2Ticks(min, max, pixels, opts, g) {
+  const out = [];
+  for (let v = 1; v <= max; v *= 2) if (v >= min) out.push({ v, label: String(v) });
+  return out;
+}
+
 function cssVar(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
@@ -416,7 +459,7 @@ function draw(id, data, opts) {
     axisLabelFontSize: 11,
     xLabelHeight: 16,
     yLabelWidth: 16,
-    axes: { y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    axes: { y: { axisLabelWidth: 46, axisLabelFormatter: axisFmt('y'), ticker: logAwareTicks } },
   }, opts, legendOpts, opts.twLog ? { logscale: false } : {}));
   g.twMarks = opts.twMarks || [];
   g.twEvents = opts.twEvents || [];
@@ -501,7 +544,7 @@ function drawCreates(doc) {
     labels: ['live threads', ...POLICIES],
     colors: [cssVar('--c-default'), cssVar('--c-low'), cssVar('--c-high')],
     twLog: true,
-    axes: { x: { axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    axes: { x: { axisLabelFormatter: axisFmt('x') }, y: { axisLabelWidth: 46, axisLabelFormatter: axisFmt('y'), ticker: logAwareTicks } },
     xlabel: 'live threads',
     ylabel: 'creates per second',
     twMarks: knees.map((k) => ({ x: k.x, label: `${k.p} knee` })),
@@ -532,7 +575,7 @@ function drawMap32(doc) {
   const retry = mergeByX([seriesPoints(doc, retryName), seriesPoints(doc, 'plain_median_ns')]);
   const common = {
     twLog: true,
-    axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: axisFmt('y'), ticker: logAwareTicks } },
     drawPoints: true,
     pointSize: 2,
     ylabel: 'ns, median',
@@ -690,6 +733,7 @@ function ctxswVerdict(doc) {
  * threads in the ring, for high stacks and the segment selector. */
 function drawRing(doc) {
   const cap = $('#cap-ring');
+  $('#cap-ctxsw-latest').textContent = '';
   if (!doc) return emptyPanel('ring', 'ctxsw', 'No successful ctxsw run yet.');
   const data = mergeByX(['ring_ns', 'ring_selector_ns'].map((n) => seriesPoints(doc, n)));
   if (!data.length) return emptyChart('ring', 'The latest ctxsw run has no ring series.');
@@ -697,14 +741,24 @@ function drawRing(doc) {
   draw('ring', sel ? data : data.map((r) => r.slice(0, 2)), {
     labels: ['threads', 'high stacks', ...(sel ? ['segment selector'] : [])],
     colors: [cssVar('--c-high'), cssVar('--c-extra')],
-    axes: { x: { logscale: true, axisLabelFormatter: shortNum }, y: { axisLabelWidth: 46, axisLabelFormatter: shortNum } },
+    axes: { x: { logscale: true, ticker: pow2Ticks }, y: { axisLabelWidth: 46, axisLabelFormatter: axisFmt('y'), ticker: logAwareTicks } },
     drawPoints: true,
     pointSize: 3,
     xlabel: 'threads in the ring (log)',
     ylabel: 'ns per switch',
   });
+  /* What the ring draws, and only that: one median per ring size, no CI. */
+  const ends = (i, name) => {
+    const pts = data.filter((r) => r[i] != null);
+    return pts.length ? `${name} ${fmtNum(pts[0][i], 0)} ns at ${pts[0][0]} threads, ` +
+      `${fmtNum(pts[pts.length - 1][i], 0)} ns at ${pts[pts.length - 1][0]}` : null;
+  };
+  const drawn = [ends(1, 'high stacks'), sel ? ends(2, 'segment selector') : null].filter(Boolean).join('; ');
+  /* The ratios belong to the chart that draws those arms. */
+  $('#cap-ctxsw-latest').textContent = `Latest run: ${ctxswVerdict(doc)}.`;
   caption(cap, 'ctxsw', `A token passed around a ring of threads on one CPU (run of ${fmtTime(doc.started_unix * 1000)}, ` +
-    `cycles from ${(doc.info && doc.info.cycles_source) || 'unknown'}). ${ctxswVerdict(doc)}.`);
+    `cycles from ${(doc.info && doc.info.cycles_source) || 'unknown'}): ${drawn}; ` +
+    'one median per ring size, so no band.');
 }
 
 /* The figures whose history is drawn: the catalogue's labelled metrics,
@@ -736,7 +790,7 @@ async function drawHistory() {
       customBars: true,
       fillAlpha: 0.2,
       legend: 'never',
-      axes: { y: { axisLabelWidth: 46, axisLabelFormatter: shortNum, valueFormatter: (v) => fmtUnit(v, unit) } },
+      axes: { y: { axisLabelWidth: 46, axisLabelFormatter: axisFmt('y'), ticker: logAwareTicks, valueFormatter: (v) => fmtUnit(v, unit) } },
       twMarks: marks,
       twEvents: events,
       underlayCallback: marksUnderlay(marks, events),

@@ -197,11 +197,11 @@ async function checkCharts(page, rec, host) {
       ring.rows[i][2] === cdoc.series.ring_selector_ns.points[i][1]) &&
     [2, 8, 64].every((n) => ring.rows.some((r) => r[0] === n)),
   'the ring chart holds the ring series of the latest ctxsw run', ring && ring.rows);
-  const capRing = await page.textContent('#cap-ring');
+  const capRatios = await page.textContent('#cap-ctxsw-latest');
   const equiv = cdoc.scalars.equivalent.value === 1;
-  check(capRing.includes('equivalent within ±2%') && capRing.includes('not shown equivalent') === !equiv &&
-    capRing.includes('the 32-bit segment path would cost +1.2% here') && capRing.includes('unbiased'),
-  'the ring caption says equivalent only when the CI is inside the margin', { equiv, capRing });
+  check(capRatios.includes('equivalent within ±2%') && capRatios.includes('not shown equivalent') === !equiv &&
+    capRatios.includes('the 32-bit segment path would cost +1.2% here') && capRatios.includes('unbiased'),
+  'the context-switch caption says equivalent only when the CI is inside the margin', { equiv, capRatios });
 
   // History: every key figure drawn, each with the fingerprint change marked.
   const change = host.history.find((h) => h.diff);
@@ -334,6 +334,20 @@ async function testFull(browser) {
   check(rec.bytes > 0 && rec.bytes < WEIGHT_LIMIT, `everything but the chart library weighs under 200 KB (${rec.bytes} bytes; dygraphs ${rec.libBytes})`);
   await checkRange(page, rec, n30);
   await checkAxe(page, 'on the seeded dashboard');
+  const axes = await page.evaluate(() => Object.keys(window.twCharts).map((k) => {
+    const d = document.getElementById(`chart-${k}`);
+    const lab = (cls) => [...d.querySelectorAll(cls)].map((e) => e.textContent);
+    return { k, y: lab('.dygraph-axis-label-y'), x: lab('.dygraph-axis-label-x') };
+  }));
+  check(axes.every((a) => new Set(a.y).size === a.y.length), 'no chart repeats a y-axis label',
+    axes.filter((a) => new Set(a.y).size !== a.y.length));
+  check(axes.every((a) => a.y.length >= 2), 'every chart has at least two y ticks', axes.filter((a) => a.y.length < 2));
+  const ring = axes.find((a) => a.k === 'ring');
+  check(ring && ring.x.length >= 3 && ring.x.every((t) => [2, 4, 8, 16, 32, 64].includes(+t)),
+    'the ring\'s x ticks are the ring sizes, powers of two', ring && ring.x);
+  const ringCap = await page.textContent('#cap-ring');
+  check(!/ratio|A\/A/.test(ringCap) && /high stacks \S+ ns at 2 threads/.test(ringCap),
+    'the ring\'s caption speaks of the lines it draws only', ringCap);
   const verdict = (await apiGet(URL_FULL, '/recommendation')).verdict;
   const action = await page.textContent('#rec-action');
   const chip = await page.evaluate(() => ({ cls: document.querySelector('#rec-verdict').className,
