@@ -778,10 +778,14 @@ async function drawHistory() {
   if (!box.children.length)
     for (const [m, title, unit] of figures)
       box.append(el('div', { class: 'small' }, el('h3', { text: `${title} (${unit === 'per_s' ? 'per s' : unit})` }),
-        el('div', { class: 'plot', id: `chart-history-${m}` })));
+        el('div', { class: 'plot', id: `chart-history-${m}` }), el('p', { class: 'muted note', id: `note-history-${m}` })));
   const all = await Promise.all(figures.map(([m]) => fetchSeries(m, 250)));
+  /* One point is not yet a history: say when the second comes. */
+  const st = state.status || {};
+  const next = st.cycle_running ? 'with the cycle running now' : st.next_cycle_ms ? `with the next cycle, due ${fmtWhen(st.next_cycle_ms)}` : 'with the next cycle';
   figures.forEach(([m, title, unit], i) => {
     const id = `history-${m}`, pts = all[i].points;
+    document.getElementById(`note-history-${m}`).textContent = pts.length === 1 ? `One run so far: the history starts ${next}.` : '';
     if (!pts.length) return emptyChart(id, 'no data in this range');
     const marks = fpMarks(all[i]), events = eventMarks([m]);
     draw(id, pts.map((p) => [new Date(p.t), [p.min, p.avg, p.max]]), {

@@ -446,6 +446,9 @@ async function testOneCycle(browser) {
     xs.map(([k, x]) => [k, new Date(x).toISOString()]).concat(runs.map((r) => [r.probe, new Date(r.started_ms).toISOString()])));
   const text = await page.textContent('#cycle-facts');
   check(/Status.*ok/.test(text), 'the cycle card shows the one cycle as ok', text);
+  const notes = await page.$$eval('#chart-history p.note', (ps) => ps.map((p) => p.textContent));
+  check(notes.length >= 7 && notes.every((t) => /^One run so far: the history starts with the (next cycle|cycle running now)/.test(t)),
+    'each one-point history says when its history starts', notes);
   await page.screenshot({ path: path.join(OUT, 'dashboard-one-cycle.png'), fullPage: true });
   check(rec.errors.length === 0, 'no console errors on a one-cycle database', rec.errors);
   await page.close();
