@@ -99,16 +99,18 @@ grep -q 'No space left on device' "$TW_TMP/full.log" || fail "the log does not s
 ok "disk full ($space): $tries cycles tried," \
 	"$failed ended failed, $refused refused with 503 \"No space left on device\""
 
-# The API keeps serving what it has.
-for path in /healthz /api/v1/runs /api/v1/recommendation /api/v1/status /metrics \
+# The API keeps serving what it has; /healthz says the store fails (503,
+# issue 33: a daemon that cannot store its runs is not healthy).
+for path in /api/v1/runs /api/v1/recommendation /api/v1/status /metrics \
 	'/api/v1/series?metric=ctxsw.ratio' /api/v1/host; do
 	code=$(http_code "$path")
 	[ "$code" = 200 ] || fail "GET $path on a full disk: $code"
 done
+[ "$(http_code /healthz)" = 503 ] || fail "GET /healthz on a full disk: $(http_code /healthz), not 503"
 during=$(listed)
 lost=$(comm -23 <(echo "$before") <(echo "$during"))
 [ -z "$lost" ] || fail "runs lost on a full disk: $lost"
-ok "the API serves on a full disk (7 endpoints 200, all $(wc -l <<<"$before") earlier runs listed)"
+ok "the API serves on a full disk (6 endpoints 200, /healthz 503, all $(wc -l <<<"$before") earlier runs listed)"
 
 # Space returns: the next cycle stores everything.
 if [ "$mode" = tmpfs ]; then
@@ -125,7 +127,8 @@ wait_cycle "$cycle"
 	fail "the cycle after the disk was freed: $(api /api/v1/status | jq -c .last_cycle)"
 runs=$(runs_json | jq -c --argjson c "$cycle" '[.[] | select(.cycle_id == $c) | .status]')
 [ "$runs" = '["ok","ok","ok","ok"]' ] || fail "cycle $cycle after the disk was freed: $runs"
-ok "space returned: cycle $cycle stored its 4 runs"
+[ "$(http_code /healthz)" = 200 ] || fail "GET /healthz once space returned: $(api /healthz)"
+ok "space returned: cycle $cycle stored its 4 runs, /healthz 200"
 stop_daemon
 DPID=
 store_check "$MNT/tw.db"
