@@ -929,6 +929,9 @@ static void run_cycle(struct sched *s, const char *why)
 
 	status = run_probes(s, &c, cycle_id);
 	interrupted = !strcmp(status, "interrupted");
+	/* What ctxsw just proved reaches the host card and /api/v1/host now,
+	 * not at the next fingerprint check (issue 36). */
+	refresh_fingerprint(s, 0, &stored);
 	if (!interrupted) {
 		recommend(s, &c);
 		step(s);
