@@ -250,9 +250,16 @@ static void cell(const json_t *s, const char *unit, char *buf, size_t len)
 	         json_is_number(r) ? json_number_value(r) : NAN);
 }
 
+/* A string of the report as the terminal may show it: the values came
+ * from the hosts (fleet_printable()); malloc'd, "" for none. */
+static char *shown(const json_t *v)
+{
+	return fleet_printable(xstrdup(json_string_value(v) ? json_string_value(v) : ""));
+}
+
 void fleet_print_cohorts(const json_t *doc)
 {
-	const char *by = json_string_value(json_object_get(doc, "by"));
+	char *by = shown(json_object_get(doc, "by"));
 	const json_t *c;
 	size_t i, k;
 	char a[96], b[96];
@@ -262,17 +269,26 @@ void fleet_print_cohorts(const json_t *doc)
 	json_array_foreach(json_object_get(doc, "cohorts"), i, c)
 	{
 		const json_t *figs = json_object_get(c, "figures"), *fl;
+		char *value = shown(json_object_get(json_object_get(c, "values"), by));
+		char *map32 = shown(json_object_get(c, "map32"));
 
 		cell(json_object_get(figs, "ctxsw_high_ns"), "ns", a, sizeof(a));
 		cell(json_object_get(figs, "ctxsw_ratio"), "ratio", b, sizeof(b));
-		printf("%-40.40s %5lld  %-34s  %-30s  %s\n",
-		       json_string_value(json_object_get(json_object_get(c, "values"), by)),
-		       (long long)json_integer_value(json_object_get(c, "hosts")), a, b,
-		       json_string_value(json_object_get(c, "map32")));
+		printf("%-40.40s %5lld  %-34s  %-30s  %s\n", value,
+		       (long long)json_integer_value(json_object_get(c, "hosts")), a, b, map32);
+		free(value);
+		free(map32);
 		json_array_foreach(json_object_get(c, "flags"), k, fl)
-		    printf("  ! %s differs beyond the CIs from %s = %s\n",
-		           json_string_value(json_object_get(fl, "figure")),
-		           json_string_value(json_object_get(fl, "field")),
-		           json_string_value(json_object_get(fl, "versus")));
+		{
+			char *fig = shown(json_object_get(fl, "figure")),
+			     *field = shown(json_object_get(fl, "field")),
+			     *versus = shown(json_object_get(fl, "versus"));
+
+			printf("  ! %s differs beyond the CIs from %s = %s\n", fig, field, versus);
+			free(fig);
+			free(field);
+			free(versus);
+		}
 	}
+	free(by);
 }

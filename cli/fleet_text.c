@@ -7,6 +7,24 @@
 
 #include "fleetp.h"
 
+/* The bidirectional controls, as their three UTF-8 bytes E2 80 xx or
+ * E2 81 xx: LRM, RLM (U+200E, U+200F), the embeddings and overrides
+ * U+202A..U+202E, and the isolates U+2066..U+2069. Each can reorder what
+ * follows it on the line (a forged cohort or host row, "Trojan Source"). */
+static const struct {
+	unsigned char second, lo, hi;
+} bidi[] = {{0x80, 0x8e, 0x8f}, {0x80, 0xaa, 0xae}, {0x81, 0xa6, 0xa9}};
+
+static int is_bidi(const unsigned char *r)
+{
+	if (r[0] != 0xe2)
+		return 0;
+	for (size_t i = 0; i < sizeof(bidi) / sizeof(bidi[0]); i++)
+		if (r[1] == bidi[i].second && r[2] >= bidi[i].lo && r[2] <= bidi[i].hi)
+			return 1;
+	return 0;
+}
+
 char *fleet_printable(char *s)
 {
 	unsigned char *r = (unsigned char *)s, *w = r;
@@ -17,6 +35,9 @@ char *fleet_printable(char *s)
 		} else if (*r == 0xc2 && r[1] >= 0x80 && r[1] <= 0x9f) {
 			*w++ = '?'; /* C1 (U+0080..U+009F, two bytes in UTF-8) */
 			r++;
+		} else if (is_bidi(r)) {
+			*w++ = '?';
+			r += 2;
 		} else {
 			*w++ = *r;
 		}

@@ -22,7 +22,7 @@ ANS = {
     "/api/v1/status": {"version": "9\u001b]0;pwned\u0007", "now_ms": I64, "last_cycle_ms": -I64 - 1,
                        "last_cycle_status": "ok\u009b2J", "cycle_running": False},
     "/api/v1/host": {"current": {"fingerprint": {"hostname": "evil\u001b]0;pwned\u0007host",
-                                                 "kernel": "6.1\nFORGED ROW ok", "glibc": "2.36\u007f"}}},
+                                                 "kernel": "6.1\nFORGED ROW ok\u202e", "glibc": "2.36\u2066\u007f"}}},
     "/api/v1/recommendation": {"verdict": "low\r", "confidence": "high\u0085"},
     "/api/v1/events": {"events": [{"metric": "m", "t_ms": -I64 - 1, "message": "x"}], "total": 1},
 }
@@ -75,6 +75,20 @@ grep -q '^FORGED' <<<"$out" && fail "a newline in kernel forged a row"
 [ "$(wc -l <<<"$out")" = 3 ] || fail "not a title and two rows: $(wc -l <<<"$out") lines"
 grep -q 'evil?\]0;pwned?host' <<<"$out" || fail "the hostname is not shown with '?' for the controls"
 ok "controls in every cell are '?': $(grep -o 'evil[^ ]*' <<<"$out")"
+# Bidi controls (U+202E, U+2066) reorder what follows on the line.
+bidi() { LC_ALL=C grep -q $'\xe2\x80[\x8e\x8f\xaa-\xae]\|\xe2\x81[\xa6-\xa9]' <<<"$1"; }
+bidi "$out" && fail "a bidi control reached the table"
+# --by prints the hosts' own values as cohort names: the same rule (issue 33).
+for field in hostname kernel glibc; do
+	by=$("$TW" fleet --timeout 10s --by "$field" "http://127.0.0.1:$P1" 2>&1)
+	echo "$by" | cat -v
+	if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' <<<"$by" || LC_ALL=C grep -q $'\xc2[\x80-\x9f]' <<<"$by" ||
+		bidi "$by"; then
+		fail "fleet --by $field: control characters reached the terminal"
+	fi
+	grep -q '^FORGED' <<<"$by" && fail "fleet --by $field: a newline forged a row"
+done
+ok "fleet --by hostname, kernel and glibc print the values with '?' for controls and bidi marks"
 grep -q "larger than 256 KiB" <<<"$out" || fail "the endless answer was not cut at 256 KiB"
 rss=$(tail -n 1 "$TW_TMP/rss")
 [ "$rss" -lt 65536 ] || fail "the CLI reached $rss kB RSS"
