@@ -480,6 +480,31 @@ static void warn_secret_modes(const struct config *c)
 	}
 }
 
+/* The secrets a flag may carry, and the file key that keeps them out of
+ * the command line. */
+static const struct {
+	const char *key, *file_key;
+} flag_secrets[] = {
+    {"token", "token_file"},
+    {"metrics_token", "metrics_token_file"},
+    {"read_token", "read_token_file"},
+};
+
+/* A token given as a flag is in /proc/PID/cmdline, which every local user
+ * may read (ps): worth a warning, as a secret file others may read is. */
+static void warn_flag_secrets(const struct config *c)
+{
+	for (size_t i = 0; i < sizeof(flag_secrets) / sizeof(flag_secrets[0]); i++) {
+		const char *origin = config_origin(c, flag_secrets[i].key);
+
+		if (origin && origin[0] == '-')
+			log_warning(
+			    "%s was given on the command line (%s): every local user can read "
+			    "it with ps; put it in %s (mode 600) or a systemd credential",
+			    flag_secrets[i].key, origin, flag_secrets[i].file_key);
+	}
+}
+
 /* Listening beyond loopback in the clear and with nothing to present. */
 static void warn_exposure(const struct config *c, const struct http_server *h)
 {
@@ -553,6 +578,7 @@ static int http_init(struct daemon *d)
 	d->port = http_port(d->http);
 	warn_exposure(c, d->http);
 	warn_secret_modes(c);
+	warn_flag_secrets(c);
 	if (d->socket_activated)
 		log_notice(
 		    "Serving HTTP on the socket passed by the launcher (LISTEN_FDS, port %u)",

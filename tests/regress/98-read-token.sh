@@ -48,6 +48,9 @@ start_daemon tok --interval 1h --read-token "$RTOKEN"
 check_read_token
 stop_daemon
 grep -q 'readable by group or others' "$TW_TMP/tok.log" && fail "a warning without secret files"
+# A token on the command line is in /proc/PID/cmdline for every user (issue 33).
+grep -q 'read_token was given on the command line (--read[-_]token): every local user can read it with ps; put it in read_token_file' \
+	"$TW_TMP/tok.log" || fail "no warning for --read-token on the command line: $(cat "$TW_TMP/tok.log")"
 ok "read_token: 401 problem+json without it or with a wrong one on $closed; 200 with it;" \
 	"/healthz open; GET /?token= gives an HttpOnly SameSite=Strict cookie that opens the dashboard"
 
@@ -64,4 +67,6 @@ start_daemon tokfile600 --interval 1h --read-token-file "$TW_TMP/creds/read-toke
 stop_daemon
 grep -q 'readable by group or others' "$TW_TMP/tokfile600.log" &&
 	fail "a warning for a 0600 file: $(cat "$TW_TMP/tokfile600.log")"
-ok "read_token_file works; a 0644 one is warned about at start, a 0600 one is not"
+grep -q 'given on the command line' "$TW_TMP/tokfile600.log" &&
+	fail "a command-line warning for a token file: $(cat "$TW_TMP/tokfile600.log")"
+ok "read_token_file works; a 0644 one is warned about at start, a 0600 one is not; --read-token is warned about"
