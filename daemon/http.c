@@ -57,8 +57,7 @@ struct http_server {
 	struct http_hooks hooks;
 	char *token;
 	char *metrics_token;
-	char *read_token;  /* NULL: reading is open */
-	char *read_cookie; /* the cookie value that stands for read_token */
+	char *read_token; /* NULL: reading is open */
 	char *dygraphs_dir;
 	int external_fd;          /* the socket-activation socket: the caller's to close */
 	char *tls_cert, *tls_key; /* the PEM files, re-read by http_tls_reload() */
@@ -419,7 +418,7 @@ static int authorized(struct ctx *c, const struct route *r)
 	if (r->auth == AUTH_METRICS && s->metrics_token)
 		return bearer_ok(c, s->metrics_token);
 	return !s->read_token || bearer_ok(c, s->read_token) ||
-	       (ck && http_auth_equal(ck, s->read_cookie));
+	       http_auth_cookie_ok(ck, s->read_token, (int64_t)time(NULL));
 }
 
 /* GET /?token=READ_TOKEN: the cookie for the dashboard, and back to / so
@@ -429,16 +428,24 @@ static enum MHD_Result send_login(struct ctx *c, const char *token)
 	struct MHD_Response *r;
 	char *set;
 
+	char *value;
+
 	if (!http_auth_equal(token, c->srv->read_token))
 		return send_unauthorized(c);
+	value = http_auth_cookie(c->srv->read_token, (int64_t)time(NULL) + HTTP_AUTH_COOKIE_S);
+	if (!value)
+		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot make the read cookie");
 	r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-	if (!r)
+	if (!r) {
+		free(value);
 		return MHD_NO;
-	xasprintf(&set, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", HTTP_AUTH_COOKIE,
-	          c->srv->read_cookie, c->srv->tls ? "; Secure" : "");
+	}
+	xasprintf(&set, "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Strict%s", HTTP_AUTH_COOKIE,
+	          value, HTTP_AUTH_COOKIE_S, c->srv->tls ? "; Secure" : "");
 	MHD_add_response_header(r, "Set-Cookie", set);
 	MHD_add_response_header(r, "Location", "/");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
+	free(value);
 	free(set);
 	return queue(c, MHD_HTTP_SEE_OTHER, r);
 }
@@ -1225,7 +1232,6 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 		srv->metrics_token = xstrdup(cfg->metrics_token);
 	if (cfg->read_token && cfg->read_token[0]) {
 		srv->read_token = xstrdup(cfg->read_token);
-		srv->read_cookie = http_auth_cookie(cfg->read_token);
 	}
 	if (cfg->dygraphs_dir && cfg->dygraphs_dir[0])
 		srv->dygraphs_dir = xstrdup(cfg->dygraphs_dir);
@@ -1301,7 +1307,6 @@ void http_stop(struct http_server *srv)
 	free(srv->token);
 	free(srv->metrics_token);
 	free(srv->read_token);
-	free(srv->read_cookie);
 	json_decref(srv->extra);
 	pthread_mutex_destroy(&srv->extra_lock);
 	pthread_mutex_destroy(&srv->trigger_lock);

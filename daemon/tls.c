@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
 #include <gnutls/x509.h>
 
 #include "tls.h"
@@ -36,4 +37,10 @@ int tls_priorities_check(const char *prio, const char **where)
 		return -EINVAL;
 	gnutls_priority_deinit(p);
 	return 0;
+}
+
+int tls_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+                    unsigned char out[TLS_HMAC_LEN])
+{
+	return gnutls_hmac_fast(GNUTLS_MAC_SHA256, key, klen, msg, mlen, out) < 0 ? -EIO : 0;
 }

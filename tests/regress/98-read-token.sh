@@ -39,9 +39,23 @@ check_read_token() {
 	grep -i '^set-cookie:' "$TW_TMP/head" | grep -i httponly | grep -qi 'samesite=strict' ||
 		fail "the cookie is not HttpOnly and SameSite=Strict: $(cat "$TW_TMP/head")"
 	grep -q "$RTOKEN" "$TW_TMP/head" && fail "the cookie holds the token itself"
+	# Issue 33: a lifetime, and a MAC rather than the token in hex.
+	grep -i '^set-cookie:' "$TW_TMP/head" | grep -qi 'max-age=43200' ||
+		fail "the cookie has no Max-Age of 12 h: $(cat "$TW_TMP/head")"
+	grep -qi "$(printf %s "$RTOKEN" | od -An -tx1 | tr -d ' \n')" "$TW_TMP/head" &&
+		fail "the cookie is the token in hex"
 	for p in / /app.js /api/v1/status; do
 		[ "$(http_code "$p" -b "$jar")" = 200 ] || fail "$p with the cookie was not 200"
 	done
+	# A cookie made the same way but expired an hour ago (Python's hmac): 401.
+	old=$(python3 -c 'import hmac, hashlib, sys, time
+e = int(time.time()) - 3600
+print("%d.%s" % (e, hmac.new(sys.argv[1].encode(), b"threadwatch read cookie v2 %d" % e, hashlib.sha256).hexdigest()))' "$RTOKEN")
+	[ "$(http_code /api/v1/status -b "tw_read=$old")" = 401 ] || fail "an expired cookie was taken"
+	fresh=$(python3 -c 'import hmac, hashlib, sys, time
+e = int(time.time()) + 600
+print("%d.%s" % (e, hmac.new(sys.argv[1].encode(), b"threadwatch read cookie v2 %d" % e, hashlib.sha256).hexdigest()))' "$RTOKEN")
+	[ "$(http_code /api/v1/status -b "tw_read=$fresh")" = 200 ] || fail "a fresh cookie made by HMAC-SHA256 was refused"
 }
 
 start_daemon tok --interval 1h --read-token "$RTOKEN"
@@ -52,7 +66,7 @@ grep -q 'readable by group or others' "$TW_TMP/tok.log" && fail "a warning witho
 grep -q 'read_token was given on the command line (--read[-_]token): every local user can read it with ps; put it in read_token_file' \
 	"$TW_TMP/tok.log" || fail "no warning for --read-token on the command line: $(cat "$TW_TMP/tok.log")"
 ok "read_token: 401 problem+json without it or with a wrong one on $closed; 200 with it;" \
-	"/healthz open; GET /?token= gives an HttpOnly SameSite=Strict cookie that opens the dashboard"
+	"/healthz open; GET /?token= gives an HttpOnly SameSite=Strict cookie (an HMAC of its expiry, Max-Age 12 h) that opens the dashboard, expired it does not"
 
 mkdir -p "$TW_TMP/creds"
 printf '%s\n' "$RTOKEN" >"$TW_TMP/creds/read-token"
