@@ -25,6 +25,7 @@
 #include "config.h"
 #include "detect.h"
 #include "protocol.h"
+#include "tls.h"
 #include "runner.h"
 #include "units.h"
 #include "xmalloc.h"
@@ -212,9 +213,11 @@ static const struct cfg_key keys[] = {
      "PEM private key for HTTPS; relative names are looked up in $CREDENTIALS_DIRECTORY "
      "first. Re-read on SIGHUP with tls_cert.",
      OFF(tls_key), F_RESTART | F_EMPTY_OK, NULL},
-    {"tls_priorities", T_STRING, 1, 512, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
+    {"tls_priorities", T_STRING, 1, 512, TLS_PRIORITIES_DEFAULT,
      "GnuTLS priority string for HTTPS: the protocol versions and ciphers offered (see "
-     "gnutls_priority_init(3)). The default allows TLS 1.2 and 1.3 only.",
+     "gnutls_priority_init(3)). The default is Mozilla's intermediate profile: TLS 1.2 and "
+     "1.3 only, forward secrecy (ECDHE) and AEAD ciphers (AES-GCM, ChaCha20-Poly1305) only, "
+     "in the server's order.",
      OFF(tls_priorities), F_RESTART, NULL},
     {"max_connections", T_INT, 1, 65536, "256", "Most HTTP connections at once.",
      OFF(max_connections), F_RESTART, NULL},
@@ -1307,7 +1310,8 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 	}
 	if (c->workload_switches_per_second >= 0 && c->workload_creates_per_second <= 0) {
 		say(err, errlen,
-		    "%s: workload_switches_per_second: needs workload_creates_per_second (a rate of "
+		    "%s: workload_switches_per_second: needs workload_creates_per_second (a rate "
+		    "of "
 		    "switches is weighed against a rate of creates)",
 		    origin_of(c, "workload_switches_per_second"));
 		return -EINVAL;

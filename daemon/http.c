@@ -39,7 +39,6 @@
 #include "xmalloc.h"
 
 /* TLS 1.2 and 1.3 only, when the caller names no priorities. */
-#define HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 /* The largest request body taken (POST /api/v1/runs needs none). */
 #define HTTP_MAX_BODY 4096
 /* The longest request target and the most parameters in it (414 beyond). */
@@ -138,6 +137,8 @@ static enum MHD_Result queue(struct ctx *c, unsigned status, struct MHD_Response
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "X-Frame-Options", "DENY");
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	if (c->srv->tls)
+		MHD_add_response_header(r, "Strict-Transport-Security", TLS_HSTS);
 	/* The dashboard loads its own scripts and styles and asks only its
 	 * own API: nothing inline, nothing from elsewhere. */
 	MHD_add_response_header(
@@ -1242,8 +1243,8 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 		}
 		if ((rc = tls_init(srv, cfg)) < 0)
 			goto fail;
-		srv->tls_priorities = xstrdup(nonempty(cfg->tls_priorities) ? cfg->tls_priorities
-		                                                            : HTTP_TLS_PRIORITIES);
+		srv->tls_priorities = xstrdup(
+		    nonempty(cfg->tls_priorities) ? cfg->tls_priorities : TLS_PRIORITIES_DEFAULT);
 	}
 	load_web(srv);
 	srv->cache = respcache_new(HTTP_CACHE_SLOTS, HTTP_CACHE_MAX_BODY);

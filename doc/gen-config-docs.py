@@ -38,7 +38,12 @@ def default_text(default):
     if m:
         return ("\\fB/usr/lib/threadwatch/%s\\fR in the Debian package "
                 "(\\fIPREFIX\\fB/lib/threadwatch/%s\\fR from a source install)" % (m[1], m[1]))
-    return "\\fB%s\\fR" % roff(default)
+    # A long value without spaces (a priority string) may break after each
+    # ':' (\: is roff's zero-width break point), so troff can fill the line.
+    text = roff(default)
+    if len(default) > 40 and " " not in default:
+        text = text.replace(":", ":\\:")
+    return "\\fB%s\\fR" % text
 
 
 def man_keys(table):
@@ -56,6 +61,9 @@ def man_keys(table):
             tail += " Range: %s." % roff(rng)
         if restart:
             tail += " A reload does not change it; it takes effect on restart."
+        if len(default) > 40 and " " not in default:
+            # nothing to stretch on that line: left-aligned, not justified
+            tail = ".ad l\n%s\n.ad b" % tail
         out += [".TP", '.BI "%s = " "%s"' % (key, typ), roff(desc), tail]
     return "\n".join(out) + "\n"
 

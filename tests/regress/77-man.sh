@@ -28,7 +28,7 @@ for r in rows:
     keys[cells[0].strip("`")] = cells[2].strip("`")
 page = open(sys.argv[2]).read()
 entries = dict(re.findall(r'^\.BI "([a-z_]+) = " "[^"]*"\n(.*?)(?=^\.(?:TP|SH))', page, re.M | re.S))
-plain = lambda s: re.sub(r"\\f[BIRP]", "", s).replace("\\-", "-").replace("\\e", "\\")
+plain = lambda s: re.sub(r"\\f[BIRP]", "", s).replace("\\:", "").replace("\\-", "-").replace("\\e", "\\")
 bad = []
 for k in sorted(set(keys) - set(entries)):
     bad.append("key %s is not documented" % k)

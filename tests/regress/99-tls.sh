@@ -39,9 +39,36 @@ got=$(curl -sS --max-time 10 --cacert "$C/tls.crt" "https://127.0.0.1:$PORT/metr
 	awk '$1 == "threadwatch_tls_cert_expiry_timestamp_seconds" {print $2}')
 [ -n "$got" ] && [ "$(printf '%.0f' "$got")" = "$want" ] ||
 	fail "threadwatch_tls_cert_expiry_timestamp_seconds: \"$got\", expected $want"
+curl -sS -D "$TW_TMP/hsts" -o /dev/null --max-time 10 --cacert "$C/tls.crt" "https://127.0.0.1:$PORT/healthz"
+grep -qi '^strict-transport-security: max-age=63072000' "$TW_TMP/hsts" ||
+	fail "no HSTS over HTTPS: $(cat "$TW_TMP/hsts")"
 stop_daemon
 grep -q 'readable by group or others' "$TW_TMP/tls.log" && fail "a warning for a 0600 key"
-ok "default priorities: TLS 1.1 refused, 1.2 and 1.3 accepted; certificate expiry $got"
+ok "default priorities: TLS 1.1 refused, 1.2 and 1.3 accepted; HSTS; certificate expiry $got"
+
+# Mozilla's intermediate profile (issue 33): with an RSA certificate, TLS
+# 1.2 takes ECDHE with AES-GCM or ChaCha20 only, in the server's order;
+# static RSA key exchange and CBC (SHA-1 or SHA-2 MACs) are refused.
+openssl req -x509 -newkey rsa:2048 -nodes -days 3 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$C/rsa.key" -out "$C/rsa.crt" 2>/dev/null ||
+	fail "openssl could not make an RSA certificate"
+chmod 600 "$C/rsa.key"
+start_daemon rsa --interval 1h --tls-cert "$C/rsa.crt" --tls-key "$C/rsa.key"
+suite() {
+	timeout 20 openssl s_client -connect "127.0.0.1:$PORT" -tls1_2 -cipher "$1:@SECLEVEL=0" \
+		-CAfile "$C/rsa.crt" </dev/null 2>/dev/null | sed -n 's/^New, TLSv1.2, Cipher is //p'
+}
+for c in AES128-GCM-SHA256 AES256-GCM-SHA384 AES256-SHA AES128-CCM ECDHE-RSA-AES128-SHA ECDHE-RSA-AES256-SHA384; do
+	got=$(suite "$c")
+	[ -z "$got" ] || fail "$c was accepted: $got"
+done
+for c in ECDHE-RSA-AES128-GCM-SHA256 ECDHE-RSA-AES256-GCM-SHA384 ECDHE-RSA-CHACHA20-POLY1305; do
+	[ "$(suite "$c")" = "$c" ] || fail "$c was refused"
+done
+got=$(suite 'ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384')
+[ "$got" = ECDHE-RSA-AES256-GCM-SHA384 ] || fail "the client's order won: $got"
+stop_daemon
+ok "intermediate profile: static RSA, CCM and CBC refused; ECDHE with AES-GCM or ChaCha20 taken, in the server's order"
 
 chmod 644 "$C/tls.key"
 start_daemon tls13 --interval 1h --tls-cert "$C/tls.crt" --tls-key "$C/tls.key" \
