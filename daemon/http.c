@@ -66,6 +66,7 @@ struct http_server {
 	struct respcache *cache;
 	struct http_hosts *hosts; /* the Host allow-list */
 	struct conntrack *conns;  /* header deadline, per-address limit */
+	double tls_grace_s;       /* how long a replaced TLS pair is kept */
 	int beyond_loopback;      /* the socket is bound to a non-loopback address */
 	pthread_mutex_t extra_lock;
 	json_t *extra;      /* what /metrics adds to the store's snapshot */
@@ -1179,9 +1180,12 @@ static int tls_init(struct http_server *srv, const struct http_config *cfg)
 		return -EBUSY;
 	srv->tls_cert = xstrdup(cfg->tls_cert);
 	srv->tls_key = xstrdup(cfg->tls_key);
+	/* A handshake is over within the header deadline (conntrack shuts the
+	 * connection down then): twice that, and a sweep's slack. */
+	srv->tls_grace_s = 2.0 * (cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10) + 1;
 	if ((rc = load_pair(srv, &creds, NULL, 0)) < 0)
 		return rc;
-	tls_creds_serve(creds);
+	tls_creds_serve(creds, srv->tls_grace_s);
 	srv->tls = 1;
 	set_extra(srv, tls_creds_not_after(creds));
 	return 0;
@@ -1201,7 +1205,7 @@ int http_tls_reload(struct http_server *srv, int64_t *not_after, char *err, size
 		tls_creds_free(creds);
 		return 0;
 	}
-	tls_creds_serve(creds);
+	tls_creds_serve(creds, srv->tls_grace_s);
 	set_extra(srv, *not_after);
 	return 1;
 }

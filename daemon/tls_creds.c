@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gnutls/gnutls.h>
 #include <gnutls/abstract.h>
@@ -20,6 +21,7 @@ struct tls_creds {
 	unsigned n;
 	gnutls_privkey_t key;
 	int64_t not_after;
+	double replaced;        /* CLOCK_MONOTONIC s when another took its place; 0: served */
 	struct tls_creds *next; /* served: the set this one replaced */
 };
 
@@ -128,11 +130,64 @@ void tls_creds_free(struct tls_creds *c)
 	free(c);
 }
 
-void tls_creds_serve(struct tls_creds *c)
+static double mono_now(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Takes the set equal to c out of the list, or NULL. Lock held. */
+static struct tls_creds *unlink_same_locked(const struct tls_creds *c)
+{
+	for (struct tls_creds **p = &serving; *p; p = &(*p)->next)
+		if (tls_creds_same(*p, c)) {
+			struct tls_creds *found = *p;
+
+			*p = found->next;
+			found->next = NULL;
+			return found;
+		}
+	return NULL;
+}
+
+/* Frees the replaced sets no handshake can hold any more. Lock held. */
+static void prune_locked(double now, double grace_s)
+{
+	struct tls_creds **p = serving ? &serving->next : &serving;
+
+	while (*p) {
+		struct tls_creds *c = *p;
+
+		if (c->replaced > 0 && now - c->replaced > grace_s) {
+			*p = c->next;
+			tls_creds_free(c);
+		} else {
+			p = &c->next;
+		}
+	}
+}
+
+void tls_creds_serve(struct tls_creds *c, double grace_s)
+{
+	double now = mono_now();
+	struct tls_creds *same;
+
 	pthread_mutex_lock(&serve_lock);
+	/* A pair served before (two pairs swapped back and forth) is the
+	 * same set again: one copy of each pair, however many reloads. */
+	same = unlink_same_locked(c);
+	if (same) {
+		tls_creds_free(c);
+		c = same;
+	}
+	if (serving)
+		serving->replaced = now;
+	c->replaced = 0;
 	c->next = serving;
 	serving = c;
+	prune_locked(now, grace_s);
 	pthread_mutex_unlock(&serve_lock);
 }
 

@@ -27,11 +27,13 @@ int tls_creds_same(const struct tls_creds *a, const struct tls_creds *b);
 /* Accepts NULL. Never for a set that was served (tls_creds_serve). */
 void tls_creds_free(struct tls_creds *c);
 
-/* Makes c the set new handshakes get, and takes it over. The set it
- * replaces is kept until tls_creds_unserve(): a handshake that started
- * with it may still be using it. One set is served per process: the
- * callback libmicrohttpd calls gets no pointer of ours. */
-void tls_creds_serve(struct tls_creds *c);
+/* Makes c the set new handshakes get, and takes it over (a pair served
+ * before is taken from the list instead of kept twice). A set it replaces
+ * is kept for grace_s: a handshake that started with it may still be using
+ * it, and no handshake outlives the header deadline, which the caller
+ * passes with a margin; older ones are freed then. One set is served per
+ * process: the callback libmicrohttpd calls gets no pointer of ours. */
+void tls_creds_serve(struct tls_creds *c, double grace_s);
 /* The set served now; NULL before the first tls_creds_serve(). */
 const struct tls_creds *tls_creds_serving(void);
 /* Frees the served set and every replaced one; for after the server
