@@ -132,7 +132,7 @@ DAEMON_MAIN := daemon/threadwatchd.c
 DAEMON_SRCS := daemon/config.c daemon/scheduler.c daemon/health.c daemon/headroom.c daemon/events.c \
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
-	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
+	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
 	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
 	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
 	daemon/atomic_file.c daemon/netns.c

@@ -23,6 +23,7 @@
 
 #include "api.h"
 #include "asset.h"
+#include "asset_cache.h"
 #include "gzip.h"
 #include "health.h"
 #include "builtin.h"
@@ -41,6 +42,8 @@
 /* TLS 1.2 and 1.3 only, when the caller names no priorities. */
 /* The largest request body taken (POST /api/v1/runs needs none). */
 #define HTTP_MAX_BODY 4096
+/* The chart library's files kept compressed (it has a handful). */
+#define HTTP_DYGRAPHS_FILES 32
 /* The longest request target and the most parameters in it (414 beyond). */
 #define HTTP_MAX_TARGET 8192
 #define HTTP_MAX_PARAMS 64
@@ -56,10 +59,10 @@ struct http_server {
 	struct http_hooks hooks;
 	char *token;
 	char *metrics_token;
-	char *read_token; /* NULL: reading is open */
-	char *dygraphs_dir;
-	int external_fd;          /* the socket-activation socket: the caller's to close */
-	char *tls_cert, *tls_key; /* the PEM files, re-read by http_tls_reload() */
+	char *read_token;             /* NULL: reading is open */
+	struct asset_cache *dygraphs; /* the chart library's directory, or NULL */
+	int external_fd;              /* the socket-activation socket: the caller's to close */
+	char *tls_cert, *tls_key;     /* the PEM files, re-read by http_tls_reload() */
 	char *tls_priorities;
 	int tls;            /* HTTPS: the certificate comes from tls_creds */
 	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
@@ -609,16 +612,30 @@ static enum MHD_Result h_web(struct ctx *c)
 	return send_web(c, name);
 }
 
+struct dygraphs_send {
+	struct ctx *c;
+	enum MHD_Result ret;
+};
+
+/* Sends a cached asset; send_asset() copies it, so the cache's lock may
+ * go once it returns. */
+static int send_cached_asset(const struct asset *a, void *ctx)
+{
+	struct dygraphs_send *d = ctx;
+
+	d->ret = send_asset(d->c, a, "public, max-age=86400", 1);
+	return 0;
+}
+
+/* The chart library's files, read and compressed once (asset_cache). */
 static enum MHD_Result h_dygraphs(struct ctx *c)
 {
-	struct asset *a = NULL;
-	enum MHD_Result ret;
+	struct dygraphs_send d = {c, MHD_NO};
 	int rc;
 
-	if (!c->srv->dygraphs_dir)
+	if (!c->srv->dygraphs)
 		return send_error(c, MHD_HTTP_NOT_FOUND, "no dygraphs directory is configured");
-	rc = asset_from_file(c->srv->dygraphs_dir, c->cap,
-	                     asset_accepts_gzip(header(c, "Accept-Encoding")), &a);
+	rc = asset_cache_with(c->srv->dygraphs, c->cap, send_cached_asset, &d);
 	if (rc == -ENOENT || rc == -EACCES)
 		return send_error(c, MHD_HTTP_NOT_FOUND, "no file \"%s\" under /dygraphs", c->cap);
 	if (rc == -EFBIG)
@@ -626,9 +643,7 @@ static enum MHD_Result h_dygraphs(struct ctx *c)
 	if (rc < 0)
 		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read \"%s\": %s",
 		                  c->cap, strerror(-rc));
-	ret = send_asset(c, a, "public, max-age=86400", 1);
-	asset_free(a);
-	return ret;
+	return d.ret;
 }
 
 /* Specific paths first. The catch-all for web files only matches files
@@ -1239,7 +1254,7 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 		srv->read_token = xstrdup(cfg->read_token);
 	}
 	if (cfg->dygraphs_dir && cfg->dygraphs_dir[0])
-		srv->dygraphs_dir = xstrdup(cfg->dygraphs_dir);
+		srv->dygraphs = asset_cache_new(cfg->dygraphs_dir, HTTP_DYGRAPHS_FILES);
 	if (nonempty(cfg->tls_cert) || nonempty(cfg->tls_key)) {
 		if (!nonempty(cfg->tls_cert) || !nonempty(cfg->tls_key)) {
 			rc = -EINVAL;
@@ -1315,7 +1330,7 @@ void http_stop(struct http_server *srv)
 	json_decref(srv->extra);
 	pthread_mutex_destroy(&srv->extra_lock);
 	pthread_mutex_destroy(&srv->trigger_lock);
-	free(srv->dygraphs_dir);
+	asset_cache_free(srv->dygraphs);
 	/* No handshake is left to use the pairs once libmicrohttpd stopped. */
 	if (srv->tls)
 		tls_creds_unserve();
