@@ -571,8 +571,14 @@ static int http_init(struct daemon *d)
 			log_err("Failed to serve HTTP on the socket passed (LISTEN_FDS): %s",
 			        strerror(-r));
 		else
-			log_err("Failed to serve HTTP on %s port %d: %s", c->listen_address,
-			        c->port, strerror(-r));
+			log_err("Failed to serve HTTP on %s port %d: %s%s", c->listen_address, c->port,
+			        strerror(-r),
+			        r == -EADDRINUSE
+			            ? ". Another threadwatchd (or another program) may hold it: stop "
+			              "it, or pick another port with --port 8438 (from the source "
+			              "tree: make run RUN_ARGS=\"--port 8438\"), or port= in the "
+			              "configuration file"
+			            : "");
 		return r;
 	}
 	d->port = http_port(d->http);

@@ -78,3 +78,18 @@ if grep -qv '^ *\(lo\|Inter-\| face\)' /proc/self/net/dev; then
 		fail "a private-network warning in the host's namespace: $(cat "$TW_TMP/host.log")"
 fi
 ok "a service in a loopback-only namespace with no socket passed warns once: $(grep -o 'listen_address [^ ]* port [0-9]*' "$TW_TMP/pn.log")"
+
+# --- a port another program holds: the error says what to do (issue 36) ---
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(30)' "$TW_TMP/held" &
+HOLDER=$!
+wait_for test -s "$TW_TMP/held" || fail "no port held"
+out=$(timeout 20 "$TWD" --config "$TW_TMP/empty.conf" --state-dir "$TW_TMP/held-state" \
+	--port "$(cat "$TW_TMP/held")" --probes-d "" --splay 0 2>&1)
+rc=$?
+kill "$HOLDER" 2>/dev/null
+[ "$rc" = 1 ] || fail "a port in use: exit $rc: $out"
+grep -q 'Address already in use. Another threadwatchd (or another program) may hold it: .*--port 8438 .*make run RUN_ARGS="--port 8438"' <<<"$out" ||
+	fail "a port in use does not say what to do: $out"
+ok "a port in use: exit 1, and the error names another threadwatchd and --port / make run RUN_ARGS"
