@@ -16,7 +16,7 @@ int cli_recommend(int argc, char **argv);
 /* Runs the built-in probes now and builds the recommendation inputs from
  * them (for `recommend` without --input). 0, -ENOENT (no probes) or -EINTR. */
 struct json_t;
-int cli_run_inputs(int quick, struct json_t **inputs);
+int cli_run_inputs(int quick, const char *progress, struct json_t **inputs);
 int cli_fleet(int argc, char **argv);
 int cli_detect_sim(int argc, char **argv);
 

@@ -119,8 +119,7 @@ static const struct opt recommend_opts[] = {
     {"creates-per-second", 0, "N",
      "thread churn: threads the workload creates per second (default none)", set_creates_ps, 0},
     {"switches-per-second", 0, "N",
-     "with --creates-per-second: the workload's context switches per second", set_switches_ps,
-     0},
+     "with --creates-per-second: the workload's context switches per second", set_switches_ps, 0},
     {"quick", 0, NULL, "without --input: run the probes' short versions", NULL,
      offsetof(struct recommend_args, quick)},
     {"json", 0, NULL, "print {inputs, result} as JSON instead of text", NULL,
@@ -235,8 +234,11 @@ static int print_result(json_t *inputs, json_t *result, int as_json)
 
 int cli_recommend(int argc, char **argv)
 {
-	struct recommend_args a = {.threads = NAN, .stack_bytes = NAN, .switches = NAN,
-	                           .creates_ps = NAN, .switches_ps = NAN};
+	struct recommend_args a = {.threads = NAN,
+	                           .stack_bytes = NAN,
+	                           .switches = NAN,
+	                           .creates_ps = NAN,
+	                           .switches_ps = NAN};
 	json_t *inputs, *result;
 	char err[256];
 	int rc;
@@ -254,7 +256,12 @@ int cli_recommend(int argc, char **argv)
 		if (!inputs)
 			return 2;
 	} else {
-		rc = cli_run_inputs(a.quick, &inputs);
+		/* The probes take a while: say so, on stderr (stdout stays the
+		 * verdict or its JSON). */
+		fprintf(stderr,
+		        "threadwatch recommend: measuring this host first (--input FILE reads "
+		        "saved figures instead)\n");
+		rc = cli_run_inputs(a.quick, "threadwatch recommend", &inputs);
 		if (rc < 0)
 			return 1;
 	}

@@ -34,7 +34,8 @@
 
 struct run_args {
 	int quick, json, help;
-	double timeout_s; /* 0: each probe's default */
+	const char *progress; /* "threadwatch recommend": say each probe on stderr */
+	double timeout_s;     /* 0: each probe's default */
 	const char *probe_dir;
 	int nice;                /* 0 unless --nice */
 	enum runner_sched sched; /* RUNNER_SCHED_NORMAL unless --sched */
@@ -475,8 +476,15 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 		o.timeout_s = a->timeout_s > 0 ? a->timeout_s
 		              : b              ? b->timeout_s
 		                               : DEFAULT_TIMEOUT_S;
+		if (a->progress)
+			fprintf(stderr,
+			        "%s: measuring with the %s probe (%zu of %zu, at most %.0f s)...\n",
+			        a->progress, names[i], i + 1, n, o.timeout_s);
 		if (runner_run(path, argv, &o, &r) < 0)
 			failed = 1;
+		if (a->progress)
+			fprintf(stderr, "%s: %s %s in %.1f s\n", a->progress, names[i],
+			        r.status == RUNNER_OK ? "done" : "failed", r.wall_s);
 		if (r.status == RUNNER_ERROR)
 			failed = 1;
 		if (!a->json)
@@ -545,7 +553,7 @@ static size_t builtin_present(const char *dirs, const char **names)
 	return n;
 }
 
-int cli_run_inputs(int quick, json_t **inputs)
+int cli_run_inputs(int quick, const char *progress, json_t **inputs)
 {
 	struct run_args a = RUN_ARGS_INIT;
 	const char *names[MAX_PROBES];
@@ -555,6 +563,7 @@ int cli_run_inputs(int quick, json_t **inputs)
 
 	a.quick = quick;
 	a.json = 1;
+	a.progress = progress;
 	if (n == 0) {
 		fprintf(stderr, "threadwatch: no probes found in \"%s\"\n", dirs);
 		free(dirs);

@@ -126,10 +126,16 @@ printf '{"ctxsw":' >"$TW_TMP/cut.json"
 bad "cannot read" --input "$TW_TMP/cut.json"
 bad "cannot read \"$TW_TMP/absent.json\"" --input "$TW_TMP/absent.json"
 # Without --input the probes run now (quick versions) and feed the verdict.
-out=$("$B/threadwatch" recommend --quick --threads 100 --json) || fail "recommend without --input failed"
+out=$("$B/threadwatch" recommend --quick --threads 100 --json 2>"$TW_TMP/progress") || fail "recommend without --input failed"
 echo "$out" | jq -e '.inputs.ctxsw.ratio > 0 and .inputs.workload.threads == 100 and (.result.verdict | test("^(low|high)$"))' >/dev/null \
 	|| fail "recommend without --input: no measured inputs in $out"
-ok "recommend without --input ran the probes"
+# It says what it is doing, on stderr (issue 36): the probes take seconds.
+grep -q '^threadwatch recommend: measuring this host first' "$TW_TMP/progress" &&
+	for p in ctxsw threads map32; do
+		grep -q "^threadwatch recommend: measuring with the $p probe" "$TW_TMP/progress" &&
+			grep -q "^threadwatch recommend: $p done in" "$TW_TMP/progress" || exit 1
+	done || fail "recommend without --input does not say what it does: $(cat "$TW_TMP/progress")"
+ok "recommend without --input ran the probes, saying so probe by probe on stderr"
 bad "invalid value \"lots\" for --threads" --input "$few" --threads lots
 bad "invalid value \"5000000\" for --threads" --input "$few" --threads 5000000
 bad "invalid value \"8Q\" for --stack-size" --input "$few" --stack-size 8Q
