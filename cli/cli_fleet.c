@@ -220,7 +220,8 @@ static void usage(FILE *f)
 	        "port " FLEET_DEFAULT_PORT " (the\n"
 	        "daemon's) when none is given.\n\n"
 	        "Exit status: 0 every host was read; 1 some host was unreachable or failed;\n"
-	        "2 bad usage or a bad --file (its messages name FILE:LINE).\n\n"
+	        "2 bad usage or a bad --file (its messages name FILE:LINE); 3 every host was\n"
+	        "read, but one has a probe that failed in its latest run.\n\n"
 	        "Options:\n");
 	opt_usage(f, fleet_opts, N_OPTS);
 }

@@ -134,7 +134,12 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: threadwatch recommend [OPTIONS]\n\n"
 	        "Says whether low (MAP_32BIT) thread stacks pay on a host, with the arithmetic.\n"
-	        "The model and the inputs are described in doc/recommendation.md.\n\nOptions:\n");
+	        "The model and the inputs are described in doc/recommendation.md.\n\n"
+	        "Without --input it measures this host first (the probes, about 12 s; --quick\n"
+	        "for about 2 s), saying so on standard error.\n\n"
+	        "Exit status: 0 the verdict; 1 the probes could not run or gave no figures;\n"
+	        "2 bad usage or bad inputs; 3 the verdict, but a probe it rests on failed in its\n"
+	        "latest run (it names the probe and why).\n\nOptions:\n");
 	opt_usage(f, recommend_opts, N_OPTS);
 }
 

@@ -84,7 +84,8 @@ static const struct daemon_flag {
      "fork into the background once ready, for an init without supervision; the command "
      "returns 0 when the daemon serves, 1 when it could not start"},
     {"check-config", FLAG_BOOL, NULL, offsetof(struct opts, check_config), ACT_RUN,
-     "validate the configuration, print the effective values and exit (0: valid, 1: not)"},
+     "validate the configuration, print the effective values and exit (0: valid; 78, "
+     "EX_CONFIG: not)"},
     {"dump-config-doc", FLAG_ACTION, NULL, 0, ACT_DOC,
      "print the configuration keys as a Markdown table and exit"},
     {"dump-config-file", FLAG_ACTION, NULL, 0, ACT_FILE,

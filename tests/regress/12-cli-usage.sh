@@ -99,3 +99,16 @@ for f in --listen_address --listen-address; do
 	grep -q '127.0.0.2' <<<"$out" || fail "threadwatchd $f not applied: $out"
 done
 ok "threadwatchd --help spells --listen-address; --listen_address is still accepted"
+
+# --- the exit codes each --help gives are the ones the code returns (issue 36)
+"$B/threadwatchd" --help | grep -q 'exit (0: valid; 78, EX_CONFIG: not)' || fail "threadwatchd --help: --check-config's codes"
+printf 'interval = often\n' >"$TW_TMP/bad.conf"
+"$B/threadwatchd" --check-config --config "$TW_TMP/bad.conf" >/dev/null 2>&1
+[ "$?" = 78 ] || fail "--check-config of a bad file does not exit 78"
+cli fleet --help
+grep -q '3 every host was' <<<"$OUT" || fail "fleet --help lists no exit status 3: $OUT"
+cli recommend --help
+grep -q 'Exit status: 0 the verdict; 1 .*; *$' <<<"$OUT" || grep -q '^Exit status: 0 the verdict' <<<"$OUT" ||
+	fail "recommend --help lists no exit codes: $OUT"
+grep -q '3 the verdict, but a probe' <<<"$OUT" || fail "recommend --help lists no exit status 3"
+ok "--help: threadwatchd --check-config 0/78 (and 78 it is), fleet 0-3, recommend 0-3"
