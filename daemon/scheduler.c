@@ -1147,11 +1147,16 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 		s->due_why = "fingerprint";
 	plan_next_locked(s, mono_s(), s->due_why ? 0 : delay);
 	if (s->due_why)
-		log_notice("A cycle (%s%s) is due in %.0f s, within the splay", s->due_why,
+		log_notice("A cycle (%s%s) is due in %.0f s%s", s->due_why,
 		           !strcmp(s->due_why, "fingerprint")
 		               ? ": the host changed since the last cycle"
 		               : "",
-		           fmax(0, s->next_due - mono_s())); /* not "-0 s" with no splay */
+		           fmax(0, s->next_due - mono_s()), /* not "-0 s" with no splay */
+		           config_splay_seconds(cfg) > 0 ? ", within the splay" : "");
+	else
+		/* After a restart with history: when the next regular one is. */
+		log_notice("The next cycle is due in %.0f s (the interval after the last one)",
+		           fmax(0, s->next_due - mono_s()));
 	s->next_fp_check = mono_s() + FP_CHECK_S;
 	s->alive_until = mono_s() + STEP_GRACE_S;
 	*out = s;

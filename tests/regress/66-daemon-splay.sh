@@ -59,3 +59,18 @@ hi=$(printf '%s\n' "${offsets[@]}" | sort -n | tail -n1)
 grep -q "A cycle (start) is due in [0-9]* s, within the splay" "$TW_TMP/d1.log" ||
 	fail "the log does not say when the first cycle is due: $(cat "$TW_TMP/d1.log")"
 ok "$N daemons started at once: first cycles from $lo to $hi ms after launch, within the ${SPLAY_S} s splay"
+
+# --- the log says when the first cycle is due, and only names a splay it has
+# (issue 36): with --splay 0 no "within the splay"; after a restart with
+# history, when the next regular cycle is.
+for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" ok; done
+start_daemon nosplay --interval 1h
+wait_cycle 1
+stop_daemon
+grep -q "A cycle (start) is due in 0 s$" "$TW_TMP/nosplay.log" ||
+	fail "with --splay 0: $(grep 'is due' "$TW_TMP/nosplay.log")"
+start_daemon nosplay --interval 1h
+stop_daemon
+grep -q "The next cycle is due in 3[0-9][0-9][0-9] s (the interval after the last one)" "$TW_TMP/nosplay.log" ||
+	fail "a restart with history does not say when the next cycle is due: $(grep -i 'due' "$TW_TMP/nosplay.log")"
+ok "the log: 'due in 0 s' with no splay named, and after a restart when the next cycle is due"
