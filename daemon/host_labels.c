@@ -10,17 +10,49 @@
 
 #define UNKNOWN "unknown"
 
-/* The mitigation words, in summary order: the word is in the summary when
- * the named vulnerability file's text contains `text` (NULL file: any
- * file's text starts with it). */
+/* The mitigation words, in summary order. A vulnerabilities file's text
+ * is "Not affected", "Vulnerable[: ...]" or "Mitigation: MAIN[; NAME:
+ * STATUS]...": the word is in the summary when the named file's MAIN
+ * clause holds one of `names` as a whole word (not "IBRS" inside
+ * "PBRSB-eIBRS: Not affected", a sub-clause of another mitigation), and
+ * "vulnerable" when any file starts with "Vulnerable". */
 static const struct {
-	const char *file, *text, *word;
+	const char *file;
+	const char *names[3];
+	const char *word;
 } mitigation_words[] = {
-    {"meltdown", "PTI", "pti"},
-    {"spectre_v2", "Retpoline", "retpoline"},
-    {"spectre_v2", "IBRS", "ibrs"},
-    {NULL, "Vulnerable", "vulnerable"},
+    {"meltdown", {"PTI"}, "pti"},
+    {"spectre_v2", {"Retpolines", "Retpoline"}, "retpoline"},
+    {"spectre_v2", {"IBRS", "eIBRS"}, "ibrs"},
+    {NULL, {NULL}, "vulnerable"},
 };
+
+#define MITIGATION "Mitigation: "
+
+/* Whether the MAIN clause of a "Mitigation: MAIN; ..." text holds `name`
+ * as a whole word (words end at spaces, '/', ',' and ';'). */
+static int main_clause_has(const char *text, const char *name)
+{
+	const char *p, *end;
+	size_t n = strlen(name);
+
+	if (strncmp(text, MITIGATION, strlen(MITIGATION)))
+		return 0;
+	p = text + strlen(MITIGATION);
+	end = p + strcspn(p, ";");
+	while (p < end) {
+		size_t w;
+
+		p += strspn(p, " /,");
+		w = strcspn(p, " /,;");
+		if (p + w > end)
+			w = (size_t)(end - p);
+		if (w == n && !strncmp(p, name, n))
+			return 1;
+		p += w;
+	}
+	return 0;
+}
 
 /* The value at a '/'-separated path of at most two keys, or NULL. */
 static json_t *at(const json_t *fp, const char *key, const char *sub)
@@ -56,12 +88,16 @@ static int mitigation_matches(json_t *vulns, size_t w)
 
 	if (mitigation_words[w].file) {
 		v = json_object_get(vulns, mitigation_words[w].file);
-		return json_is_string(v) && strstr(json_string_value(v), mitigation_words[w].text);
+		for (size_t k = 0; json_is_string(v) && k < 3 && mitigation_words[w].names[k]; k++)
+			if (main_clause_has(json_string_value(v), mitigation_words[w].names[k]))
+				return 1;
+		return 0;
 	}
-	json_object_foreach(vulns, name,
-	                    v) if (json_is_string(v) &&
-	                           !strncmp(json_string_value(v), mitigation_words[w].text,
-	                                    strlen(mitigation_words[w].text))) return 1;
+	json_object_foreach(vulns, name, v)
+	{
+		if (json_is_string(v) && !strncmp(json_string_value(v), "Vulnerable", 10))
+			return 1;
+	}
 	return 0;
 }
 

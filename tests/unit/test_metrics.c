@@ -195,6 +195,15 @@ static void test_host_info(void **state)
 	char *u = format("{\"probes\": {}, \"fingerprint\": {\"id\": 1, \"host\": {"
 	                 "\"vulnerabilities\": {\"meltdown\": \"Not affected\"}}}}");
 	char *none = format("{\"probes\": {}, \"fingerprint\": null}");
+	/* Issue 36: IBRS only as the main mitigation, not inside a sub-clause
+	 * ("PBRSB-eIBRS: Not affected"); enhanced IBRS counts. */
+	char *sub = format("{\"probes\": {}, \"fingerprint\": {\"id\": 1, \"host\": {"
+	                   "\"vulnerabilities\": {\"spectre_v2\": \"Mitigation: Retpolines; IBPB: "
+	                   "conditional; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; "
+	                   "BHI: Not affected\"}}}}");
+	char *eibrs = format("{\"probes\": {}, \"fingerprint\": {\"id\": 1, \"host\": {"
+	                     "\"vulnerabilities\": {\"spectre_v2\": \"Mitigation: Enhanced / "
+	                     "Automatic IBRS; IBPB: conditional; PBRSB-eIBRS: SW sequence\"}}}}");
 
 	(void)state;
 	assert_true(sample_value(t,
@@ -207,6 +216,10 @@ static void test_host_info(void **state)
 	                            "vendor=\"unknown\",virt=\"unknown\",arch=\"unknown\","
 	                            "glibc=\"unknown\",mitigations=\"none\"}") == 1);
 	assert_null(strstr(none, "threadwatch_host_info{"));
+	assert_non_null(strstr(sub, "mitigations=\"retpoline\"}"));
+	assert_non_null(strstr(eibrs, "mitigations=\"ibrs\"}"));
+	free(sub);
+	free(eibrs);
 	free(t);
 	free(u);
 	free(none);
