@@ -4,12 +4,14 @@
  * No I/O and no store access, so tests/fuzz/fuzz_api.c can drive it.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_parse.h"
+#include "units.h"
 #include "xmalloc.h"
 
 /* The latest instant accepted anywhere: 9999-12-31T23:59:59Z. */
@@ -532,6 +534,7 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 {
 	const char *v;
 	int64_t range, step_s;
+	double step_d;
 	int given;
 
 	memset(q, 0, sizeof(*q));
@@ -572,11 +575,16 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 			q->step_ms = 1000;
 		return 0;
 	}
-	if (api_parse_int(v, 1, API_SERIES_MAX_RANGE_MS / 1000, &step_s) < 0) {
+	/* The durations the config and the CLI take ("3600", "1h", "1h30m"),
+	 * in whole seconds. */
+	if (units_parse_duration(v, &step_d) < 0 || !(step_d >= 1) ||
+	    step_d > (double)(API_SERIES_MAX_RANGE_MS / 1000) || step_d != floor(step_d)) {
 		api_fail(err, 400,
-		         "parameter 'step' must be whole seconds (1 or more) or \"auto\"");
+		         "parameter 'step' must be a duration of whole seconds, 1 s or more "
+		         "(3600, 1h, 1h30m), or \"auto\"");
 		return -EINVAL;
 	}
+	step_s = (int64_t)step_d;
 	q->step_ms = step_s * 1000;
 	/* Without 'since', an explicit step covers the latest buckets it can. */
 	if (!q->since_given && range / q->step_ms > API_SERIES_MAX_BUCKETS)

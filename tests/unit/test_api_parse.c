@@ -312,6 +312,16 @@ static void test_series_query(void **state)
 	assert_int_equal(q.since_ms, now - 3600000LL * API_SERIES_MAX_BUCKETS);
 	api_target_clear(&t);
 
+	/* The durations the config and the CLI take (issue 36): 1h, 1h30m. */
+	target_ok("/api/v1/series?metric=ctxsw.ratio&step=1h", &t);
+	assert_int_equal(api_parse_series_query(&t, now, &q, &err), 0);
+	assert_int_equal(q.step_ms, 3600000);
+	api_target_clear(&t);
+	target_ok("/api/v1/series?metric=ctxsw.ratio&step=1h30m", &t);
+	assert_int_equal(api_parse_series_query(&t, now, &q, &err), 0);
+	assert_int_equal(q.step_ms, 5400000);
+	api_target_clear(&t);
+
 	/* Short ranges still get whole-second buckets. */
 	target_ok("/api/v1/series?metric=ctxsw.ratio&since=1000&until=1010", &t);
 	assert_int_equal(api_parse_series_query(&t, now, &q, &err), 0);
@@ -331,6 +341,8 @@ static void test_series_query(void **state)
 	series_bad("/api/v1/series?metric=ctxsw.ratio&step=0", "'step'");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&step=-5", "'step'");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&step=1.5", "'step'");
+	series_bad("/api/v1/series?metric=ctxsw.ratio&step=1500ms", "'step'");
+	series_bad("/api/v1/series?metric=ctxsw.ratio&step=1x", "'step'");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&since=0&until=86400&step=1", "'step'");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&limit=3", "'limit'");
 }
