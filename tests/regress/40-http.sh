@@ -187,6 +187,12 @@ for path in / /api/v1/openapi.json /dygraphs/dygraph.min.js; do
 		continue
 	fi
 	expect "s$n" 200
+	# The type served is one the OpenAPI document lists for the path (issue
+	# 36: it said application/octet-stream for text/javascript).
+	ct=$(header "s$n" Content-Type | cut -d';' -f1 | tr -d ' ')
+	spec=$([ "$path" = /dygraphs/dygraph.min.js ] && echo '/dygraphs/{file}' || echo "$path")
+	jq -e --arg p "$spec" --arg ct "$ct" '.paths[$p].get.responses["200"].content | has($ct)' \
+		"$SRC/web/openapi.json" >/dev/null || fail "$path is served as $ct, which web/openapi.json does not list"
 	etag=$(header "s$n" ETag)
 	[ -n "$etag" ] || fail "$path: no ETag"
 	[ -n "$(header "s$n" Cache-Control)" ] || fail "$path: no Cache-Control"
