@@ -30,3 +30,16 @@ sed -n '/<!-- fleet:begin -->/,/<!-- fleet:end -->/p' "$readme" | sed '1d;$d' >"
 diff -u <(printf '## On a fleet\n\n'; cat "$TW_TMP/fleet.md") "$SRC/doc/fleet.md" >/dev/null ||
 	fail "doc/fleet.md differs from the README's fleet section: run make docs"
 ok "doc/fleet.md is the README's fleet section"
+
+# The README names the configuration file a source build reads, as the
+# daemon built from this tree says it (issue 36: it gave only the package's).
+src_conf=$("$B/threadwatchd" --help | sed -n 's/.*configuration file (default \([^;]*\);.*/\1/p')
+[ -n "$src_conf" ] || fail "threadwatchd --help does not name its configuration file"
+case "$src_conf" in
+/etc/*) ;; # a build with PREFIX=/usr reads the package's file
+*) grep -qF "\`$src_conf\` when built from" "$readme" ||
+	fail "the README does not name $src_conf, the file a source build reads" ;;
+esac
+grep -qF '`/etc/threadwatch/threadwatchd.conf` when installed from' "$readme" ||
+	fail "the README does not name the package's configuration file"
+ok "the README names both configuration files: the package's and this build's ($src_conf)"
