@@ -353,7 +353,7 @@ check-systemd: all
 # fleet client 97-fleet-hostile runs under them); the crash tests kill
 # fewer times.
 SAN_B         ?= $(B)-san
-SANITIZE_SKIP ?= 60-browser 96-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 81-detect-sim \
+SANITIZE_SKIP ?= 60-browser 96-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 79-prism 81-detect-sim \
 	93-load 94-valgrind 76-fleet 57-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit

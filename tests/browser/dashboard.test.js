@@ -371,6 +371,12 @@ async function testFull(browser) {
   check(await waitState(phone.page, ['ready']) === 'ready', 'the dashboard is ready at phone width');
   const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 0, 'nothing is wider than a phone screen', overflow);
+  // issue 36: the runs table was cut off on the right (it scrolled inside its box)
+  const runsCut = await phone.page.evaluate(() => {
+    const w = document.querySelector('#runs-box .table-wrap');
+    return w ? w.scrollWidth - w.clientWidth : null;
+  });
+  check(runsCut !== null && runsCut <= 0, 'the runs table fits a phone screen, nothing cut off', runsCut);
   const widths = await phone.page.evaluate(() => Object.values(window.twCharts).map((g) => g.getArea().w));
   check(widths.length >= 9 && widths.every((w) => w > 200 && w < 390), 'every chart fits the phone width', widths);
   await checkLegends(phone.page, 'at phone width');
