@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "errbuf.h"
+#include "defaults.h"
 #include "fleetp.h"
 #include "opt.h"
 #include "units.h"
@@ -32,7 +33,7 @@
 #define FLEET_DEFAULT_CONCURRENCY 64
 /* The daemon's default port (threadwatchd's `port`), for a target named
  * by its host alone. */
-#define FLEET_DEFAULT_PORT "8437"
+#define FLEET_DEFAULT_PORT TW_STR(TW_DEFAULT_PORT)
 #define FLEET_MAX_CONCURRENCY 4096
 #define FLEET_MAX_TOKEN 4096
 

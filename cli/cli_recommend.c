@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "defaults.h"
 #include "opt.h"
 #include "recommend.h"
 #include "units.h"
@@ -111,7 +112,9 @@ static const struct opt recommend_opts[] = {
      "the recommendation inputs (or `threadwatch run --json` output); "
      "without it the probes run now",
      set_input, 0},
-    {"threads", 0, "N", "threads the workload expects (0..4194304; default 10000)", set_threads, 0},
+    {"threads", 0, "N",
+     "threads the workload expects (0..4194304; default " TW_STR(TW_DEFAULT_THREADS) ")",
+     set_threads, 0},
     {"stack-size", 0, "SIZE", "stack bytes per thread, such as 8M or 256K, up to 1T (default 8M)",
      set_stack_size, 0},
     {"switches", 0, "N", "context switches per thread, or \"unknown\" (the default)", set_switches,

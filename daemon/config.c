@@ -23,6 +23,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "defaults.h"
 #include "detect.h"
 #include "protocol.h"
 #include "tls.h"
@@ -99,7 +100,7 @@ static const struct cfg_key keys[] = {
      "activation; the packaged service has a network namespace of its own "
      "(PrivateNetwork=yes), so there change the socket unit's ListenStream= instead.",
      OFF(listen_address), F_RESTART, NULL},
-    {"port", T_INT, 0, 65535, "8437",
+    {"port", T_INT, 0, 65535, TW_STR(TW_DEFAULT_PORT),
      "TCP port of the HTTP server; 0 picks a free port (see --port-file).", OFF(port), F_RESTART,
      NULL},
     {"database", T_PATH, 0, 0, "",
@@ -254,7 +255,7 @@ static const struct cfg_key keys[] = {
      "textfile collector. Under the packaged unit use /run/threadwatch/threadwatch.prom and "
      "link it into the collector's directory. Empty: off.",
      OFF(textfile_path), F_EMPTY_OK, NULL},
-    {"workload_threads", T_INT, 1, 10000000, "10000",
+    {"workload_threads", T_INT, 1, 10000000, TW_STR(TW_DEFAULT_THREADS),
      "Recommendation input: the threads the host's workload creates.", OFF(workload_threads), 0,
      NULL},
     {"workload_stack_size", T_SIZE, 16384, 1073741824.0, "8M",
@@ -271,24 +272,24 @@ static const struct cfg_key keys[] = {
      "Recommendation input, with workload_creates_per_second: context switches per second of "
      "all the workload's threads together; -1: unknown.",
      OFF(workload_switches_per_second), 0, NULL},
-    {"detect_k", T_INT, 1, 64, "3",
+    {"detect_k", T_INT, 1, 64, TW_STR(DETECT_K_DEFAULT),
      "Regression detection, fast path: a change that comes with a host fingerprint change "
      "(an upgrade) is reported once it held for this many runs since the change.",
      OFF(detect_k), 0, NULL},
-    {"detect_k_sustained", T_INT, 1, 64, "12",
+    {"detect_k_sustained", T_INT, 1, 64, TW_STR(DETECT_K_SUSTAINED_DEFAULT),
      "Regression detection, slow path: a change with no host fingerprint change is reported "
      "once it held for this many runs in a row not taken under contention (12: 3 days at "
      "6 h), so that a noisy neighbour's episode passes; at least detect_k.",
      OFF(detect_k_sustained), 0, NULL},
-    {"detect_min_effect", T_DOUBLE, 0, 1, "0.05",
+    {"detect_min_effect", T_DOUBLE, 0, 1, TW_STR(DETECT_MIN_EFFECT_DEFAULT),
      "Regression detection: the smallest change reported, relative to the baseline median "
      "(0.05: 5%).",
      OFF(detect_min_effect), 0, NULL},
-    {"detect_alpha", T_DOUBLE, 0.000001, 0.5, "0.01",
+    {"detect_alpha", T_DOUBLE, 0.000001, 0.5, TW_STR(DETECT_ALPHA_DEFAULT),
      "Regression detection: significance of the Mann-Whitney test of the last detect_k runs "
      "against the baseline; it must be reachable with detect_k and detect_baseline_runs.",
      OFF(detect_alpha), 0, NULL},
-    {"detect_baseline_runs", T_INT, 5, 1000, "30",
+    {"detect_baseline_runs", T_INT, 5, 1000, TW_STR(DETECT_BASELINE_DEFAULT),
      "Regression detection: the baseline is the runs since the last host fingerprint change, "
      "at most this many.",
      OFF(detect_baseline_runs), 0, NULL},

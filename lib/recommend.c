@@ -15,6 +15,7 @@
 
 #include "protocol.h"
 #include "errbuf.h"
+#include "defaults.h"
 #include "recommend.h"
 #include "recommendp.h"
 #include "stats.h"
@@ -1416,8 +1417,8 @@ out:
 
 void rec_workload_default(struct rec_workload *w)
 {
-	w->threads = 10000;
-	w->stack_bytes = 8388608;
+	w->threads = TW_DEFAULT_THREADS;
+	w->stack_bytes = TW_DEFAULT_STACK_BYTES;
 	w->switches_per_thread = -1;
 	w->creates_per_second = 0;
 	w->switches_per_second = -1;

@@ -23,6 +23,9 @@
 #include "tmpdir.h"
 
 #include "config.h"
+#include "defaults.h"
+#include "detect.h"
+#include "tls.h"
 
 /* Parses text on top of the defaults; returns the result, c filled. */
 static int parse(struct config *c, const char *text, char *err, size_t errlen)
@@ -537,9 +540,30 @@ static void test_probes_disabled(void **state)
 	expect_error("probes_disabled = ctxsw.\n", "\"ctxsw.\" is not a built-in");
 }
 
+/* Issue 35: the table's default texts are the lib/ constants the other
+ * programs use, read back through the table's own parsers. */
+static void test_defaults_tied(void **state)
+{
+	struct config c;
+
+	(void)state;
+	config_init(&c);
+	assert_int_equal(c.port, TW_DEFAULT_PORT);
+	assert_int_equal(c.workload_threads, TW_DEFAULT_THREADS);
+	assert_int_equal(c.workload_stack_size, TW_DEFAULT_STACK_BYTES);
+	assert_int_equal(c.detect_k, DETECT_K_DEFAULT);
+	assert_int_equal(c.detect_k_sustained, DETECT_K_SUSTAINED_DEFAULT);
+	assert_true(c.detect_min_effect == DETECT_MIN_EFFECT_DEFAULT);
+	assert_true(c.detect_alpha == DETECT_ALPHA_DEFAULT);
+	assert_int_equal(c.detect_baseline_runs, DETECT_BASELINE_DEFAULT);
+	assert_string_equal(c.tls_priorities, TLS_PRIORITIES_DEFAULT);
+	config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults_tied),
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_types_values),
 	    cmocka_unit_test(test_type_errors),
