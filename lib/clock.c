@@ -83,3 +83,13 @@ void clock_rfc3339(int64_t wall_ns, char *buf, unsigned len)
 	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf, len, "%s.%03dZ", tmp, (int)((wall_ns / 1000000ll) % 1000));
 }
+
+double clock_mono_s(void)
+{
+	return (double)clock_ns() / 1e9;
+}
+
+int64_t clock_wall_ms(void)
+{
+	return clock_wall_ns() / 1000000;
+}

@@ -14,6 +14,12 @@ uint64_t clock_ns(void);
  * durations). */
 int64_t clock_wall_ns(void);
 
+/* CLOCK_MONOTONIC in seconds, and the wall clock in Unix milliseconds: the
+ * units the daemon plans and stores in (one helper each, for every
+ * module). */
+double clock_mono_s(void);
+int64_t clock_wall_ms(void);
+
 /* TSC value (serialised read). 0 on hosts without a TSC. */
 uint64_t clock_cycles(void);
 
