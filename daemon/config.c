@@ -23,6 +23,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "configp.h"
 #include "defaults.h"
 #include "detect.h"
 #include "protocol.h"
@@ -42,40 +43,6 @@
 #endif
 
 #define CONFIG_MAX_FILE (1024 * 1024)
-#define SPAN_MAX_S (365 * 86400.0) /* the longest interval */
-
-enum cfg_type_id {
-	T_INT,
-	T_DOUBLE,
-	T_STRING,
-	T_BOOL,
-	T_DURATION,
-	T_SIZE,
-	T_PATH,
-	T_ADDRESS,
-	T_SPAN,
-	T_CHOICE,
-	T_CPU,
-	T_PROBES,
-};
-
-enum cfg_flags {
-	F_RESTART = 1 << 0,  /* a change takes effect on restart, not on SIGHUP */
-	F_SECRET = 1 << 1,   /* never printed */
-	F_EMPTY_OK = 1 << 2, /* the empty value is allowed (and means "off") */
-	F_BUILD = 1 << 3,    /* the default depends on the build's PREFIX */
-};
-
-struct cfg_key {
-	const char *name;
-	enum cfg_type_id type;
-	double min, max; /* range; for strings the length */
-	const char *def; /* default as text, parsed like any value */
-	const char *help;
-	size_t offset;
-	unsigned flags;
-	const char *const *choices; /* T_CHOICE: NULL-terminated */
-};
 
 static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
 /* In the order of enum guard_mode (daemon/guard.h). */
@@ -311,7 +278,7 @@ static const void *cfield(const struct config *c, const struct cfg_key *k)
 	return (const char *)c + k->offset;
 }
 
-static void __attribute__((format(printf, 3, 4))) say(char *buf, size_t len, const char *fmt, ...)
+void config_say(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -323,7 +290,7 @@ static void __attribute__((format(printf, 3, 4))) say(char *buf, size_t len, con
 }
 
 /* A value as it may appear in a message: printable, at most ~48 bytes. */
-static const char *shown(const char *s, char *buf, size_t len)
+const char *config_shown(const char *s, char *buf, size_t len)
 {
 	size_t i = 0, max = len > 52 ? 48 : len - 4;
 
@@ -337,7 +304,7 @@ static const char *shown(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-static char *trim(char *s)
+char *config_trim(char *s)
 {
 	char *e;
 
@@ -349,442 +316,12 @@ static char *trim(char *s)
 	return s;
 }
 
-/* --- the value types ------------------------------------------------------- */
-
-typedef int (*parse_fn)(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen);
-typedef void (*format_fn)(const struct cfg_key *k, const void *f, char *buf, size_t len);
-
-static int parse_int(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	char *end, b[64];
-	long long v;
-
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (!*text || *end || errno || isspace((unsigned char)*text)) {
-		say(why, wlen, "\"%s\" is not an integer", shown(text, b, sizeof(b)));
-		return -EINVAL;
-	}
-	if (v < k->min || v > k->max) {
-		say(why, wlen, "%lld is out of range %.0f..%.0f", v, k->min, k->max);
-		return -ERANGE;
-	}
-	*(int *)f = (int)v;
-	return 0;
-}
-
-static void format_int(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	(void)k;
-	snprintf(buf, len, "%d", *(const int *)f);
-}
-
-static int parse_double(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	char *end, b[64];
-	double v;
-
-	errno = 0;
-	v = strtod(text, &end);
-	if (!*text || *end || errno || !isfinite(v) || isspace((unsigned char)*text) ||
-	    strpbrk(text, "xXpP")) {
-		say(why, wlen, "\"%s\" is not a number", shown(text, b, sizeof(b)));
-		return -EINVAL;
-	}
-	if (v < k->min || v > k->max) {
-		say(why, wlen, "%g is out of range %g..%g", v, k->min, k->max);
-		return -ERANGE;
-	}
-	*(double *)f = v;
-	return 0;
-}
-
-static void format_double(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	(void)k;
-	/* 10, not 1e+01; an exponent only where plain digits cannot say it */
-	units_format_number(*(const double *)f, "", 0, buf, len);
-}
-
-static int set_string(const struct cfg_key *k, const char *text, void *f)
-{
-	(void)k;
-	free(*(char **)f);
-	*(char **)f = xstrdup(text);
-	return 0;
-}
-
-static int parse_string(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	size_t n = strlen(text);
-
-	if (!n && (k->flags & F_EMPTY_OK))
-		return set_string(k, text, f);
-	if (n < k->min || n > k->max) {
-		say(why, wlen, "must be %.0f to %.0f characters long, not %zu", k->min, k->max, n);
-		return -ERANGE;
-	}
-	for (const char *p = text; *p; p++) {
-		int bad =
-		    (k->flags & F_SECRET) ? (*p < 0x21 || *p > 0x7e) : iscntrl((unsigned char)*p);
-
-		if (bad) {
-			say(why, wlen, "contains a character that is not allowed (byte %zu)",
-			    (size_t)(p - text) + 1);
-			return -EINVAL;
-		}
-	}
-	return set_string(k, text, f);
-}
-
-static void format_string(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	(void)k;
-	snprintf(buf, len, "%s", *(char *const *)f);
-}
-
-static int parse_path(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	if (!*text && !(k->flags & F_EMPTY_OK)) {
-		say(why, wlen, "must not be empty");
-		return -EINVAL;
-	}
-	if (strlen(text) >= PATH_MAX) {
-		say(why, wlen, "is longer than %d bytes", PATH_MAX - 1);
-		return -ENAMETOOLONG;
-	}
-	for (const char *p = text; *p; p++)
-		if (iscntrl((unsigned char)*p)) {
-			say(why, wlen, "contains a control character");
-			return -EINVAL;
-		}
-	return set_string(k, text, f);
-}
-
-static int parse_bool(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false",
-	                                                                            "off", "0"};
-	char b[64];
-
-	(void)k;
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(text, yes[i])) {
-			*(int *)f = 1;
-			return 0;
-		}
-		if (!strcasecmp(text, no[i])) {
-			*(int *)f = 0;
-			return 0;
-		}
-	}
-	say(why, wlen, "\"%s\" is not a boolean (yes/no, true/false, on/off, 1/0)",
-	    shown(text, b, sizeof(b)));
-	return -EINVAL;
-}
-
-static void format_bool(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	(void)k;
-	snprintf(buf, len, "%s", *(const int *)f ? "yes" : "no");
-}
-
-static int parse_duration(const struct cfg_key *k, const char *text, void *f, char *why,
-                          size_t wlen)
-{
-	char b[64], lo[32], hi[32];
-	double v;
-
-	if (units_parse_duration(text, &v) < 0) {
-		say(why, wlen, "\"%s\" is not a duration (such as 90s, 15m, 6h, 1d, 1h30m)",
-		    shown(text, b, sizeof(b)));
-		return -EINVAL;
-	}
-	if (v < k->min || v > k->max) {
-		units_format_duration(k->min, lo, sizeof(lo));
-		units_format_duration(k->max, hi, sizeof(hi));
-		say(why, wlen, "%s is out of range %s..%s", shown(text, b, sizeof(b)), lo, hi);
-		return -ERANGE;
-	}
-	*(double *)f = v;
-	return 0;
-}
-
-static void format_duration_field(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	(void)k;
-	units_format_duration(*(const double *)f, buf, len);
-}
-
-static int parse_size(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	char b[64], lo[32], hi[32];
-	uint64_t v;
-	int r = units_parse_size(text, &v);
-
-	if (r == -EINVAL) {
-		say(why, wlen, "\"%s\" is not a size (such as 4096, 256K, 8M, 1G)",
-		    shown(text, b, sizeof(b)));
-		return -EINVAL;
-	}
-	if (r < 0 || (double)v < k->min || (double)v > k->max) {
-		units_format_size(k->min, lo, sizeof(lo));
-		units_format_size(k->max, hi, sizeof(hi));
-		say(why, wlen, "%s is out of range %s..%s", shown(text, b, sizeof(b)), lo, hi);
-		return -ERANGE;
-	}
-	*(uint64_t *)f = v;
-	return 0;
-}
-
-static void format_size_field(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	(void)k;
-	units_format_size((double)*(const uint64_t *)f, buf, len);
-}
-
-static int parse_address(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	unsigned char addr[sizeof(struct in6_addr)];
-	char b[64];
-
-	if (inet_pton(AF_INET, text, addr) != 1 && inet_pton(AF_INET6, text, addr) != 1) {
-		say(why, wlen, "\"%s\" is not an IPv4 or IPv6 address", shown(text, b, sizeof(b)));
-		return -EINVAL;
-	}
-	return set_string(k, text, f);
-}
-
-static int parse_span(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	struct config_span *sp = f;
-	size_t n = strlen(text);
-	char b[64];
-	double v;
-
-	if (n && text[n - 1] == '%') {
-		char *num = xstrndup(text, n - 1);
-		const char *end = units_decimal(num, &v);
-		int bad = !end || *end;
-
-		free(num);
-		if (bad) {
-			say(why, wlen, "\"%s\" is not a percentage", shown(text, b, sizeof(b)));
-			return -EINVAL;
-		}
-		if (v < k->min || v > k->max) {
-			say(why, wlen, "%s is out of range %.0f%%..%.0f%%",
-			    shown(text, b, sizeof(b)), k->min, k->max);
-			return -ERANGE;
-		}
-		sp->is_percent = 1;
-		sp->value = round(v * 1e6) / 1e6;
-		return 0;
-	}
-	if (units_parse_duration(text, &v) < 0) {
-		say(why, wlen, "\"%s\" is neither a percentage (10%%) nor a duration (30m)",
-		    shown(text, b, sizeof(b)));
-		return -EINVAL;
-	}
-	if (v > SPAN_MAX_S) {
-		say(why, wlen, "%s is longer than 365d", shown(text, b, sizeof(b)));
-		return -ERANGE;
-	}
-	sp->is_percent = 0;
-	sp->value = v;
-	return 0;
-}
-
-static void format_span(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	const struct config_span *sp = f;
-
-	(void)k;
-	if (sp->is_percent)
-		units_format_number(sp->value, "%", 0, buf, len);
-	else
-		units_format_duration(sp->value, buf, len);
-}
-
-static int parse_choice(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	char b[64];
-
-	for (int i = 0; k->choices[i]; i++)
-		if (!strcmp(text, k->choices[i])) {
-			*(int *)f = i;
-			return 0;
-		}
-	say(why, wlen, "\"%s\" is not one of: ", shown(text, b, sizeof(b)));
-	for (int i = 0; k->choices[i]; i++)
-		say(why + strlen(why), wlen - strlen(why), "%s%s", i ? ", " : "", k->choices[i]);
-	return -EINVAL;
-}
-
-static void format_choice(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", k->choices[*(const int *)f]);
-}
-
-static int parse_cpu(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	char b[64];
-
-	(void)k;
-	if (runner_cpu_parse(text, f) < 0) {
-		say(why, wlen, "\"%s\" is not quiet, all or a CPU number 0..%d",
-		    shown(text, b, sizeof(b)), RUNNER_CPU_MAX);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static void format_cpu(const struct cfg_key *k, const void *f, char *buf, size_t len)
-{
-	(void)k;
-	runner_cpu_format(f, buf, len);
-}
-
-/* One name of probes_disabled: a built-in probe, or PROBE.ARM with an arm
- * it may skip. */
-static int disabled_name_ok(const char *name)
-{
-	const char *dot = strchr(name, '.');
-	char probe[PROTOCOL_MAX_NAME + 1];
-
-	if (!dot)
-		return catalog_probe_find(name) != NULL;
-	snprintf(probe, sizeof(probe), "%.*s", (int)(dot - name), name);
-	return catalog_arm_known(catalog_probe_find(probe), dot + 1);
-}
-
-static void range_probes(const struct cfg_key *k, char *buf, size_t len);
-
-/* probes_disabled: names separated by commas or white space, kept as
- * "a, b" (each checked against the probe catalogue). */
-static int parse_probes(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
-{
-	char *copy = xstrdup(text), *save = NULL, *out = xstrdup(""), *next, b[64], names[256];
-	int r = 0;
-
-	for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
-		if (!disabled_name_ok(t)) {
-			range_probes(k, names, sizeof(names));
-			say(why, wlen, "\"%s\" is not a built-in probe or arm (%s)",
-			    shown(t, b, sizeof(b)), names);
-			r = -EINVAL;
-			break;
-		}
-		xasprintf(&next, "%s%s%s", out, *out ? ", " : "", t);
-		free(out);
-		out = next;
-	}
-	if (r == 0)
-		set_string(k, out, f);
-	free(out);
-	free(copy);
-	return r;
-}
-
-/* --- the value types' ranges, as text for the docs -------------------------- */
-
-static void range_int(const struct cfg_key *k, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.0f..%.0f", k->min, k->max);
-}
-
-static void range_double(const struct cfg_key *k, char *buf, size_t len)
-{
-	snprintf(buf, len, "%g..%g", k->min, k->max);
-}
-
-static void range_duration(const struct cfg_key *k, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-
-	units_format_duration(k->min, lo, sizeof(lo));
-	units_format_duration(k->max, hi, sizeof(hi));
-	snprintf(buf, len, "%s..%s", lo, hi);
-}
-
-static void range_size(const struct cfg_key *k, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-
-	units_format_size(k->min, lo, sizeof(lo));
-	units_format_size(k->max, hi, sizeof(hi));
-	snprintf(buf, len, "%s..%s", lo, hi);
-}
-
-static void range_span(const struct cfg_key *k, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.0f%%..%.0f%%, or a duration up to interval", k->min, k->max);
-}
-
-static void range_string(const struct cfg_key *k, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.0f..%.0f characters", k->min, k->max);
-}
-
-static void range_choice(const struct cfg_key *k, char *buf, size_t len)
-{
-	for (size_t i = 0, n = 0; k->choices[i] && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", k->choices[i]);
-}
-
-static void range_cpu(const struct cfg_key *k, char *buf, size_t len)
-{
-	snprintf(buf, len, "quiet, all or 0..%.0f", k->max);
-}
-
-/* Every name probes_disabled takes, from the catalogue. */
-static void range_probes(const struct cfg_key *k, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	(void)k;
-	buf[0] = '\0';
-	for (size_t i = 0; i < catalog_n_probes && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
-		                      catalog_probes[i].name);
-	for (size_t i = 0; i < catalog_n_probes; i++)
-		for (size_t a = 0; a < 3 && catalog_probes[i].arms[a] && n < len; a++)
-			n += (size_t)snprintf(buf + n, len - n, ", %s.%s", catalog_probes[i].name,
-			                      catalog_probes[i].arms[a]);
-}
-
-static const struct cfg_type {
-	const char *name;    /* in --help and the docs */
-	const char *example; /* shown as the flag's argument */
-	size_t size;
-	int is_string;
-	parse_fn parse;
-	format_fn format;
-	void (*range)(const struct cfg_key *k, char *buf, size_t len); /* NULL: none */
-} types[] = {
-    [T_INT] = {"integer", "N", sizeof(int), 0, parse_int, format_int, range_int},
-    [T_DOUBLE] = {"number", "X", sizeof(double), 0, parse_double, format_double, range_double},
-    [T_STRING] = {"string", "TEXT", sizeof(char *), 1, parse_string, format_string, range_string},
-    [T_BOOL] = {"boolean", "yes|no", sizeof(int), 0, parse_bool, format_bool, NULL},
-    [T_DURATION] = {"duration", "DURATION", sizeof(double), 0, parse_duration,
-                    format_duration_field, range_duration},
-    [T_SIZE] = {"size", "SIZE", sizeof(uint64_t), 0, parse_size, format_size_field, range_size},
-    [T_PATH] = {"path", "PATH", sizeof(char *), 1, parse_path, format_string, NULL},
-    [T_ADDRESS] = {"address", "ADDRESS", sizeof(char *), 1, parse_address, format_string, NULL},
-    [T_SPAN] = {"percent or duration", "SPAN", sizeof(struct config_span), 0, parse_span,
-                format_span, range_span},
-    [T_CHOICE] = {"choice", "CHOICE", sizeof(int), 0, parse_choice, format_choice, range_choice},
-    [T_CPU] = {"CPU", "CPU", sizeof(struct runner_cpu), 0, parse_cpu, format_cpu, range_cpu},
-    [T_PROBES] = {"list of probes", "LIST", sizeof(char *), 1, parse_probes, format_string,
-                  range_probes},
-};
-
 /* The key's range as text for the docs ("" when there is none). */
 static void describe_range(const struct cfg_key *k, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	if (types[k->type].range)
-		types[k->type].range(k, buf, len);
+	if (config_types[k->type].range)
+		config_types[k->type].range(k, buf, len);
 }
 
 /* A value as it must be written in a file: quoted when the parser would
@@ -882,12 +419,12 @@ static int set_key(struct config *c, size_t i, const char *value, const char *or
 	char why[256];
 	int r;
 
-	r = types[k->type].parse(k, value, field(c, k), why, sizeof(why));
+	r = config_types[k->type].parse(k, value, field(c, k), why, sizeof(why));
 	if (r < 0) {
 		if (origin[0] == '-')
-			say(err, errlen, "%s: %s", origin, why);
+			config_say(err, errlen, "%s: %s", origin, why);
 		else
-			say(err, errlen, "%s: %s: %s", origin, k->name, why);
+			config_say(err, errlen, "%s: %s: %s", origin, k->name, why);
 		return -EINVAL;
 	}
 	free(c->origin[i]);
@@ -902,7 +439,8 @@ int config_set(struct config *c, const char *key, const char *value, const char 
 	char b[64];
 
 	if (i < 0) {
-		say(err, errlen, "%s: unknown key \"%s\"", origin, shown(key, b, sizeof(b)));
+		config_say(err, errlen, "%s: unknown key \"%s\"", origin,
+		           config_shown(key, b, sizeof(b)));
 		return -EINVAL;
 	}
 	return set_key(c, (size_t)i, value, origin, err, errlen);
@@ -914,8 +452,8 @@ void config_init(struct config *c)
 
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < N_KEYS; i++) {
-		int r = types[keys[i].type].parse(&keys[i], keys[i].def, field(c, &keys[i]), err,
-		                                  sizeof(err));
+		int r = config_types[keys[i].type].parse(&keys[i], keys[i].def, field(c, &keys[i]),
+		                                         err, sizeof(err));
 
 		if (r < 0) {
 			fprintf(stderr, "threadwatch: bad default of %s: %s\n", keys[i].name, err);
@@ -929,7 +467,7 @@ void config_free(struct config *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < N_KEYS; i++) {
-		if (types[keys[i].type].is_string) {
+		if (config_types[keys[i].type].is_string) {
 			char **s = field(c, &keys[i]);
 
 			free(*s);
@@ -944,7 +482,7 @@ void config_copy(struct config *dst, const struct config *src)
 {
 	memcpy(dst, src, sizeof(*dst));
 	for (size_t i = 0; i < N_KEYS; i++) {
-		if (types[keys[i].type].is_string) {
+		if (config_types[keys[i].type].is_string) {
 			char **s = field(dst, &keys[i]);
 
 			if (*s)
@@ -961,7 +499,7 @@ void config_copy(struct config *dst, const struct config *src)
  * optional comment. Returns the value or NULL with a reason. */
 static char *extract_value(char *v, const char **why)
 {
-	v = trim(v);
+	v = config_trim(v);
 	if (*v == '"') {
 		char *end = strchr(v + 1, '"'), *rest;
 
@@ -970,7 +508,7 @@ static char *extract_value(char *v, const char **why)
 			return NULL;
 		}
 		*end = '\0';
-		rest = trim(end + 1);
+		rest = config_trim(end + 1);
 		if (*rest && *rest != '#') {
 			*why = "text after the closing quote";
 			return NULL;
@@ -982,7 +520,7 @@ static char *extract_value(char *v, const char **why)
 			*p = '\0';
 			break;
 		}
-	return trim(v);
+	return config_trim(v);
 }
 
 /* Unknown keys in a drop-in are noted in *warn (one line each) and
@@ -990,7 +528,7 @@ static char *extract_value(char *v, const char **why)
 static int parse_line(char *line, const char *name, unsigned lineno, unsigned *seen,
                       struct config *c, char **warn, char *err, size_t errlen)
 {
-	char *s = trim(line), *eq, *key, *value, origin[PATH_MAX + 32], b[64];
+	char *s = config_trim(line), *eq, *key, *value, origin[PATH_MAX + 32], b[64];
 	const char *why = NULL;
 	int i;
 
@@ -998,36 +536,36 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 		return 0;
 	eq = strchr(s, '=');
 	if (!eq) {
-		say(err, errlen, "%s:%u: expected \"key = value\", got \"%s\"", name, lineno,
-		    shown(s, b, sizeof(b)));
+		config_say(err, errlen, "%s:%u: expected \"key = value\", got \"%s\"", name, lineno,
+		           config_shown(s, b, sizeof(b)));
 		return -EINVAL;
 	}
 	*eq = '\0';
-	key = trim(s);
+	key = config_trim(s);
 	i = key_index(key, 0);
 	if (i < 0 && warn) {
 		char *more;
 
 		xasprintf(&more, "%s%s:%u: unknown key \"%s\", ignored\n", *warn ? *warn : "", name,
-		          lineno, shown(key, b, sizeof(b)));
+		          lineno, config_shown(key, b, sizeof(b)));
 		free(*warn);
 		*warn = more;
 		return 0;
 	}
 	if (i < 0) {
-		say(err, errlen, "%s:%u: unknown key \"%s\"", name, lineno,
-		    shown(key, b, sizeof(b)));
+		config_say(err, errlen, "%s:%u: unknown key \"%s\"", name, lineno,
+		           config_shown(key, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (seen[i]) {
-		say(err, errlen, "%s:%u: %s is already set on line %u", name, lineno, keys[i].name,
-		    seen[i]);
+		config_say(err, errlen, "%s:%u: %s is already set on line %u", name, lineno,
+		           keys[i].name, seen[i]);
 		return -EINVAL;
 	}
 	seen[i] = lineno;
 	value = extract_value(eq + 1, &why);
 	if (!value) {
-		say(err, errlen, "%s:%u: %s: %s", name, lineno, keys[i].name, why);
+		config_say(err, errlen, "%s:%u: %s: %s", name, lineno, keys[i].name, why);
 		return -EINVAL;
 	}
 	snprintf(origin, sizeof(origin), "%s:%u", name, lineno);
@@ -1046,7 +584,7 @@ static int parse_text(const char *buf, size_t len, const char *name, struct conf
 	if (nul) {
 		for (const char *p = buf; p < nul; p++)
 			lineno += *p == '\n';
-		say(err, errlen, "%s:%u: contains a NUL byte", name, lineno + 1);
+		config_say(err, errlen, "%s:%u: contains a NUL byte", name, lineno + 1);
 		return -EINVAL;
 	}
 	while (pos < len) {
@@ -1117,15 +655,16 @@ static int load_file(const char *path, struct config *c, char **warn, char *err,
 	int r;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		say(err, errlen, "\"%s\" is a directory", path);
+		config_say(err, errlen, "\"%s\" is a directory", path);
 		return -EISDIR;
 	}
 	r = read_small_file(path, CONFIG_MAX_FILE, &buf, &len);
 	if (r < 0) {
 		if (r == -EFBIG)
-			say(err, errlen, "\"%s\" is larger than %d bytes", path, CONFIG_MAX_FILE);
+			config_say(err, errlen, "\"%s\" is larger than %d bytes", path,
+			           CONFIG_MAX_FILE);
 		else
-			say(err, errlen, "Failed to read \"%s\": %s", path, strerror(-r));
+			config_say(err, errlen, "Failed to read \"%s\": %s", path, strerror(-r));
 		return r;
 	}
 	r = parse_text(buf, len, path, c, warn, err, errlen);
@@ -1156,7 +695,7 @@ int config_load_dropins(const char *dir, struct config *c, int strict, char **wa
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		r = -errno;
-		say(err, errlen, "Failed to list \"%s\": %s", dir, strerror(errno));
+		config_say(err, errlen, "Failed to list \"%s\": %s", dir, strerror(errno));
 		return r;
 	}
 	for (int i = 0; i < n; i++) {
@@ -1214,8 +753,8 @@ static int check_readable(struct config *c, const char *key, char **value, char 
 	if (access(p, R_OK) < 0) {
 		int e = errno;
 
-		say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, key), key, p,
-		    strerror(e));
+		config_say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, key), key, p,
+		           strerror(e));
 		free(p);
 		return -e;
 	}
@@ -1239,8 +778,8 @@ static int load_token_file(struct config *c, const char *key, const char *file_k
 	if (!(*file)[0])
 		return 0;
 	if ((*secret)[0]) {
-		say(err, errlen, "%s: %s: %s is also set (%s); give one of them",
-		    origin_of(c, file_key), file_key, key, origin_of(c, key));
+		config_say(err, errlen, "%s: %s: %s is also set (%s); give one of them",
+		           origin_of(c, file_key), file_key, key, origin_of(c, key));
 		return -EINVAL;
 	}
 	r = check_readable(c, file_key, file, err, errlen);
@@ -1248,17 +787,17 @@ static int load_token_file(struct config *c, const char *key, const char *file_k
 		return r;
 	r = read_small_file(*file, 4096, &buf, &len);
 	if (r < 0) {
-		say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, file_key), file_key,
-		    *file, r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
+		config_say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, file_key),
+		           file_key, *file, r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
 		return r;
 	}
 	buf[strcspn(buf, "\r\n")] = '\0';
 	snprintf(flag, sizeof(flag), "--%s", key);
-	r = set_key(c, (size_t)ki, trim(buf), flag, why, sizeof(why));
+	r = set_key(c, (size_t)ki, config_trim(buf), flag, why, sizeof(why));
 	free(buf);
 	if (r < 0 || !(*secret)[0]) {
-		say(err, errlen, "%s: %s: the token in \"%s\" %s", origin_of(c, file_key), file_key,
-		    *file, r < 0 ? why + strlen(flag) + 2 : "is empty");
+		config_say(err, errlen, "%s: %s: the token in \"%s\" %s", origin_of(c, file_key),
+		           file_key, *file, r < 0 ? why + strlen(flag) + 2 : "is empty");
 		return -EINVAL;
 	}
 	free(c->origin[ki]);
@@ -1299,18 +838,19 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 	int r;
 
 	if (!c->splay.is_percent && c->splay.value > c->interval) {
-		say(err, errlen, "%s: splay: longer than interval", origin_of(c, "splay"));
+		config_say(err, errlen, "%s: splay: longer than interval", origin_of(c, "splay"));
 		return -EINVAL;
 	}
 	if (c->retention_samples_days < c->retention_raw_days) {
-		say(err, errlen,
-		    "%s: retention_samples_days: %d is less than retention_raw_days %d",
-		    origin_of(c, "retention_samples_days"), c->retention_samples_days,
-		    c->retention_raw_days);
+		config_say(err, errlen,
+		           "%s: retention_samples_days: %d is less than retention_raw_days %d",
+		           origin_of(c, "retention_samples_days"), c->retention_samples_days,
+		           c->retention_raw_days);
 		return -EINVAL;
 	}
 	if (c->workload_switches_per_second >= 0 && c->workload_creates_per_second <= 0) {
-		say(err, errlen,
+		config_say(
+		    err, errlen,
 		    "%s: workload_switches_per_second: needs workload_creates_per_second (a rate "
 		    "of "
 		    "switches is weighed against a rate of creates)",
@@ -1329,13 +869,13 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 		where = origin_of(c, key);
 		for (size_t i = 0; i < 4 && !strcmp(where, "default"); i++)
 			where = origin_of(c, detect_keys[i]);
-		say(err, errlen, "%s: %s", where, why);
+		config_say(err, errlen, "%s: %s", where, why);
 		return -EINVAL;
 	}
 	if (!c->tls_cert[0] != !c->tls_key[0]) {
-		say(err, errlen, "%s: %s: tls_cert and tls_key must be given together",
-		    origin_of(c, c->tls_cert[0] ? "tls_cert" : "tls_key"),
-		    c->tls_cert[0] ? "tls_cert" : "tls_key");
+		config_say(err, errlen, "%s: %s: tls_cert and tls_key must be given together",
+		           origin_of(c, c->tls_cert[0] ? "tls_cert" : "tls_key"),
+		           c->tls_cert[0] ? "tls_cert" : "tls_key");
 		return -EINVAL;
 	}
 	r = check_readable(c, "tls_cert", &c->tls_cert, err, errlen);
@@ -1366,8 +906,8 @@ void config_restart_diff(const struct config *a, const struct config *b, char *b
 
 		if (!(keys[i].flags & F_RESTART))
 			continue;
-		types[keys[i].type].format(&keys[i], cfield(a, &keys[i]), va, sizeof(va));
-		types[keys[i].type].format(&keys[i], cfield(b, &keys[i]), vb, sizeof(vb));
+		config_types[keys[i].type].format(&keys[i], cfield(a, &keys[i]), va, sizeof(va));
+		config_types[keys[i].type].format(&keys[i], cfield(b, &keys[i]), vb, sizeof(vb));
 		if (strcmp(va, vb))
 			n +=
 			    (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", keys[i].name);
@@ -1395,7 +935,7 @@ void config_print(const struct config *c, FILE *f)
 		const struct cfg_key *k = &keys[i];
 		char v[PATH_MAX], q[PATH_MAX + 8], line[2 * PATH_MAX];
 
-		types[k->type].format(k, cfield(c, k), v, sizeof(v));
+		config_types[k->type].format(k, cfield(c, k), v, sizeof(v));
 		if ((k->flags & F_SECRET) && v[0])
 			snprintf(line, sizeof(line), "#%s = (set, not shown)", k->name);
 		else {
@@ -1439,7 +979,7 @@ void config_print_flags(FILE *f)
 		for (char *p = flag; *p; p++)
 			*p = *p == '_' ? '-' : *p;
 		quote_value(k->def, q, sizeof(q));
-		fprintf(f, "  --%s=%s (default: %s)\n", flag, types[k->type].example, q);
+		fprintf(f, "  --%s=%s (default: %s)\n", flag, config_types[k->type].example, q);
 		print_wrapped(f, "      ", k->help, 72);
 	}
 }
@@ -1454,8 +994,9 @@ void config_print_markdown(FILE *f)
 
 		describe_range(k, range, sizeof(range));
 		quote_value(k->def, q, sizeof(q));
-		fprintf(f, "| `%s` | %s | `%s` | %s | %s%s |\n", k->name, types[k->type].name, q,
-		        range, k->help, (k->flags & F_RESTART) ? " Takes effect on restart." : "");
+		fprintf(f, "| `%s` | %s | `%s` | %s | %s%s |\n", k->name,
+		        config_types[k->type].name, q, range, k->help,
+		        (k->flags & F_RESTART) ? " Takes effect on restart." : "");
 	}
 }
 
@@ -1480,7 +1021,7 @@ void config_print_file(FILE *f)
 
 		describe_range(k, range, sizeof(range));
 		quote_value(k->def, q, sizeof(q));
-		snprintf(type, sizeof(type), "Type: %s%s%s.%s", types[k->type].name,
+		snprintf(type, sizeof(type), "Type: %s%s%s.%s", config_types[k->type].name,
 		         range[0] ? ", " : "", range,
 		         (k->flags & F_RESTART) ? " Takes effect on restart." : "");
 		fprintf(f, "\n");
