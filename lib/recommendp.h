@@ -90,4 +90,97 @@ int rec_create_sum(const struct rec_create *m, double a, double b, double *sum, 
  * 3 significant digits; "unknown" for NaN (recommend.c). */
 const char *rec_fmt_num(char *buf, size_t len, double v);
 
+/* --- the model's state (recommend.c), shared with its sentences
+ * (recommend_reasons.c) --------------------------------------------------- */
+
+struct rec_num {
+	double v;
+	int set;
+};
+
+struct rec_in {
+	struct rec_num threads, stack_bytes, spt;
+	struct rec_num cps, sps; /* churn: creates and switches per second */
+	int have_ctxsw;
+	struct rec_num low_ns, high_ns, ratio;
+	int have_ci, have_ci90;
+	double ci_lo, ci_hi, ci90_lo, ci90_hi; /* 95% CI; 90% CI for equivalence (TOST) */
+	/* issue 14: equivalence, the segment path, the A/A control */
+	struct rec_num margin, sel_ratio;
+	int have_sel_ci, have_aa_ci;
+	double sel_lo, sel_hi, aa_lo, aa_hi;
+	struct rec_num window, window_vmas, outside_vmas;
+	/* what map32 measured the window to hold, and at which stack size */
+	struct rec_num capacity_stacks, capacity_stack_bytes;
+	struct rec_curve fill, fail, retry, plain, low_create, high_create;
+	struct rec_num family, model;
+	/* probes whose last run failed or that are disabled */
+	struct rec_failed failed;
+	const char *ctxsw_why; /* why there are no ctxsw figures, or NULL */
+	char ctxsw_why_buf[1024];
+	int fsgsbase; /* the CPU has FSGSBASE: the switch writes FS with wrfsbase */
+};
+
+enum rec_rule {
+	RULE_NO_CTXSW,       /* no switch figures: high, confidence none */
+	RULE_NO_WINDOW,      /* no stack fits the window: high */
+	RULE_NO_THREADS,     /* a workload without threads: high */
+	RULE_NO_BENEFIT,     /* no significant switch benefit: high */
+	RULE_FITS,           /* benefit, every thread fits: low */
+	RULE_COST_UNKNOWN,   /* outgrows the window, extra cost unknown: high */
+	RULE_SWITCH_UNKNOWN, /* outgrows the window, switches unknown: high */
+	RULE_BREAK_EVEN,     /* outgrows the window: the break-even decides */
+};
+
+struct rec_model {
+	const struct rec_in *in;
+	enum rec_rule rule;
+	double n, stack, spt; /* spt: switches per thread life, given or sps / cps */
+	int spt_known;
+	double cps, sps; /* churn: creates and switches per second (NAN: none) */
+	double low_ns, high_ns, ratio, ci_lo, ci_hi;
+	int have_ci, significant;
+	double margin;  /* equivalence margin m */
+	int equivalent; /* the ratio's 90% CI lies inside [1 - m, 1 + m] */
+	int have_ci90;  /* eq_lo, eq_hi: the 90% CI (else the 95% one) */
+	double eq_lo, eq_hi;
+	double sel_ratio, sel_lo, sel_hi; /* the segment path against high */
+	int have_sel_ci, aa_biased;
+	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
+	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
+	double cap_computed;      /* floor(window / slot) */
+	int cap_measured;         /* cap is what map32 measured at this stack size */
+	int window_assumed;
+	double missing;       /* threads beyond the window */
+	struct rec_create cm; /* what the create costs are computed from */
+	/* E: the extra cost of the marginal create, with e_at threads alive
+	 * (the workload's count, or C when all fit: the first miss). */
+	const char *e_source; /* "map32", "threads" or NULL (unknown) */
+	double e_at;
+	struct rec_create_term et; /* E (extra) and its terms */
+	/* The sum over the workload's creates: below C (the ramp) and from C. */
+	double ramp_total, beyond_total, extra_mean;
+	int x_extrapolated; /* a term of the sum was read beyond a curve's end */
+	double cost_rate, benefit_rate, be_rate; /* with churn, per second */
+	/* The threads probe's own extra cost at the workload's count, when it
+	 * measured that far (a cross-check of the map32 terms). */
+	double e_measured;
+	double extra_total, benefit_total;
+	double be, be_lo, be_hi; /* break-even switches per low-stack thread */
+	double flip_threads, flip_spt;
+	int verdict_low;
+	const char *confidence;
+};
+
+/* recommend_reasons.c: the reasons and the sentence, each figure with its
+ * arithmetic. */
+void rec_reason_break_even(const struct rec_model *m, json_t *r);
+void rec_reason_extra(const struct rec_model *m, json_t *r);
+void rec_reason_mechanism(const struct rec_model *m, json_t *r);
+void rec_reason_rule(const struct rec_model *m, json_t *r);
+void rec_reason_sensitivity(const struct rec_model *m, json_t *r);
+void rec_reason_switch(const struct rec_model *m, json_t *r);
+void rec_reason_window(const struct rec_model *m, json_t *r);
+char *rec_sentence(const struct rec_model *m);
+
 #endif
