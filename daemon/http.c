@@ -30,6 +30,7 @@
 #include "conntrack.h"
 #include "errbuf.h"
 #include "http.h"
+#include "httpp.h"
 #include "http_auth.h"
 #include "http_host.h"
 #include "tls.h"
@@ -39,94 +40,7 @@
 #include "metrics.h"
 #include "xmalloc.h"
 
-/* TLS 1.2 and 1.3 only, when the caller names no priorities. */
-/* The largest request body taken (POST /api/v1/runs needs none). */
-#define HTTP_MAX_BODY 4096
-/* The chart library's files kept compressed (it has a handful). */
-#define HTTP_DYGRAPHS_FILES 32
-/* The longest request target and the most parameters in it (414 beyond). */
-#define HTTP_MAX_TARGET 8192
-#define HTTP_MAX_PARAMS 64
-/* TLS certificates and keys larger than this are refused. */
-#define HTTP_MAX_PEM (1u << 20)
-/* The response cache: slots, and the largest body worth keeping. */
-#define HTTP_CACHE_SLOTS 64
-#define HTTP_CACHE_MAX_BODY (4u << 20)
-
-struct http_server {
-	struct MHD_Daemon *mhd;
-	struct api_ctx api;
-	struct http_hooks hooks;
-	char *token;
-	char *metrics_token;
-	char *read_token;             /* NULL: reading is open */
-	struct asset_cache *dygraphs; /* the chart library's directory, or NULL */
-	int external_fd;              /* the socket-activation socket: the caller's to close */
-	char *tls_cert, *tls_key;     /* the PEM files, re-read by http_tls_reload() */
-	char *tls_priorities;
-	int tls;            /* HTTPS: the certificate comes from tls_creds */
-	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
-	struct respcache *cache;
-	struct http_hosts *hosts; /* the Host allow-list */
-	struct conntrack *conns;  /* header deadline, per-address limit */
-	double tls_grace_s;       /* how long a replaced TLS pair is kept */
-	int beyond_loopback;      /* the socket is bound to a non-loopback address */
-	pthread_mutex_t extra_lock;
-	json_t *extra;      /* what /metrics adds to the store's snapshot */
-	unsigned extra_gen; /* bumped when extra changes: part of /metrics' cache key */
-	pthread_mutex_t trigger_lock;
-	double trigger_min_s; /* trigger_min_interval */
-	double trigger_last;  /* CLOCK_MONOTONIC of the last cycle started; < 0: none */
-};
-
-/* The request in progress on a connection: its raw target, kept by the URI
- * log callback. It lives as long as the connection (its socket context),
- * because libmicrohttpd does not call the completion callback for a request
- * it refuses before the access handler runs (a target with more query
- * parameters than its memory pool holds, for one): state made per request
- * would leak there. */
-struct request {
-	char *uri;
-	int started;
-	int refused; /* the target was over a limit: the connection was shut */
-	size_t body;
-};
-
-/* What a handler gets. */
-struct ctx {
-	struct http_server *srv;
-	struct MHD_Connection *conn;
-	const char *method;
-	const char *version;
-	const char *uri; /* the raw request target: the response cache's key */
-	const struct route *route;
-	struct api_target target;
-	char cap[API_MAX_CAPTURE];
-};
-
-/* Whether a route's answer may come from the response cache: never, when
- * it depends on the stored data alone, or only when the request names its
- * own end ("until"), since without it the range ends now. */
-enum route_cache { CACHE_NO, CACHE_DATA, CACHE_UNTIL };
-
-/* Who may use a route. READ: read_token when set (a bearer or the cookie);
- * PAGE: the same, and GET /?token= trades the token for the cookie;
- * METRICS: metrics_token when set, else as READ; OPEN: anyone; SELF: the
- * handler checks its own token. */
-enum route_auth { AUTH_READ, AUTH_PAGE, AUTH_METRICS, AUTH_OPEN, AUTH_SELF };
-
-struct route {
-	const char *method;
-	const char *pattern;
-	enum MHD_Result (*handle)(struct ctx *c);
-	api_handler_fn *api; /* for h_api */
-	const char *file;    /* for h_file: the embedded file */
-	int (*exists)(const struct http_server *srv, const char *cap); /* NULL: any match */
-	enum route_cache cache;
-	enum route_auth auth;
-};
-
-static const char *header(struct ctx *c, const char *name)
+const char *http_header(struct ctx *c, const char *name)
 {
 	return MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, name);
 }
@@ -156,9 +70,6 @@ static enum MHD_Result queue(struct ctx *c, unsigned status, struct MHD_Response
 }
 
 /* An extra response header, or {NULL, NULL}. */
-struct hdr {
-	const char *name, *value;
-};
 
 /* Sends a malloc'd body (taken over), gzip-compressed when the client
  * accepts it and it is worth it. */
@@ -169,7 +80,7 @@ static enum MHD_Result send_body(struct ctx *c, unsigned status, const char *mim
 	unsigned char *gz = NULL;
 	size_t gz_len = 0;
 
-	if (len >= ASSET_GZIP_MIN && asset_accepts_gzip(header(c, "Accept-Encoding")) &&
+	if (len >= ASSET_GZIP_MIN && asset_accepts_gzip(http_header(c, "Accept-Encoding")) &&
 	    gzip_compress((const unsigned char *)body, len, 6, &gz, &gz_len) == 0 && gz_len < len) {
 		free(body);
 		r = MHD_create_response_from_buffer(gz_len, gz, MHD_RESPMEM_MUST_FREE);
@@ -240,10 +151,8 @@ static enum MHD_Result send_api_error(struct ctx *c, const struct api_error *err
 	return send_api_error_hdr(c, err, (struct hdr){NULL, NULL});
 }
 
-static enum MHD_Result send_error_hdr(struct ctx *c, unsigned status, struct hdr extra,
-                                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static enum MHD_Result send_error_hdr(struct ctx *c, unsigned status, struct hdr extra,
-                                      const char *fmt, ...)
+enum MHD_Result http_send_error_hdr(struct ctx *c, unsigned status, struct hdr extra,
+                                    const char *fmt, ...)
 {
 	struct api_error err = {.status = status};
 	va_list ap;
@@ -254,19 +163,17 @@ static enum MHD_Result send_error_hdr(struct ctx *c, unsigned status, struct hdr
 	return send_api_error_hdr(c, &err, extra);
 }
 
-#define send_error(c, status, ...) send_error_hdr(c, status, (struct hdr){NULL, NULL}, __VA_ARGS__)
-
 /* A static file: 304 when the client has it, gzip when it accepts it. */
 static enum MHD_Result send_asset(struct ctx *c, const struct asset *a, const char *cache, int copy)
 {
-	int gz = a->gz && asset_accepts_gzip(header(c, "Accept-Encoding"));
+	int gz = a->gz && asset_accepts_gzip(http_header(c, "Accept-Encoding"));
 	const char *etag = gz ? a->gz_etag : a->etag;
 	const void *data = gz ? a->gz : a->data;
 	size_t size = gz ? a->gz_size : a->size;
 	unsigned status = MHD_HTTP_OK;
 	struct MHD_Response *r;
 
-	if (asset_etag_matches(header(c, "If-None-Match"), etag)) {
+	if (asset_etag_matches(http_header(c, "If-None-Match"), etag)) {
 		status = MHD_HTTP_NOT_MODIFIED;
 		r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	} else {
@@ -394,7 +301,7 @@ static enum MHD_Result h_healthz(struct ctx *c)
 /* Whether the request carries "Authorization: Bearer SECRET". */
 static int bearer_ok(struct ctx *c, const char *secret)
 {
-	return http_auth_bearer(header(c, "Authorization"), secret);
+	return http_auth_bearer(http_header(c, "Authorization"), secret);
 }
 
 static const char *cookie(struct ctx *c)
@@ -404,12 +311,13 @@ static const char *cookie(struct ctx *c)
 
 static enum MHD_Result send_unauthorized(struct ctx *c)
 {
-	int given = header(c, "Authorization") || cookie(c) || api_param_get(&c->target, "token");
+	int given =
+	    http_header(c, "Authorization") || cookie(c) || api_param_get(&c->target, "token");
 
-	return send_error_hdr(c, MHD_HTTP_UNAUTHORIZED,
-	                      (struct hdr){"WWW-Authenticate", "Bearer realm=\"threadwatch\""},
-	                      "%s",
-	                      given ? "wrong token" : "missing 'Authorization: Bearer TOKEN'");
+	return http_send_error_hdr(c, MHD_HTTP_UNAUTHORIZED,
+	                           (struct hdr){"WWW-Authenticate", "Bearer realm=\"threadwatch\""},
+	                           "%s",
+	                           given ? "wrong token" : "missing 'Authorization: Bearer TOKEN'");
 }
 
 /* Whether the request may use route r. */
@@ -525,10 +433,11 @@ static enum MHD_Result send_too_soon(struct ctx *c, unsigned wait_s)
 	char retry[16];
 
 	snprintf(retry, sizeof(retry), "%u", wait_s);
-	return send_error_hdr(c, MHD_HTTP_TOO_MANY_REQUESTS, (struct hdr){"Retry-After", retry},
-	                      "the last cycle started over HTTP was less than "
-	                      "trigger_min_interval (%g s) ago; retry in %u s",
-	                      c->srv->trigger_min_s, wait_s);
+	return http_send_error_hdr(c, MHD_HTTP_TOO_MANY_REQUESTS,
+	                           (struct hdr){"Retry-After", retry},
+	                           "the last cycle started over HTTP was less than "
+	                           "trigger_min_interval (%g s) ago; retry in %u s",
+	                           c->srv->trigger_min_s, wait_s);
 }
 
 /* Starts a cycle unless one started over HTTP too recently. */
@@ -565,9 +474,9 @@ static enum MHD_Result h_trigger(struct ctx *c)
 	if (rc == -EBUSY)
 		return send_error(c, MHD_HTTP_CONFLICT, "a cycle is already running");
 	if (rc < 0)
-		return send_error_hdr(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-		                      (struct hdr){"Retry-After", "5"},
-		                      "the scheduler did not start a cycle: %s", strerror(-rc));
+		return http_send_error_hdr(
+		    c, MHD_HTTP_SERVICE_UNAVAILABLE, (struct hdr){"Retry-After", "5"},
+		    "the scheduler did not start a cycle: %s", strerror(-rc));
 	return send_json(c, MHD_HTTP_ACCEPTED,
 	                 json_pack("{s:I,s:s,s:s}", "cycle_id", (json_int_t)cycle_id, "status",
 	                           "started", "status_url", "/api/v1/status"));
@@ -709,159 +618,9 @@ static enum MHD_Result dispatch(struct ctx *c)
 	if (!allow[0])
 		return send_error(c, MHD_HTTP_NOT_FOUND, "no such path: \"%.128s\"",
 		                  c->target.path);
-	return send_error_hdr(c, MHD_HTTP_METHOD_NOT_ALLOWED, (struct hdr){"Allow", allow},
-	                      "method %.16s is not allowed here; allowed: %s", c->method, allow);
-}
-
-/* A header's name and how many times the request carries it. */
-struct hcount {
-	const char *name;
-	unsigned n;
-};
-
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value)
-{
-	struct hcount *want = cls;
-
-	(void)kind;
-	(void)value;
-	want->n += !strcasecmp(key, want->name);
-	return MHD_YES;
-}
-
-static unsigned header_count(struct ctx *c, const char *name)
-{
-	struct hcount want = {name, 0};
-
-	MHD_get_connection_values(c->conn, MHD_HEADER_KIND, count_header, &want);
-	return want.n;
-}
-
-/* What is wrong with the request's framing or Host, as a status and a
- * message; 0 when nothing is. Framing a proxy and this server could read
- * two ways is request smuggling; a Host that is not ours is a page from
- * another site that reached this address (DNS rebinding). */
-/* RFC 9110's tchar: what a header name is made of. */
-static int is_tchar(unsigned char ch)
-{
-	return (ch >= '0' && ch <= '9') || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-static enum MHD_Result bad_name(void *cls, enum MHD_ValueKind kind, const char *key,
-                                const char *value)
-{
-	(void)kind;
-	(void)value;
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-		if (!is_tchar(*p)) {
-			*(int *)cls = 1;
-			return MHD_NO;
-		}
-	return *key ? MHD_YES : (*(int *)cls = 1, MHD_NO);
-}
-
-/* A header whose name is not a token: "Content-Length : 5" (RFC 9112
- * section 5.1: whitespace between a field name and its colon MUST get
- * 400), which libmicrohttpd 0.9.75 keeps as a header of another name, so
- * that a proxy and this server would frame the request two ways. */
-static int has_bad_name(struct ctx *c)
-{
-	int bad = 0;
-
-	MHD_get_connection_values(c->conn, MHD_HEADER_KIND, bad_name, &bad);
-	return bad;
-}
-
-/* An absolute-form target's authority, which wins over Host (RFC 9112
- * section 3.2.2): 0 when allowed or absent, else the status. */
-static unsigned authority_error(struct ctx *c)
-{
-	char auth[256];
-	int r = c->uri ? api_target_authority(c->uri, auth, sizeof(auth)) : 0;
-
-	if (r < 0)
-		return MHD_HTTP_BAD_REQUEST;
-	return r > 0 && !http_host_allowed(c->srv->hosts, auth) ? MHD_HTTP_MISDIRECTED_REQUEST : 0;
-}
-
-static unsigned framing_error(struct ctx *c, const char **why)
-{
-	unsigned hosts = header_count(c, "Host"), bad;
-
-	*why = "a header name with whitespace or another character a name may not have";
-	if (has_bad_name(c))
-		return MHD_HTTP_BAD_REQUEST;
-	*why = "more than one Host header";
-	if (hosts > 1)
-		return MHD_HTTP_BAD_REQUEST;
-	*why = "more than one Transfer-Encoding header";
-	if (header_count(c, "Transfer-Encoding") > 1)
-		return MHD_HTTP_BAD_REQUEST;
-	*why = "the request target's authority is not one this server answers for (see "
-	       "allowed_hosts), or is malformed";
-	if ((bad = authority_error(c)))
-		return bad;
-	*why = "an HTTP/1.1 request needs a Host header";
-	if (!hosts && strcmp(c->version, MHD_HTTP_VERSION_1_0))
-		return MHD_HTTP_BAD_REQUEST;
-	*why = "Content-Length twice or with Transfer-Encoding";
-	if (header_count(c, "Content-Length") > 1 ||
-	    (header(c, "Content-Length") && header(c, "Transfer-Encoding")))
-		return MHD_HTTP_BAD_REQUEST;
-	*why = "this server does not answer for that Host (see allowed_hosts)";
-	if (hosts && !http_host_allowed(c->srv->hosts, header(c, "Host")))
-		return MHD_HTTP_MISDIRECTED_REQUEST;
-	return 0;
-}
-
-/* A Transfer-Encoding this server reads: chunked alone. 0, or the status:
- * 400 when the last coding is not chunked (RFC 9112 section 6.3: the
- * length cannot be known, MUST get 400 and a close), 501 for a coding it
- * does not implement (section 6.1). */
-static unsigned te_error(const char *te)
-{
-	const char *last = strrchr(te, ',');
-	size_t n;
-
-	last = last ? last + 1 : te;
-	last += strspn(last, " \t");
-	n = strcspn(last, " \t");
-	if (n != 7 || strncasecmp(last, "chunked", 7) || last[n + strspn(last + n, " \t")])
-		return MHD_HTTP_BAD_REQUEST;
-	return last != te + strspn(te, " \t") ? MHD_HTTP_NOT_IMPLEMENTED : 0;
-}
-
-/* Looks at the headers before any body is read: GET and HEAD take no body,
- * others at most HTTP_MAX_BODY bytes. An early answer closes the
- * connection, so the body is never read. *body says whether one is due. */
-static enum MHD_Result check_headers(struct ctx *c, int *body)
-{
-	const char *cl = header(c, "Content-Length");
-	const char *te = header(c, "Transfer-Encoding");
-	int64_t len = 0;
-	const char *why;
-	unsigned bad = framing_error(c, &why);
-
-	*body = 0;
-	if (bad)
-		return send_error(c, bad, "%s", why);
-	if (te && (bad = te_error(te)))
-		return send_error(c, bad, "Transfer-Encoding \"%s\": %s", te,
-		                  bad == MHD_HTTP_BAD_REQUEST ? "its last coding must be chunked"
-		                                              : "this server reads chunked alone");
-	if (cl && api_parse_int(cl, 0, INT64_MAX, &len) < 0)
-		return send_error(c, MHD_HTTP_BAD_REQUEST, "bad Content-Length");
-	*body = len > 0 || te;
-	if ((len > 0 || te) && (!strcmp(c->method, "GET") || !strcmp(c->method, "HEAD")))
-		return send_error(c, MHD_HTTP_BAD_REQUEST, "a %s request must not have a body",
-		                  c->method);
-	if (len > HTTP_MAX_BODY)
-		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
-		                  "request body of %lld bytes is over the limit of %d",
-		                  (long long)len, HTTP_MAX_BODY);
-	return MHD_YES;
+	return http_send_error_hdr(c, MHD_HTTP_METHOD_NOT_ALLOWED, (struct hdr){"Allow", allow},
+	                           "method %.16s is not allowed here; allowed: %s", c->method,
+	                           allow);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -882,7 +641,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->started = 1;
 		c.target.path = url;
 		c.uri = rq->uri;
-		ret = check_headers(&c, &body);
+		ret = http_check_headers(&c, &body);
 		/* A body has the headers' deadline, and a peer that closes
 		 * before it came is dropped at once. */
 		if (body)
@@ -946,42 +705,6 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
-/* How many parameters a request target may carry: every route takes a
- * handful. libmicrohttpd 0.9.75 parses them into the connection's pool
- * after this callback, and with thousands (60,000 '&') runs out of it and
- * neither answers nor closes. */
-static size_t target_params(const char *uri)
-{
-	const char *q = strchr(uri, '?');
-	size_t n = 0;
-
-	for (; q && *q; q++)
-		n += *q == '&' || *q == ';' || *q == '?';
-	return n;
-}
-
-/* Answers a target over the limits before libmicrohttpd parses it: 414
- * written on the socket (nothing else is on the wire between requests),
- * then the connection is shut down, which frees its slot. A TLS connection
- * is only shut down. */
-static void refuse_target(struct http_server *srv, struct MHD_Connection *conn, size_t len,
-                          size_t params)
-{
-	static const char too_long[] = "HTTP/1.1 414 URI Too Long\r\nConnection: close\r\n"
-	                               "Content-Length: 0\r\n\r\n";
-	const union MHD_ConnectionInfo *fd =
-	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-	if (!fd)
-		return;
-	if (!srv->tls &&
-	    send(fd->connect_fd, too_long, sizeof(too_long) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		log_debug("HTTP: cannot answer 414: %s", strerror(errno));
-	shutdown(fd->connect_fd, SHUT_RDWR);
-	log_info("HTTP: a request target of %zu bytes with %zu parameters refused (414)", len,
-	         params);
-}
-
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -992,9 +715,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 		return NULL;
 	request_reset(rq);
 	rq->uri = xstrdup(uri);
-	if (strlen(uri) > HTTP_MAX_TARGET || target_params(uri) > HTTP_MAX_PARAMS) {
+	if (strlen(uri) > HTTP_MAX_TARGET || http_target_params(uri) > HTTP_MAX_PARAMS) {
 		rq->refused = 1;
-		refuse_target(cls, conn, strlen(uri), target_params(uri));
+		http_refuse_target(cls, conn, strlen(uri), http_target_params(uri));
 	}
 	return rq;
 }
