@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "sysinfo.h"
 
 #define PLACE_MAX_CPUS 1024
 
@@ -156,4 +157,45 @@ int place_cpu_allowed(int cpu)
 	if (sched_getaffinity(0, sizeof(set), &set) < 0)
 		return -errno;
 	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set) ? 0 : -EINVAL;
+}
+
+/* Whether CPU i is in a comma-separated list such as "2,3". */
+static int in_cpu_list(const char *list, int i)
+{
+	for (const char *p = list; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			return 0;
+		if (v == i)
+			return 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Runs the main thread on another allowed CPU when there is one (not an
+ * SMT sibling when it can), so that starting a sample does not share the
+ * measured CPU. */
+int place_main_elsewhere(int cpu, const char *siblings)
+{
+	cpu_set_t set;
+	int other = -1;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	for (int i = 0; i < CPU_SETSIZE; i++) {
+		if (i == cpu || !CPU_ISSET(i, &set))
+			continue;
+		if (other < 0)
+			other = i;
+		if (!in_cpu_list(siblings, i)) {
+			other = i;
+			break;
+		}
+	}
+	if (other < 0)
+		return -ENODEV;
+	return sys_pin_cpu(other) == 0 ? other : -EINVAL;
 }

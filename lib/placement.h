@@ -34,4 +34,10 @@ int place_allowed_list(char *buf, size_t len);
  * or -errno. */
 int place_cpu_allowed(int cpu);
 
+/* Runs the calling thread on another allowed CPU than `cpu` when there is
+ * one, not one of `siblings` (a list such as "2,3") when it can: so that
+ * starting a sample does not share the measured CPU. The CPU taken, or
+ * -errno (-ENODEV: no other). */
+int place_main_elsewhere(int cpu, const char *siblings);
+
 #endif

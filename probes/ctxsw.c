@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -959,56 +958,6 @@ static void report(struct probe_doc *doc, const struct ctxsw_samples *s, const i
 	}
 }
 
-static int fsgsbase_enabled(void)
-{
-#if defined(__x86_64__)
-	return (getauxval(AT_HWCAP2) & (1ul << 1)) != 0; /* HWCAP2_FSGSBASE */
-#else
-	return 0;
-#endif
-}
-
-/* Whether CPU i is in a comma-separated list such as "2,3". */
-static int in_cpu_list(const char *list, int i)
-{
-	for (const char *p = list; *p;) {
-		char *end;
-		long v = strtol(p, &end, 10);
-
-		if (end == p)
-			return 0;
-		if (v == i)
-			return 1;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return 0;
-}
-
-/* Runs the main thread on another allowed CPU when there is one (not an
- * SMT sibling when it can), so that starting a sample does not share the
- * measured CPU. */
-static int pin_main_elsewhere(int cpu, const char *siblings)
-{
-	cpu_set_t set;
-	int other = -1;
-
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return -errno;
-	for (int i = 0; i < CPU_SETSIZE; i++) {
-		if (i == cpu || !CPU_ISSET(i, &set))
-			continue;
-		if (other < 0)
-			other = i;
-		if (!in_cpu_list(siblings, i)) {
-			other = i;
-			break;
-		}
-	}
-	if (other < 0)
-		return -ENODEV;
-	return sys_pin_cpu(other) == 0 ? other : -EINVAL;
-}
-
 /* The CPU, its siblings and interrupts, and the main thread's CPU. */
 static int place(struct probe_doc *doc, const struct probe_opts *o, int *cpu)
 {
@@ -1029,7 +978,7 @@ static int place(struct probe_doc *doc, const struct probe_opts *o, int *cpu)
 	probe_info_str(doc, "cpu_choice", pc.how);
 	probe_info_num(doc, "cpu_interrupts", pc.irqs >= 0 ? (double)pc.irqs : NAN);
 	probe_info_str(doc, "smt_siblings", sib);
-	main_cpu = pin_main_elsewhere(pc.cpu, sib);
+	main_cpu = place_main_elsewhere(pc.cpu, sib);
 	probe_info_num(doc, "main_cpu", main_cpu >= 0 ? main_cpu : NAN);
 	return 0;
 }
@@ -1068,7 +1017,7 @@ static int setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 	probe_info_str(doc, "selector_path", env->seg.path);
 	probe_info_str(doc, "selector_path_why", env->seg.path_why);
 	probe_info_str(doc, "selector_switch",
-	               fsgsbase_enabled()
+	               fsseg_fsgsbase()
 	                   ? "FSGSBASE: the kernel loads the selector and then writes the base "
 	                     "with wrfsbase; plain threads get wrfsbase alone"
 	                   : "no FSGSBASE: the kernel loads the selector and writes no MSR; "
@@ -1204,7 +1153,7 @@ int main(int argc, char **argv)
 	probe_param_double(doc, "margin", margin);
 	probe_param_int(doc, "stack_bytes", CTXSW_STACK_BYTES);
 	probe_param_int(doc, "bootstrap_iters", CTXSW_BOOT_ITERS);
-	probe_scalar(doc, "fsgsbase", fsgsbase_enabled(), "bool");
+	probe_scalar(doc, "fsgsbase", fsseg_fsgsbase(), "bool");
 	probe_scalar(doc, "tsc_hz", clock_tsc_hz(sh.tsc_ms), "hz");
 #if defined(__x86_64__)
 	probe_info_str(doc, "low_mapping", "MAP_32BIT");

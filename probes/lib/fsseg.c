@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -327,6 +328,11 @@ int fsseg_load(const struct fsseg *s, unsigned slot)
 	return (int)sel;
 }
 
+int fsseg_fsgsbase(void)
+{
+	return (getauxval(AT_HWCAP2) & (1ul << 1)) != 0; /* HWCAP2_FSGSBASE */
+}
+
 unsigned fsseg_current(void)
 {
 	unsigned short sel;
@@ -354,6 +360,11 @@ int fsseg_load(const struct fsseg *s, unsigned slot)
 	(void)s;
 	(void)slot;
 	return -ENOSYS;
+}
+
+int fsseg_fsgsbase(void)
+{
+	return 0;
 }
 
 unsigned fsseg_current(void)

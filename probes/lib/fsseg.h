@@ -52,6 +52,11 @@ int fsseg_probe(struct fsseg *s);
  * or -errno. */
 int fsseg_load(const struct fsseg *s, unsigned slot);
 
+/* Whether the kernel lets user space use FSGSBASE (HWCAP2_FSGSBASE in
+ * AT_HWCAP2, set by identify_cpu() when it enabled CR4.FSGSBASE); 0 on
+ * other architectures. */
+int fsseg_fsgsbase(void);
+
 /* The selector in %fs now (0 on other architectures). */
 unsigned fsseg_current(void);
 
