@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "api.h"
 #include "health.h"
 #include "catalog.h"
@@ -175,14 +176,6 @@ unsigned api_run(const struct api_ctx *ctx, const struct api_target *t, const ch
 	return rc < 0 ? store_fail(err, rc, "") : 200;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* With no 'since' and an automatic step the range starts at the oldest
  * sample, so that "all history" is bucketed as finely as the data allows:
  * each read narrows the range to the start of the first bucket that holds a sample
@@ -220,7 +213,7 @@ unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const
 	int rc;
 
 	(void)arg;
-	if (api_parse_series_query(t, now_ms(), &q, err) < 0)
+	if (api_parse_series_query(t, clock_wall_ms(), &q, err) < 0)
 		return err->status;
 	if (!q.since_given && q.step_auto)
 		rc = series_narrowed(ctx->st, &q, body);
@@ -365,7 +358,8 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
 	(void)arg;
 	if (api_check_params(t, no_params, err) < 0)
 		return err->status;
-	*body = json_pack("{s:s,s:I}", "version", TW_VERSION, "now_ms", (json_int_t)now_ms());
+	*body =
+	    json_pack("{s:s,s:I}", "version", TW_VERSION, "now_ms", (json_int_t)clock_wall_ms());
 	for (size_t i = 0; i < sizeof(status_keys) / sizeof(status_keys[0]) && rc == 0; i++)
 		json_object_set_new(
 		    *body, status_keys[i].key,

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "clock.h"
 #include "conntrack.h"
 #include "http_host.h"
 #include "xmalloc.h"
@@ -41,14 +42,6 @@ struct conntrack {
 	double deadline;
 	struct conn *c;
 };
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The peer address as 16 bytes (IPv4 mapped); zeros when unknown. */
 static void peer_bytes(const struct sockaddr *sa, unsigned char out[16])
@@ -84,7 +77,7 @@ static int peer_closed(int fd)
  * nginx ends a request whose client closed early). Lock held. */
 static void sweep_locked(struct conntrack *ct)
 {
-	double now = mono();
+	double now = clock_mono_s();
 
 	for (unsigned i = 0; i < ct->max; i++) {
 		struct conn *c = &ct->c[i];
@@ -180,7 +173,7 @@ int conntrack_add(struct conntrack *ct, const void *key, int fd, const struct so
 	int r = 0;
 
 	peer_bytes(peer, n.addr);
-	n.since = mono();
+	n.since = clock_mono_s();
 	pthread_mutex_lock(&ct->lock);
 	slot = find(ct, NULL);
 	if (!slot)
@@ -201,7 +194,7 @@ void conntrack_headers(struct conntrack *ct, const void *key, int done)
 	c = find(ct, key);
 	if (c) {
 		c->waiting = done ? WAIT_NONE : WAIT_HEADERS;
-		c->since = mono();
+		c->since = clock_mono_s();
 		c->eof_seen = 0;
 	}
 	pthread_mutex_unlock(&ct->lock);
@@ -215,7 +208,7 @@ void conntrack_body(struct conntrack *ct, const void *key)
 	c = find(ct, key);
 	if (c) {
 		c->waiting = WAIT_BODY;
-		c->since = mono();
+		c->since = clock_mono_s();
 		c->eof_seen = 0;
 	}
 	pthread_mutex_unlock(&ct->lock);

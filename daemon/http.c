@@ -21,6 +21,7 @@
 
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "api.h"
 #include "asset.h"
 #include "asset_cache.h"
@@ -409,14 +410,6 @@ out:
 	return ret;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Whole seconds until another cycle may be started over HTTP; 0: now. */
 static unsigned trigger_wait(const struct http_server *srv, double now)
 {
@@ -443,7 +436,7 @@ static enum MHD_Result send_too_soon(struct ctx *c, unsigned wait_s)
 /* Starts a cycle unless one started over HTTP too recently. */
 static int trigger_spaced(struct http_server *srv, int64_t *cycle_id, unsigned *wait_s)
 {
-	double now = mono_s();
+	double now = clock_mono_s();
 	int rc;
 
 	pthread_mutex_lock(&srv->trigger_lock);

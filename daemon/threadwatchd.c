@@ -294,11 +294,6 @@ static void on_signal(int sig)
 		sig_stop = sig;
 }
 
-static double mono_s(void)
-{
-	return (double)clock_ns() / 1e9;
-}
-
 static int signals_init(struct daemon *d)
 {
 	struct sigaction sa = {.sa_handler = on_signal}, ign = {.sa_handler = SIG_IGN};
@@ -572,14 +567,15 @@ static int http_init(struct daemon *d)
 			log_err("Failed to serve HTTP on the socket passed (LISTEN_FDS): %s",
 			        strerror(-r));
 		else
-			log_err("Failed to serve HTTP on %s port %d: %s%s", c->listen_address, c->port,
-			        strerror(-r),
-			        r == -EADDRINUSE
-			            ? ". Another threadwatchd (or another program) may hold it: stop "
-			              "it, or pick another port with --port 8438 (from the source "
-			              "tree: make run RUN_ARGS=\"--port 8438\"), or port= in the "
-			              "configuration file"
-			            : "");
+			log_err(
+			    "Failed to serve HTTP on %s port %d: %s%s", c->listen_address, c->port,
+			    strerror(-r),
+			    r == -EADDRINUSE
+			        ? ". Another threadwatchd (or another program) may hold it: stop "
+			          "it, or pick another port with --port 8438 (from the source "
+			          "tree: make run RUN_ARGS=\"--port 8438\"), or port= in the "
+			          "configuration file"
+			        : "");
 		return r;
 	}
 	d->port = http_port(d->http);
@@ -715,7 +711,7 @@ static void update_status(struct daemon *d)
  * feeding. */
 static double feed_watchdog(struct daemon *d)
 {
-	double now = mono_s();
+	double now = clock_mono_s();
 
 	if (now < d->next_ping)
 		return d->next_ping - now;

@@ -8,6 +8,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/abstract.h>
 
+#include "clock.h"
 #include "errbuf.h"
 #include "tls.h"
 #include "tls_creds.h"
@@ -130,14 +131,6 @@ void tls_creds_free(struct tls_creds *c)
 	free(c);
 }
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Takes the set equal to c out of the list, or NULL. Lock held. */
 static struct tls_creds *unlink_same_locked(const struct tls_creds *c)
 {
@@ -171,7 +164,7 @@ static void prune_locked(double now, double grace_s)
 
 void tls_creds_serve(struct tls_creds *c, double grace_s)
 {
-	double now = mono_now();
+	double now = clock_mono_s();
 	struct tls_creds *same;
 
 	pthread_mutex_lock(&serve_lock);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "escape.h"
 #include "failure.h"
 #include "placement.h"
@@ -57,22 +58,6 @@ struct run_state {
 	int term_sent, kill_sent;
 	double term_at;
 };
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void close_fd(int *fd)
 {
@@ -286,7 +271,7 @@ static void watch(struct run_state *st, const struct runner_opts *o, double star
 	for (;;) {
 		struct pollfd pfd[3];
 		nfds_t n = 0;
-		double now = mono_s(), wait_s;
+		double now = clock_mono_s(), wait_s;
 		int timeout_ms;
 
 		if (o->stop && *o->stop && !st->exited)
@@ -325,7 +310,7 @@ static void watch(struct run_state *st, const struct runner_opts *o, double star
 		if (poll(pfd, n, timeout_ms) < 0 && errno != EINTR)
 			return;
 		if (st->out_fd >= 0)
-			read_stdout(st, mono_s());
+			read_stdout(st, clock_mono_s());
 		if (st->err_fd >= 0)
 			read_stderr(st);
 	}
@@ -567,7 +552,7 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
-	res->started_unix_ms = wall_ms();
+	res->started_unix_ms = clock_wall_ms();
 	if (opts)
 		o = *opts;
 	if (!(o.timeout_s > 0))
@@ -589,7 +574,7 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 		goto fail;
 	/* Built before fork: the child may not allocate. */
 	envp = probe_env_build(environ);
-	start = mono_s();
+	start = clock_mono_s();
 	st.pid = fork();
 	if (st.pid < 0) {
 		r = -errno;
@@ -622,7 +607,7 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 			break;
 		}
 	}
-	res->wall_s = mono_s() - start;
+	res->wall_s = clock_mono_s() - start;
 	res->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 	             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	if (WIFEXITED(ws))
