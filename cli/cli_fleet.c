@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cli.h"
 #include "errbuf.h"
 #include "defaults.h"
@@ -335,12 +336,9 @@ static void print_json(json_t *rows, const struct fleet_args *a, size_t unreacha
                        size_t probe_failed)
 {
 	char when[32];
-	time_t now = time(NULL);
-	struct tm tm;
 	json_t *doc;
 
-	gmtime_r(&now, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_rfc3339_ms(clock_wall_ms(), when, sizeof(when));
 	doc = json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:I,s:O}", "generated_at", when, "timeout_s",
 	                a->conn.timeout_s, "concurrency", (json_int_t)a->conn.concurrency,
 	                "hosts_total", (json_int_t)json_array_size(rows), "hosts_unreachable",

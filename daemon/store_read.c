@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "catalog.h"
 #include "storep.h"
 #include "xmalloc.h"
@@ -57,16 +58,10 @@ static json_t *col_text_json(sqlite3_stmt *s, int i)
 /* Unix ms as RFC 3339 UTC with milliseconds. */
 static json_t *jtime(int64_t ms)
 {
-	int64_t secs = ms / 1000 - (ms % 1000 < 0);
-	time_t t = (time_t)secs;
-	struct tm tm;
 	char buf[48];
 
-	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999)
+	if (clock_rfc3339_ms(ms, buf, sizeof(buf)) < 0)
 		return json_null();
-	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-	         (int)(ms - secs * 1000));
 	return jcheck(json_string(buf));
 }
 

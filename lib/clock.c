@@ -2,6 +2,7 @@
  * clock: monotonic nanoseconds, wall timestamps and, on x86-64, TSC cycles
  * with a calibrated frequency.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -73,15 +74,26 @@ double clock_tsc_hz(unsigned ms)
 	return hz;
 }
 
+int clock_rfc3339_ms(int64_t ms, char *buf, unsigned len)
+{
+	int64_t secs = ms / 1000 - (ms % 1000 < 0);
+	time_t t = (time_t)secs;
+	struct tm tm;
+
+	if (len)
+		buf[0] = '\0';
+	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999)
+		return -ERANGE;
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms - secs * 1000));
+	return 0;
+}
+
 void clock_rfc3339(int64_t wall_ns, char *buf, unsigned len)
 {
-	time_t secs = (time_t)(wall_ns / 1000000000ll);
-	struct tm tm;
-	char tmp[32];
+	int64_t ms = wall_ns / 1000000 - (wall_ns % 1000000 < 0);
 
-	gmtime_r(&secs, &tm);
-	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03dZ", tmp, (int)((wall_ns / 1000000ll) % 1000));
+	clock_rfc3339_ms(ms, buf, len);
 }
 
 double clock_mono_s(void)

@@ -30,8 +30,13 @@ int clock_have_tsc(void);
  * milliseconds (cached after the first call). 0 without a TSC. */
 double clock_tsc_hz(unsigned ms);
 
-/* Formats a Unix time in ns as RFC 3339 UTC with milliseconds into buf
- * (at least 32 bytes). */
+/* A Unix time in ms as RFC 3339 UTC with milliseconds ("2026-12-04T23:10:07.123Z")
+ * into buf (at least 32 bytes), floored (a time before 1970 too): the one
+ * formatter of every timestamp the programs print. 0, or -ERANGE for a
+ * year outside 0..9999 (buf is then ""). */
+int clock_rfc3339_ms(int64_t ms, char *buf, unsigned len);
+
+/* The same for a Unix time in ns. */
 void clock_rfc3339(int64_t wall_ns, char *buf, unsigned len);
 
 #endif
