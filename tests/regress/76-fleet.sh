@@ -358,7 +358,7 @@ start_stub "$TW_TMP/answers.json" 3 --token fleet-token-0123456789abcdef \
 OTHER_PIDS+=("$STUB_PID")
 S0=127.0.0.1:$STUB_FIRST
 S1=127.0.0.1:$((STUB_FIRST + 1))
-fleet --token "$TW_TMP/token" --token-over-http "$S0" "$S1"
+fleet --timeout 20s --token "$TW_TMP/token" --token-over-http "$S0" "$S1"
 [ "$RC" = 0 ] || fail "--token: exit status $RC: $OUT $ERR"
 jq -e -s 'length >= 12 and all(.headers.authorization == "Bearer fleet-token-0123456789abcdef")' \
 	"$TW_TMP/headers.jsonl" >/dev/null ||
