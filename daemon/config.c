@@ -26,6 +26,7 @@
 #include "configp.h"
 #include "defaults.h"
 #include "detect.h"
+#include "guard.h"
 #include "protocol.h"
 #include "tls.h"
 #include "runner.h"
@@ -45,8 +46,6 @@
 #define CONFIG_MAX_FILE (1024 * 1024)
 
 static const char *const log_levels[] = {"err", "warning", "notice", "info", "debug", NULL};
-/* In the order of enum guard_mode (daemon/guard.h). */
-static const char *const guard_modes[] = {"auto", "psi", "busy", "loadavg", "off", NULL};
 
 /* Keys renamed since a release: the old name still reads as the new one,
  * so that an old file keeps working. */
@@ -105,7 +104,7 @@ static const struct cfg_key keys[] = {
      "Quiet-host guard: what a scheduled cycle looks at before it starts. auto: CPU pressure "
      "(psi) where the kernel has it, else busy CPU time (busy), else the load average "
      "(loadavg); off: never wait.",
-     OFF(guard), 0, guard_modes},
+     OFF(guard), 0, guard_mode_names},
     {"guard_cpu_pressure_max", T_DOUBLE, 0, 100, "10",
      "Quiet-host guard (psi): a cycle waits while the share of the last 10 s in which some "
      "runnable task waited for a CPU (/proc/pressure/cpu, some avg10, percent) is above this.",

@@ -12,6 +12,12 @@
 
 #include "guard.h"
 
+/* The master copy of the modes' names: the config key's choices are these. */
+const char *const guard_mode_names[] = {
+    [GUARD_AUTO] = "auto",       [GUARD_PSI] = "psi", [GUARD_BUSY] = "busy",
+    [GUARD_LOADAVG] = "loadavg", [GUARD_OFF] = "off", [GUARD_OFF + 1] = NULL,
+};
+
 const struct guard_paths guard_proc = {
     .psi = "/proc/pressure/cpu",
     .stat = "/proc/stat",
@@ -19,19 +25,20 @@ const struct guard_paths guard_proc = {
     .loadavg = "/proc/loadavg",
 };
 
+/* What each mode measures, in words and unit (names: guard_mode_names). */
 static const struct {
-	const char *name, *measure, *unit;
+	const char *measure, *unit;
 } modes[] = {
-    [GUARD_AUTO] = {"auto", NULL, NULL},
-    [GUARD_PSI] = {"psi", "CPU pressure (PSI some avg10)", "%"},
-    [GUARD_BUSY] = {"busy", "Busy CPU time outside threadwatchd", "%"},
-    [GUARD_LOADAVG] = {"loadavg", "Load average (1 min)", " per CPU"},
-    [GUARD_OFF] = {"off", NULL, NULL},
+    [GUARD_AUTO] = {NULL, NULL},
+    [GUARD_PSI] = {"CPU pressure (PSI some avg10)", "%"},
+    [GUARD_BUSY] = {"Busy CPU time outside threadwatchd", "%"},
+    [GUARD_LOADAVG] = {"Load average (1 min)", " per CPU"},
+    [GUARD_OFF] = {NULL, NULL},
 };
 
 const char *guard_mode_name(enum guard_mode mode)
 {
-	return modes[mode].name;
+	return guard_mode_names[mode];
 }
 
 int guard_read_psi(const char *path, double *avg10)

@@ -12,6 +12,10 @@
 /* The measures, in the order "auto" tries them. */
 enum guard_mode { GUARD_AUTO, GUARD_PSI, GUARD_BUSY, GUARD_LOADAVG, GUARD_OFF };
 
+/* Each mode's name, indexed by enum guard_mode and NULL-terminated: the
+ * guard key's choices (daemon/config.c) and the log's words. */
+extern const char *const guard_mode_names[];
+
 /* Where the readings come from (the tests point them at files). */
 struct guard_paths {
 	const char *psi;     /* /proc/pressure/cpu */

@@ -6,7 +6,7 @@
 # measure. While the host is really busy, the guard holds the cycle and
 # says what it measured. Timing margins are wide: CI hosts are loaded.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 fake_builtins "$TW_TMP/probes"
 mkdir -p "$TW_TMP/probes.d"
