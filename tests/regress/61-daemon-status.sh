@@ -8,7 +8,7 @@
 # Also: a daemon started from a build tree with no flags uses the probes
 # beside its executable; an installed one keeps the packaged directory.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 
 # expect_cycle NAME STATUS: the last cycle's status everywhere it is shown.

@@ -6,7 +6,7 @@
 # bad value in a drop-in stops the start as one in the file does. SIGHUP
 # reads the drop-ins again.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 fake_builtins "$TW_TMP/probes"
 mkdir -p "$TW_TMP/probes.d" "$TW_TMP/etc/threadwatchd.conf.d"

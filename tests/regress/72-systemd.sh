@@ -18,7 +18,7 @@
 # machine is busy) and the splay off, and shortens WatchdogSec to 10 s. Needs root; skips
 # when nspawn, debootstrap or namespaces are missing.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-nspawn.sh"
 [ "$(id -u)" = 0 ] || { echo "not root: booting a container needs root"; exit 77; }
 nspawn_preflight || exit 77

@@ -10,7 +10,7 @@
 # on the episodic fleet. Same seed, same report; bad options exit 2 with a
 # message.
 set -u
-. "$SRC/tests/regress/lib.sh"
+. "$(dirname "$0")/lib.sh"
 T=$B/threadwatch
 [ -x "$T" ] || fail "\"$T\" is not built"
 SIM=(--hosts 100 --days 90 --seed 7)
