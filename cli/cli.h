@@ -10,6 +10,14 @@
 
 #define CLI_EXIT_PROBE_FAILED 3
 
+/* Each command's one-line summary, the master copy: the top-level help
+ * lists it, and the command's own --help opens with it. */
+#define CLI_SUMMARY_RUN "Runs the probes now, each in its own process under a time limit."
+#define CLI_SUMMARY_RECOMMEND                                                                      \
+	"Says whether low (MAP_32BIT) thread stacks pay on a host, with the arithmetic."
+#define CLI_SUMMARY_FLEET "Asks many threadwatchd daemons at once and prints one table."
+#define CLI_SUMMARY_DETECT_SIM "Judges simulated fleets with the daemon's regression detection."
+
 int cli_run(int argc, char **argv);
 int cli_recommend(int argc, char **argv);
 

@@ -117,8 +117,8 @@ static const struct opt sim_opts[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " CMD " [OPTIONS]\n\n"
-	           "Judges simulated histories of every key figure of every host with the\n"
+	fprintf(f, "usage: " CMD " [OPTIONS]\n\n" CLI_SUMMARY_DETECT_SIM "\n"
+	           "It judges simulated histories of every key figure of every host with the\n"
 	           "daemon's regression detection at the config's defaults and reports false\n"
 	           "events per 1,000 host-days and the steps found (doc/regression.md).\n\n"
 	           "Options:\n");

@@ -212,8 +212,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: threadwatch fleet [OPTION]... [--] URL...\n"
-	        "       threadwatch fleet [OPTION]... --file FILE\n\n"
-	        "Asks each threadwatchd's JSON API and prints one table: host, labels, kernel,\n"
+	        "       threadwatch fleet [OPTION]... --file FILE\n\n" CLI_SUMMARY_FLEET "\n"
+	        "Each answers on its JSON API; a row gives: host, labels, kernel,\n"
 	        "glibc, verdict, confidence, switch-time ratio, the thread-create knee with low\n"
 	        "stacks, age of the last cycle, headroom warnings and regression events, or the\n"
 	        "error for a host that could not be read.\n\n"

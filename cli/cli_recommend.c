@@ -135,8 +135,7 @@ static const struct opt recommend_opts[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: threadwatch recommend [OPTIONS]\n\n"
-	        "Says whether low (MAP_32BIT) thread stacks pay on a host, with the arithmetic.\n"
+	        "usage: threadwatch recommend [OPTIONS]\n\n" CLI_SUMMARY_RECOMMEND "\n"
 	        "The model and the inputs are described in doc/recommendation.md.\n\n"
 	        "Without --input it measures this host first (the probes, about 12 s; --quick\n"
 	        "for about 2 s), saying so on standard error.\n\n"

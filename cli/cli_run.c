@@ -153,8 +153,7 @@ static const struct opt run_opts[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: threadwatch run [OPTIONS] [--] [PROBE...]\n\n"
-	           "Runs each probe in its own process under a time limit.\n"
+	fprintf(f, "usage: threadwatch run [OPTIONS] [--] [PROBE...]\n\n" CLI_SUMMARY_RUN "\n"
 	           "Probes:");
 	for (size_t i = 0; i < catalog_n_probes; i++)
 		fprintf(f, " %s (%g s)", catalog_probes[i].name, catalog_probes[i].timeout_s);

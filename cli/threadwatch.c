@@ -20,14 +20,13 @@ static const struct cli_command commands[] = {
     {"run", cli_run,
      "[--quick] [--json] [--timeout DURATION] [--probe-dir DIR]\n"
      "                  [--sched idle|normal] [--nice N] [--cpu quiet|all|CPU] [PROBE...]",
-     "run probes now, each in its own process, and print the results"},
+     CLI_SUMMARY_RUN},
     {"recommend", cli_recommend, "[--input FILE|-] [--threads N] [--stack-size SIZE] [--json]",
-     "say whether low thread stacks pay on this host, with the arithmetic"},
-    {"fleet", cli_fleet, "[--json] [--timeout DURATION] URL... | --file PATH",
-     "ask many threadwatchd daemons at once and print one table"},
+     CLI_SUMMARY_RECOMMEND},
+    {"fleet", cli_fleet, "[--json] [--timeout DURATION] URL... | --file PATH", CLI_SUMMARY_FLEET},
     {"detect-sim", cli_detect_sim,
      "[--json] [--hosts N] [--days D] [--noise iid|ar1|bimodal|episodic] [--cv X] [--step X] ...",
-     "judge simulated fleets with the daemon's regression detection (--help: every option)"},
+     CLI_SUMMARY_DETECT_SIM " (--help: every option)"},
 };
 
 static void usage(FILE *f)

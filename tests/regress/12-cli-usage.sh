@@ -112,3 +112,14 @@ grep -q 'Exit status: 0 the verdict; 1 .*; *$' <<<"$OUT" || grep -q '^Exit statu
 	fail "recommend --help lists no exit codes: $OUT"
 grep -q '3 the verdict, but a probe' <<<"$OUT" || fail "recommend --help lists no exit status 3"
 ok "--help: threadwatchd --check-config 0/78 (and 78 it is), fleet 0-3, recommend 0-3"
+
+# --- each command's summary is said once: the top-level help and the
+# command's own --help give the same line (issue 35) --------------------------
+cli --help
+top=$OUT
+for c in run recommend fleet detect-sim; do
+	cli "$c" --help
+	line=$(awk 'blank && NF { print; exit } !NF { blank = 1 }' <<<"$OUT")
+	[ -n "$line" ] && grep -qF "      $line" <<<"$top" || fail "$c: \"$line\" is not the summary threadwatch --help gives"
+done
+ok "each command's --help opens with the summary threadwatch --help lists"
