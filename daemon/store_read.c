@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jnum.h"
 #include "clock.h"
 #include "catalog.h"
 #include "storep.h"
@@ -19,9 +20,9 @@
 
 /* ---- JSON of columns and values ------------------------------------------- */
 
-static json_t *jnum(double d)
+static json_t *jnum_checked(double d)
 {
-	return isfinite(d) ? jcheck(json_real(d)) : json_null();
+	return jcheck(jnum(d));
 }
 
 /* Sets o[key] = v, stealing v; a key that is not UTF-8 is cleaned first. */
@@ -45,7 +46,7 @@ static json_t *col_int_json(sqlite3_stmt *s, int i)
 
 static json_t *col_real_json(sqlite3_stmt *s, int i)
 {
-	return col_null(s, i) ? json_null() : jnum(sqlite3_column_double(s, i));
+	return col_null(s, i) ? json_null() : jnum_checked(sqlite3_column_double(s, i));
 }
 
 static json_t *col_text_json(sqlite3_stmt *s, int i)
@@ -231,7 +232,7 @@ static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 	jset(o, "started_ms", jint(t0));
 	jset(o, "started_at", jtime(t0));
 	jset(o, "ended_ms", jint(t1));
-	jset(o, "duration_s", jnum(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+	jset(o, "duration_s", jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
 	if (key) {
 		char *metric;
 		sqlite3_stmt *s = NULL;
@@ -436,8 +437,9 @@ static int series_seek(struct store *st, const struct series_query *q, int64_t m
 			json_array_append_new(
 			    points, series_point(json_integer_value(json_array_get(a, 4)),
 			                         q->since + sqlite3_column_int64(s, 0) * q->step,
-			                         jnum(jarray_num(a, 0)), jnum(jarray_num(a, 1)),
-			                         jnum(jarray_num(a, 2)), n));
+			                         jnum_checked(jarray_num(a, 0)),
+			                         jnum_checked(jarray_num(a, 1)),
+			                         jnum_checked(jarray_num(a, 2)), n));
 		json_decref(a);
 	}
 	return r;
@@ -600,7 +602,8 @@ static int snap_run(struct store *st, int64_t id, json_t *o, int ok)
 			jset(o, "last_run_id", jint(id));
 			jset(o, "last_run_ms", jint(t0));
 			jset(o, "last_status", jtext(col_text(s, 0)));
-			jset(o, "last_duration_s", jnum(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+			jset(o, "last_duration_s",
+			     jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
 		}
 	}
 	sqlite3_reset(s);
@@ -711,7 +714,7 @@ static int snap_cycle(struct store *st, json_t **out)
 		jset(*out, "status", col_text_json(s, 2));
 		jset(*out, "started_ms", jint(t0));
 		jset(*out, "ended_ms", jint(t1));
-		jset(*out, "duration_s", jnum(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+		jset(*out, "duration_s", jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
 		jset(*out, "waited_s", col_real_json(s, 5));
 	}
 	return r;

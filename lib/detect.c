@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jnum.h"
 #include "change_name.h"
 #include "clock.h"
 #include "errbuf.h"
@@ -506,11 +507,6 @@ int detect_flips(const struct detect_verdict *v, size_t n, int64_t after_id,
 }
 
 /* ---- presentation ---------------------------------------------------------- */
-
-static json_t *jnum(double d)
-{
-	return isfinite(d) ? json_real(d) : json_null();
-}
 
 static json_t *jtime(int64_t ms)
 {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jnum.h"
 #include "protocol.h"
 #include "errbuf.h"
 #include "defaults.h"
@@ -558,20 +559,11 @@ static void model_verdict(struct rec_model *m)
 
 /* --- the result --------------------------------------------------------- */
 
-json_t *rec_jnum(double v)
-{
-	if (!isfinite(v))
-		return json_null();
-	if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		return json_integer((json_int_t)v);
-	return json_real(v);
-}
-
 static json_t *jpair(double a, double b)
 {
 	if (!isfinite(a) && !isfinite(b))
 		return json_null();
-	return json_pack("[oo]", rec_jnum(a), rec_jnum(b));
+	return json_pack("[oo]", jnum_int(a), jnum_int(b));
 }
 
 /* The rules by name, as the result gives them. */
@@ -591,30 +583,30 @@ static json_t *figures(const struct rec_model *m)
 	json_t *f = json_pack(
 	    "{s:o s:o s:o s:o s:o s:o s:b s:o s:o s:o s:o s:o s:o s:o s:o s:s? s:o s:o s:o s:o "
 	    "s:o s:o s:o s:o s:o s:o s:o}",
-	    "switch_low_ns", rec_jnum(m->low_ns), "switch_high_ns", rec_jnum(m->high_ns),
-	    "switch_saving_ns", rec_jnum(m->s), "switch_saving_ci_ns",
-	    m->have_ci ? jpair(m->s_lo, m->s_hi) : json_null(), "switch_ratio", rec_jnum(m->ratio),
+	    "switch_low_ns", jnum_int(m->low_ns), "switch_high_ns", jnum_int(m->high_ns),
+	    "switch_saving_ns", jnum_int(m->s), "switch_saving_ci_ns",
+	    m->have_ci ? jpair(m->s_lo, m->s_hi) : json_null(), "switch_ratio", jnum_int(m->ratio),
 	    "switch_ratio_ci", m->have_ci ? jpair(m->ci_lo, m->ci_hi) : json_null(),
-	    "window_assumed", m->window_assumed, "window_bytes", rec_jnum(m->window), "stack_bytes",
-	    rec_jnum(m->stack), "slot_bytes", rec_jnum(m->slot), "window_stacks", rec_jnum(m->cap),
-	    "threads", rec_jnum(m->n), "threads_missing", rec_jnum(m->missing), "extra_create_ns",
-	    rec_jnum(m->et.extra), "extra_create_at_threads", rec_jnum(m->e_source ? m->e_at : NAN),
-	    "extra_create_source", m->e_source, "extra_create_vmas", rec_jnum(m->et.retry_vmas),
+	    "window_assumed", m->window_assumed, "window_bytes", jnum_int(m->window), "stack_bytes",
+	    jnum_int(m->stack), "slot_bytes", jnum_int(m->slot), "window_stacks", jnum_int(m->cap),
+	    "threads", jnum_int(m->n), "threads_missing", jnum_int(m->missing), "extra_create_ns",
+	    jnum_int(m->et.extra), "extra_create_at_threads", jnum_int(m->e_source ? m->e_at : NAN),
+	    "extra_create_source", m->e_source, "extra_create_vmas", jnum_int(m->et.retry_vmas),
 	    "extra_create_extrapolated",
 	    m->e_source ? json_boolean(m->et.extrapolated) : json_null(), "extra_total_ns",
-	    rec_jnum(m->extra_total), "switches_per_thread", rec_jnum(m->spt), "benefit_total_ns",
-	    rec_jnum(m->benefit_total), "break_even_switches", rec_jnum(m->be),
+	    jnum_int(m->extra_total), "switches_per_thread", jnum_int(m->spt), "benefit_total_ns",
+	    jnum_int(m->benefit_total), "break_even_switches", jnum_int(m->be),
 	    "break_even_switches_ci", jpair(m->be_lo, m->be_hi), "flip_threads",
-	    rec_jnum(m->flip_threads), "flip_switches_per_thread", rec_jnum(m->flip_spt),
-	    "strong_ratio", rec_jnum(REC_STRONG_RATIO), "guard_bytes", rec_jnum(REC_GUARD_BYTES));
+	    jnum_int(m->flip_threads), "flip_switches_per_thread", jnum_int(m->flip_spt),
+	    "strong_ratio", jnum_int(REC_STRONG_RATIO), "guard_bytes", jnum_int(REC_GUARD_BYTES));
 	json_t *terms = json_pack(
-	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", rec_jnum(m->et.fail),
+	    "{s:o s:o s:o s:o s:o s:o}", "extra_create_fail_ns", jnum_int(m->et.fail),
 	    "extra_create_fail_vmas",
-	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->et.fail_vmas : NAN),
-	    "extra_create_retry_ns", rec_jnum(m->et.retry), "extra_create_plain_ns",
-	    rec_jnum(m->et.plain), "extra_create_measured_ns", rec_jnum(m->e_measured),
+	    jnum_int(m->e_source && !strcmp(m->e_source, "map32") ? m->et.fail_vmas : NAN),
+	    "extra_create_retry_ns", jnum_int(m->et.retry), "extra_create_plain_ns",
+	    jnum_int(m->et.plain), "extra_create_measured_ns", jnum_int(m->e_measured),
 	    "extra_create_vs_measured",
-	    rec_jnum(m->e_measured > 0 ? m->et.extra / m->e_measured : NAN));
+	    jnum_int(m->e_measured > 0 ? m->et.extra / m->e_measured : NAN));
 
 	json_object_update(f, terms);
 	json_decref(terms);
@@ -640,13 +632,13 @@ static void figures_creates(const struct rec_model *m, json_t *f)
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		json_object_set_new(f, keys[i].key,
-		                    rec_jnum(*(const double *)((const char *)m + keys[i].offset)));
+		                    jnum_int(*(const double *)((const char *)m + keys[i].offset)));
 	json_object_set_new(
 	    f, "extra_create_window_vmas",
-	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.window : NAN));
+	    jnum_int(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.window : NAN));
 	json_object_set_new(
 	    f, "extra_create_outside_vmas",
-	    rec_jnum(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.others : NAN));
+	    jnum_int(m->e_source && !strcmp(m->e_source, "map32") ? m->cm.others : NAN));
 	json_object_set_new(f, "window_stacks_source",
 	                    json_string(m->cap_measured ? "measured" : "computed"));
 	json_object_set_new(f, "extra_total_extrapolated",
@@ -658,12 +650,12 @@ static void figures_mechanism(const struct rec_model *m, json_t *f)
 {
 	const struct rec_in *in = m->in;
 
-	json_object_set_new(f, "equivalence_margin", rec_jnum(m->margin));
+	json_object_set_new(f, "equivalence_margin", jnum_int(m->margin));
 	json_object_set_new(f, "switch_equivalent",
 	                    m->have_ci ? json_boolean(m->equivalent) : json_null());
 	json_object_set_new(f, "switch_equivalence_ci",
 	                    m->have_ci ? jpair(m->eq_lo, m->eq_hi) : json_null());
-	json_object_set_new(f, "selector_ratio", rec_jnum(m->sel_ratio));
+	json_object_set_new(f, "selector_ratio", jnum_int(m->sel_ratio));
 	json_object_set_new(f, "selector_ratio_ci",
 	                    m->have_sel_ci ? jpair(m->sel_lo, m->sel_hi) : json_null());
 	json_object_set_new(f, "aa_ratio_ci",

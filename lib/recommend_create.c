@@ -145,15 +145,23 @@ static void term_threads(const struct rec_create *m, double k, struct rec_create
 	t->high = rec_curve_eval(m->high, k, &x2);
 	t->extra = t->low - t->high;
 	/* below the first bucket the curve is flat: only beyond counts */
-	t->extrapolated = (x1 && k > m->low->x[m->low->n - 1]) ||
-	                  (x2 && k > m->high->x[m->high->n - 1]);
+	t->extrapolated =
+	    (x1 && k > m->low->x[m->low->n - 1]) || (x2 && k > m->high->x[m->high->n - 1]);
 }
 
 void rec_create_term_unknown(struct rec_create_term *t)
 {
-	*t = (struct rec_create_term){.extra = NAN, .fill = NAN, .fail = NAN, .retry = NAN,
-	                              .plain = NAN, .low = NAN, .high = NAN, .fill_vmas = NAN,
-	                              .fail_vmas = NAN, .retry_vmas = NAN, .plain_vmas = NAN};
+	*t = (struct rec_create_term){.extra = NAN,
+	                              .fill = NAN,
+	                              .fail = NAN,
+	                              .retry = NAN,
+	                              .plain = NAN,
+	                              .low = NAN,
+	                              .high = NAN,
+	                              .fill_vmas = NAN,
+	                              .fail_vmas = NAN,
+	                              .retry_vmas = NAN,
+	                              .plain_vmas = NAN};
 }
 
 int rec_create_at(const struct rec_create *m, double k, struct rec_create_term *t)
@@ -196,8 +204,7 @@ static double sum_range(const struct rec_create *m, double a, double b, int *ext
 	return sum;
 }
 
-int rec_create_sum(const struct rec_create *m, double a, double b, double *sum,
-                   int *extrapolated)
+int rec_create_sum(const struct rec_create *m, double a, double b, double *sum, int *extrapolated)
 {
 	double split = m->cap < a ? a : m->cap > b ? b : m->cap;
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jnum.h"
 #include "failure.h"
 #include "protocol.h"
 #include "recommend.h"
@@ -60,21 +61,21 @@ static json_t *doc_curve(const json_t *doc, const char *name)
 		}
 		if (cnt)
 			json_array_append_new(
-			    out, json_pack("[oo]", rec_jnum(x), rec_jnum(sum / (double)cnt)));
+			    out, json_pack("[oo]", jnum_int(x), jnum_int(sum / (double)cnt)));
 		x = json_number_value(px);
 		sum = json_number_value(py);
 		cnt = 1;
 	}
 	if (cnt)
 		json_array_append_new(out,
-		                      json_pack("[oo]", rec_jnum(x), rec_jnum(sum / (double)cnt)));
+		                      json_pack("[oo]", jnum_int(x), jnum_int(sum / (double)cnt)));
 	return out;
 }
 
 static void set_num(json_t *obj, const char *key, double v)
 {
 	if (isfinite(v))
-		json_object_set_new(obj, key, rec_jnum(v));
+		json_object_set_new(obj, key, jnum_int(v));
 }
 
 static int is_string(const json_t *v)
@@ -127,8 +128,8 @@ static void set_ci_level(json_t *o, const json_t *doc, const char *key, const ch
 	snprintf(out, sizeof(out), "%s_ci%s", key, level);
 	if (isfinite(doc_scalar(doc, lo)) && isfinite(doc_scalar(doc, hi)))
 		json_object_set_new(o, out,
-		                    json_pack("[oo]", rec_jnum(doc_scalar(doc, lo)),
-		                              rec_jnum(doc_scalar(doc, hi))));
+		                    json_pack("[oo]", jnum_int(doc_scalar(doc, lo)),
+		                              jnum_int(doc_scalar(doc, hi))));
 }
 
 static void set_ci95(json_t *o, const json_t *doc, const char *key)
@@ -186,10 +187,10 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 	if ((o = inputs_cpu(fingerprint)))
 		json_object_set_new(in, "cpu", o);
 	json_object_set_new(in, "workload",
-	                    json_pack("{s:o s:o s:o}", "threads", rec_jnum(w->threads),
-	                              "stack_bytes", rec_jnum(w->stack_bytes),
+	                    json_pack("{s:o s:o s:o}", "threads", jnum_int(w->threads),
+	                              "stack_bytes", jnum_int(w->stack_bytes),
 	                              "switches_per_thread",
-	                              w->switches_per_thread >= 0 ? rec_jnum(w->switches_per_thread)
+	                              w->switches_per_thread >= 0 ? jnum_int(w->switches_per_thread)
 	                                                          : json_null()));
 	inputs_churn(json_object_get(in, "workload"), w);
 	if (doc_ok(ctxsw_doc) && isfinite(doc_scalar(ctxsw_doc, "low_ns")) &&

@@ -9,10 +9,6 @@
 
 #include <jansson.h>
 
-/* A JSON number for a figure: an integer when it is one, null when it is
- * not finite. New reference. */
-json_t *rec_jnum(double v);
-
 /* The probes the recommendation reads (NULL-terminated). */
 extern const char *const rec_probes[];
 
