@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readfile.h"
 #include "errbuf.h"
 #include "fleetp.h"
 #include "xmalloc.h"
@@ -138,40 +139,22 @@ static int url_list(const char *path, char *buf, struct fleet_targets *t, char *
 	return 0;
 }
 
-/* The whole file, NUL-terminated, in *buf. */
+/* The whole file, NUL-terminated, in *buf: a text file of at most
+ * FLEET_MAX_FILE bytes. */
 static int slurp(const char *path, char **buf, size_t *len, char *why, size_t wlen)
 {
-	FILE *f = fopen(path, "re");
-	size_t cap = 0, got;
-	int rc = 0;
+	int rc = file_read_all(path, FLEET_MAX_FILE, buf, len);
 
-	if (!f)
-		return errbuf_set(why, wlen, -errno, "cannot read \"%s\": %s", path,
-		                  strerror(errno));
-	*buf = NULL;
-	*len = 0;
-	do {
-		if (*len == cap) {
-			cap = cap ? cap * 2 : 64 * 1024;
-			*buf = xrealloc(*buf, cap + 1);
-		}
-		got = fread(*buf + *len, 1, cap - *len, f);
-		*len += got;
-	} while (got > 0 && *len <= FLEET_MAX_FILE);
-	if (ferror(f))
-		rc = errbuf_set(why, wlen, -EIO, "cannot read \"%s\": %s", path, strerror(errno));
-	else if (*len > FLEET_MAX_FILE)
-		rc = errbuf_set(why, wlen, -EFBIG, "%s: larger than %u MiB", path,
-		                FLEET_MAX_FILE >> 20);
-	else if (memchr(*buf, '\0', *len))
-		rc = errbuf_set(why, wlen, -EINVAL, "%s: a NUL byte: not a text file", path);
-	fclose(f);
-	if (rc < 0) {
+	if (rc == -EFBIG)
+		return errbuf_set(why, wlen, rc, "%s: larger than %u MiB", path,
+		                  FLEET_MAX_FILE >> 20);
+	if (rc < 0)
+		return errbuf_set(why, wlen, rc, "cannot read \"%s\": %s", path, strerror(-rc));
+	if (memchr(*buf, '\0', *len)) {
 		free(*buf);
 		*buf = NULL;
-		return rc;
+		return errbuf_set(why, wlen, -EINVAL, "%s: a NUL byte: not a text file", path);
 	}
-	(*buf)[*len] = '\0';
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "readfile.h"
 #include "catalog.h"
 #include "config.h"
 #include "configp.h"
@@ -611,41 +612,6 @@ int config_parse_buffer(const char *buf, size_t len, struct config *c, char *err
 	return config_parse_named(buf, len, NULL, c, err, errlen);
 }
 
-/* Reads a whole small file into a NUL-terminated buffer. */
-static int read_small_file(const char *path, size_t max, char **out, size_t *outlen)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	ssize_t r;
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	buf = xmalloc(max + 2);
-	while ((r = read(fd, buf + n, max + 1 - n)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			goto out;
-		}
-		n += (size_t)r;
-		if (n > max) {
-			ret = -EFBIG;
-			goto out;
-		}
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*outlen = n;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return ret;
-}
-
 static int load_file(const char *path, struct config *c, char **warn, char *err, size_t errlen)
 {
 	struct stat st;
@@ -657,7 +623,7 @@ static int load_file(const char *path, struct config *c, char **warn, char *err,
 		config_say(err, errlen, "\"%s\" is a directory", path);
 		return -EISDIR;
 	}
-	r = read_small_file(path, CONFIG_MAX_FILE, &buf, &len);
+	r = file_read_all(path, CONFIG_MAX_FILE, &buf, &len);
 	if (r < 0) {
 		if (r == -EFBIG)
 			config_say(err, errlen, "\"%s\" is larger than %d bytes", path,
@@ -784,7 +750,7 @@ static int load_token_file(struct config *c, const char *key, const char *file_k
 	r = check_readable(c, file_key, file, err, errlen);
 	if (r < 0)
 		return r;
-	r = read_small_file(*file, 4096, &buf, &len);
+	r = file_read_all(*file, 4096, &buf, &len);
 	if (r < 0) {
 		config_say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, file_key),
 		           file_key, *file, r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));

@@ -21,6 +21,7 @@
 
 #include <microhttpd.h>
 
+#include "readfile.h"
 #include "clock.h"
 #include "api.h"
 #include "asset.h"
@@ -742,33 +743,24 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* --- start and stop -------------------------------------------------- */
 
+/* A PEM file: a regular, non-empty file of at most HTTP_MAX_PEM bytes. */
 static int read_pem(const char *path, char **out)
 {
 	struct stat sb;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+	size_t len;
+	int rc;
 
-	if (fd < 0)
+	if (stat(path, &sb) < 0)
 		return -errno;
-	if (fstat(fd, &sb) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (!S_ISREG(sb.st_mode) || sb.st_size <= 0 || (size_t)sb.st_size > HTTP_MAX_PEM) {
-		rc = -EINVAL;
-		goto out;
-	}
-	*out = xmalloc((size_t)sb.st_size + 1);
-	n = read(fd, *out, (size_t)sb.st_size);
-	if (n != sb.st_size) {
-		rc = n < 0 ? -errno : -EIO;
-		free(*out);
+	if (!S_ISREG(sb.st_mode))
+		return -EINVAL;
+	rc = file_read_all(path, HTTP_MAX_PEM, out, &len);
+	if (rc == -EFBIG || (rc == 0 && len == 0)) {
+		if (rc == 0)
+			free(*out);
 		*out = NULL;
-		goto out;
+		return -EINVAL;
 	}
-	(*out)[n] = '\0';
-out:
-	close(fd);
 	return rc;
 }
 
