@@ -256,9 +256,10 @@ static void reason_extra_map32(const struct rec_model *m, json_t *r, const char 
 
 	add_reason(r,
 	           "%s an extra %s ns%s, as the kernels before 3.8 charged it: the failing "
-	           "MAP_32BIT mmap walks the %s VMAs of the full window (2 × %s stacks), %s ns%s; "
-	           "then the plain retry walks down from mmap_base past the %s VMAs outside the "
-	           "window and the 2 × %s stacks that missed before it, %s ns (read at %s VMAs, "
+	           "MAP_32BIT mmap walks the %s VMAs of the full window (%s stacks, 2 VMAs each), "
+	           "%s ns%s; then the plain retry walks down from mmap_base past the %s VMAs "
+	           "outside the window and the %s stacks that missed before it (2 VMAs each), %s ns "
+	           "(read at %s VMAs, "
 	           "with the %s in map32's window, which it never reaches)%s; less the plain "
 	           "mmap a high stack costs among %s VMAs, %s ns%s.%s",
 	           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->et.fail_vmas), NUM(m->cap),

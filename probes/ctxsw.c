@@ -1021,7 +1021,7 @@ static int setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 	                   ? "FSGSBASE: the kernel loads the selector and then writes the base "
 	                     "with wrfsbase; plain threads get wrfsbase alone"
 	                   : "no FSGSBASE: the kernel loads the selector and writes no MSR; "
-	                     "plain threads get a wrmsr when the base changes");
+	                     "plain threads get a wrmsr for every nonzero base (load_seg_legacy())");
 	return 1;
 }
 

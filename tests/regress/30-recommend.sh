@@ -94,7 +94,7 @@ vs=$(figure "$walks" extra_create_vs_measured)
 [ "$vs" != null ] || fail "walks at 960 threads: no cross-check"
 # Beyond the retry curve's last point (2,352 VMAs) E is extrapolated, and says so.
 [ "$(figure "$walks" extra_create_extrapolated --threads 4000)" = true ] || fail "walks at 4,000 threads: not extrapolated"
-"$TW" recommend --input "$walks" --threads 4000 | grep -q "extrapolated linearly" || fail "no extrapolation note"
+"$TW" recommend --input "$walks" --threads 4000 | tr -s " \n" "  " | grep -q "extrapolated linearly" || fail "no extrapolation note"
 ok "the two walks: E = fail + retry - plain, cross-check $vs at 960 threads, extrapolation noted"
 
 # --- stdin and `threadwatch run --json` output ----------------------------------
