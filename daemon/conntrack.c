@@ -186,32 +186,29 @@ int conntrack_add(struct conntrack *ct, const void *key, int fd, const struct so
 	return r;
 }
 
-void conntrack_headers(struct conntrack *ct, const void *key, int done)
+/* Starts the connection's wait of kind `w` (its deadline from now). */
+static void set_wait(struct conntrack *ct, const void *key, enum wait w)
 {
 	struct conn *c;
 
 	pthread_mutex_lock(&ct->lock);
 	c = find(ct, key);
 	if (c) {
-		c->waiting = done ? WAIT_NONE : WAIT_HEADERS;
+		c->waiting = w;
 		c->since = clock_mono_s();
 		c->eof_seen = 0;
 	}
 	pthread_mutex_unlock(&ct->lock);
 }
 
+void conntrack_headers(struct conntrack *ct, const void *key, int done)
+{
+	set_wait(ct, key, done ? WAIT_NONE : WAIT_HEADERS);
+}
+
 void conntrack_body(struct conntrack *ct, const void *key)
 {
-	struct conn *c;
-
-	pthread_mutex_lock(&ct->lock);
-	c = find(ct, key);
-	if (c) {
-		c->waiting = WAIT_BODY;
-		c->since = clock_mono_s();
-		c->eof_seen = 0;
-	}
-	pthread_mutex_unlock(&ct->lock);
+	set_wait(ct, key, WAIT_BODY);
 }
 
 void conntrack_remove(struct conntrack *ct, const void *key)
