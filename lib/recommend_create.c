@@ -45,7 +45,7 @@ double rec_curve_eval(const struct rec_curve *c, double x, int *extrapolated)
 }
 
 /* The least-squares slope of all points, never below 0. */
-static double walk_slope(const struct rec_curve *c)
+double rec_curve_slope(const struct rec_curve *c)
 {
 	double mx = 0, my = 0, sxx = 0, sxy = 0;
 
@@ -74,8 +74,14 @@ double rec_curve_walk(const struct rec_curve *c, double x, int *extrapolated)
 		return rec_curve_eval(c, x, extrapolated);
 	*extrapolated = x > c->x[last];
 	if (x > c->x[last])
-		return c->y[last] + walk_slope(c) * (x - c->x[last]);
+		return c->y[last] + rec_curve_slope(c) * (x - c->x[last]);
 	return x > 0 ? c->y[0] * x / c->x[0] : 0;
+}
+
+int rec_curve_walks(const struct rec_curve *c)
+{
+	return c->n > 1 && c->y[0] > 0 &&
+	       rec_curve_slope(c) * (c->x[c->n - 1] - c->x[0]) >= REC_WALK_RISE * c->y[0];
 }
 
 const char *rec_create_source(const struct rec_create *m)
@@ -106,14 +112,18 @@ static double or0(double v)
 	return isnan(v) ? 0 : v;
 }
 
-/* From the walks of v3.0's arch/x86/kernel/sys_x86_64.c. With k < C the
- * MAP_32BIT call goes to bottomup: and arch_get_unmapped_area() walks the
- * 2 k window VMAs below its hole: fill(2k). With k >= C it walks the whole
- * window and fails, fail(2C); glibc's retry then walks down from mmap_base
- * past the L VMAs above the stacks and the 2 (k - C) stacks that missed
- * before it: the retry curve, whose x counts the W window VMAs of map32's
- * process too, which that walk never reaches, is read at W + L + 2 (k - C).
- * Either way less the plain mmap of a high create, among 2 k + L VMAs. */
+/* From the searches of v3.0's arch/x86/kernel/sys_x86_64.c, top-down
+ * layout (doc/recommendation.md, step 3). With k < C the MAP_32BIT call
+ * goes to bottomup: and arch_get_unmapped_area() walks the 2 k window VMAs
+ * below its hole through vm_next: fill(2k). With k >= C it walks the whole
+ * window and fails, fail(2C); glibc's retry then runs the top-down loop
+ * from mmap_base, one find_vma() per step, each step `len` below the VMA it
+ * met: one step per stack that missed before it (k - C) plus a few over
+ * the mappings above them. map32's retry ladder adds packed stacks, two
+ * VMAs and one step each, to a process of W window VMAs and L others, so
+ * its curve read at W + L + 2 (k - C) VMAs is the retry k - C steps above
+ * its first rung. Either way less the plain mmap of a high create, among
+ * 2 k + L VMAs. */
 static void term_map32(const struct rec_create *m, double k, struct rec_create_term *t)
 {
 	int x = 0;

@@ -250,28 +250,61 @@ static const char *term_src(char *buf, size_t len, const struct rec_curve *c, co
 
 #define SRC(c, name) term_src((char[160]){0}, 160, (c), (name))
 
+/* What the old kernels' searches would take for create k: the window VMAs
+ * the failing MAP_32BIT call walks, and the steps of the top-down retry
+ * over the stacks that missed before it (and the mappings above them). */
+static void reason_old_walks(const struct rec_model *m, json_t *r)
+{
+	const struct rec_create *c = &m->cm;
+
+	if (rec_curve_walks(c->fail) || rec_curve_walks(c->retry))
+		add_reason(
+		    r,
+		    "map32's ladders grow here as a walk does, %s ns per window VMA for the "
+		    "failing call and %s ns per stack for the retry: this kernel searches "
+		    "as those before 3.8 did. The failing call walks the %s VMAs of the full "
+		    "window one by one; the retry steps down from mmap_base, one lookup per "
+		    "step, once per stack that missed before it (%s) and over the mappings "
+		    "above them (read at %s VMAs: map32's %s window VMAs and %s others, and "
+		    "its stacks, two VMAs and one step each).",
+		    NUM(rec_curve_slope(c->fail)),
+		    NUM(REC_VMAS_PER_THREAD * rec_curve_slope(c->retry)), NUM(m->et.fail_vmas),
+		    NUM(m->e_at - m->cap), NUM(m->et.retry_vmas), NUM(c->window), NUM(c->others));
+	else
+		add_reason(
+		    r,
+		    "map32's ladders are flat here: this kernel finds free space without "
+		    "walking its VMAs (Linux 3.8 and later search a tree by gap size), so "
+		    "the figures above are what it charges. A kernel before 3.8 would make "
+		    "the failing call walk the %s VMAs of the full window one by one and the "
+		    "retry step down from mmap_base once per stack that missed before it "
+		    "(%s steps, plus a few over the mappings above them), one lookup per "
+		    "step; this kernel does not take those steps, so it cannot price them "
+		    "(doc/recommendation.md prices them under a double of v3.0).",
+		    NUM(m->et.fail_vmas), NUM(m->e_at - m->cap));
+}
+
 static void reason_extra_map32(const struct rec_model *m, json_t *r, const char *lead)
 {
 	const struct rec_in *in = m->in;
 
 	add_reason(r,
-	           "%s an extra %s ns%s, as the kernels before 3.8 charged it: the failing "
-	           "MAP_32BIT mmap walks the %s VMAs of the full window (%s stacks, 2 VMAs each), "
-	           "%s ns%s; then the plain retry walks down from mmap_base past the %s VMAs "
-	           "outside the window and the %s stacks that missed before it (2 VMAs each), %s ns "
-	           "(read at %s VMAs, "
-	           "with the %s in map32's window, which it never reaches)%s; less the plain "
-	           "mmap a high stack costs among %s VMAs, %s ns%s.%s",
+	           "%s an extra %s ns%s on this kernel, from map32's curves: the failing "
+	           "MAP_32BIT mmap with the window full (%s VMAs in it, %s stacks of 2 VMAs "
+	           "each), %s ns%s; then the plain retry, with the %s stacks that missed before "
+	           "it below mmap_base, %s ns%s; less the plain mmap a high stack costs among "
+	           "%s VMAs, %s ns%s.%s",
 	           lead, NUM(m->et.extra), DURP(m->et.extra), NUM(m->et.fail_vmas), NUM(m->cap),
-	           NUM(m->et.fail), SRC(&in->fail, "fail_ns"), NUM(m->cm.others),
-	           NUM(m->e_at - m->cap), NUM(m->et.retry), NUM(m->et.retry_vmas),
-	           NUM(m->cm.window), SRC(&in->retry, "retry_ns"),
+	           NUM(m->et.fail), SRC(&in->fail, "fail_ns"), NUM(m->e_at - m->cap),
+	           NUM(m->et.retry), SRC(&in->retry, "retry_ns"),
 	           NUM(REC_VMAS_PER_THREAD * m->e_at + m->cm.others), NUM(m->et.plain),
 	           SRC(&in->plain, "plain_ns"),
 	           m->et.extrapolated ? " Beyond a curve's last point it is extrapolated linearly "
 	                                "(through that point, with the least-squares slope of "
 	                                "the curve)."
 	                              : "");
+	if (m->cm.fail->n || m->cm.retry->n)
+		reason_old_walks(m, r);
 	if (m->e_measured > 0)
 		add_reason(
 		    r,
@@ -325,14 +358,16 @@ static void reason_total(const struct rec_model *m, json_t *r)
 	    r,
 	    "In all, creating the %s threads with low stacks costs %s ns%s more than with high "
 	    "ones, %s ns per create on average: %s ns for the %s creates below the window's "
-	    "capacity (%s) and %s ns for the %s from it on (each the failing walk plus the retry), "
+	    "capacity (%s) and %s ns for the %s from it on (each the failing MAP_32BIT call plus "
+	    "the retry), "
 	    "each create's extra counted as at least 0.",
 	    NUM(m->n), NUM(m->extra_total), DURP(m->extra_total), NUM(m->extra_mean),
 	    NUM(m->ramp_total), NUM(fmin(m->n, m->cap)),
-	    !map32          ? "low less high create cost at each count of live threads"
-	    : m->in->fill.n ? "create k walks the 2 k window VMAs below its hole, map32.fill_ns, "
-	                      "less a plain mmap"
-	                    : "map32.fill_ns not measured: counted as 0",
+	    !map32 ? "low less high create cost at each count of live threads"
+	    : m->in->fill.n
+	        ? "create k's MAP_32BIT mmap finds its hole above 2 k window VMAs, map32.fill_ns, "
+	          "less a plain mmap"
+	        : "map32.fill_ns not measured: counted as 0",
 	    NUM(m->beyond_total), NUM(m->missing));
 }
 

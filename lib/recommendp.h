@@ -52,6 +52,16 @@ double rec_curve_eval(const struct rec_curve *c, double x, int *extrapolated);
  * on the straight line a + b x of a walk (doc/recommendation.md);
  * *extrapolated is set beyond the last point only. */
 double rec_curve_walk(const struct rec_curve *c, double x, int *extrapolated);
+/* The least-squares slope of a curve's points, never below 0. */
+double rec_curve_slope(const struct rec_curve *c);
+/* A curve walks when its fitted rise over its range is at least this many
+ * times its first point: the kernels before 3.8 (and their double) rise
+ * 100-fold and more over map32's ladders; kernels since are flat to within
+ * noise (a rise of 0.2 to 0.4). */
+#define REC_WALK_RISE 1.0
+/* 1 when a map32 curve grows as a walk does (REC_WALK_RISE), 0 when this
+ * kernel's search does not walk. */
+int rec_curve_walks(const struct rec_curve *c);
 
 /* What the extra cost of a low-stack create is computed from: the map32
  * walks when any of fill, fail, retry is usable, else the threads curves. */

@@ -3,10 +3,14 @@
  * mappings (each with its guard page), then climbs two ladders, as the
  * kernels before 3.8 paid twice for a stack that missed the window
  * (doc/recommendation.md):
- *  1. total VMAs: with the window full, more VMAs at high addresses; at
- *     each rung it times a failing MAP_32BIT mmap, the plain retry right
- *     after it (what glibc 2.7 did next) and a plain mmap on its own, the
- *     baseline. The retry's cost against all VMAs is `retry_ns`.
+ *  1. the retry: with the window full, stacks of the same size packed
+ *     below mmap_base, as the stacks of threads that missed the window lay
+ *     (two VMAs each, guard and rest). At each rung it times a failing
+ *     MAP_32BIT mmap, the plain retry right after it (what glibc 2.7 did
+ *     next) and a plain mmap on its own, the baseline. v3.0's top-down
+ *     retry steps once per stack above its hole, so this ladder grows its
+ *     steps one per stack. The retry's cost against the process's VMAs is
+ *     `retry_ns`.
  *  2. in-window VMAs: the high VMAs gone, the stacks in the window split
  *     into page-sized mappings (a PROT_READ page between read-write runs,
  *     so that no hole opens); at each rung, the failing MAP_32BIT mmap
@@ -127,10 +131,9 @@ struct map32_ctx {
 	uintptr_t lo, hi;
 	const char *window_stopped_by;
 	uint64_t window_vmas; /* VMAs inside the window once it was full */
-	/* The high reservation the retry ladder splits into VMAs. */
-	char *reserve;
-	size_t reserve_pages;
-	size_t reserve_used; /* pages mapped into it, every other one */
+	/* The retry ladder's stacks below mmap_base, highest first. */
+	void **high;
+	size_t n_high, cap_high;
 	/* Pages of the window's stacks the fail ladder has split off, over
 	 * the first split_stacks stacks (fixed at the first split, so that a
 	 * late fill does not move the pages already split). */
@@ -300,23 +303,6 @@ static int plug_window(struct map32_ctx *c)
 	return 0;
 }
 
-/* Reserves room at a high address (where the kernel puts plain mappings)
- * for the retry ladder: one PROT_NONE VMA that set_high() splits. */
-static int reserve_high(struct map32_ctx *c, uint64_t extra_vmas)
-{
-	void *p;
-
-	c->reserve_pages = (size_t)extra_vmas + 4;
-	p = mmap(NULL, c->reserve_pages * c->page, PROT_NONE,
-	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		c->reserve_pages = 0;
-		return -errno;
-	}
-	c->reserve = p;
-	return 0;
-}
-
 /* munmap() in steps of MAP32_UNMAP_PAGES, so that no one call walks more
  * than that many VMAs (see there). */
 static void unmap_gently(const struct map32_ctx *c, void *p, size_t len)
@@ -327,51 +313,69 @@ static void unmap_gently(const struct map32_ctx *c, void *p, size_t len)
 		munmap((char *)p + off, len - off < step ? len - off : step);
 }
 
-static void release_high(struct map32_ctx *c)
+/* The retry ladder's mappings: stack-sized, each a guard page (PROT_NONE)
+ * below a PROT_READ rest, two VMAs that never merge with a neighbour, as
+ * glibc lays out a stack. Plain mmaps place them top-down, each right
+ * below the last, so they pack below mmap_base as the stacks of threads
+ * that missed the window did. A v3.0 retry from mmap_base steps once per
+ * stack (it lands `len` below the guard it meets), so the ladder grows the
+ * steps of that search one per stack; page-sized VMAs would mostly be
+ * jumped. PROT_READ and MAP_NORESERVE: no memory is committed or touched. */
+static int push_high(struct map32_ctx *c)
 {
-	if (c->reserve)
-		unmap_gently(c, c->reserve, c->reserve_pages * c->page);
-	c->reserve = NULL;
-	c->reserve_pages = c->reserve_used = 0;
-}
+	void *p;
 
-/* Lowers the process's VMA count towards `target` (to the least count not
- * below it): the last PROT_READ page of the reservation goes back to
- * PROT_NONE and merges with its neighbours, two VMAs fewer. */
-static int lower_high(struct map32_ctx *c, double target, uint64_t *vmas)
-{
-	while (c->reserve_used && (double)*vmas >= target + 2) {
-		size_t at = 2 * (c->reserve_used - 1) + 1;
+	if (c->n_high == c->cap_high) {
+		size_t cap = c->cap_high ? 2 * c->cap_high : 256;
+		void **h = realloc(c->high, cap * sizeof(*h));
 
-		if (mmap(c->reserve + at * c->page, c->page, PROT_NONE,
-		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
-		         0) == MAP_FAILED)
-			return -errno;
-		c->reserve_used--;
-		*vmas -= 2;
+		if (!h)
+			return -ENOMEM;
+		c->high = h;
+		c->cap_high = cap;
 	}
+	p = mmap(NULL, c->len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (mprotect(p, c->page, PROT_NONE) < 0) {
+		int r = -errno;
+
+		munmap(p, c->len);
+		return r;
+	}
+	c->high[c->n_high++] = p;
 	return 0;
 }
 
-/* Sets the process's VMA count to the least count not below `target`:
- * every other page of the reservation becomes a PROT_READ mapping, so no
- * two neighbours can merge and each page adds two VMAs. *vmas is the
- * running count. */
+/* The lowest stack of the ladder goes: two VMAs fewer, and the rest stay
+ * packed. */
+static void pop_high(struct map32_ctx *c)
+{
+	munmap(c->high[--c->n_high], c->len);
+}
+
+static void release_high(struct map32_ctx *c)
+{
+	while (c->n_high)
+		pop_high(c);
+	free(c->high);
+	c->high = NULL;
+	c->cap_high = 0;
+}
+
+/* Sets the process's VMA count to the least count not below `target`,
+ * two VMAs per stack of the ladder. *vmas is the running count. */
 static int set_high(struct map32_ctx *c, double target, uint64_t *vmas)
 {
-	if ((double)*vmas >= target + 2)
-		return lower_high(c, target, vmas);
+	while (c->n_high && (double)*vmas >= target + 2) {
+		pop_high(c);
+		*vmas -= 2;
+	}
 	while ((double)*vmas < target) {
-		size_t at = 2 * c->reserve_used + 1;
-		void *p;
+		int rc = push_high(c);
 
-		if (at + 1 >= c->reserve_pages)
-			return -ENOSPC;
-		p = mmap(c->reserve + at * c->page, c->page, PROT_READ,
-		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		if (p == MAP_FAILED)
-			return -errno;
-		c->reserve_used++;
+		if (rc < 0)
+			return rc;
 		*vmas += 2;
 	}
 	return 0;
@@ -710,7 +714,8 @@ static size_t ladder_pilot(struct map32_ctx *c, struct ladder *l, const struct l
 		need = (MAP32_ROUNDS + 1) *
 		       (MAP32_VISIT_MIN * (sum + (i ? l->rungs[i - 1].rep_cost : 0) * grow) +
 		        MAP32_SWEEPS * (double)moves * grow);
-		if (i >= MAP32_RUNGS_MIN && (double)(l->deadline > t0 ? l->deadline - t0 : 0) < need) {
+		if (i >= MAP32_RUNGS_MIN &&
+		    (double)(l->deadline > t0 ? l->deadline - t0 : 0) < need) {
 			l->stopped_by = "budget";
 			return i;
 		}
@@ -911,7 +916,8 @@ static const char *map32_failure(const struct map32_ctx *c)
 		return "the MAP_32BIT window did not fill";
 	for (int i = 0; i < N_LADDERS; i++)
 		if (c->ladders[i].n_rungs < 3)
-			return "fewer than three rungs of a ladder were measured"; /* MAP32_RUNGS_MIN */
+			return "fewer than three rungs of a ladder were measured"; /* MAP32_RUNGS_MIN
+			                                                            */
 	return NULL;
 }
 
@@ -928,9 +934,6 @@ static int run_ladders(struct map32_ctx *c, uint64_t target, double ratio, unsig
 
 	r->deadline = now + (c->deadline > now ? (c->deadline - now) / 2 : 0);
 	f->deadline = c->deadline;
-	rc = reserve_high(c, target > vmas ? target - vmas : 0);
-	if (rc < 0)
-		return rc;
 	rc = run_ladder(c, r, vmas_now(), target, ratio, reps_max, &high, seed);
 	release_high(c);
 	if (rc < 0)

@@ -4,19 +4,20 @@
 # threadwatch reads; checks that the map32 capacity matches its window and
 # that on this kernel both map32 ladders are flat; samples the run queue
 # during a default threads run; then runs both under the shim of the
-# pre-3.8 kernel (tests/shim/linear_map32.c, Linux v3.0's walks) and checks
+# pre-3.8 kernel (tests/shim/v30_mmap.c, which runs Linux v3.0's searches
+# step by step) and checks the double's steps against a count by hand,
 # the 2008 cliff: the fill, fail and retry ladders growing as walks do
 # (linear or steeper), the low policy's create cost ramping below the
 # window's capacity (127 stacks of 8 MiB) and failing past it, and the
 # recommendation's extra create cost at the top bucket within a factor of
-# 2 of what the threads probe measured.
+# 1.5 of what the threads probe measured.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }
 THREADS=$B/probes/threads
 MAP32=$B/probes/map32
-SHIM=$B/tests/linear_map32.so
+SHIM=$B/tests/v30_mmap.so
 for f in "$THREADS" "$MAP32" "$SHIM"; do [ -e "$f" ] || fail "'$f' is not built"; done
 
 # run BIN OUT [VAR=VALUE...] [-- ARGS...]: runs a probe with --quick in
@@ -249,7 +250,22 @@ fi
 # cliff only in an ordinary build.
 asan=0
 nm "$THREADS" 2>/dev/null | grep -q __asan_init && asan=1
-# The double charges every MAP_32BIT call's walk (issue 24), so filling
+# The double runs v3.0's top-down retry loop lookup by lookup: each step
+# lands a stack's length below the VMA it met, so packed stacks cost one
+# step each and page-sized VMAs are mostly jumped (a few steps in all
+# above the ladder: the loader, libc, the vDSO).
+WALK=$B/tests/v30walk
+# (Under ASan its shadow mappings sit between mmap_base and the stack.)
+[ "$asan" = 1 ] || for n in 100 1000 5000; do
+	s=$(LD_PRELOAD="$SHIM" "$WALK" stacks $n) || fail "v30walk stacks $n exited $?"
+	s=${s#steps }
+	[ "$s" -ge "$n" ] && [ "$s" -le $((n + 12)) ] || fail "the retry over $n packed stacks took $s steps"
+	p=$(LD_PRELOAD="$SHIM" "$WALK" pages $((2 * n))) || fail "v30walk pages exited $?"
+	p=${p#steps }
+	[ "$p" -le $((n / 100 + 12)) ] || fail "the retry over $((2 * n)) page-sized mappings took $p steps"
+	ok "the double's retry: $n packed stacks $s steps, $((2 * n)) page-sized mappings $p steps"
+done
+# The double charges every MAP_32BIT call's walk, so filling
 # the window costs about b C^2: with glibc's 8 MiB stacks C =
 # floor(2^30 / (8 MiB + 4 KiB)) = 127 and the fill stays cheap (with
 # 256 KiB stacks, C = 4,032, it would take about a minute here). The
@@ -295,12 +311,13 @@ ok "map32 under the shim: $(jq -c "$MAP32_SUMMARY" "$TW_TMP/map32-shim.json")"
 
 # The recommendation's extra create cost from the map32 curves against
 # what the threads probe measured (low - high) at the same thread count:
-# within a factor of 2. n is the threads run's top bucket, well past the
+# within a factor of 1.5. n is the threads run's top bucket, well past the
 # window; the model reads the fail ladder at the full window, the retry
 # ladder past map32's window VMAs and the VMAs outside it (start_vmas -
 # window_vmas, L) plus 2 (n - C) stacks, and the fill ladder below C. No
 # timing bound: only the ratio of two figures measured on the same host.
-[ "$asan" = 1 ] || {
+# shim_e: the recommendation on the shim's two documents, in shim-rec.json.
+shim_e() {
 	n=$(jq '.scalars.capacity_predicted.value as $c | .scalars.bucket_width.value as $w | [.series.low_median_ns.points[][0]] | map(select(. >= $c + 2 * $w)) | max // empty' "$TW_TMP/threads-shim.json")
 	[ -n "$n" ] || fail "the low policy under the shim did not reach 2 buckets past the window"
 	jq -n --slurpfile m "$TW_TMP/map32-shim.json" --slurpfile t "$TW_TMP/threads-shim.json" --argjson n "$n" '
@@ -318,9 +335,25 @@ ok "map32 under the shim: $(jq -c "$MAP32_SUMMARY" "$TW_TMP/map32-shim.json")"
 		>"$TW_TMP/shim-inputs.json"
 	"$B/threadwatch" recommend --input "$TW_TMP/shim-inputs.json" --json >"$TW_TMP/shim-rec.json" ||
 		fail "recommend on the shim's figures failed"
-	jq -e '.result.figures | .extra_create_source == "map32" and .extra_create_vs_measured >= 0.5 and .extra_create_vs_measured <= 2' \
-		"$TW_TMP/shim-rec.json" >/dev/null ||
-		fail "E against the measured extra cost: $(jq -c '.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/shim-rec.json")"
+}
+# The model's side comes out the same run after run; the threads probe's
+# median at one bucket moves with the host's load (here 0.71 to 1.13 of
+# the model), so a miss is measured again, both probes, up to three times:
+# a retry ladder the loop does not climb (page-sized VMAs, which it jumps:
+# 0.32 here) misses every time.
+[ "$asan" = 1 ] || for try in 1 2 3; do
+	if [ "$try" -gt 1 ]; then
+		run "$THREADS" "$TW_TMP/threads-shim.json" LD_PRELOAD="$SHIM" -- --max-threads $((C + 320)) \
+			--stack-size 8M --budget 30s
+		run "$MAP32" "$TW_TMP/map32-shim.json" LD_PRELOAD="$SHIM"
+	fi
+	shim_e
+	jq -e '.result.figures | .extra_create_source == "map32" and .extra_create_vs_measured >= 1 / 1.5 and .extra_create_vs_measured <= 1.5' \
+		"$TW_TMP/shim-rec.json" >/dev/null && break
+	echo "try $try: E against the measured extra cost: $(jq -c '.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/shim-rec.json")"
+	[ "$try" = 3 ] && fail "E is not within 1.5x of the measured extra cost in three runs"
+done
+[ "$asan" = 1 ] || {
 	ok "E at the top bucket, $n threads, under the shim: modelled $(jq '.result.figures.extra_create_ns | floor' "$TW_TMP/shim-rec.json") ns," \
 		"measured $(jq '.result.figures.extra_create_measured_ns | floor' "$TW_TMP/shim-rec.json") ns (low - high)," \
 		"ratio $(jq '.result.figures.extra_create_vs_measured * 100 | round / 100' "$TW_TMP/shim-rec.json"); per create on average" \

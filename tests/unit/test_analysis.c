@@ -320,7 +320,7 @@ static void test_growth_robust(void **state)
 	assert_int_equal(analysis_growth_fit(x, y, 10, &g), 0);
 	assert_int_equal(g.cls, ANALYSIS_STEP);
 	assert_string_equal(analysis_class_name(g.cls), "step");
-	/* A quick ladder of a linear walk (linear_map32, 8 rungs, the top two
+	/* A quick ladder of a linear walk (the pre-3.8 double, 8 rungs, the top two
 	 * almost at one count) as measured: linear, not a step, though a side
 	 * of 3 rungs has no significant slope of its own. */
 	{

@@ -698,9 +698,10 @@ static void test_ramp_below_capacity(void **state)
 
 /* Issue 24: past capacity, the failing walk plus the top-down retry, per
  * create. C = 10, n = 15; fail is y = 150 x, read at 2 C = 20 VMAs: 3,000
- * ns. map32's process held 24 VMAs in its window and 6 outside it (L), so
- * the retry of create k walks 6 + 2 (k - 10) VMAs and its curve, y = 50 x
- * against all of the process's VMAs, is read at 24 + 6 + 2 (k - 10): 1,500
+ * ns. map32's process held 24 VMAs in its window and 6 outside it (L); the
+ * retry of create k steps once per stack that missed before it (k - 10),
+ * and its curve, y = 50 x against all of the process's VMAs (stacks of two
+ * VMAs and one step each), is read at 24 + 6 + 2 (k - 10): 1,500
  * + 100 (k - 10) ns. Plain is a flat 100 ns, the fill ladder absent (the
  * ramp counted as 0). Create k = 10 + j costs 3,000 + 1,500 + 100 j - 100 =
  * 4,400 + 100 j; j = 0 .. 4: 5 x 4,400 + 100 x 10 = 23,000 ns in all,
@@ -730,6 +731,34 @@ static void test_fail_retry_beyond_capacity(void **state)
 	CLOSE(fig(r, "extra_create_mean_ns"), 23000 / 15.0);
 	CLOSE(fig(r, "break_even_switches"), 2.3);
 	assert_true(reason_has(r, "map32.fill_ns not measured"));
+	/* The curves rise as walks do: this kernel walks, at the curves'
+	 * slopes, 150 ns per window VMA and 2 x 50 per stack of the retry. */
+	assert_true(reason_has(r, "pays an extra 4,900 ns (4.9 µs) on this kernel"));
+	assert_true(reason_has(r, "grow here as a walk does, 150 ns per window VMA for the "
+	                          "failing call and 100 ns per stack for the retry"));
+	assert_true(reason_has(r, "once per stack that missed before it (5)"));
+	assert_false(reason_has(r, "ladders are flat here"));
+	json_decref(r);
+}
+
+/* The same window on a kernel whose ladders are flat (3.8 and later): the
+ * text says what this kernel charges and counts the old kernels' walks
+ * without pricing them at a slope that measures no walk. */
+static void test_flat_kernel_charges(void **state)
+{
+	json_t *r;
+
+	(void)state;
+	r = hand_with("\"threads\":15,\"switches_per_thread\":3",
+	              "\"map32\":{\"window_bytes\":10485760,\"window_vmas\":24,\"outside_vmas\":6,"
+	              "\"fail_ns\":[[20,300],[40,310]],\"retry_ns\":[[20,700],[100,720]],"
+	              "\"plain_ns\":[[1,700],[100,700]]}");
+	assert_true(reason_has(r, "on this kernel, from map32's curves"));
+	assert_true(reason_has(r, "map32's ladders are flat here"));
+	assert_true(reason_has(r, "walk the 20 VMAs of the full window one by one"));
+	assert_true(reason_has(r, "(5 steps, plus a few over the mappings above them)"));
+	assert_false(reason_has(r, "grow here as a walk does"));
+	assert_false(reason_has(r, "as the kernels before 3.8 charged it"));
 	json_decref(r);
 }
 
@@ -1567,6 +1596,7 @@ int main(void)
 	    cmocka_unit_test(test_map32_terms),
 	    cmocka_unit_test(test_ramp_below_capacity),
 	    cmocka_unit_test(test_fail_retry_beyond_capacity),
+	    cmocka_unit_test(test_flat_kernel_charges),
 	    cmocka_unit_test(test_churn),
 	    cmocka_unit_test(test_flip_points),
 	    cmocka_unit_test(test_extra_keys_ignored),
