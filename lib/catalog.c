@@ -37,7 +37,7 @@ const char *const catalog_units[] = {
 /* The first, last and lowest bucket rates are three metrics rather than
  * one with a bucket label, since a sum or average over buckets means
  * nothing (Prometheus's "writing exporters" guide). */
-#define POLICY(p, what, h, run, l_first, l_min)                                                    \
+#define POLICY(p, what, h, run, l_first, l_steady)                                                 \
 	{SCALAR("threads", p "_first_rate"),                                                       \
 	 .unit = "per_s",                                                                          \
 	 .label = l_first,                                                                         \
@@ -49,10 +49,16 @@ const char *const catalog_units[] = {
 	     .description = "Thread creates per second in the last bucket, " what,                 \
 	     PROM("threadwatch_threads_last_create_rate_per_second",                               \
 	          h ? HELP_RATE("last bucket") : NULL, "policy=\"" p "\"", 1)},                    \
-	    {SCALAR("threads", p "_min_rate"), .unit = "per_s", .label = l_min,                    \
+	    {SCALAR("threads", p "_min_rate"), .unit = "per_s",                                    \
 	     .description = "Lowest thread-create rate of any bucket, " what,                      \
 	     PROM("threadwatch_threads_min_create_rate_per_second",                                \
 	          h ? HELP_RATE("slowest bucket") : NULL, "policy=\"" p "\"", 1)},                 \
+	    {SCALAR("threads", p "_steady_rate"), .unit = "per_s", .label = l_steady,              \
+	     .description = "Median thread-create rate of the buckets after the first (the first " \
+	                    "is cold), " what,                                                     \
+	     PROM("threadwatch_threads_steady_create_rate_per_second",                             \
+	          h ? HELP_RATE("buckets after the first (median)") : NULL, "policy=\"" p "\"",   \
+	          1)},                                                                             \
 	    {SCALAR("threads", p "_knee"), .unit = "threads", .key = 1,                            \
 	     .description = "Live threads where the create rate stepped down at least 2x for "     \
 	                    "3 buckets and the rest of the run, " what,                            \
@@ -343,7 +349,7 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Highest address of a glibc-placed stack"},
     POLICY("default", "glibc's own stacks", 1, "default", "Creates/s, default stacks, first bucket",
            NULL),
-    POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL, "Lowest creates/s with low stacks"),
+    POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL, "Creates/s with low stacks, steady"),
     POLICY("high", "high (MAP_STACK) stacks", 0, NULL, NULL, NULL),
     {SCALAR("threads", "capacity_predicted"), .unit = "threads",
      .description = "Stacks the 1 GiB MAP_32BIT window holds at this stack size: where the knee "
@@ -366,7 +372,7 @@ const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metric
 
 const struct catalog_probe catalog_probes[] = {
     {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}},
-    {"threads", 40, "low_min_rate", {NULL}, {NULL}},
+    {"threads", 40, "low_steady_rate", {NULL}, {NULL}},
     {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);

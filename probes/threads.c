@@ -446,6 +446,7 @@ static void emit_policy(struct probe_doc *doc, const struct policy_run *pr, size
 		probe_scalar(doc, pname(n, sizeof(n), pr, "first_rate"), rates.first, "per_s");
 		probe_scalar(doc, pname(n, sizeof(n), pr, "last_rate"), rates.last, "per_s");
 		probe_scalar(doc, pname(n, sizeof(n), pr, "min_rate"), rates.min, "per_s");
+		probe_scalar(doc, pname(n, sizeof(n), pr, "steady_rate"), rates.steady, "per_s");
 	}
 	knee = analysis_knee(b, nb);
 	if (knee >= 0) {

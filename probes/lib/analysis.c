@@ -76,6 +76,8 @@ size_t analysis_bucketize(const struct analysis_sample *s, size_t n, size_t widt
 	return written;
 }
 
+static double rate_median(const struct analysis_bucket *b, size_t from, size_t to);
+
 int analysis_rates(const struct analysis_bucket *b, size_t n, struct analysis_rates *out)
 {
 	if (!n)
@@ -86,6 +88,7 @@ int analysis_rates(const struct analysis_bucket *b, size_t n, struct analysis_ra
 	for (size_t i = 1; i < n; i++)
 		if (b[i].rate < out->min)
 			out->min = b[i].rate;
+	out->steady = n > 1 ? rate_median(b, 1, n) : b[0].rate;
 	return 0;
 }
 

@@ -56,6 +56,10 @@ struct analysis_rates {
 	double first;
 	double last;
 	double min;
+	/* The median rate of the buckets after the first, which is cold (the
+	 * first creates of a ramp fault in what later ones find warm): the
+	 * steady state. The first bucket's rate when it is the only one. */
+	double steady;
 };
 /* Returns 0, or -EINVAL for an empty series. */
 int analysis_rates(const struct analysis_bucket *b, size_t n, struct analysis_rates *out);

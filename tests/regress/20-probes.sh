@@ -87,6 +87,8 @@ THREADS_NAMES='
     scalar("\($p)_min_rate"; "per_s"), scalar("\($p)_map32_failures"; "count"),
     check(.scalars["\($p)_min_rate"].value > 0; "\($p)_min_rate not positive"),
     check(.scalars["\($p)_min_rate"].value <= .scalars["\($p)_first_rate"].value; "\($p)_min_rate above first"),
+    scalar("\($p)_steady_rate"; "per_s"),
+    check(.scalars["\($p)_steady_rate"].value >= .scalars["\($p)_min_rate"].value; "\($p)_steady_rate below min"),
     check(if .scalars["\($p)_knee"] then .scalars["\($p)_knee"].unit == "threads" and .info["\($p)_knee"] == .scalars["\($p)_knee"].value
           else .info | has("\($p)_knee") and .["\($p)_knee"] == null end; "\($p)_knee inconsistent"),
     check([.series["\($p)_rate"].points[]?[0]] == [.series["\($p)_median_ns"].points[]?[0]]; "\($p) series x differ")),

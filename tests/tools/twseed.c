@@ -568,6 +568,8 @@ static void threads_policy(json_t *doc, const struct host_model *m, const struct
 	doc_scalar(doc, name, last, "per_s");
 	snprintf(name, sizeof(name), "%s_min_rate", p);
 	doc_scalar(doc, name, min, "per_s");
+	snprintf(name, sizeof(name), "%s_steady_rate", p);
+	doc_scalar(doc, name, last, "per_s");
 	snprintf(name, sizeof(name), "%s_knee", p);
 	if (knee >= 0)
 		doc_scalar(doc, name, knee, "threads");

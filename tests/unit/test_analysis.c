@@ -78,11 +78,20 @@ static void test_bucketize(void **state)
 static void test_rates(void **state)
 {
 	struct analysis_bucket b[3] = {{.rate = 50}, {.rate = 20}, {.rate = 30}};
+	/* A cold first bucket, then a steady state with one slow bucket. */
+	struct analysis_bucket c[6] = {{.rate = 9}, {.rate = 40}, {.rate = 42},
+	                               {.rate = 38}, {.rate = 25}, {.rate = 41}};
 	struct analysis_rates r;
 
 	(void)state;
 	assert_int_equal(analysis_rates(b, 3, &r), 0);
 	assert_true(r.first == 50 && r.last == 30 && r.min == 20);
+	assert_true(r.steady == 25); /* the median of 20 and 30 */
+	assert_int_equal(analysis_rates(c, 6, &r), 0);
+	assert_true(r.min == 9 && r.first == 9);
+	assert_true(r.steady == 40); /* 25, 38, 40, 41, 42: not the cold 9 */
+	assert_int_equal(analysis_rates(c, 1, &r), 0);
+	assert_true(r.steady == 9);
 	assert_int_not_equal(analysis_rates(b, 0, &r), 0);
 }
 
