@@ -124,7 +124,8 @@ LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c l
 	lib/contention.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
-	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/isolate.c probes/lib/map32bit.c
+	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \
+	probes/lib/map32bit.c
 PROBE_NAMES := ctxsw threads map32
 # daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
 # into libtwd.a for the unit tests.

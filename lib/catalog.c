@@ -57,7 +57,7 @@ const char *const catalog_units[] = {
 	     .description = "Median thread-create rate of the buckets after the first (the first " \
 	                    "is cold), " what,                                                     \
 	     PROM("threadwatch_threads_steady_create_rate_per_second",                             \
-	          h ? HELP_RATE("buckets after the first (median)") : NULL, "policy=\"" p "\"",   \
+	          h ? HELP_RATE("buckets after the first (median)") : NULL, "policy=\"" p "\"",    \
 	          1)},                                                                             \
 	    {SCALAR("threads", p "_knee"), .unit = "threads", .key = 1,                            \
 	     .description = "Live threads where the create rate stepped down at least 2x for "     \

@@ -276,6 +276,25 @@ long sys_vma_count(void)
 	return sys_count_lines_at(AT_FDCWD, "/proc/self/maps");
 }
 
+int sys_task_switched_in(int tid, unsigned long long *count)
+{
+	unsigned long long run, wait;
+	char path[64], buf[128];
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return got < 0 ? -errno : -ENODATA;
+	buf[got] = 0;
+	return sscanf(buf, "%llu %llu %llu", &run, &wait, count) == 3 ? 0 : -EINVAL;
+}
+
 size_t sys_default_stack_size(void)
 {
 	long page = sysconf(_SC_PAGESIZE);

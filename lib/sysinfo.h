@@ -37,6 +37,10 @@ int sys_limits_read(struct sys_limits *l);
 
 /* Number of VMAs of the calling process (lines of /proc/self/maps). */
 long sys_vma_count(void);
+/* The times thread `tid` of this process was switched in on a CPU: the
+ * third field of /proc/self/task/TID/schedstat (sched_info.pcount, a
+ * kernel with CONFIG_SCHED_INFO). 0, or -errno. */
+int sys_task_switched_in(int tid, unsigned long long *count);
 /* Lines of the file `name` relative to dirfd (AT_FDCWD for a path), or
  * -errno. Reads /proc files such as maps in one pass without parsing. */
 long sys_count_lines_at(int dirfd, const char *name);

@@ -22,8 +22,12 @@
  * TOST at alpha = 0.05) and backed by
  * a paired TOST, differences by a Wilcoxon signed-rank test.
  *
- * A ring series then passes one token around 2..64 threads on the CPU, for
- * the cache and TLB pressure of more threads. Cycles come from per-thread
+ * A ring series then passes one token around 2..64 threads on the CPU: ns
+ * per hop (one pass of the token), and the context switches a hop took,
+ * counted from each ring thread's schedstat (from 4 threads on a woken
+ * thread may preempt its waker, which must run again to sleep: more than
+ * one switch per hop), so that a rise with the ring's size is split into
+ * extra switches and dearer ones (cache and TLB pressure). Cycles come from per-thread
  * core-cycle counters where perf allows, else from the TSC.
  *
  * Each thread reads back its stack, FS base and FS selector; a thread
@@ -42,8 +46,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <linux/futex.h>
-
 #if defined(__x86_64__)
 #include <asm/prctl.h>
 #endif
@@ -51,6 +53,7 @@
 #include "clock.h"
 #include "cycles.h"
 #include "fsseg.h"
+#include "futexw.h"
 #include "isolate.h"
 #include "placement.h"
 #include "probe.h"
@@ -147,26 +150,6 @@ struct ctxsw_variant {
 	long nsw;
 };
 
-static long futex(int *word, int op, int val)
-{
-	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
-}
-
-static void store_wake(int *w, int val)
-{
-	__atomic_store_n(w, val, __ATOMIC_RELEASE);
-	futex(w, FUTEX_WAKE_PRIVATE, 1);
-}
-
-/* Sleeps until *w == val. */
-static void wait_equal(int *w, int val)
-{
-	int now;
-
-	while ((now = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != val)
-		futex(w, FUTEX_WAIT_PRIVATE, now);
-}
-
 static uintptr_t read_fs_base(void)
 {
 #if defined(__x86_64__)
@@ -220,8 +203,8 @@ static uint64_t sample_cycles(const struct ctxsw_sample *x)
 
 static void round_trip(struct ctxsw_sample *x)
 {
-	store_wake(&x->turn, 1);
-	wait_equal(&x->turn, 0);
+	futexw_store_wake(&x->turn, 1);
+	futexw_wait_equal(&x->turn, 0);
 }
 
 /* Times the calling thread was switched out, voluntarily or not. */
@@ -253,7 +236,7 @@ static void *leader_main(void *p)
 	x->ns = t1 - t0;
 	x->cycles = c1 - c0;
 	__atomic_store_n(&x->quit, 1, __ATOMIC_RELEASE);
-	store_wake(&x->turn, 1);
+	futexw_store_wake(&x->turn, 1);
 	return NULL;
 }
 
@@ -263,10 +246,10 @@ static void *follower_main(void *p)
 
 	read_self(&x->self[1], x->env, x->sel, 1);
 	for (;;) {
-		wait_equal(&x->turn, 1);
+		futexw_wait_equal(&x->turn, 1);
 		if (__atomic_load_n(&x->quit, __ATOMIC_ACQUIRE))
 			return NULL;
-		store_wake(&x->turn, 0);
+		futexw_store_wake(&x->turn, 0);
 	}
 }
 
@@ -338,7 +321,7 @@ static int sample_run(struct ctxsw_sample *x, char *why, size_t whylen)
 	if (r < 0 && x->started[1]) {
 		/* The leader never ran: release the follower. */
 		__atomic_store_n(&x->quit, 1, __ATOMIC_RELEASE);
-		store_wake(&x->turn, 1);
+		futexw_store_wake(&x->turn, 1);
 	}
 	for (int i = 0; i < 2; i++) {
 		if (x->started[i])
@@ -649,6 +632,8 @@ struct ctxsw_ring {
 	int ready; /* threads 1..n-1 that reached their first wait */
 	int bad;   /* a thread failed its set-up (pin, selector) */
 	uint64_t ns;
+	pid_t tid[CTXSW_MAX_RING];
+	double switches; /* during the timed laps; -1: not counted */
 };
 
 struct ring_arg {
@@ -658,13 +643,28 @@ struct ring_arg {
 
 static void ring_pass(struct ctxsw_ring *r, int i)
 {
-	store_wake(&r->slot[(i + 1) % r->n], 1);
+	futexw_store_wake(&r->slot[(i + 1) % r->n], 1);
 }
 
 static void ring_take(struct ctxsw_ring *r, int i)
 {
-	wait_equal(&r->slot[i], 1);
+	futexw_wait_equal(&r->slot[i], 1);
 	__atomic_store_n(&r->slot[i], 0, __ATOMIC_RELAXED);
+}
+
+/* The times the ring's threads were switched in (sys_task_switched_in);
+ * -1 when a thread's count cannot be read. */
+static double ring_switched_in(const struct ctxsw_ring *r)
+{
+	unsigned long long count;
+	double sum = 0;
+
+	for (int i = 0; i < r->n; i++) {
+		if (sys_task_switched_in((int)r->tid[i], &count) < 0)
+			return -1;
+		sum += (double)count;
+	}
+	return sum;
 }
 
 static void *ring_main(void *p)
@@ -674,6 +674,7 @@ static void *ring_main(void *p)
 	struct ctxsw_self self;
 	uint64_t t0;
 
+	r->tid[a->i] = (pid_t)syscall(SYS_gettid);
 	read_self(&self, r->env, r->sel, (unsigned)a->i);
 	if (self.cyc_fd >= 0)
 		close(self.cyc_fd);
@@ -684,7 +685,7 @@ static void *ring_main(void *p)
 		 * so that a 64-thread ring never has more than a couple of
 		 * threads runnable at once (a host's run queue stays short). */
 		__atomic_add_fetch(&r->ready, 1, __ATOMIC_RELEASE);
-		futex(&r->ready, FUTEX_WAKE_PRIVATE, 1);
+		futexw_wake(&r->ready, 1);
 		/* quit is read while holding the token: thread 0 sets it only
 		 * once the token is back with it, so a token of an ordinary
 		 * lap never sees it set, and the last lap always does. */
@@ -699,19 +700,28 @@ static void *ring_main(void *p)
 		ring_pass(r, 0);
 		ring_take(r, 0);
 	}
+	/* The others wait for the token thread 0 holds: the counts hold still
+	 * while they are read. */
+	r->switches = ring_switched_in(r);
 	t0 = clock_ns();
 	for (uint64_t k = 0; k < r->laps; k++) {
 		ring_pass(r, 0);
 		ring_take(r, 0);
 	}
 	r->ns = clock_ns() - t0;
+	if (r->switches >= 0) {
+		double after = ring_switched_in(r);
+
+		r->switches = after >= r->switches ? after - r->switches : -1;
+	}
 	__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
 	ring_pass(r, 0);
 	return NULL;
 }
 
-/* One ring sample: ns per switch, or -errno with the reason in why. */
-static int ring_sample(struct ctxsw_ring *r, double *ns, char *why, size_t whylen)
+/* One ring sample: ns per hop and switches per hop (-1: not counted), or
+ * -errno with the reason in why. */
+static int ring_sample(struct ctxsw_ring *r, double *ns, double *sw, char *why, size_t whylen)
 {
 	pthread_t th[CTXSW_MAX_RING];
 	struct ring_arg arg[CTXSW_MAX_RING];
@@ -726,12 +736,12 @@ static int ring_sample(struct ctxsw_ring *r, double *ns, char *why, size_t whyle
 		if (!err)
 			started++;
 		if (!err && i != 0)
-			wait_equal(&r->ready, started);
+			futexw_wait_equal(&r->ready, started);
 	}
 	if (err && started) {
 		/* Thread 0 never ran: let the started ones pass the token out. */
 		__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
-		store_wake(&r->slot[r->n - started], 1);
+		futexw_store_wake(&r->slot[r->n - started], 1);
 	}
 	for (int i = r->n - 1; i > r->n - 1 - started; i--)
 		pthread_join(th[i], NULL);
@@ -745,16 +755,17 @@ static int ring_sample(struct ctxsw_ring *r, double *ns, char *why, size_t whyle
 		return -EINVAL;
 	}
 	*ns = (double)r->ns / ((double)r->laps * (double)r->n);
+	*sw = r->switches >= 0 ? r->switches / ((double)r->laps * (double)r->n) : -1;
 	return 0;
 }
 
-/* The ring figures of one arm (high, or selector when sel): ns per switch
- * for each ring size of the shape, the median of ring_reps samples each.
- * 0, or -errno with the reason in why. */
+/* The ring figures of one arm (high, or selector when sel): ns per hop and
+ * switches per hop (-1: not counted) for each ring size of the shape, the
+ * median of ring_reps samples each. 0, or -errno with the reason in why. */
 static int ring_values(const struct ctxsw_env *env, int sel, const struct ctxsw_shape *sh,
-                       double switch_ns, double *out, char *why, size_t whylen)
+                       double switch_ns, double *out, double *sw_out, char *why, size_t whylen)
 {
-	double v[8];
+	double v[8], sw[8];
 
 	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++) {
 		int n = sh->rings[k];
@@ -765,10 +776,13 @@ static int ring_values(const struct ctxsw_env *env, int sel, const struct ctxsw_
 
 			r.laps = laps < 10 ? 10 : (uint64_t)laps;
 			r.warm = r.laps / 8 + 2;
-			if (ring_sample(&r, &v[rep], why, whylen) < 0)
+			if (ring_sample(&r, &v[rep], &sw[rep], why, whylen) < 0)
 				return -EINVAL;
 		}
 		out[k] = stats_median(v, sh->ring_reps < 8 ? sh->ring_reps : 8);
+		sw_out[k] = stats_median(sw, sh->ring_reps < 8 ? sh->ring_reps : 8);
+		if (sw_out[k] < 0)
+			sw_out[k] = -1;
 	}
 	return 0;
 }
@@ -783,6 +797,7 @@ struct ring_job {
 struct ring_result {
 	int r;
 	double v[CTXSW_MAX_RINGS];
+	double sw[CTXSW_MAX_RINGS];
 	char why[400];
 };
 
@@ -791,7 +806,8 @@ static int ring_child(int fd, void *arg)
 	const struct ring_job *j = arg;
 	struct ring_result res = {0};
 
-	res.r = ring_values(j->env, 1, j->sh, j->switch_ns, res.v, res.why, sizeof(res.why));
+	res.r =
+	    ring_values(j->env, 1, j->sh, j->switch_ns, res.v, res.sw, res.why, sizeof(res.why));
 	return isolate_send(fd, &res, sizeof(res)) < 0 ? 2 : 0;
 }
 
@@ -811,13 +827,27 @@ static int ring_series(struct probe_doc *doc, const struct ctxsw_env *env, int s
 		if (r == 0 && (r = res.r) < 0)
 			snprintf(why, whylen, "%s", res.why);
 	} else {
-		r = ring_values(env, 0, sh, switch_ns, res.v, why, whylen);
+		r = ring_values(env, 0, sh, switch_ns, res.v, res.sw, why, whylen);
 	}
 	if (r < 0)
 		return r;
 	ser = probe_series_new(doc, sel ? "ring_selector_ns" : "ring_ns", "threads", "ns");
 	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++)
 		probe_series_add(ser, sh->rings[k], res.v[k]);
+	if (sel)
+		return 0;
+	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++)
+		if (res.sw[k] < 0) {
+			probe_info_str(doc, "ring_switches",
+			               "not counted: a ring thread's /proc/self/task/TID/schedstat "
+			               "could not be read (a kernel without CONFIG_SCHED_INFO)");
+			return 0;
+		}
+	ser = probe_series_new(doc, "ring_switches_per_hop", "threads", "ratio");
+	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++)
+		probe_series_add(ser, sh->rings[k], res.sw[k]);
+	probe_info_str(doc, "ring_switches",
+	               "counted: ring threads switched in (schedstat) per hop");
 	return 0;
 }
 
@@ -1016,12 +1046,13 @@ static int setup_selector(struct probe_doc *doc, struct ctxsw_env *env)
 	probe_info_bool(doc, "selector_arm", 1);
 	probe_info_str(doc, "selector_path", env->seg.path);
 	probe_info_str(doc, "selector_path_why", env->seg.path_why);
-	probe_info_str(doc, "selector_switch",
-	               fsseg_fsgsbase()
-	                   ? "FSGSBASE: the kernel loads the selector and then writes the base "
-	                     "with wrfsbase; plain threads get wrfsbase alone"
-	                   : "no FSGSBASE: the kernel loads the selector and writes no MSR; "
-	                     "plain threads get a wrmsr for every nonzero base (load_seg_legacy())");
+	probe_info_str(
+	    doc, "selector_switch",
+	    fsseg_fsgsbase()
+	        ? "FSGSBASE: the kernel loads the selector and then writes the base "
+	          "with wrfsbase; plain threads get wrfsbase alone"
+	        : "no FSGSBASE: the kernel loads the selector and writes no MSR; "
+	          "plain threads get a wrmsr for every nonzero base (load_seg_legacy())");
 	return 1;
 }
 

@@ -729,8 +729,9 @@ function ctxswVerdict(doc) {
   return parts.join('; ');
 }
 
-/* The ring of threads of the latest ctxsw run: ns per switch against the
- * threads in the ring, for high stacks and the segment selector. */
+/* The ring of threads of the latest ctxsw run: ns per hop (one pass of the
+ * token) against the threads in the ring, for high stacks and the segment
+ * selector, and the switches a hop took where the probe counted them. */
 function drawRing(doc) {
   const cap = $('#cap-ring');
   $('#cap-ctxsw-latest').textContent = '';
@@ -745,7 +746,7 @@ function drawRing(doc) {
     drawPoints: true,
     pointSize: 3,
     xlabel: 'threads in the ring (log)',
-    ylabel: 'ns per switch',
+    ylabel: 'ns per hop',
   });
   /* What the ring draws, and only that: one median per ring size, no CI. */
   const ends = (i, name) => {
@@ -754,11 +755,16 @@ function drawRing(doc) {
       `${fmtNum(pts[pts.length - 1][i], 0)} ns at ${pts[pts.length - 1][0]}` : null;
   };
   const drawn = [ends(1, 'high stacks'), sel ? ends(2, 'segment selector') : null].filter(Boolean).join('; ');
+  /* A hop is one switch with 2 threads; from 4 a woken thread may preempt
+   * its waker, which runs again to sleep: more switches, not dearer ones. */
+  const sw = seriesPoints(doc, 'ring_switches_per_hop');
+  const hops = sw && sw.length ? ` A hop took ${sw.map(([n, v]) => `${fmtNum(v, 2)} switches at ${n} threads`).join(', ')}` +
+    ' (counted from schedstat): the rise with the ring\'s size is partly more switches per hop.' : '';
   /* The ratios belong to the chart that draws those arms. */
   $('#cap-ctxsw-latest').textContent = `Latest run: ${ctxswVerdict(doc)}.`;
   caption(cap, 'ctxsw', `A token passed around a ring of threads on one CPU (run of ${fmtTime(doc.started_unix * 1000)}, ` +
     `cycles from ${(doc.info && doc.info.cycles_source) || 'unknown'}): ${drawn}; ` +
-    'one median per ring size, so no band.');
+    'one median per ring size, so no band.' + hops);
 }
 
 /* The figures whose history is drawn: the catalogue's labelled metrics,

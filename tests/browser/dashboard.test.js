@@ -197,6 +197,11 @@ async function checkCharts(page, rec, host) {
       ring.rows[i][2] === cdoc.series.ring_selector_ns.points[i][1]) &&
     [2, 8, 64].every((n) => ring.rows.some((r) => r[0] === n)),
   'the ring chart holds the ring series of the latest ctxsw run', ring && ring.rows);
+  // The ring is per hop, and the caption says how many switches a hop took.
+  const capRing = await page.textContent('#cap-ring');
+  check(capRing.includes('A hop took 1.00 switches at 2 threads, 1.35 switches at 4 threads') &&
+    (await page.evaluate(() => window.twCharts.ring.getOption('ylabel'))) === 'ns per hop',
+  'the ring chart is per hop and its caption counts the switches per hop', capRing);
   const capRatios = await page.textContent('#cap-ctxsw-latest');
   const equiv = cdoc.scalars.equivalent.value === 1;
   check(capRatios.includes('equivalent within ±2%') && capRatios.includes('not shown equivalent') === !equiv &&

