@@ -127,6 +127,8 @@ PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
 	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \
 	probes/lib/map32bit.c
 PROBE_NAMES := ctxsw threads map32
+# A probe of more than one file lists its sources (the others are one file).
+CTXSW_SRCS  := probes/ctxsw.c probes/ctxsw_ring.c
 # daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
 # into libtwd.a for the unit tests.
 DAEMON_MAIN := daemon/threadwatchd.c
@@ -187,6 +189,9 @@ $(B)/probes/%.o: probes/%.c | $(B)/probes/lib
 	$(CC) $(CPPFLAGS) -Iprobes/lib $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(B)/probes/%: $(B)/probes/%.o $(B)/libprobe.a $(B)/libtw.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PROBE_LIBS)
+
+$(B)/probes/ctxsw: $(patsubst %.c,$(B)/%.o,$(CTXSW_SRCS)) $(B)/libprobe.a $(B)/libtw.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(PROBE_LIBS)
 
 $(B)/libtw.a: $(LIB_OBJS)

@@ -49,6 +49,7 @@ static const struct rec_field {
     {"ctxsw", "ratio", 0, 0, offsetof(struct rec_in, ratio)},
     {"ctxsw", "equivalence_margin", F_POSITIVE, 0, offsetof(struct rec_in, margin)},
     {"ctxsw", "selector_ratio", F_POSITIVE, 0, offsetof(struct rec_in, sel_ratio)},
+    {"ctxsw", "selector_child_ratio", F_POSITIVE, 0, offsetof(struct rec_in, sel_child_ratio)},
     {"map32", "window_bytes", 0, REC_MAX_WINDOW, offsetof(struct rec_in, window)},
     {"map32", "window_vmas", 0, 0, offsetof(struct rec_in, window_vmas)},
     {"map32", "outside_vmas", 0, 0, offsetof(struct rec_in, outside_vmas)},
@@ -202,6 +203,8 @@ static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, siz
 	        0 ||
 	    ci_parse(ctxsw, "selector_ratio_ci95", &in->have_sel_ci, &in->sel_lo, &in->sel_hi, err,
 	             errlen) < 0 ||
+	    ci_parse(ctxsw, "selector_child_ratio_ci95", &in->have_selc_ci, &in->selc_lo,
+	             &in->selc_hi, err, errlen) < 0 ||
 	    ci_parse(ctxsw, "aa_ratio_ci95", &in->have_aa_ci, &in->aa_lo, &in->aa_hi, err, errlen) <
 	        0)
 		return -EINVAL;
@@ -410,10 +413,17 @@ static void model_inputs(struct rec_model *m, const struct rec_in *in)
 	m->eq_lo = m->have_ci90 ? in->ci90_lo : m->ci_lo;
 	m->eq_hi = m->have_ci90 ? in->ci90_hi : m->ci_hi;
 	m->equivalent = m->have_ci && stats_ci_equivalent(m->eq_lo, m->eq_hi, m->margin);
-	m->sel_ratio = in->sel_ratio.set ? in->sel_ratio.v : NAN;
-	m->have_sel_ci = in->have_sel_ci && in->sel_ratio.set;
-	m->sel_lo = m->have_sel_ci ? in->sel_lo : NAN;
-	m->sel_hi = m->have_sel_ci ? in->sel_hi : NAN;
+	/* The selector runs in child processes: read against its control
+	 * (high stacks sampled the same way) where the run had one, so that a
+	 * child's own cost does not pass for the segment path's. */
+	m->sel_controlled = in->sel_child_ratio.set;
+	m->sel_ratio = m->sel_controlled   ? in->sel_child_ratio.v
+	               : in->sel_ratio.set ? in->sel_ratio.v
+	                                   : NAN;
+	m->have_sel_ci =
+	    m->sel_controlled ? in->have_selc_ci : in->have_sel_ci && in->sel_ratio.set;
+	m->sel_lo = !m->have_sel_ci ? NAN : m->sel_controlled ? in->selc_lo : in->sel_lo;
+	m->sel_hi = !m->have_sel_ci ? NAN : m->sel_controlled ? in->selc_hi : in->sel_hi;
 	m->aa_biased = in->have_aa_ci && !(in->aa_lo <= 1 && 1 <= in->aa_hi);
 	m->window_assumed = !in->window.set;
 	m->window = in->window.set ? in->window.v : REC_DEFAULT_WINDOW;
@@ -658,6 +668,10 @@ static void figures_mechanism(const struct rec_model *m, json_t *f)
 	json_object_set_new(f, "selector_ratio", jnum_int(m->sel_ratio));
 	json_object_set_new(f, "selector_ratio_ci",
 	                    m->have_sel_ci ? jpair(m->sel_lo, m->sel_hi) : json_null());
+	json_object_set_new(f, "selector_against",
+	                    isnan(m->sel_ratio) ? json_null()
+	                    : m->sel_controlled ? json_string("child")
+	                                        : json_string("high"));
 	json_object_set_new(f, "aa_ratio_ci",
 	                    in->have_aa_ci ? jpair(in->aa_lo, in->aa_hi) : json_null());
 	json_object_set_new(f, "aa_biased",

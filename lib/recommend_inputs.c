@@ -147,6 +147,13 @@ static void inputs_ctxsw_mechanism(const json_t *doc, json_t *o)
 		set_num(o, "selector_ratio", doc_scalar(doc, "selector_ratio"));
 		set_ci95(o, doc, "selector_ratio");
 	}
+	/* The selector against its control in a child process (ctxsw's child
+	 * arm), which the recommendation prefers. */
+	if (isfinite(doc_scalar(doc, "selector_child_ratio")) &&
+	    doc_scalar(doc, "selector_child_ratio") > 0) {
+		set_num(o, "selector_child_ratio", doc_scalar(doc, "selector_child_ratio"));
+		set_ci95(o, doc, "selector_child_ratio");
+	}
 	set_ci95(o, doc, "aa_ratio");
 }
 

@@ -180,9 +180,13 @@ void rec_reason_mechanism(const struct rec_model *m, json_t *r)
 		    r,
 		    "Threads whose FS is loaded from a 32-bit segment selector, the path "
 		    "kernels before 4.7 took for bases below 4 GiB, switch at %.3f times the "
-		    "high-stack time (%s)%s; today's kernels write every FS base with "
+		    "%s (%s)%s; today's kernels write every FS base with "
 		    "wrfsbase or wrmsr instead, so low stacks cannot get this path.",
-		    m->sel_ratio, ci,
+		    m->sel_ratio,
+		    m->sel_controlled ? "time of high stacks sampled the same way, in a child "
+		                        "process (the selector arm's control)"
+		                      : "high-stack time",
+		    ci,
 		    m->in->fsgsbase ? ", but with FSGSBASE on the kernel loads the selector and "
 		                      "then runs wrfsbase, so this is selector load + wrfsbase "
 		                      "against wrfsbase alone"

@@ -115,6 +115,10 @@ struct rec_in {
 	struct rec_num margin, sel_ratio;
 	int have_sel_ci, have_aa_ci;
 	double sel_lo, sel_hi, aa_lo, aa_hi;
+	/* the selector against its control, high stacks in a child process */
+	struct rec_num sel_child_ratio;
+	int have_selc_ci;
+	double selc_lo, selc_hi;
 	struct rec_num window, window_vmas, outside_vmas;
 	/* what map32 measured the window to hold, and at which stack size */
 	struct rec_num capacity_stacks, capacity_stack_bytes;
@@ -152,6 +156,7 @@ struct rec_model {
 	double eq_lo, eq_hi;
 	double sel_ratio, sel_lo, sel_hi; /* the segment path against high */
 	int have_sel_ci, aa_biased;
+	int sel_controlled;       /* sel_* is against the child-process control */
 	double s, s_lo, s_hi;     /* per-switch saving and its CI, ns */
 	double window, slot, cap; /* bytes, bytes per stack + guard, stacks */
 	double cap_computed;      /* floor(window / slot) */

@@ -60,65 +60,24 @@
 #include "stats.h"
 #include "sysinfo.h"
 
-#define CTXSW_STACK_BYTES (256u << 10)
-#define CTXSW_MIN_PAIRS 15
-/* Reaching the minimum number of blocks may take this many budgets. */
-#define CTXSW_GIVE_UP 4.0
-#define CTXSW_MAX_PAIRS 400
-#define CTXSW_BOOT_ITERS 2000
-#define CTXSW_LOW_LIMIT (UINT64_C(1) << 32)
-#define CTXSW_MARGIN 0.02
-/* Where the low stacks are asked for when MAP_32BIT does not exist. */
-#define CTXSW_LOW_HINT UINT64_C(0x40000000)
-#define CTXSW_MAX_RING 64
-#define CTXSW_MAX_RINGS 8
+#include "ctxswp.h"
 
-/* Run shapes: the budget of the paired blocks, the length of one sample,
- * the ring sizes with the length and repeats of each ring sample. */
-struct ctxsw_shape {
-	double budget_s;
-	double sample_s;
-	unsigned tsc_ms;
-	const int *rings;
-	size_t n_rings;
-	double ring_s;
-	unsigned ring_reps;
-};
 static const int rings_default[] = {2, 4, 8, 16, 32, 64};
 static const int rings_quick[] = {2, 8, 64};
 static const struct ctxsw_shape shape_default = {4.5, 0.008, 100, rings_default, 6, 0.015, 3};
 static const struct ctxsw_shape shape_quick = {0.55, 0.003, 20, rings_quick, 3, 0.004, 1};
 
-/* The arms, in the order of the per-arm arrays. */
-enum ctxsw_arm { ARM_LOW, ARM_HIGH, ARM_AA, ARM_SEL, N_ARMS };
+/* The arms, in the order of the per-arm arrays. The selector arm runs in
+ * a child process, sample by sample; `child`, high stacks sampled the same
+ * way, is its control: what a forked child costs against the parent lands
+ * on both, and the selector is read against it too. */
+enum ctxsw_arm { ARM_LOW, ARM_HIGH, ARM_AA, ARM_SEL, ARM_CHILD, N_ARMS };
 static const struct {
 	const char *name;
-	int low, sel;
+	int low, sel, child;
 } arm_desc[N_ARMS] = {
-    [ARM_LOW] = {"low", 1, 0},
-    [ARM_HIGH] = {"high", 0, 0},
-    [ARM_AA] = {"aa", 0, 0},
-    [ARM_SEL] = {"selector", 1, 1},
-};
-
-/* What the whole run shares. */
-struct ctxsw_env {
-	int cpu;
-	int perf;       /* count core cycles with per-thread perf counters */
-	int timeout_ms; /* the longest a selector sample's process may run */
-	struct fsseg seg;
-};
-
-/* What one thread of a sample reads back about itself. */
-struct ctxsw_self {
-	uintptr_t stack_lo, stack_hi; /* from pthread_getattr_np */
-	uintptr_t fs_base;            /* ARCH_GET_FS (x86-64) or the thread pointer */
-	uintptr_t tcb;                /* pthread_self() */
-	uintptr_t sp;                 /* address of a local variable */
-	unsigned fs_sel;              /* the %fs selector after set-up */
-	int sel_err;                  /* fsseg_load() result: selector or -errno */
-	int pin_err;                  /* sys_pin_cpu() result */
-	int cyc_fd;                   /* cyc_open() result: fd or -errno */
+    [ARM_LOW] = {"low", 1, 0, 0},      [ARM_HIGH] = {"high", 0, 0, 0},   [ARM_AA] = {"aa", 0, 0, 0},
+    [ARM_SEL] = {"selector", 1, 1, 1}, [ARM_CHILD] = {"child", 0, 0, 1},
 };
 
 /* One sample: a fresh pair of threads on fresh stacks, so that where the
@@ -143,7 +102,7 @@ struct ctxsw_sample {
 
 struct ctxsw_variant {
 	const char *name;
-	int low, sel;
+	int low, sel, child;
 	int placed; /* self[] holds the first sample's read-back */
 	struct ctxsw_self self[2];
 	uint64_t ns, cycles; /* the last sample */
@@ -164,7 +123,7 @@ static uintptr_t read_fs_base(void)
 /* Pins the calling thread, loads its FS selector for a selector arm
  * (`slot` picks the LDT entry), opens its cycle counter, and reads back
  * where everything landed. */
-static void read_self(struct ctxsw_self *s, const struct ctxsw_env *env, int sel, unsigned slot)
+void ctxsw_read_self(struct ctxsw_self *s, const struct ctxsw_env *env, int sel, unsigned slot)
 {
 	pthread_attr_t a;
 	void *addr;
@@ -221,7 +180,7 @@ static void *leader_main(void *p)
 	uint64_t t0, t1, c0, c1;
 	long s0;
 
-	read_self(&x->self[0], x->env, x->sel, 0);
+	ctxsw_read_self(&x->self[0], x->env, x->sel, 0);
 	/* The follower has read itself back once it answers the first turn. */
 	for (uint64_t i = 0; i < x->warm; i++)
 		round_trip(x);
@@ -244,7 +203,7 @@ static void *follower_main(void *p)
 {
 	struct ctxsw_sample *x = p;
 
-	read_self(&x->self[1], x->env, x->sel, 1);
+	ctxsw_read_self(&x->self[1], x->env, x->sel, 1);
 	for (;;) {
 		futexw_wait_equal(&x->turn, 1);
 		if (__atomic_load_n(&x->quit, __ATOMIC_ACQUIRE))
@@ -280,8 +239,8 @@ static void *map_stack(int low, unsigned k, size_t len)
 
 /* Starts a thread on a fresh stack of its own. 0 or -errno with the
  * reason in why; *map is set whenever the stack was mapped. */
-static int start_on_stack(pthread_t *th, void **map, size_t len, int low, unsigned k,
-                          void *(*fn)(void *), void *arg, char *why, size_t whylen)
+int ctxsw_start_on_stack(pthread_t *th, void **map, size_t len, int low, unsigned k,
+                         void *(*fn)(void *), void *arg, char *why, size_t whylen)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	pthread_attr_t attr;
@@ -314,8 +273,8 @@ static int sample_run(struct ctxsw_sample *x, char *why, size_t whylen)
 
 	x->map_len = CTXSW_STACK_BYTES;
 	for (int i = 1; i >= 0 && r == 0; i--) {
-		r = start_on_stack(&x->th[i], &x->map[i], x->map_len, x->low, (unsigned)i, fn[i], x,
-		                   why, whylen);
+		r = ctxsw_start_on_stack(&x->th[i], &x->map[i], x->map_len, x->low, (unsigned)i,
+		                         fn[i], x, why, whylen);
 		x->started[i] = r == 0;
 	}
 	if (r < 0 && x->started[1]) {
@@ -420,7 +379,7 @@ static int sel_child(int fd, void *arg)
 
 /* Says how an isolated child of the selector arm ended, unless it ended
  * cleanly with a whole answer; then returns 0. */
-static int child_failed(int r, const struct isolate_end *end, size_t want, char *why, size_t whylen)
+int ctxsw_child_failed(int r, const struct isolate_end *end, size_t want, char *why, size_t whylen)
 {
 	char how[96];
 
@@ -435,7 +394,8 @@ static int child_failed(int r, const struct isolate_end *end, size_t want, char 
 	return -ECHILD;
 }
 
-/* variant_sample, in a child process for the selector arm. */
+/* variant_sample, in a child process for the selector arm and its
+ * control. */
 static int arm_sample(const struct ctxsw_env *env, struct ctxsw_variant *v, uint64_t rounds,
                       uint64_t warm, char *why, size_t whylen)
 {
@@ -444,10 +404,10 @@ static int arm_sample(const struct ctxsw_env *env, struct ctxsw_variant *v, uint
 	struct isolate_end end;
 	int r;
 
-	if (!v->sel)
+	if (!v->child)
 		return variant_sample(env, v, rounds, warm, why, whylen);
 	r = isolate_run(sel_child, &j, &res, sizeof(res), env->timeout_ms, &end);
-	r = child_failed(r, &end, sizeof(res), why, whylen);
+	r = ctxsw_child_failed(r, &end, sizeof(res), why, whylen);
 	if (r < 0)
 		return r;
 	*v = res.v;
@@ -605,7 +565,7 @@ static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int *on
 			r = arm_sample(env, &v[a], rounds, warm, why, whylen);
 			if (r < 0 && a == ARM_SEL) {
 				snprintf(lost, whylen, "%s", why); /* lost holds whylen */
-				on[ARM_SEL] = 0;
+				on[ARM_SEL] = on[ARM_CHILD] = 0;
 				continue;
 			}
 			if (r < 0)
@@ -616,238 +576,6 @@ static int measure(const struct ctxsw_env *env, struct ctxsw_variant *v, int *on
 		}
 		s->n = i + 1;
 	}
-	return 0;
-}
-
-/* --- the ring ------------------------------------------------------------ */
-
-/* n threads pass one token around: thread i waits for slot[i], then hands
- * it to i + 1. Thread 0 times `laps` trips around the ring. */
-struct ctxsw_ring {
-	const struct ctxsw_env *env;
-	int n, sel;
-	uint64_t laps, warm;
-	int slot[CTXSW_MAX_RING];
-	int quit;
-	int ready; /* threads 1..n-1 that reached their first wait */
-	int bad;   /* a thread failed its set-up (pin, selector) */
-	uint64_t ns;
-	pid_t tid[CTXSW_MAX_RING];
-	double switches; /* during the timed laps; -1: not counted */
-};
-
-struct ring_arg {
-	struct ctxsw_ring *r;
-	int i;
-};
-
-static void ring_pass(struct ctxsw_ring *r, int i)
-{
-	futexw_store_wake(&r->slot[(i + 1) % r->n], 1);
-}
-
-static void ring_take(struct ctxsw_ring *r, int i)
-{
-	futexw_wait_equal(&r->slot[i], 1);
-	__atomic_store_n(&r->slot[i], 0, __ATOMIC_RELAXED);
-}
-
-/* The times the ring's threads were switched in (sys_task_switched_in);
- * -1 when a thread's count cannot be read. */
-static double ring_switched_in(const struct ctxsw_ring *r)
-{
-	unsigned long long count;
-	double sum = 0;
-
-	for (int i = 0; i < r->n; i++) {
-		if (sys_task_switched_in((int)r->tid[i], &count) < 0)
-			return -1;
-		sum += (double)count;
-	}
-	return sum;
-}
-
-static void *ring_main(void *p)
-{
-	const struct ring_arg *a = p;
-	struct ctxsw_ring *r = a->r;
-	struct ctxsw_self self;
-	uint64_t t0;
-
-	r->tid[a->i] = (pid_t)syscall(SYS_gettid);
-	read_self(&self, r->env, r->sel, (unsigned)a->i);
-	if (self.cyc_fd >= 0)
-		close(self.cyc_fd);
-	if (self.pin_err || (r->sel && self.sel_err < 0))
-		__atomic_store_n(&r->bad, 1, __ATOMIC_RELAXED);
-	if (a->i != 0) {
-		/* The creator waits for this before it starts the next thread,
-		 * so that a 64-thread ring never has more than a couple of
-		 * threads runnable at once (a host's run queue stays short). */
-		__atomic_add_fetch(&r->ready, 1, __ATOMIC_RELEASE);
-		futexw_wake(&r->ready, 1);
-		/* quit is read while holding the token: thread 0 sets it only
-		 * once the token is back with it, so a token of an ordinary
-		 * lap never sees it set, and the last lap always does. */
-		for (int quit = 0; !quit;) {
-			ring_take(r, a->i);
-			quit = __atomic_load_n(&r->quit, __ATOMIC_ACQUIRE);
-			ring_pass(r, a->i);
-		}
-		return NULL;
-	}
-	for (uint64_t k = 0; k < r->warm; k++) {
-		ring_pass(r, 0);
-		ring_take(r, 0);
-	}
-	/* The others wait for the token thread 0 holds: the counts hold still
-	 * while they are read. */
-	r->switches = ring_switched_in(r);
-	t0 = clock_ns();
-	for (uint64_t k = 0; k < r->laps; k++) {
-		ring_pass(r, 0);
-		ring_take(r, 0);
-	}
-	r->ns = clock_ns() - t0;
-	if (r->switches >= 0) {
-		double after = ring_switched_in(r);
-
-		r->switches = after >= r->switches ? after - r->switches : -1;
-	}
-	__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
-	ring_pass(r, 0);
-	return NULL;
-}
-
-/* One ring sample: ns per hop and switches per hop (-1: not counted), or
- * -errno with the reason in why. */
-static int ring_sample(struct ctxsw_ring *r, double *ns, double *sw, char *why, size_t whylen)
-{
-	pthread_t th[CTXSW_MAX_RING];
-	struct ring_arg arg[CTXSW_MAX_RING];
-	void *map[CTXSW_MAX_RING] = {0};
-	int started = 0, err = 0;
-
-	/* Thread 0 starts the token, so it starts last. */
-	for (int i = r->n - 1; i >= 0 && !err; i--) {
-		arg[i] = (struct ring_arg){r, i};
-		err = start_on_stack(&th[i], &map[i], CTXSW_STACK_BYTES, r->sel, (unsigned)i,
-		                     ring_main, &arg[i], why, whylen);
-		if (!err)
-			started++;
-		if (!err && i != 0)
-			futexw_wait_equal(&r->ready, started);
-	}
-	if (err && started) {
-		/* Thread 0 never ran: let the started ones pass the token out. */
-		__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
-		futexw_store_wake(&r->slot[r->n - started], 1);
-	}
-	for (int i = r->n - 1; i > r->n - 1 - started; i--)
-		pthread_join(th[i], NULL);
-	for (int i = 0; i < r->n; i++)
-		if (map[i])
-			munmap(map[i], CTXSW_STACK_BYTES);
-	if (err)
-		return err;
-	if (r->bad) {
-		snprintf(why, whylen, "a ring thread could not be pinned or load its FS selector");
-		return -EINVAL;
-	}
-	*ns = (double)r->ns / ((double)r->laps * (double)r->n);
-	*sw = r->switches >= 0 ? r->switches / ((double)r->laps * (double)r->n) : -1;
-	return 0;
-}
-
-/* The ring figures of one arm (high, or selector when sel): ns per hop and
- * switches per hop (-1: not counted) for each ring size of the shape, the
- * median of ring_reps samples each. 0, or -errno with the reason in why. */
-static int ring_values(const struct ctxsw_env *env, int sel, const struct ctxsw_shape *sh,
-                       double switch_ns, double *out, double *sw_out, char *why, size_t whylen)
-{
-	double v[8], sw[8];
-
-	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++) {
-		int n = sh->rings[k];
-		double laps = sh->ring_s * 1e9 / (switch_ns * n);
-
-		for (unsigned rep = 0; rep < sh->ring_reps && rep < 8; rep++) {
-			struct ctxsw_ring r = {.env = env, .n = n, .sel = sel};
-
-			r.laps = laps < 10 ? 10 : (uint64_t)laps;
-			r.warm = r.laps / 8 + 2;
-			if (ring_sample(&r, &v[rep], &sw[rep], why, whylen) < 0)
-				return -EINVAL;
-		}
-		out[k] = stats_median(v, sh->ring_reps < 8 ? sh->ring_reps : 8);
-		sw_out[k] = stats_median(sw, sh->ring_reps < 8 ? sh->ring_reps : 8);
-		if (sw_out[k] < 0)
-			sw_out[k] = -1;
-	}
-	return 0;
-}
-
-/* ring_values of the selector arm, in a child process (see arm_sample). */
-struct ring_job {
-	const struct ctxsw_env *env;
-	const struct ctxsw_shape *sh;
-	double switch_ns;
-};
-
-struct ring_result {
-	int r;
-	double v[CTXSW_MAX_RINGS];
-	double sw[CTXSW_MAX_RINGS];
-	char why[400];
-};
-
-static int ring_child(int fd, void *arg)
-{
-	const struct ring_job *j = arg;
-	struct ring_result res = {0};
-
-	res.r =
-	    ring_values(j->env, 1, j->sh, j->switch_ns, res.v, res.sw, res.why, sizeof(res.why));
-	return isolate_send(fd, &res, sizeof(res)) < 0 ? 2 : 0;
-}
-
-/* The ring series of one arm, added to the document. */
-static int ring_series(struct probe_doc *doc, const struct ctxsw_env *env, int sel,
-                       const struct ctxsw_shape *sh, double switch_ns, char *why, size_t whylen)
-{
-	struct ring_job j = {env, sh, switch_ns};
-	struct ring_result res = {0};
-	struct probe_series *ser;
-	struct isolate_end end;
-	int r;
-
-	if (sel) {
-		r = isolate_run(ring_child, &j, &res, sizeof(res), env->timeout_ms, &end);
-		r = child_failed(r, &end, sizeof(res), why, whylen);
-		if (r == 0 && (r = res.r) < 0)
-			snprintf(why, whylen, "%s", res.why);
-	} else {
-		r = ring_values(env, 0, sh, switch_ns, res.v, res.sw, why, whylen);
-	}
-	if (r < 0)
-		return r;
-	ser = probe_series_new(doc, sel ? "ring_selector_ns" : "ring_ns", "threads", "ns");
-	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++)
-		probe_series_add(ser, sh->rings[k], res.v[k]);
-	if (sel)
-		return 0;
-	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++)
-		if (res.sw[k] < 0) {
-			probe_info_str(doc, "ring_switches",
-			               "not counted: a ring thread's /proc/self/task/TID/schedstat "
-			               "could not be read (a kernel without CONFIG_SCHED_INFO)");
-			return 0;
-		}
-	ser = probe_series_new(doc, "ring_switches_per_hop", "threads", "ratio");
-	for (size_t k = 0; k < sh->n_rings && k < CTXSW_MAX_RINGS; k++)
-		probe_series_add(ser, sh->rings[k], res.sw[k]);
-	probe_info_str(doc, "ring_switches",
-	               "counted: ring threads switched in (schedstat) per hop");
 	return 0;
 }
 
@@ -898,14 +626,14 @@ static void report_equivalence(struct probe_doc *doc, const double *r, size_t n,
 	probe_scalar(doc, key, stats_ci_equivalent(ci90[0], ci90[1], margin), "bool");
 }
 
-/* One arm against high: the median of the per-block ratios with its
- * distribution-free 95% CI, per-block series, the signed-rank and TOST
- * p-values, and equivalence read from the 90% CI. `prefix` is "" for low (the
- * historical names ratio, pair_ratio). */
-static void report_ratio(struct probe_doc *doc, const struct ctxsw_samples *s, int arm,
+/* One arm against another (base): the median of the per-block ratios with
+ * its distribution-free 95% CI, per-block series, the signed-rank and TOST
+ * p-values, and equivalence read from the 90% CI. `prefix` is "" for low
+ * against high (the historical names ratio, pair_ratio). */
+static void report_ratio(struct probe_doc *doc, const struct ctxsw_samples *s, int arm, int base,
                          const char *prefix, double margin, double ci[2])
 {
-	const double *a = s->ns[arm], *b = s->ns[ARM_HIGH];
+	const double *a = s->ns[arm], *b = s->ns[base];
 	double p, *r = calloc(s->n ? s->n : 1, sizeof(double)),
 	          *d = calloc(s->n ? s->n : 1, sizeof(double));
 	struct probe_series *ser;
@@ -946,13 +674,26 @@ static void report_aa(struct probe_doc *doc, const struct ctxsw_samples *s, doub
 	double aa_ci[2];
 	int biased;
 
-	report_ratio(doc, s, ARM_AA, "aa_", margin, aa_ci);
+	report_ratio(doc, s, ARM_AA, ARM_HIGH, "aa_", margin, aa_ci);
 	biased = !(aa_ci[0] <= 1.0 && 1.0 <= aa_ci[1]);
 	probe_info_bool(doc, "aa_biased", biased);
 	probe_info_str(doc, "aa_verdict",
 	               biased ? "the A/A CI excludes 1.0: a bias of this size is possible, or a "
 	                        "1-in-20 chance"
 	                      : "no bias shown: the A/A ratio's 95% CI holds 1.0");
+}
+
+/* The selector arm's control: high stacks in a child process against the
+ * parent's (child_ratio: the bias a forked child adds), and the selector
+ * against that control (selector_child_ratio: the segment path with the
+ * child's bias cancelled). */
+static void report_child(struct probe_doc *doc, const struct ctxsw_samples *s, double margin)
+{
+	double ci[2];
+
+	report_ratio(doc, s, ARM_CHILD, ARM_HIGH, "child_", margin, ci);
+	probe_info_bool(doc, "child_biased", !(ci[0] <= 1.0 && 1.0 <= ci[1]));
+	report_ratio(doc, s, ARM_SEL, ARM_CHILD, "selector_child_", margin, ci);
 }
 
 static void report(struct probe_doc *doc, const struct ctxsw_samples *s, const int *on,
@@ -965,12 +706,14 @@ static void report(struct probe_doc *doc, const struct ctxsw_samples *s, const i
 			report_variant(doc, arm_desc[a].name, s->ns[a], s->cyc[a], s->n,
 			               have_cycles, seed + (uint64_t)a);
 	probe_scalar(doc, "equivalence_margin", margin, "ratio");
-	report_ratio(doc, s, ARM_LOW, "", margin, ci);
+	report_ratio(doc, s, ARM_LOW, ARM_HIGH, "", margin, ci);
 	probe_info_num(doc, "ratio_ci_half_width", (ci[1] - ci[0]) / 2);
 	if (on[ARM_AA])
 		report_aa(doc, s, margin);
 	if (on[ARM_SEL])
-		report_ratio(doc, s, ARM_SEL, "selector_", margin, ci);
+		report_ratio(doc, s, ARM_SEL, ARM_HIGH, "selector_", margin, ci);
+	if (on[ARM_SEL] && on[ARM_CHILD])
+		report_child(doc, s, margin);
 	probe_scalar(doc, "pairs", (double)s->n, "count");
 	probe_scalar(doc, "switches_per_pair", 2.0 * (double)rounds, "count");
 	probe_info_num(doc, "mann_whitney_p",
@@ -1109,6 +852,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 	env.timeout_ms = 10000 + (int)(sh->budget_s * 2000);
 	on[ARM_AA] = !probe_skips_arm(o, "aa");
 	on[ARM_SEL] = !probe_skips_arm(o, "selector") && setup_selector(doc, &env);
+	on[ARM_CHILD] = on[ARM_SEL];
 	if (!on[ARM_AA])
 		probe_info_str(doc, "aa", "disabled (--skip-arm aa)");
 	if (probe_skips_arm(o, "selector")) {
@@ -1117,8 +861,10 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 	}
 	setup_cycles(doc, &env);
 	for (int a = 0; a < N_ARMS; a++)
-		v[a] = (struct ctxsw_variant){
-		    .name = arm_desc[a].name, .low = arm_desc[a].low, .sel = arm_desc[a].sel};
+		v[a] = (struct ctxsw_variant){.name = arm_desc[a].name,
+		                              .low = arm_desc[a].low,
+		                              .sel = arm_desc[a].sel,
+		                              .child = arm_desc[a].child};
 	probe_info_str(doc, "order", "random");
 	samples_alloc(&s, CTXSW_MAX_PAIRS);
 	rounds = calibrate_rounds(&env, &v[ARM_LOW], &v[ARM_HIGH], sh->sample_s, why, sizeof(why));
@@ -1129,9 +875,10 @@ static void run(struct probe_doc *doc, const struct probe_opts *o, const struct 
 		double sw = stats_median(s.ns[ARM_HIGH], s.n);
 
 		report(doc, &s, on, rounds, margin, env.perf || clock_have_tsc(), o->seed);
-		if (ring_series(doc, &env, 0, sh, sw, why, sizeof(why)) < 0)
+		if (ctxsw_ring_series(doc, &env, 0, sh, sw, why, sizeof(why)) < 0)
 			probe_status(doc, PROBE_ERROR, "ring: %s", why);
-		else if (on[ARM_SEL] && ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0)
+		else if (on[ARM_SEL] &&
+		         ctxsw_ring_series(doc, &env, 1, sh, sw, why, sizeof(why)) < 0)
 			snprintf(lost, sizeof(lost), "ring: %s", why);
 	}
 	if (*lost)

@@ -716,9 +716,12 @@ function ctxswVerdict(doc) {
   const m = scalar(doc, 'equivalence_margin') ?? 0.02, pct = `±${fmtNum(100 * m, 0)}%`;
   const parts = [`low/high ${ratioText(doc, '')}: ` +
     (scalar(doc, 'equivalent') === 1 ? `equivalent within ${pct}` : `not shown equivalent within ${pct}`)];
-  const sel = scalar(doc, 'selector_ratio'), slo = scalar(doc, 'selector_ratio_ci_lo'), shi = scalar(doc, 'selector_ratio_ci_hi');
+  /* The selector runs in child processes: read against its control (high
+   * stacks sampled the same way) where the run had one. */
+  const sp = scalar(doc, 'selector_child_ratio') != null ? 'selector_child_' : 'selector_';
+  const sel = scalar(doc, `${sp}ratio`), slo = scalar(doc, `${sp}ratio_ci_lo`), shi = scalar(doc, `${sp}ratio_ci_hi`);
   if (sel != null)
-    parts.push(`segment selector/high ${ratioText(doc, 'selector_')}: ` +
+    parts.push(`segment selector/${sp === 'selector_' ? 'high' : 'high in a child (its control)'} ${ratioText(doc, sp)}: ` +
       (slo > 1 ? `the 32-bit segment path would cost +${fmtNum(100 * (sel - 1), 1)}% here`
         : shi < 1 ? `the segment path is ${fmtNum(100 * (1 - sel), 1)}% cheaper, but this kernel does not use it`
           : 'no measurable difference'));

@@ -205,7 +205,8 @@ async function checkCharts(page, rec, host) {
   const capRatios = await page.textContent('#cap-ctxsw-latest');
   const equiv = cdoc.scalars.equivalent.value === 1;
   check(capRatios.includes('equivalent within ±2%') && capRatios.includes('not shown equivalent') === !equiv &&
-    capRatios.includes('the 32-bit segment path would cost +1.2% here') && capRatios.includes('unbiased'),
+    capRatios.includes('the 32-bit segment path would cost +1.2% here') && capRatios.includes('unbiased') &&
+    capRatios.includes('segment selector/high in a child (its control) 1.012 [1.006, 1.018]'),
   'the context-switch caption says equivalent only when the CI is inside the margin', { equiv, capRatios });
 
   // History: every key figure drawn, each with the fingerprint change marked.

@@ -103,6 +103,14 @@ def common:
   check(.info.low_fs_is_self and .info.high_fs_is_self and .info.aa_fs_is_self; "an FS base is not its thread");
 def selector_ran:
   arm("selector"; true),
+  # Its control: high stacks sampled in a child process the same way, and
+  # the selector read against it.
+  arm("child"; true),
+  scalar("selector_child_ratio"; "ratio"), scalar("selector_child_ratio_ci_lo"; "ratio"),
+  scalar("selector_child_ratio_ci_hi"; "ratio"), series("selector_child_pair_ratio"; "count"; "ratio"),
+  in_ci("selector_child_"),
+  check(.info.child_biased == ((sc("child_ratio_ci_lo") <= 1 and 1 <= sc("child_ratio_ci_hi")) | not); "child_biased disagrees with the child CI"),
+  check(.info.child_fs_selector == "0x0" and .info.child_fs_is_self and (sc("child_fs_base") >= 4294967296); "the child arm is not high stacks with a plain FS"),
   series("ring_selector_ns"; "threads"; "ns"),
   check(.info.selector_arm == true; "selector_arm is not true"),
   check(.info.selector | test("^0x[0-9a-f]+$"); "info.selector \(.info.selector)"),
@@ -116,7 +124,8 @@ def selector_missing:
   check(.info.selector | test("^unavailable: GDT: .*; LDT: "); "info.selector: \(.info.selector)"),
   check(.info.selector_ldt | test("loading selector 0x7 into %fs: the test process was killed by SIG|modify_ldt: "); "info.selector_ldt: \(.info.selector_ldt)"),
   check(.info.ia32_int80 | test("^(works|faults: the test process was killed by SIG)"); "info.ia32_int80: \(.info.ia32_int80)"),
-  check(.scalars.selector_ns == null and .scalars.selector_ratio == null and .series.ring_selector_ns == null; "selector figures without a selector arm");
+  check(.scalars.selector_ns == null and .scalars.selector_ratio == null and .series.ring_selector_ns == null; "selector figures without a selector arm"),
+  check(.scalars.child_ns == null and .scalars.selector_child_ratio == null; "a selector control without a selector arm");
 def proved:
   check(.info.selector_gdt | type == "string"; "info.selector_gdt"),
   check(.info.selector_ldt | type == "string"; "info.selector_ldt"),
@@ -132,6 +141,8 @@ summary() {
 		ratio: [.scalars.ratio_ci_lo.value, .scalars.ratio.value, .scalars.ratio_ci_hi.value],
 		aa: [.scalars.aa_ratio_ci_lo.value, .scalars.aa_ratio.value, .scalars.aa_ratio_ci_hi.value],
 		sel: [.scalars.selector_ratio_ci_lo.value, .scalars.selector_ratio.value, .scalars.selector_ratio_ci_hi.value],
+		child: [.scalars.child_ratio_ci_lo.value, .scalars.child_ratio.value, .scalars.child_ratio_ci_hi.value],
+		sel_child: [.scalars.selector_child_ratio_ci_lo.value, .scalars.selector_child_ratio.value, .scalars.selector_child_ratio_ci_hi.value],
 		ns: [.scalars.high_ns.value, .scalars.selector_ns.value], cycles: [.scalars.high_cycles.value, .scalars.selector_cycles.value],
 		equivalent: .scalars.equivalent.value, ring: .series.ring_ns.points, src: .info.cycles_source, sel_path: .info.selector_path}' "$1"
 }

@@ -376,6 +376,13 @@ static void ctxsw_issue14(json_t *doc, const double *hi, double high_ns, double 
 	doc_scalar(doc, "selector_ratio", 1.012, "ratio");
 	doc_scalar(doc, "selector_ratio_ci_lo", 1.006, "ratio");
 	doc_scalar(doc, "selector_ratio_ci_hi", 1.018, "ratio");
+	/* its control, high stacks in a child process, level with high */
+	doc_scalar(doc, "child_ratio", 1.0, "ratio");
+	doc_scalar(doc, "child_ratio_ci_lo", 0.996, "ratio");
+	doc_scalar(doc, "child_ratio_ci_hi", 1.004, "ratio");
+	doc_scalar(doc, "selector_child_ratio", 1.012, "ratio");
+	doc_scalar(doc, "selector_child_ratio_ci_lo", 1.006, "ratio");
+	doc_scalar(doc, "selector_child_ratio_ci_hi", 1.018, "ratio");
 	doc_scalar(doc, "equivalence_margin", 0.02, "ratio");
 	doc_scalar(doc, "equivalent", r_lo >= 0.98 && r_hi <= 1.02, "bool");
 	for (size_t i = 0; i < sizeof(ring) / sizeof(ring[0]); i++) {

@@ -1421,6 +1421,38 @@ static void test_aa_control(void **state)
 	json_decref(r);
 }
 
+/* The selector arm runs in child processes; its control, high stacks
+ * sampled the same way, takes a child's own cost out. A selector 1.6%
+ * dearer than the parent's high stacks but level with its control is no
+ * cost of the segment path: the clause says no measurable difference. */
+static void test_selector_control(void **state)
+{
+	json_t *r, *f;
+
+	(void)state;
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":1.016,"
+	            "\"selector_ratio_ci95\":[1.01,1.02],\"selector_child_ratio\":1.001,"
+	            "\"selector_child_ratio_ci95\":[0.996,1.007]}}");
+	f = json_object_get(r, "figures");
+	CLOSE(json_number_value(json_object_get(f, "selector_ratio")), 1.001);
+	assert_string_equal(json_string_value(json_object_get(f, "selector_against")), "child");
+	assert_true(reason_has(r, "switch at 1.001 times the time of high stacks sampled the same "
+	                          "way, in a child process (the selector arm's control)"));
+	assert_false(reason_has(r, "would cost"));
+	json_decref(r);
+	/* Without the control: against the parent's high stacks, as before. */
+	r = compute("{\"ctxsw\":{\"low_ns\":798,\"high_ns\":800,\"ratio\":0.998,"
+	            "\"ratio_ci95\":[0.99,1.006],\"selector_ratio\":1.016,"
+	            "\"selector_ratio_ci95\":[1.01,1.02]}}");
+	f = json_object_get(r, "figures");
+	assert_string_equal(json_string_value(json_object_get(f, "selector_against")), "high");
+	assert_true(reason_has(r, "times the high-stack time"));
+	json_decref(r);
+	rejects("ctxsw.selector_child_ratio_ci95: lo must not exceed hi",
+	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"selector_child_ratio_ci95\":[2,1]}}");
+}
+
 static void test_issue14_rejects(void **state)
 {
 	(void)state;
@@ -1613,6 +1645,7 @@ int main(void)
 	    cmocka_unit_test(test_equivalence_90),
 	    cmocka_unit_test(test_not_applicable_arch),
 	    cmocka_unit_test(test_aa_control),
+	    cmocka_unit_test(test_selector_control),
 	    cmocka_unit_test(test_issue14_rejects),
 	    cmocka_unit_test(test_inputs_build_mechanism),
 	};
