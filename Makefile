@@ -391,13 +391,10 @@ fuzz:
 bench: all
 	@B=$(abspath $(B)) SRC=$(CURDIR) bench/run.sh
 
-# The README's configuration table, systemd/threadwatchd.conf and the KEYS
-# section of threadwatchd.conf(5), regenerated from the daemon's key table;
-# doc/fleet.md from the README's fleet section.
+# systemd/threadwatchd.conf and the KEYS section of threadwatchd.conf(5),
+# regenerated from the daemon's key table.
 docs: $(B)/threadwatchd
 	python3 doc/gen-config-docs.py $(B)/threadwatchd $(CURDIR)
-	{ printf '## On a fleet\n\n'; sed -n '/<!-- fleet:begin -->/,/<!-- fleet:end -->/p' README.md | \
-		sed '1d;$$d'; } >doc/fleet.md
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
@@ -419,7 +416,7 @@ install: all
 		contrib/grafana/threadwatch.json $(DESTDIR)$(DATADIR)/
 	install -m 0644 probes/PROTOCOL.md README.md $(DESTDIR)$(DOCDIR)/
 	install -d $(DESTDIR)$(DOCDIR)/doc
-	install -m 0644 doc/recommendation.md doc/fleet.md $(DESTDIR)$(DOCDIR)/doc/
+	install -m 0644 doc/*.md doc/*.png $(DESTDIR)$(DOCDIR)/doc/
 	for m in doc/man/*.[0-9]; do [ -f "$$m" ] || continue; sec=$${m##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$sec; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/; done

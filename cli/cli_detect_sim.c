@@ -2,8 +2,8 @@
  * cli_detect_sim: `threadwatch detect-sim`, regression detection at the
  * config's defaults judged on a simulated fleet (lib/detectsim.c): false
  * events per 1,000 host-days over every key figure, and how many true steps
- * were found and how soon. Every detection figure in doc/regression.md and
- * the README comes from a command of this.
+ * were found and how soon. Every detection figure in doc/regression.md
+ * comes from a command of this.
  */
 #include <errno.h>
 #include <math.h>

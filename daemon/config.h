@@ -3,7 +3,7 @@
  * default, help, field) drives the file parser
  * (/etc/threadwatch/threadwatchd.conf, `key = value` lines), the
  * --key=value flags, --help, --check-config and the generated
- * documentation (README table and the commented default file).
+ * documentation (threadwatchd.conf(5)'s KEYS and the commented default file).
  */
 #ifndef TW_CONFIG_H
 #define TW_CONFIG_H
@@ -158,7 +158,7 @@ int config_log_priority(const struct config *c);
 void config_print(const struct config *c, FILE *f);
 /* The keys as --key=VALUE flags for --help. */
 void config_print_flags(FILE *f);
-/* The keys as a Markdown table (README). */
+/* The keys as a Markdown table (gen-config-docs makes threadwatchd.conf(5)'s KEYS of it). */
 void config_print_markdown(FILE *f);
 /* The documented default configuration file (systemd/threadwatchd.conf). */
 void config_print_file(FILE *f);

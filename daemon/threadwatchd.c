@@ -367,7 +367,7 @@ static const struct {
 } open_advice[] = {
     {-EBUSY, "Stop the other threadwatchd, or set database= to another file."},
     {-ENOTSUP, "To run this version, set database= to another file."},
-    {-EBADMSG, "See \"Recovering the database\" in the README."},
+    {-EBADMSG, "See \"Recovering the database\" in threadwatchd(8), DIAGNOSTICS."},
     {-EROFS, "Make the file and its directory writable by the daemon's user, or set database= "
              "to a file it may write."},
 };

@@ -1,16 +1,14 @@
 #!/usr/bin/env python3
-"""gen-config-docs: rewrites the three documents that follow threadwatchd's
+"""gen-config-docs: rewrites the two documents that follow threadwatchd's
 table of configuration keys (daemon/config.c), from the daemon itself:
 
-- README.md, between <!-- config-table:begin --> and <!-- config-table:end -->:
-  `threadwatchd --dump-config-doc`;
 - systemd/threadwatchd.conf: `threadwatchd --dump-config-file`;
 - doc/man/threadwatchd.conf.5, the KEYS section: one .TP entry per row of
   the Markdown table.
 
 Usage: gen-config-docs.py THREADWATCHD SRCDIR   (make docs runs it).
-tests/regress/50-daemon-config.sh, 77-man.sh and 78-readme.sh fail when a
-document is stale.
+tests/regress/50-daemon-config.sh and 77-man.sh fail when a document is
+stale.
 """
 import re
 import subprocess
@@ -71,12 +69,6 @@ def man_keys(table):
 def main():
     daemon, src = sys.argv[1], sys.argv[2]
     table = run(daemon, "--dump-config-doc")
-
-    path = src + "/README.md"
-    text = open(path).read()
-    text = re.sub(r"(<!-- config-table:begin -->\n).*?(<!-- config-table:end -->)",
-                  lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
-    open(path, "w").write(text)
 
     open(src + "/systemd/threadwatchd.conf", "w").write(run(daemon, "--dump-config-file"))
 

@@ -8,7 +8,7 @@
 # threads and a full MAP_32BIT window inside the unit; the online security
 # exposure (at most 1.5); reload (a bad file keeps the old configuration);
 # restart keeps the history; the sandbox refuses writes outside the state
-# directory; the README's fleet set-up (the remote-scrape drop-in; the
+# directory; doc/fleet.md's set-up (the remote-scrape drop-in; the
 # textfile in /run/threadwatch) works; a probe longer than WatchdogSec causes no restart while a
 # SIGSTOPped daemon is restarted; regression events in the journal with
 # their MESSAGE_ID, probe lines with PROBE= and RUN_ID=, each at its
@@ -241,8 +241,8 @@ in_ct journalctl -u threadwatchd.service --no-pager -o cat | grep -q 'Watchdog t
 [ "$t_wd" -le 25 ] || fail "the restart took $t_wd s (WatchdogSec=10s, RestartSec=5s)"
 ok "watchdog: SIGSTOP, restarted after $t_wd s (WatchdogSec=10s + RestartSec=5s); NRestarts $(show NRestarts)"
 
-# --- the README's fleet set-up: remote scrape and the textfile ---------------------------
-# The packaged remote-scrape drop-in, installed with the README's one line:
+# --- doc/fleet.md's set-up: remote scrape and the textfile ---------------------------
+# The packaged remote-scrape drop-in, installed with doc/fleet.md's one line:
 # the socket listens on every address (here: [::1] as well) and allows
 # loopback and the Prometheus server. The textfile goes to the runtime
 # directory (/run/threadwatch, 0755), and a symlink in node_exporter's
@@ -251,7 +251,7 @@ ok "watchdog: SIGSTOP, restarted after $t_wd s (WatchdogSec=10s + RestartSec=5s)
 TF=/var/lib/prometheus/node-exporter
 in_ct sh -c "sed 's|@PROMETHEUS@|192.0.2.10|' /usr/share/threadwatch/remote-scrape.conf |
 	install -D -m 0644 /dev/stdin /etc/systemd/system/threadwatchd.socket.d/remote-scrape.conf" ||
-	fail "the README's remote-scrape line failed"
+	fail "doc/fleet.md's remote-scrape line failed"
 in_ct mkdir -p "$TF"
 in_ct ln -sf /run/threadwatch/threadwatch.prom "$TF/threadwatch.prom"
 echo "textfile_path = /run/threadwatch/threadwatch.prom" >>"$CONF"

@@ -3,8 +3,8 @@
 #  - contrib/prometheus/threadwatch.rules.yml passes `promtool check rules`
 #    and its unit tests (threadwatch.rules.test.yml: each alert fires on the
 #    series that should raise it and stays quiet on the others);
-#  - each rule's runbook_url points at its anchor in the README's "Alerts"
-#    section and its dashboard link is absolute, both from external labels
+#  - each rule's runbook_url points at its anchor in doc/fleet.md's
+#    "Alerts" section and its dashboard link is absolute, both from external labels
 #    (threadwatch_runbook_url, grafana_url);
 #  - contrib/remote-scrape.conf, with the Prometheus address filled in,
 #    loads cleanly beside the packaged socket unit (`systemd-analyze
@@ -33,19 +33,19 @@ if (cd "$TW_TMP/mut" && promtool test rules threadwatch.rules.test.yml >/dev/nul
 fi
 ok "a mutated rule fails its unit tests"
 
-# Every alert's runbook_url points at a README anchor of its name, and its
+# Every alert's runbook_url points at a doc/fleet.md anchor of its name, and its
 # dashboard link is absolute (Grafana's address from an external label).
 for a in $(sed -n 's/^ *- alert: //p' "$rules"); do
 	id=$(tr 'A-Z' 'a-z' <<<"$a")
 	grep -qF "runbook_url: \"{{ \$externalLabels.threadwatch_runbook_url }}#$id\"" "$rules" ||
 		fail "$a has no runbook_url"
-	grep -q "^- <a id=\"$id\"></a>\*\*$a\*\*" "$SRC/README.md" ||
-		fail "README.md's Alerts section lacks an anchor for $a"
+	grep -q "^- <a id=\"$id\"></a>\*\*$a\*\*" "$SRC/doc/fleet.md" ||
+		fail "doc/fleet.md's Alerts section lacks an anchor for $a"
 done
 n=$(grep -c '^ *dashboard: "{{ $externalLabels.grafana_url }}/d/threadwatch-fleet/' "$rules")
 [ "$n" = "$(grep -c '^ *- alert: ' "$rules")" ] || fail "$n absolute dashboard links"
 ! grep -Eq '^ *(runbook|dashboard): "[^{]' "$rules" || fail "a relative runbook or dashboard link"
-ok "every alert has a runbook_url anchor in the README and an absolute dashboard link"
+ok "every alert has a runbook_url anchor in doc/fleet.md and an absolute dashboard link"
 
 # The remote-scrape drop-in.
 command -v systemd-analyze >/dev/null || { echo "systemd-analyze is not installed"; exit 77; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The node_exporter textfile route, as the README sets it up under the
+# The node_exporter textfile route, as doc/fleet.md sets it up under the
 # packaged unit: the daemon writes textfile_path in its runtime directory
 # (mode 0644, readable by node_exporter's user), a symlink in the
 # collector's directory points at it, and Debian's prometheus-node-exporter

@@ -230,10 +230,8 @@ head -c 100 "$TW_TMP/bad/threadwatch.db" >"$TW_TMP/header.db"
 refuse header 'damaged|truncated|not a'
 grep -q 'Recovering the database' <<<"$REFUSED" ||
 	fail "the refusal of a damaged file does not say how to recover: $REFUSED"
-if [ -f "$SRC/README.md" ]; then
-	grep -qi '^#.*Recovering the database' "$SRC/README.md" ||
-		fail "the daemon points to \"Recovering the database\" in README.md, which has no such section"
-	ok "README.md has the section \"Recovering the database\" that the refusal names"
-else
-	echo "note: README.md does not exist yet; its \"Recovering the database\" section is not checked"
-fi
+# The refusal points at DIAGNOSTICS in threadwatchd(8), which has the
+# subsection it names.
+sed -n '/^\.SH DIAGNOSTICS/,/^\.SH /p' "$SRC/doc/man/threadwatchd.8" | grep -q '^\.SS Recovering the database' ||
+	fail "the daemon points to \"Recovering the database\" in threadwatchd(8), whose DIAGNOSTICS has no such subsection"
+ok "threadwatchd(8) has the subsection \"Recovering the database\" that the refusal names"

@@ -123,8 +123,8 @@ else
 	ok "HTTPS: curl --cacert works (GET, POST 202), an unknown CA fails, plain HTTP gets" \
 		"no answer; key as a file and as a credential; a mismatched key: exit $rc: $out"
 
-	# /metrics behind TLS and a bearer token (the remote-scrape set-up of the
-	# README): 401 without or with a wrong token, the rest of the API open,
+	# /metrics behind TLS and a bearer token (the remote-scrape set-up of
+	# doc/fleet.md): 401 without or with a wrong token, the rest of the API open,
 	# and a real Prometheus scrapes it with a CA file and a credentials file.
 	MTOKEN=tw-metrics-token-0123456789abcdef
 	printf '%s\n' "$MTOKEN" >"$TW_TMP/creds/tw-metrics-token"
