@@ -21,7 +21,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "readfile.h"
+#include "secret_file.h"
 #include "catalog.h"
 #include "config.h"
 #include "configp.h"
@@ -278,17 +280,6 @@ static const void *cfield(const struct config *c, const struct cfg_key *k)
 	return (const char *)c + k->offset;
 }
 
-void config_say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
 /* A value as it may appear in a message: printable, at most ~48 bytes. */
 const char *config_shown(const char *s, char *buf, size_t len)
 {
@@ -422,9 +413,9 @@ static int set_key(struct config *c, size_t i, const char *value, const char *or
 	r = config_types[k->type].parse(k, value, field(c, k), why, sizeof(why));
 	if (r < 0) {
 		if (origin[0] == '-')
-			config_say(err, errlen, "%s: %s", origin, why);
+			errbuf_set(err, errlen, 0, "%s: %s", origin, why);
 		else
-			config_say(err, errlen, "%s: %s: %s", origin, k->name, why);
+			errbuf_set(err, errlen, 0, "%s: %s: %s", origin, k->name, why);
 		return -EINVAL;
 	}
 	free(c->origin[i]);
@@ -439,7 +430,7 @@ int config_set(struct config *c, const char *key, const char *value, const char 
 	char b[64];
 
 	if (i < 0) {
-		config_say(err, errlen, "%s: unknown key \"%s\"", origin,
+		errbuf_set(err, errlen, 0, "%s: unknown key \"%s\"", origin,
 		           config_shown(key, b, sizeof(b)));
 		return -EINVAL;
 	}
@@ -536,8 +527,8 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 		return 0;
 	eq = strchr(s, '=');
 	if (!eq) {
-		config_say(err, errlen, "%s:%u: expected \"key = value\", got \"%s\"", name, lineno,
-		           config_shown(s, b, sizeof(b)));
+		errbuf_set(err, errlen, 0, "%s:%u: expected \"key = value\", got \"%s\"", name,
+		           lineno, config_shown(s, b, sizeof(b)));
 		return -EINVAL;
 	}
 	*eq = '\0';
@@ -553,19 +544,19 @@ static int parse_line(char *line, const char *name, unsigned lineno, unsigned *s
 		return 0;
 	}
 	if (i < 0) {
-		config_say(err, errlen, "%s:%u: unknown key \"%s\"", name, lineno,
+		errbuf_set(err, errlen, 0, "%s:%u: unknown key \"%s\"", name, lineno,
 		           config_shown(key, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (seen[i]) {
-		config_say(err, errlen, "%s:%u: %s is already set on line %u", name, lineno,
+		errbuf_set(err, errlen, 0, "%s:%u: %s is already set on line %u", name, lineno,
 		           keys[i].name, seen[i]);
 		return -EINVAL;
 	}
 	seen[i] = lineno;
 	value = extract_value(eq + 1, &why);
 	if (!value) {
-		config_say(err, errlen, "%s:%u: %s: %s", name, lineno, keys[i].name, why);
+		errbuf_set(err, errlen, 0, "%s:%u: %s: %s", name, lineno, keys[i].name, why);
 		return -EINVAL;
 	}
 	snprintf(origin, sizeof(origin), "%s:%u", name, lineno);
@@ -584,7 +575,7 @@ static int parse_text(const char *buf, size_t len, const char *name, struct conf
 	if (nul) {
 		for (const char *p = buf; p < nul; p++)
 			lineno += *p == '\n';
-		config_say(err, errlen, "%s:%u: contains a NUL byte", name, lineno + 1);
+		errbuf_set(err, errlen, 0, "%s:%u: contains a NUL byte", name, lineno + 1);
 		return -EINVAL;
 	}
 	while (pos < len) {
@@ -620,16 +611,16 @@ static int load_file(const char *path, struct config *c, char **warn, char *err,
 	int r;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		config_say(err, errlen, "\"%s\" is a directory", path);
+		errbuf_set(err, errlen, 0, "\"%s\" is a directory", path);
 		return -EISDIR;
 	}
 	r = file_read_all(path, CONFIG_MAX_FILE, &buf, &len);
 	if (r < 0) {
 		if (r == -EFBIG)
-			config_say(err, errlen, "\"%s\" is larger than %d bytes", path,
+			errbuf_set(err, errlen, 0, "\"%s\" is larger than %d bytes", path,
 			           CONFIG_MAX_FILE);
 		else
-			config_say(err, errlen, "Failed to read \"%s\": %s", path, strerror(-r));
+			errbuf_set(err, errlen, 0, "Failed to read \"%s\": %s", path, strerror(-r));
 		return r;
 	}
 	r = parse_text(buf, len, path, c, warn, err, errlen);
@@ -660,7 +651,7 @@ int config_load_dropins(const char *dir, struct config *c, int strict, char **wa
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		r = -errno;
-		config_say(err, errlen, "Failed to list \"%s\": %s", dir, strerror(errno));
+		errbuf_set(err, errlen, 0, "Failed to list \"%s\": %s", dir, strerror(errno));
 		return r;
 	}
 	for (int i = 0; i < n; i++) {
@@ -692,34 +683,18 @@ const char *config_origin(const struct config *c, const char *key)
 	return i >= 0 ? c->origin[i] : NULL;
 }
 
-/* A file named by tls_cert, tls_key or token_file: a relative name is a
- * systemd credential when $CREDENTIALS_DIRECTORY holds it. */
-static char *credential_path(const char *name)
-{
-	const char *dir = getenv("CREDENTIALS_DIRECTORY");
-	char *p;
-
-	if (name[0] != '/' && dir && *dir) {
-		xasprintf(&p, "%s/%s", dir, name);
-		if (access(p, F_OK) == 0)
-			return p;
-		free(p);
-	}
-	return xstrdup(name);
-}
-
 static int check_readable(struct config *c, const char *key, char **value, char *err, size_t errlen)
 {
 	char *p;
 
 	if (!*value || !**value)
 		return 0;
-	p = credential_path(*value);
+	p = secret_file_path(*value);
 	if (access(p, R_OK) < 0) {
 		int e = errno;
 
-		config_say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, key), key, p,
-		           strerror(e));
+		errbuf_set(err, errlen, 0, "%s: %s: cannot read \"%s\": %s", origin_of(c, key), key,
+		           p, strerror(e));
 		free(p);
 		return -e;
 	}
@@ -737,31 +712,29 @@ static int load_token_file(struct config *c, const char *key, const char *file_k
 	int ki = key_index(key, 0);
 	char **file = field(c, &keys[key_index(file_key, 0)]), **secret = field(c, &keys[ki]);
 	char *buf, why[128], flag[64];
-	size_t len;
 	int r;
 
 	if (!(*file)[0])
 		return 0;
 	if ((*secret)[0]) {
-		config_say(err, errlen, "%s: %s: %s is also set (%s); give one of them",
+		errbuf_set(err, errlen, 0, "%s: %s: %s is also set (%s); give one of them",
 		           origin_of(c, file_key), file_key, key, origin_of(c, key));
 		return -EINVAL;
 	}
 	r = check_readable(c, file_key, file, err, errlen);
 	if (r < 0)
 		return r;
-	r = file_read_all(*file, 4096, &buf, &len);
+	r = secret_file_first_line(*file, 4096, &buf);
 	if (r < 0) {
-		config_say(err, errlen, "%s: %s: cannot read \"%s\": %s", origin_of(c, file_key),
+		errbuf_set(err, errlen, 0, "%s: %s: cannot read \"%s\": %s", origin_of(c, file_key),
 		           file_key, *file, r == -EFBIG ? "larger than 4096 bytes" : strerror(-r));
 		return r;
 	}
-	buf[strcspn(buf, "\r\n")] = '\0';
 	snprintf(flag, sizeof(flag), "--%s", key);
 	r = set_key(c, (size_t)ki, config_trim(buf), flag, why, sizeof(why));
 	free(buf);
 	if (r < 0 || !(*secret)[0]) {
-		config_say(err, errlen, "%s: %s: the token in \"%s\" %s", origin_of(c, file_key),
+		errbuf_set(err, errlen, 0, "%s: %s: the token in \"%s\" %s", origin_of(c, file_key),
 		           file_key, *file, r < 0 ? why + strlen(flag) + 2 : "is empty");
 		return -EINVAL;
 	}
@@ -803,19 +776,20 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 	int r;
 
 	if (!c->splay.is_percent && c->splay.value > c->interval) {
-		config_say(err, errlen, "%s: splay: longer than interval", origin_of(c, "splay"));
+		errbuf_set(err, errlen, 0, "%s: splay: longer than interval",
+		           origin_of(c, "splay"));
 		return -EINVAL;
 	}
 	if (c->retention_samples_days < c->retention_raw_days) {
-		config_say(err, errlen,
+		errbuf_set(err, errlen, 0,
 		           "%s: retention_samples_days: %d is less than retention_raw_days %d",
 		           origin_of(c, "retention_samples_days"), c->retention_samples_days,
 		           c->retention_raw_days);
 		return -EINVAL;
 	}
 	if (c->workload_switches_per_second >= 0 && c->workload_creates_per_second <= 0) {
-		config_say(
-		    err, errlen,
+		errbuf_set(
+		    err, errlen, 0,
 		    "%s: workload_switches_per_second: needs workload_creates_per_second (a rate "
 		    "of "
 		    "switches is weighed against a rate of creates)",
@@ -834,11 +808,11 @@ int config_resolve(struct config *c, const char *state_dir, char *err, size_t er
 		where = origin_of(c, key);
 		for (size_t i = 0; i < 4 && !strcmp(where, "default"); i++)
 			where = origin_of(c, detect_keys[i]);
-		config_say(err, errlen, "%s: %s", where, why);
+		errbuf_set(err, errlen, 0, "%s: %s", where, why);
 		return -EINVAL;
 	}
 	if (!c->tls_cert[0] != !c->tls_key[0]) {
-		config_say(err, errlen, "%s: %s: tls_cert and tls_key must be given together",
+		errbuf_set(err, errlen, 0, "%s: %s: tls_cert and tls_key must be given together",
 		           origin_of(c, c->tls_cert[0] ? "tls_cert" : "tls_key"),
 		           c->tls_cert[0] ? "tls_cert" : "tls_key");
 		return -EINVAL;

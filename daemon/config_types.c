@@ -21,6 +21,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "configp.h"
+#include "errbuf.h"
 #include "defaults.h"
 #include "detect.h"
 #include "protocol.h"
@@ -39,11 +40,12 @@ static int parse_int(const struct cfg_key *k, const char *text, void *f, char *w
 	errno = 0;
 	v = strtoll(text, &end, 10);
 	if (!*text || *end || errno || isspace((unsigned char)*text)) {
-		config_say(why, wlen, "\"%s\" is not an integer", config_shown(text, b, sizeof(b)));
+		errbuf_set(why, wlen, 0, "\"%s\" is not an integer",
+		           config_shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (v < k->min || v > k->max) {
-		config_say(why, wlen, "%lld is out of range %.0f..%.0f", v, k->min, k->max);
+		errbuf_set(why, wlen, 0, "%lld is out of range %.0f..%.0f", v, k->min, k->max);
 		return -ERANGE;
 	}
 	*(int *)f = (int)v;
@@ -65,11 +67,12 @@ static int parse_double(const struct cfg_key *k, const char *text, void *f, char
 	v = strtod(text, &end);
 	if (!*text || *end || errno || !isfinite(v) || isspace((unsigned char)*text) ||
 	    strpbrk(text, "xXpP")) {
-		config_say(why, wlen, "\"%s\" is not a number", config_shown(text, b, sizeof(b)));
+		errbuf_set(why, wlen, 0, "\"%s\" is not a number",
+		           config_shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (v < k->min || v > k->max) {
-		config_say(why, wlen, "%g is out of range %g..%g", v, k->min, k->max);
+		errbuf_set(why, wlen, 0, "%g is out of range %g..%g", v, k->min, k->max);
 		return -ERANGE;
 	}
 	*(double *)f = v;
@@ -98,7 +101,7 @@ static int parse_string(const struct cfg_key *k, const char *text, void *f, char
 	if (!n && (k->flags & F_EMPTY_OK))
 		return set_string(k, text, f);
 	if (n < k->min || n > k->max) {
-		config_say(why, wlen, "must be %.0f to %.0f characters long, not %zu", k->min,
+		errbuf_set(why, wlen, 0, "must be %.0f to %.0f characters long, not %zu", k->min,
 		           k->max, n);
 		return -ERANGE;
 	}
@@ -107,7 +110,8 @@ static int parse_string(const struct cfg_key *k, const char *text, void *f, char
 		    (k->flags & F_SECRET) ? (*p < 0x21 || *p > 0x7e) : iscntrl((unsigned char)*p);
 
 		if (bad) {
-			config_say(why, wlen, "contains a character that is not allowed (byte %zu)",
+			errbuf_set(why, wlen, 0,
+			           "contains a character that is not allowed (byte %zu)",
 			           (size_t)(p - text) + 1);
 			return -EINVAL;
 		}
@@ -124,16 +128,16 @@ static void format_string(const struct cfg_key *k, const void *f, char *buf, siz
 static int parse_path(const struct cfg_key *k, const char *text, void *f, char *why, size_t wlen)
 {
 	if (!*text && !(k->flags & F_EMPTY_OK)) {
-		config_say(why, wlen, "must not be empty");
+		errbuf_set(why, wlen, 0, "must not be empty");
 		return -EINVAL;
 	}
 	if (strlen(text) >= PATH_MAX) {
-		config_say(why, wlen, "is longer than %d bytes", PATH_MAX - 1);
+		errbuf_set(why, wlen, 0, "is longer than %d bytes", PATH_MAX - 1);
 		return -ENAMETOOLONG;
 	}
 	for (const char *p = text; *p; p++)
 		if (iscntrl((unsigned char)*p)) {
-			config_say(why, wlen, "contains a control character");
+			errbuf_set(why, wlen, 0, "contains a control character");
 			return -EINVAL;
 		}
 	return set_string(k, text, f);
@@ -156,7 +160,7 @@ static int parse_bool(const struct cfg_key *k, const char *text, void *f, char *
 			return 0;
 		}
 	}
-	config_say(why, wlen, "\"%s\" is not a boolean (yes/no, true/false, on/off, 1/0)",
+	errbuf_set(why, wlen, 0, "\"%s\" is not a boolean (yes/no, true/false, on/off, 1/0)",
 	           config_shown(text, b, sizeof(b)));
 	return -EINVAL;
 }
@@ -174,15 +178,16 @@ static int parse_duration(const struct cfg_key *k, const char *text, void *f, ch
 	double v;
 
 	if (units_parse_duration(text, &v) < 0) {
-		config_say(why, wlen, "\"%s\" is not a duration (such as 90s, 15m, 6h, 1d, 1h30m)",
+		errbuf_set(why, wlen, 0,
+		           "\"%s\" is not a duration (such as 90s, 15m, 6h, 1d, 1h30m)",
 		           config_shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (v < k->min || v > k->max) {
 		units_format_duration(k->min, lo, sizeof(lo));
 		units_format_duration(k->max, hi, sizeof(hi));
-		config_say(why, wlen, "%s is out of range %s..%s", config_shown(text, b, sizeof(b)),
-		           lo, hi);
+		errbuf_set(why, wlen, 0, "%s is out of range %s..%s",
+		           config_shown(text, b, sizeof(b)), lo, hi);
 		return -ERANGE;
 	}
 	*(double *)f = v;
@@ -202,15 +207,15 @@ static int parse_size(const struct cfg_key *k, const char *text, void *f, char *
 	int r = units_parse_size(text, &v);
 
 	if (r == -EINVAL) {
-		config_say(why, wlen, "\"%s\" is not a size (such as 4096, 256K, 8M, 1G)",
+		errbuf_set(why, wlen, 0, "\"%s\" is not a size (such as 4096, 256K, 8M, 1G)",
 		           config_shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (r < 0 || (double)v < k->min || (double)v > k->max) {
 		units_format_size(k->min, lo, sizeof(lo));
 		units_format_size(k->max, hi, sizeof(hi));
-		config_say(why, wlen, "%s is out of range %s..%s", config_shown(text, b, sizeof(b)),
-		           lo, hi);
+		errbuf_set(why, wlen, 0, "%s is out of range %s..%s",
+		           config_shown(text, b, sizeof(b)), lo, hi);
 		return -ERANGE;
 	}
 	*(uint64_t *)f = v;
@@ -229,7 +234,7 @@ static int parse_address(const struct cfg_key *k, const char *text, void *f, cha
 	char b[64];
 
 	if (inet_pton(AF_INET, text, addr) != 1 && inet_pton(AF_INET6, text, addr) != 1) {
-		config_say(why, wlen, "\"%s\" is not an IPv4 or IPv6 address",
+		errbuf_set(why, wlen, 0, "\"%s\" is not an IPv4 or IPv6 address",
 		           config_shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
@@ -250,12 +255,12 @@ static int parse_span(const struct cfg_key *k, const char *text, void *f, char *
 
 		free(num);
 		if (bad) {
-			config_say(why, wlen, "\"%s\" is not a percentage",
+			errbuf_set(why, wlen, 0, "\"%s\" is not a percentage",
 			           config_shown(text, b, sizeof(b)));
 			return -EINVAL;
 		}
 		if (v < k->min || v > k->max) {
-			config_say(why, wlen, "%s is out of range %.0f%%..%.0f%%",
+			errbuf_set(why, wlen, 0, "%s is out of range %.0f%%..%.0f%%",
 			           config_shown(text, b, sizeof(b)), k->min, k->max);
 			return -ERANGE;
 		}
@@ -264,12 +269,14 @@ static int parse_span(const struct cfg_key *k, const char *text, void *f, char *
 		return 0;
 	}
 	if (units_parse_duration(text, &v) < 0) {
-		config_say(why, wlen, "\"%s\" is neither a percentage (10%%) nor a duration (30m)",
+		errbuf_set(why, wlen, 0,
+		           "\"%s\" is neither a percentage (10%%) nor a duration (30m)",
 		           config_shown(text, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (v > SPAN_MAX_S) {
-		config_say(why, wlen, "%s is longer than 365d", config_shown(text, b, sizeof(b)));
+		errbuf_set(why, wlen, 0, "%s is longer than 365d",
+		           config_shown(text, b, sizeof(b)));
 		return -ERANGE;
 	}
 	sp->is_percent = 0;
@@ -297,9 +304,9 @@ static int parse_choice(const struct cfg_key *k, const char *text, void *f, char
 			*(int *)f = i;
 			return 0;
 		}
-	config_say(why, wlen, "\"%s\" is not one of: ", config_shown(text, b, sizeof(b)));
+	errbuf_set(why, wlen, 0, "\"%s\" is not one of: ", config_shown(text, b, sizeof(b)));
 	for (int i = 0; k->choices[i]; i++)
-		config_say(why + strlen(why), wlen - strlen(why), "%s%s", i ? ", " : "",
+		errbuf_set(why + strlen(why), wlen - strlen(why), 0, "%s%s", i ? ", " : "",
 		           k->choices[i]);
 	return -EINVAL;
 }
@@ -315,7 +322,7 @@ static int parse_cpu(const struct cfg_key *k, const char *text, void *f, char *w
 
 	(void)k;
 	if (runner_cpu_parse(text, f) < 0) {
-		config_say(why, wlen, "\"%s\" is not quiet, all or a CPU number 0..%d",
+		errbuf_set(why, wlen, 0, "\"%s\" is not quiet, all or a CPU number 0..%d",
 		           config_shown(text, b, sizeof(b)), RUNNER_CPU_MAX);
 		return -EINVAL;
 	}
@@ -353,7 +360,7 @@ static int parse_probes(const struct cfg_key *k, const char *text, void *f, char
 	for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
 		if (!disabled_name_ok(t)) {
 			range_probes(k, names, sizeof(names));
-			config_say(why, wlen, "\"%s\" is not a built-in probe or arm (%s)",
+			errbuf_set(why, wlen, 0, "\"%s\" is not a built-in probe or arm (%s)",
 			           config_shown(t, b, sizeof(b)), names);
 			r = -EINVAL;
 			break;

@@ -62,8 +62,6 @@ struct cfg_type {
 /* Indexed by enum cfg_type_id (config_types.c). */
 extern const struct cfg_type config_types[];
 
-/* A message into buf (NULL buf or len 0: none). */
-void config_say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A value as it may appear in a message: printable, at most ~48 bytes. */
 const char *config_shown(const char *s, char *buf, size_t len);
 /* s without leading and trailing white space (in place). */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "errbuf.h"
 #include "protocol.h"
 
 #define MAX_SCALARS 1024
@@ -20,23 +21,11 @@
 #define MAX_INFO 1024
 #define MAX_PATH 256
 
-/* Where the error text goes; the first failure wins. */
+/* Where the error text goes (errbuf_set). */
 struct verr {
 	char *buf;
 	size_t len;
 };
-
-static int __attribute__((format(printf, 2, 3))) fail(struct verr *e, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (e->buf && e->len) {
-		va_start(ap, fmt);
-		vsnprintf(e->buf, e->len, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 /* A printable excerpt of untrusted text for an error message. */
 static const char *excerpt(const char *s, char *out, size_t outlen)
@@ -86,39 +75,41 @@ static int check_name(const char *section, const char *name, int metric, struct 
 
 	if (name_ok(name, metric))
 		return 0;
-	return fail(e, "%s: invalid name \"%s\" (1..%d characters of %s)", section,
-	            excerpt(name, ex, sizeof(ex)), PROTOCOL_MAX_NAME,
-	            metric ? "A-Z a-z 0-9 _ . -" : "a-z 0-9 _ -");
+	return errbuf_set(e->buf, e->len, -EINVAL,
+	                  "%s: invalid name \"%s\" (1..%d characters of %s)", section,
+	                  excerpt(name, ex, sizeof(ex)), PROTOCOL_MAX_NAME,
+	                  metric ? "A-Z a-z 0-9 _ . -" : "a-z 0-9 _ -");
 }
 
 static int check_number(const json_t *v, const char *path, struct verr *e)
 {
 	if (!json_is_number(v))
-		return fail(e, "%s: not a number", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: not a number", path);
 	if (!isfinite(json_number_value(v)))
-		return fail(e, "%s: not a finite number", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: not a finite number", path);
 	return 0;
 }
 
 static int check_string(const json_t *v, const char *path, int nonempty, struct verr *e)
 {
 	if (!json_is_string(v))
-		return fail(e, "%s: not a string", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: not a string", path);
 	if (nonempty && json_string_length(v) == 0)
-		return fail(e, "%s: empty", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: empty", path);
 	if (json_string_length(v) > PROTOCOL_MAX_STRING)
-		return fail(e, "%s: longer than %d bytes", path, PROTOCOL_MAX_STRING);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: longer than %d bytes", path,
+		                  PROTOCOL_MAX_STRING);
 	if (strlen(json_string_value(v)) != json_string_length(v))
-		return fail(e, "%s: contains a NUL character", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: contains a NUL character", path);
 	return 0;
 }
 
 static int check_object(const json_t *v, const char *path, size_t max, struct verr *e)
 {
 	if (!json_is_object(v))
-		return fail(e, "%s: not an object", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: not an object", path);
 	if (json_object_size(v) > max)
-		return fail(e, "%s: more than %zu entries", path, max);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: more than %zu entries", path, max);
 	return 0;
 }
 
@@ -136,8 +127,8 @@ static int check_keys(json_t *obj, const char *path, const char *const *allowed,
 			if (!strcmp(*a, key))
 				break;
 		if (!*a)
-			return fail(e, "%s: unknown field \"%s\"", path,
-			            excerpt(key, ex, sizeof(ex)));
+			return errbuf_set(e->buf, e->len, -EINVAL, "%s: unknown field \"%s\"", path,
+			                  excerpt(key, ex, sizeof(ex)));
 	}
 	return 0;
 }
@@ -147,21 +138,23 @@ static int check_probe(json_t *v, struct verr *e)
 	char ex[48];
 
 	if (!json_is_string(v))
-		return fail(e, "probe: not a string");
+		return errbuf_set(e->buf, e->len, -EINVAL, "probe: not a string");
 	if (!name_ok(json_string_value(v), 0) ||
 	    strlen(json_string_value(v)) != json_string_length(v))
-		return fail(e, "probe: invalid name \"%s\" (1..%d characters of a-z 0-9 _ -)",
-		            excerpt(json_string_value(v), ex, sizeof(ex)), PROTOCOL_MAX_NAME);
+		return errbuf_set(e->buf, e->len, -EINVAL,
+		                  "probe: invalid name \"%s\" (1..%d characters of a-z 0-9 _ -)",
+		                  excerpt(json_string_value(v), ex, sizeof(ex)), PROTOCOL_MAX_NAME);
 	return 0;
 }
 
 static int check_protocol(json_t *v, struct verr *e)
 {
 	if (!json_is_integer(v))
-		return fail(e, "protocol: not an integer");
+		return errbuf_set(e->buf, e->len, -EINVAL, "protocol: not an integer");
 	if (json_integer_value(v) != PROTOCOL_VERSION)
-		return fail(e, "protocol: unsupported version %lld (this build reads %d)",
-		            (long long)json_integer_value(v), PROTOCOL_VERSION);
+		return errbuf_set(e->buf, e->len, -EINVAL,
+		                  "protocol: unsupported version %lld (this build reads %d)",
+		                  (long long)json_integer_value(v), PROTOCOL_VERSION);
 	return 0;
 }
 
@@ -170,11 +163,12 @@ static int check_status(json_t *v, struct verr *e)
 	const char *s = json_string_value(v);
 
 	if (!json_is_string(v))
-		return fail(e, "status: not a string");
+		return errbuf_set(e->buf, e->len, -EINVAL, "status: not a string");
 	if (strcmp(s, "ok") && strcmp(s, "skipped") && strcmp(s, "error") &&
 	    strcmp(s, "not_applicable"))
-		return fail(e,
-		            "status: must be \"ok\", \"skipped\", \"not_applicable\" or \"error\"");
+		return errbuf_set(
+		    e->buf, e->len, -EINVAL,
+		    "status: must be \"ok\", \"skipped\", \"not_applicable\" or \"error\"");
 	return 0;
 }
 
@@ -200,7 +194,7 @@ static int check_started_at(json_t *v, struct verr *e)
 	size_t n;
 
 	if (!json_is_string(v))
-		return fail(e, "started_at: not a string");
+		return errbuf_set(e->buf, e->len, -EINVAL, "started_at: not a string");
 	n = strlen(s);
 	if (n < 20 || n > 40 || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' ||
 	    !digits(s + 8, 2) || (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2) ||
@@ -220,7 +214,7 @@ static int check_started_at(json_t *v, struct verr *e)
 	    s[6] == '\0')
 		return 0;
 bad:
-	return fail(e, "started_at: not an RFC 3339 time");
+	return errbuf_set(e->buf, e->len, -EINVAL, "started_at: not an RFC 3339 time");
 }
 
 static int check_started_unix(json_t *v, struct verr *e)
@@ -230,7 +224,7 @@ static int check_started_unix(json_t *v, struct verr *e)
 	if (r < 0)
 		return r;
 	if (json_number_value(v) < 0)
-		return fail(e, "started_unix: negative");
+		return errbuf_set(e->buf, e->len, -EINVAL, "started_unix: negative");
 	return 0;
 }
 
@@ -241,7 +235,7 @@ static int check_duration(json_t *v, struct verr *e)
 	if (r < 0)
 		return r;
 	if (json_number_value(v) < 0)
-		return fail(e, "duration_s: negative");
+		return errbuf_set(e->buf, e->len, -EINVAL, "duration_s: negative");
 	return 0;
 }
 
@@ -265,7 +259,8 @@ static int check_flat(json_t *v, const char *section, size_t max, struct verr *e
 		else if (json_is_number(val))
 			r = check_number(val, path, e);
 		else if (!json_is_boolean(val) && !json_is_null(val))
-			r = fail(e, "%s: must be a number, string, boolean or null", path);
+			r = errbuf_set(e->buf, e->len, -EINVAL,
+			               "%s: must be a number, string, boolean or null", path);
 		if (r < 0)
 			return r;
 	}
@@ -287,10 +282,10 @@ static int check_unit(const json_t *v, const char *path, struct verr *e)
 	char ex[48];
 
 	if (!json_is_string(v))
-		return fail(e, "%s: not a string", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: not a string", path);
 	if (!unit_known(json_string_value(v)))
-		return fail(e, "%s: unknown unit \"%s\"", path,
-		            excerpt(json_string_value(v), ex, sizeof(ex)));
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: unknown unit \"%s\"", path,
+		                  excerpt(json_string_value(v), ex, sizeof(ex)));
 	return 0;
 }
 
@@ -310,17 +305,17 @@ static int check_scalars(json_t *v, struct verr *e)
 			return r;
 		snprintf(path, sizeof(path), "scalars.%s", key);
 		if (!json_is_object(sc))
-			return fail(e, "%s: not an object", path);
+			return errbuf_set(e->buf, e->len, -EINVAL, "%s: not an object", path);
 		if ((r = check_keys(sc, path, keys, e)) < 0)
 			return r;
 		snprintf(sub, sizeof(sub), "%s.value", path);
 		if (!json_object_get(sc, "value"))
-			return fail(e, "%s: missing", sub);
+			return errbuf_set(e->buf, e->len, -EINVAL, "%s: missing", sub);
 		if ((r = check_number(json_object_get(sc, "value"), sub, e)) < 0)
 			return r;
 		snprintf(sub, sizeof(sub), "%s.unit", path);
 		if (!json_object_get(sc, "unit"))
-			return fail(e, "%s: missing", sub);
+			return errbuf_set(e->buf, e->len, -EINVAL, "%s: missing", sub);
 		if ((r = check_unit(json_object_get(sc, "unit"), sub, e)) < 0)
 			return r;
 	}
@@ -334,22 +329,27 @@ static int check_points(json_t *pts, const char *path, struct verr *e)
 	json_t *pt;
 
 	if (!json_is_array(pts))
-		return fail(e, "%s: not an array", path);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: not an array", path);
 	if (json_array_size(pts) > PROTOCOL_MAX_SERIES_POINTS)
-		return fail(e, "%s: more than %d points", path, PROTOCOL_MAX_SERIES_POINTS);
+		return errbuf_set(e->buf, e->len, -EINVAL, "%s: more than %d points", path,
+		                  PROTOCOL_MAX_SERIES_POINTS);
 	json_array_foreach(pts, i, pt)
 	{
 		const json_t *x = json_array_get(pt, 0), *y = json_array_get(pt, 1);
 
 		if (!json_is_array(pt) || json_array_size(pt) != 2)
-			return fail(e, "%s[%zu]: not an [x, y] pair", path, i);
+			return errbuf_set(e->buf, e->len, -EINVAL, "%s[%zu]: not an [x, y] pair",
+			                  path, i);
 		if (!json_is_number(x) || !isfinite(json_number_value(x)))
-			return fail(e, "%s[%zu]: x is not a finite number", path, i);
+			return errbuf_set(e->buf, e->len, -EINVAL,
+			                  "%s[%zu]: x is not a finite number", path, i);
 		if (!json_is_number(y) || !isfinite(json_number_value(y)))
-			return fail(e, "%s[%zu]: y is not a finite number", path, i);
+			return errbuf_set(e->buf, e->len, -EINVAL,
+			                  "%s[%zu]: y is not a finite number", path, i);
 		if (json_number_value(x) < last_x)
-			return fail(e, "%s[%zu]: x decreases (%g after %g)", path, i,
-			            json_number_value(x), last_x);
+			return errbuf_set(e->buf, e->len, -EINVAL,
+			                  "%s[%zu]: x decreases (%g after %g)", path, i,
+			                  json_number_value(x), last_x);
 		last_x = json_number_value(x);
 	}
 	return 0;
@@ -372,20 +372,20 @@ static int check_series(json_t *v, struct verr *e)
 			return r;
 		snprintf(path, sizeof(path), "series.%s", key);
 		if (!json_is_object(se))
-			return fail(e, "%s: not an object", path);
+			return errbuf_set(e->buf, e->len, -EINVAL, "%s: not an object", path);
 		if ((r = check_keys(se, path, keys, e)) < 0)
 			return r;
 		for (size_t i = 0; i < 2; i++) {
 			const json_t *u = json_object_get(se, fields[i]);
 			snprintf(sub, sizeof(sub), "%s.%s", path, fields[i]);
 			if (!u)
-				return fail(e, "%s: missing", sub);
+				return errbuf_set(e->buf, e->len, -EINVAL, "%s: missing", sub);
 			if ((r = check_unit(u, sub, e)) < 0)
 				return r;
 		}
 		snprintf(sub, sizeof(sub), "%s.points", path);
 		if (!json_object_get(se, "points"))
-			return fail(e, "%s: missing", sub);
+			return errbuf_set(e->buf, e->len, -EINVAL, "%s: missing", sub);
 		if ((r = check_points(json_object_get(se, "points"), sub, e)) < 0)
 			return r;
 	}
@@ -439,12 +439,15 @@ static int check_scalar_rule(const json_t *sc, const struct scalar_rule *r, stru
 		return 0;
 	d = json_number_value(v);
 	if (strcmp(unit, r->unit))
-		return fail(e, "scalars.%s.unit: must be \"%s\"", r->name, r->unit);
+		return errbuf_set(e->buf, e->len, -EINVAL, "scalars.%s.unit: must be \"%s\"",
+		                  r->name, r->unit);
 	if (r->whole && d != floor(d))
-		return fail(e, "scalars.%s.value: must be a whole number", r->name);
+		return errbuf_set(e->buf, e->len, -EINVAL,
+		                  "scalars.%s.value: must be a whole number", r->name);
 	if (r->open ? !(d > r->min && d < r->max) : !(d >= r->min && d <= r->max))
-		return fail(e, "scalars.%s.value: must lie in %s%g, %g%s", r->name,
-		            r->open ? "(" : "[", r->min, r->max, r->open ? ")" : "]");
+		return errbuf_set(e->buf, e->len, -EINVAL,
+		                  "scalars.%s.value: must lie in %s%g, %g%s", r->name,
+		                  r->open ? "(" : "[", r->min, r->max, r->open ? ")" : "]");
 	return 0;
 }
 
@@ -461,7 +464,7 @@ static int check_enum_rule(const json_t *info, const struct enum_rule *r, struct
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 		         a == r->values ? "" : ", ", *a);
 	}
-	return fail(e, "info.%s: must be one of %s", r->name, list);
+	return errbuf_set(e->buf, e->len, -EINVAL, "info.%s: must be one of %s", r->name, list);
 }
 
 /* The rules of the document's probe, after the generic checks passed. */
@@ -482,12 +485,14 @@ static int check_probe_rules(json_t *doc, struct verr *e)
 		if (strcmp(probe, ci_rules[i].probe) || (!lo && !hi))
 			continue;
 		if (!lo || !hi)
-			return fail(e, "scalars.%s: present without scalars.%s",
-			            lo ? ci_rules[i].lo : ci_rules[i].hi,
-			            lo ? ci_rules[i].hi : ci_rules[i].lo);
+			return errbuf_set(e->buf, e->len, -EINVAL,
+			                  "scalars.%s: present without scalars.%s",
+			                  lo ? ci_rules[i].lo : ci_rules[i].hi,
+			                  lo ? ci_rules[i].hi : ci_rules[i].lo);
 		if (json_number_value(lo) > json_number_value(hi))
-			return fail(e, "scalars.%s.value: above scalars.%s.value", ci_rules[i].lo,
-			            ci_rules[i].hi);
+			return errbuf_set(e->buf, e->len, -EINVAL,
+			                  "scalars.%s.value: above scalars.%s.value",
+			                  ci_rules[i].lo, ci_rules[i].hi);
 	}
 	for (size_t i = 0; i < N_RULES(enum_rules); i++)
 		if (!strcmp(probe, enum_rules[i].probe) &&
@@ -526,21 +531,22 @@ static int validate(json_t *doc, struct verr *e)
 	int r;
 
 	if (!json_is_object(doc))
-		return fail(e, "document: not a JSON object");
+		return errbuf_set(e->buf, e->len, -EINVAL, "document: not a JSON object");
 	json_object_foreach(doc, key, v)
 	{
 		for (i = 0; i < N_FIELDS; i++)
 			if (!strcmp(fields[i].name, key))
 				break;
 		if (i == N_FIELDS)
-			return fail(e, "document: unknown field \"%s\"",
-			            excerpt(key, ex, sizeof(ex)));
+			return errbuf_set(e->buf, e->len, -EINVAL, "document: unknown field \"%s\"",
+			                  excerpt(key, ex, sizeof(ex)));
 	}
 	for (i = 0; i < N_FIELDS; i++) {
 		v = json_object_get(doc, fields[i].name);
 		if (!v) {
 			if (fields[i].required)
-				return fail(e, "%s: missing", fields[i].name);
+				return errbuf_set(e->buf, e->len, -EINVAL, "%s: missing",
+				                  fields[i].name);
 			continue;
 		}
 		if ((r = fields[i].check(v, e)) < 0)
@@ -549,7 +555,8 @@ static int validate(json_t *doc, struct verr *e)
 	status = json_string_value(json_object_get(doc, "status"));
 	v = json_object_get(doc, "reason");
 	if (strcmp(status, "ok") && !json_is_string(v))
-		return fail(e, "reason: required when status is \"%s\"", status);
+		return errbuf_set(e->buf, e->len, -EINVAL, "reason: required when status is \"%s\"",
+		                  status);
 	return check_probe_rules(doc, e);
 }
 
@@ -575,7 +582,8 @@ static int prescan(const char *buf, size_t len, struct verr *e)
 		char c = buf[i];
 
 		if (c == '\0')
-			return fail(e, "document: contains a NUL byte at offset %zu", i);
+			return errbuf_set(e->buf, e->len, -EINVAL,
+			                  "document: contains a NUL byte at offset %zu", i);
 		if (in_string) {
 			if (c == '\\')
 				i++;
@@ -587,8 +595,9 @@ static int prescan(const char *buf, size_t len, struct verr *e)
 			in_string = 1;
 		} else if (c == '{' || c == '[') {
 			if (++depth > PROTOCOL_MAX_DEPTH)
-				return fail(e, "document: nested deeper than %d levels",
-				            PROTOCOL_MAX_DEPTH);
+				return errbuf_set(e->buf, e->len, -EINVAL,
+				                  "document: nested deeper than %d levels",
+				                  PROTOCOL_MAX_DEPTH);
 		} else if (c == '}' || c == ']') {
 			depth--;
 		}
@@ -605,14 +614,16 @@ int protocol_parse(const char *buf, size_t len, json_t **doc, char *err, size_t 
 
 	*doc = NULL;
 	if (len > PROTOCOL_MAX_BYTES)
-		return fail(&e, "document: larger than %d bytes", PROTOCOL_MAX_BYTES);
+		return errbuf_set(e.buf, e.len, -EINVAL, "document: larger than %d bytes",
+		                  PROTOCOL_MAX_BYTES);
 	if ((r = prescan(buf, len, &e)) < 0)
 		return r;
 	/* json_loadb rejects anything after the document except white space. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return fail(&e, "document: not valid JSON: %s (line %d, column %d)", jerr.text,
-		            jerr.line, jerr.column);
+		return errbuf_set(e.buf, e.len, -EINVAL,
+		                  "document: not valid JSON: %s (line %d, column %d)", jerr.text,
+		                  jerr.line, jerr.column);
 	if ((r = validate(root, &e)) < 0) {
 		json_decref(root);
 		return r;
