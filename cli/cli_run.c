@@ -388,9 +388,10 @@ static json_t *probe_entry(const char *name, const struct runner_result *r)
 			return doc;
 		json_decref(doc);
 	}
-	return json_pack("{s:s, s:s, s:s, s:f, s:f, s:o, s:o, s:s*}", "probe", name, "status",
-	                 "error", "reason", r->reason ? r->reason : "unknown", "duration_s",
-	                 r->wall_s, "cpu_s", r->cpu_s, "exit_code",
+	return json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:o, s:o, s:s*}", "probe", name, "status",
+	                 "error", "failure", failure_kind_names[r->failure.kind], "reason",
+	                 r->reason ? r->reason : "unknown", "duration_s", r->wall_s, "cpu_s",
+	                 r->cpu_s, "exit_code",
 	                 r->exit_code >= 0 ? json_integer(r->exit_code) : json_null(), "signal",
 	                 r->term_signal ? json_integer(r->term_signal) : json_null(), "stderr",
 	                 r->err_tail && *r->err_tail ? r->err_tail : NULL);
@@ -429,8 +430,16 @@ static json_t *inputs_from(const json_t *fp, json_t *entries)
 		    rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
 		                     json_object_get(ok, "threads"), &w);
 	json_object_foreach(entries, name, doc) if (inputs && entry_failed(doc))
-	    rec_inputs_note_failed(inputs, name, json_string_value(json_object_get(doc, "reason")),
-	                           -1, -1);
+	{
+		int kind = failure_kind_parse(json_string_value(json_object_get(doc, "failure")));
+		struct failure f;
+
+		/* a probe's own error document names no failure: an error */
+		failure_set(&f, kind < 0 ? FAILURE_ERROR : (enum failure_kind)kind,
+		            (int)json_integer_value(json_object_get(doc, "signal")));
+		rec_inputs_note_failed(inputs, name, &f,
+		                       json_string_value(json_object_get(doc, "reason")), -1, -1);
+	}
 	json_decref(ok);
 	return inputs;
 }

@@ -167,6 +167,8 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	    .ended_ms = res.started_unix_ms + (int64_t)llround(res.wall_s * 1000.0),
 	    .status = store_status[res.status],
 	    .reason = res.reason,
+	    .failure = &res.failure,
+	    .term_signal = res.term_signal,
 	    .doc = res.doc,
 	    .raw = res.doc ? NULL : res.output,
 	    .loadavg1 = load,
@@ -180,6 +182,7 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 		xasprintf(&refused, "the store refused the document: %s", store_last_error());
 		run.status = "error";
 		run.reason = refused;
+		failure_set(&res.failure, FAILURE_ERROR, 0);
 		run.doc = NULL;
 		run.raw = res.output;
 		res.status = RUNNER_ERROR;
@@ -278,10 +281,13 @@ static void note_unavailable(const struct config *c, const json_t *failed, json_
 	json_object_foreach((json_t *)(uintptr_t)failed, key, f)
 	{
 		json_t *id = json_object_get(f, "run_id");
+		struct failure what;
 
+		if (failure_parse_json(f, &what, key, NULL, 0) < 0)
+			failure_set(&what, FAILURE_ERROR, 0);
 		if (config_disabled(c, key, NULL) ||
 		    rec_inputs_note_failed(
-		        inputs, key, json_string_value(json_object_get(f, "reason")),
+		        inputs, key, &what, json_string_value(json_object_get(f, "reason")),
 		        json_integer_value(id), json_integer_value(json_object_get(f, "t_ms"))) < 0)
 			continue;
 		snprintf(id_key, sizeof(id_key), "%s failed", key);

@@ -32,7 +32,7 @@
 #define STORE_BUSY_MS 5000
 
 /* The columns every run listing reads, in this order. */
-#define RUN_COLS "id, probe, status, reason, cycle_id, started_ms, ended_ms"
+#define RUN_COLS "id, probe, status, reason, cycle_id, started_ms, ended_ms, failure, term_signal"
 
 /* The latest ok run of each probe, which retention keeps whole. */
 #define KEEP_CTE                                                                                   \
@@ -78,8 +78,9 @@ static const char *const queries[Q__COUNT] = {
     [Q_FK_CHECK] = "PRAGMA foreign_key_check",
     [Q_WAL] = "PRAGMA journal_mode = WAL",
     [Q_RUN_ADD] = "INSERT INTO runs (cycle_id, probe, started_ms, ended_ms, status, reason,"
-                  " params, loadavg1, steal_pct, cpu_s) VALUES (:cycle_id, :probe, :started_ms,"
-                  " :ended_ms, :status, :reason, :params, :loadavg1, :steal_pct, :cpu_s)",
+                  " params, loadavg1, steal_pct, cpu_s, failure, term_signal) VALUES (:cycle_id,"
+                  " :probe, :started_ms, :ended_ms, :status, :reason, :params, :loadavg1,"
+                  " :steal_pct, :cpu_s, :failure, :term_signal)",
     [Q_DOC_ADD] = "INSERT INTO run_docs (run_id, doc, raw) VALUES (:run_id, :doc, :raw)",
     [Q_TOTAL_BUMP] = "INSERT INTO run_totals (probe, status, n) VALUES (:probe, :status, 1)"
                      " ON CONFLICT (probe, status) DO UPDATE SET n = n + 1",
@@ -127,10 +128,11 @@ static const char *const queries[Q__COUNT] = {
                     " AND xd.doc IS NOT NULL ORDER BY x.id DESC LIMIT 1)"
                     " JOIN run_docs d ON d.run_id = r.id ORDER BY r.probe",
     /* each probe whose latest run is an error, with that run */
-    [Q_LATEST_FAILED] = "SELECT r.probe, r.id, r.started_ms, r.reason FROM"
-                        " (SELECT DISTINCT probe FROM run_totals) p JOIN runs r ON r.id ="
-                        " (SELECT max(id) FROM runs x WHERE x.probe = p.probe)"
-                        " WHERE r.status = 'error' ORDER BY r.probe",
+    [Q_LATEST_FAILED] =
+        "SELECT r.probe, r.id, r.started_ms, r.reason, r.failure, r.term_signal FROM"
+        " (SELECT DISTINCT probe FROM run_totals) p JOIN runs r ON r.id ="
+        " (SELECT max(id) FROM runs x WHERE x.probe = p.probe)"
+        " WHERE r.status = 'error' ORDER BY r.probe",
     [Q_RUNS_PAGE] = RUNS_PAGE(""),
     [Q_RUNS_PAGE_PROBE] = RUNS_PAGE("probe = :probe AND"),
     [Q_RUNS_PAGE_STATUS] = RUNS_PAGE("status = :status AND"),

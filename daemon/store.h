@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "failure.h"
 #include "store_query.h"
 
 struct store;
@@ -49,10 +50,13 @@ struct store_run {
 	int64_t ended_ms;
 	const char *status; /* "ok", "skipped", "error" */
 	const char *reason; /* NULL for ok */
-	const json_t *doc;  /* the validated document, or NULL */
-	const char *raw;    /* raw output when there is no valid document (may be NULL) */
-	double loadavg1;    /* load average seen at start */
-	double steal_pct;   /* CPU steal during the run, percent */
+	/* for an error: what it was (NULL: an error of no known kind) */
+	const struct failure *failure;
+	int term_signal;   /* a crash's signal number, else 0 */
+	const json_t *doc; /* the validated document, or NULL */
+	const char *raw;   /* raw output when there is no valid document (may be NULL) */
+	double loadavg1;   /* load average seen at start */
+	double steal_pct;  /* CPU steal during the run, percent */
 	double cpu_s;
 	size_t raw_len; /* bytes of raw (it may hold NULs); 0: strlen(raw) */
 };

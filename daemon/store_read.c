@@ -98,6 +98,7 @@ static int latest_failures_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
 	sqlite3_stmt *s = NULL;
+	struct failure f;
 	int r = stmt_get(st, Q_LATEST_FAILED, NULL, 0, &s);
 
 	c->out = jcheck(json_object());
@@ -107,6 +108,13 @@ static int latest_failures_tx(struct store *st, void *ctx)
 		jset(o, "run_id", jint(sqlite3_column_int64(s, 1)));
 		jset(o, "t_ms", jint(sqlite3_column_int64(s, 2)));
 		jset(o, "reason", col_text_json(s, 3));
+		failure_set(&f,
+		            (enum failure_kind)(failure_kind_parse(col_text(s, 4)) < 0
+		                                    ? FAILURE_ERROR
+		                                    : failure_kind_parse(col_text(s, 4))),
+		            sqlite3_column_int(s, 5));
+		jset(o, "kind", jtext(failure_kind_names[f.kind]));
+		jset(o, "signal", f.signal[0] ? jtext(f.signal) : json_null());
 		jset(c->out, col_text(s, 0), o);
 	}
 	return r;
@@ -215,6 +223,23 @@ static const char *key_figure(const char *probe)
 	return p ? p->key_scalar : NULL;
 }
 
+/* A failed run's kind and a crash's signal name (null for other runs),
+ * from columns 7 and 8 of RUN_COLS. */
+static void run_failure(json_t *o, sqlite3_stmt *row)
+{
+	int kind = failure_kind_parse(col_text(row, 7));
+	struct failure f;
+
+	if (kind < 0) {
+		jset(o, "failure", json_null());
+		jset(o, "signal", json_null());
+		return;
+	}
+	failure_set(&f, (enum failure_kind)kind, sqlite3_column_int(row, 8));
+	jset(o, "failure", jtext(failure_kind_names[f.kind]));
+	jset(o, "signal", f.signal[0] ? jtext(f.signal) : json_null());
+}
+
 /* One run from a row of RUN_COLS, with its key figure. */
 static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 {
@@ -233,6 +258,7 @@ static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 	jset(o, "started_at", jtime(t0));
 	jset(o, "ended_ms", jint(t1));
 	jset(o, "duration_s", jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+	run_failure(o, row);
 	if (key) {
 		char *metric;
 		sqlite3_stmt *s = NULL;
@@ -351,19 +377,19 @@ static int run_tx(struct store *st, void *ctx)
 	if (r >= 0)
 		r = run_brief(st, s, &c->out);
 	if (r >= 0)
-		r = col_json(s, 7, "the run's params", &j);
+		r = col_json(s, STORE_RUN_NCOLS, "the run's params", &j);
 	if (r < 0)
 		return r;
 	jset(c->out, "params", j);
-	r = col_json(s, 8, "the run's document", &j);
+	r = col_json(s, STORE_RUN_NCOLS + 1, "the run's document", &j);
 	if (r < 0)
 		return r;
 	jset(c->out, "doc", j);
-	jset(c->out, "raw", col_text_json(s, 9));
-	jset(c->out, "loadavg1", col_real_json(s, 10));
-	jset(c->out, "steal_pct", col_real_json(s, 11));
-	jset(c->out, "cpu_s", col_real_json(s, 12));
-	jset(c->out, "pruned_ms", col_int_json(s, 13));
+	jset(c->out, "raw", col_text_json(s, STORE_RUN_NCOLS + 2));
+	jset(c->out, "loadavg1", col_real_json(s, STORE_RUN_NCOLS + 3));
+	jset(c->out, "steal_pct", col_real_json(s, STORE_RUN_NCOLS + 4));
+	jset(c->out, "cpu_s", col_real_json(s, STORE_RUN_NCOLS + 5));
+	jset(c->out, "pruned_ms", col_int_json(s, STORE_RUN_NCOLS + 6));
 	sqlite3_reset(s);
 	samples = jcheck(json_array());
 	jset(c->out, "samples", samples);

@@ -182,6 +182,13 @@ static int run_insert_tx(struct store *st, void *ctx)
 		    B_REAL(":loadavg1", run->loadavg1),
 		    B_REAL(":steal_pct", run->steal_pct),
 		    B_REAL(":cpu_s", run->cpu_s),
+		    /* an error of no known kind is an error */
+		    B_TEXT(":failure", strcmp(run->status, "error") ? NULL
+		                       : run->failure ? failure_kind_names[run->failure->kind]
+		                                      : failure_kind_names[FAILURE_ERROR]),
+		    B_ID(":term_signal", run->failure && run->failure->kind == FAILURE_CRASH
+		                             ? (int64_t)run->term_signal
+		                             : 0),
 		};
 		r = stmt_exec(st, Q_RUN_ADD, b, ARRAY_SIZE(b), "the run", NULL);
 	}

@@ -126,6 +126,10 @@ struct bind {
 	size_t n;
 };
 
+/* The columns of RUN_COLS (store.c), which the statements that read a run
+ * put first. */
+#define STORE_RUN_NCOLS 9
+
 /* clang-format off */
 #define B_INT(nm, v) {.name = (nm), .type = BT_INT, .i = (v)}
 #define B_REAL(nm, v) {.name = (nm), .type = BT_REAL, .d = (v)}

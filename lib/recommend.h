@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "failure.h"
+
 /* The model's constants (doc/recommendation.md). */
 #define REC_GUARD_BYTES 4096.0          /* guard page under every stack */
 #define REC_VMAS_PER_THREAD 2.0         /* a stack and its guard */
@@ -46,8 +48,8 @@ int rec_inputs_needed(const char *probe);
  * threads) failed in its latest run (run_id, t_ms: < 0 unknown), or that
  * the configuration disabled it. 0, or -ENOENT for a probe it does not
  * need (nothing is noted). */
-int rec_inputs_note_failed(json_t *inputs, const char *probe, const char *reason, long long run_id,
-                           long long t_ms);
+int rec_inputs_note_failed(json_t *inputs, const char *probe, const struct failure *f,
+                           const char *reason, long long run_id, long long t_ms);
 int rec_inputs_note_disabled(json_t *inputs, const char *probe);
 
 /* Validates the inputs and computes the result object:

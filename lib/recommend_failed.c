@@ -42,13 +42,14 @@ static int entry_id(const json_t *e, const char *key, long long *out, const char
 	return 0;
 }
 
-/* One entry of inputs.failed_probes, rebuilt from its probe, reason, run
- * id and time (kind and signal follow from the reason). */
+/* One entry of inputs.failed_probes, rebuilt from its probe, kind, signal,
+ * reason, run id and time. */
 static int failed_entry(const json_t *e, size_t i, json_t *out, char *err, size_t errlen)
 {
 	const char *probe = json_string_value(json_object_get(e, "probe"));
 	const char *reason = json_string_value(json_object_get(e, "reason"));
 	long long run_id, t_ms;
+	struct failure f;
 	char what[64];
 
 	snprintf(what, sizeof(what), "inputs.failed_probes[%zu]", i);
@@ -61,9 +62,10 @@ static int failed_entry(const json_t *e, size_t i, json_t *out, char *err, size_
 		return errbuf_set(err, errlen, -EINVAL, "%s.reason: must be a non-empty string",
 		                  what);
 	if (entry_id(e, "run_id", &run_id, what, err, errlen) < 0 ||
-	    entry_id(e, "t_ms", &t_ms, what, err, errlen) < 0)
+	    entry_id(e, "t_ms", &t_ms, what, err, errlen) < 0 ||
+	    failure_parse_json(e, &f, what, err, errlen) < 0)
 		return -EINVAL;
-	json_array_append_new(out, failure_json(probe, reason, run_id, t_ms));
+	json_array_append_new(out, failure_json(probe, &f, reason, run_id, t_ms));
 	return 0;
 }
 

@@ -255,13 +255,13 @@ static json_t *inputs_list(json_t *inputs, const char *key)
 	return a;
 }
 
-int rec_inputs_note_failed(json_t *inputs, const char *probe, const char *reason, long long run_id,
-                           long long t_ms)
+int rec_inputs_note_failed(json_t *inputs, const char *probe, const struct failure *f,
+                           const char *reason, long long run_id, long long t_ms)
 {
 	if (!rec_inputs_needed(probe))
 		return -ENOENT;
 	json_array_append_new(inputs_list(inputs, "failed_probes"),
-	                      failure_json(probe, reason, run_id, t_ms));
+	                      failure_json(probe, f, reason, run_id, t_ms));
 	return 0;
 }
 

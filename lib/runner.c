@@ -316,18 +316,6 @@ static void watch(struct run_state *st, const struct runner_opts *o, double star
 	}
 }
 
-static char *signal_text(int sig)
-{
-	const char *abbrev = sigabbrev_np(sig);
-	char *s;
-
-	if (abbrev)
-		xasprintf(&s, "SIG%s", abbrev);
-	else
-		xasprintf(&s, "signal %d", sig);
-	return s;
-}
-
 /* A copy of n bytes of probe output that is safe to log and to put in
  * JSON: printable ASCII, newlines and tabs; anything else becomes '?'. */
 static char *printable(const char *s, size_t n)
@@ -414,13 +402,14 @@ static char *escaped_reason(json_t *doc)
 static void judge(struct runner_result *res, const struct run_state *st, const char *name,
                   double timeout_s)
 {
-	char err[512], *sig;
+	char err[512];
 	json_t *doc = NULL;
 	const char *status, *probe;
 
 	switch (st->killed) {
 	case KILL_TIMEOUT:
-		set_error(res, st, 0, FAILURE_TIMEOUT_PREFIX "%g s time limit", timeout_s);
+		set_error(res, st, 0, "killed after the %g s time limit", timeout_s);
+		failure_set(&res->failure, FAILURE_TIMEOUT, 0);
 		return;
 	case KILL_OUTPUT:
 		set_error(res, st, 0, "output exceeds %zu bytes", st->max_output);
@@ -432,9 +421,8 @@ static void judge(struct runner_result *res, const struct run_state *st, const c
 		break;
 	}
 	if (res->term_signal) {
-		sig = signal_text(res->term_signal);
-		set_error(res, st, 1, FAILURE_CRASH_PREFIX "%s", sig);
-		free(sig);
+		failure_set(&res->failure, FAILURE_CRASH, res->term_signal);
+		set_error(res, st, 1, "crashed with %s", res->failure.signal);
 		return;
 	}
 	if (only_space(res->output, res->output_len)) {

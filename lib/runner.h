@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "failure.h"
+
 /* RUNNER_NOT_APPLICABLE: the probe measures something this architecture
  * does not have (map32 on arm64); a status of its own, not an error. */
 enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR, RUNNER_NOT_APPLICABLE };
@@ -71,6 +73,7 @@ struct runner_result {
 	double cpu_s;            /* user + system of the probe's children */
 	int exit_code;           /* -1 when killed by a signal */
 	int term_signal;         /* 0 unless killed by a signal */
+	struct failure failure;  /* for RUNNER_ERROR: a crash, the time limit or another error */
 	int cpu;                 /* the CPU it was pinned to, -1: not pinned */
 };
 

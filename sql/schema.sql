@@ -47,7 +47,11 @@ CREATE TABLE runs (
 	steal_pct REAL,
 	cpu_s REAL,
 	pruned_ms INTEGER,
-	CHECK (status = 'ok' OR reason IS NOT NULL)
+	-- a failed run's kind (crash, timeout, error) and a crash's signal
+	failure TEXT CHECK (failure IS NULL OR failure IN ('crash', 'timeout', 'error')),
+	term_signal INTEGER CHECK (term_signal IS NULL OR term_signal BETWEEN 1 AND 128),
+	CHECK (status = 'ok' OR reason IS NOT NULL),
+	CHECK ((status = 'error') = (failure IS NOT NULL))
 ) STRICT;
 CREATE INDEX runs_probe ON runs (probe, id);
 CREATE INDEX runs_status ON runs (status, id);
@@ -161,4 +165,4 @@ CREATE TABLE events (
 ) STRICT;
 CREATE INDEX events_t ON events (t_ms);
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

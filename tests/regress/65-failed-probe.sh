@@ -34,6 +34,14 @@ jq -e '.sentence | contains("ctxsw'"'"'s last run failed: crashed with SIGSEGV")
 jq -e '[.reasons[] | select(contains("no figures were given") or contains("were given,"))] == []' \
 	<<<"$rec" >/dev/null || fail "a reason still says no figures were given: $rec"
 ok "API: the recommendation names ctxsw crashed with SIGSEGV"
+# The run itself says what it was as data (the runs table's failure and
+# term_signal columns), and the others say nothing.
+runs=$(api '/api/v1/runs?limit=10')
+jq -e '[.runs[] | select(.probe == "ctxsw")][0] | .failure == "crash" and .signal == "SIGSEGV"' \
+	<<<"$runs" >/dev/null || fail "the ctxsw run does not say crash, SIGSEGV: $(jq -c '.runs[0]' <<<"$runs")"
+jq -e '[.runs[] | select(.probe != "ctxsw") | .failure, .signal] | all(. == null)' <<<"$runs" \
+	>/dev/null || fail "an ok run has a failure: $runs"
+ok "API: the run says failure crash, signal SIGSEGV"
 
 # threadwatch recommend, from the API's inputs and from probes run now
 api /api/v1/recommendation | jq .inputs >"$TW_TMP/inputs.json"

@@ -148,7 +148,7 @@ if command -v sqlite3 >/dev/null; then
 		"$(jq -c '[.events[] | [.metric, .t_ms]] | sort' <<<"$EV")" ] ||
 		fail "the migrated database gave other events: $(api /api/v1/events | jq -c '[.events[].metric]')"
 	stop_daemon
-	[ "$(sqlite3 "$TW_TMP/m/threadwatch.db" 'PRAGMA user_version')" = 3 ] ||
+	[ "$(sqlite3 "$TW_TMP/m/threadwatch.db" 'PRAGMA user_version')" = 4 ] ||
 		fail "the database was not migrated to version 3"
 	ok "a version-1 database is migrated to 3 and gives the same $n events"
 else

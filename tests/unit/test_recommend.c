@@ -1510,7 +1510,8 @@ static void test_inputs_build_mechanism(void **state)
 static void test_failed_ctxsw(void **state)
 {
 	json_t *r = compute("{\"workload\":{\"threads\":100},\"failed_probes\":[{\"probe\":"
-	                    "\"ctxsw\",\"reason\":\"crashed with SIGSEGV (stderr: boom)\","
+	                    "\"ctxsw\",\"kind\":\"crash\",\"signal\":\"SIGSEGV\","
+	                    "\"reason\":\"crashed with SIGSEGV (stderr: boom)\","
 	                    "\"run_id\":7,\"t_ms\":1000}]}");
 	const json_t *f = json_array_get(json_object_get(r, "failed_probes"), 0);
 
@@ -1536,7 +1537,7 @@ static void test_failed_ctxsw(void **state)
 static void test_failed_with_older_figures(void **state)
 {
 	json_t *r = compute("{\"workload\":{\"threads\":10,\"stack_bytes\":%d}," HAND
-	                    ",\"failed_probes\":[{\"probe\":\"map32\","
+	                    ",\"failed_probes\":[{\"probe\":\"map32\",\"kind\":\"timeout\","
 	                    "\"reason\":\"killed after the 30 s time limit\"}]}",
 	                    HAND_STACK);
 	const json_t *f = json_array_get(json_object_get(r, "failed_probes"), 0);
@@ -1587,11 +1588,15 @@ static void test_failed_rejects(void **state)
 static void test_inputs_note(void **state)
 {
 	json_t *in = rec_inputs_build(NULL, NULL, NULL, NULL, NULL), *r;
+	struct failure crash;
 	char err[128];
 
 	(void)state;
-	assert_int_equal(rec_inputs_note_failed(in, "ctxsw", "crashed with SIGSEGV", 3, 5), 0);
-	assert_int_equal(rec_inputs_note_failed(in, "mine", "crashed with SIGSEGV", 4, 5), -ENOENT);
+	failure_set(&crash, FAILURE_CRASH, 11);
+	assert_int_equal(rec_inputs_note_failed(in, "ctxsw", &crash, "crashed with SIGSEGV", 3, 5),
+	                 0);
+	assert_int_equal(rec_inputs_note_failed(in, "mine", &crash, "crashed with SIGSEGV", 4, 5),
+	                 -ENOENT);
 	assert_int_equal(rec_inputs_note_disabled(in, "threads"), 0);
 	assert_int_equal(rec_inputs_note_disabled(in, "mine"), -ENOENT);
 	assert_int_equal(json_array_size(json_object_get(in, "failed_probes")), 1);

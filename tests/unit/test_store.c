@@ -29,161 +29,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
-
-#define DAY INT64_C(86400000)
-#define T0 INT64_C(1796284316123) /* 2026-12-03T07:51:56.123Z */
-
-struct fixture {
-	char dir[64];
-	char path[96];
-};
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tw-test-store.XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/tw.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
-	char p[128];
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", f->path, suffixes[i]);
-		unlink(p);
-	}
-	rmdir(f->dir);
-	free(f);
-	return 0;
-}
-
-static struct store *open_rw(const char *path)
-{
-	struct store *st = NULL;
-	char err[512] = "";
-	int r = store_open(path, 0, &st, err, sizeof(err));
-
-	if (r < 0)
-		print_error("store_open: %s\n", err);
-	assert_int_equal(r, 0);
-	assert_non_null(st);
-	return st;
-}
-
-/* A probe document shaped as probes/lib/probe.c prints it. */
-static json_t *doc_new(const char *probe, int64_t t_ms)
-{
-	json_t *d = json_pack("{s:s, s:i, s:s, s:n, s:s, s:f, s:f, s:{s:b}, s:{}, s:{}, s:{}}",
-	                      "probe", probe, "protocol", 1, "status", "ok", "reason", "started_at",
-	                      "2026-12-03T07:51:56.123Z", "started_unix", (double)t_ms / 1e3,
-	                      "duration_s", 1.5, "params", "quick", 1, "scalars", "series", "info");
-
-	assert_non_null(d);
-	return d;
-}
-
-static void doc_scalar(json_t *doc, const char *name, double v, const char *unit)
-{
-	json_object_set_new(json_object_get(doc, "scalars"), name,
-	                    json_pack("{s:f, s:s}", "value", v, "unit", unit));
-}
-
-static void doc_series(json_t *doc, const char *name, const double *xy, size_t n)
-{
-	json_t *pts = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(pts, json_pack("[f, f]", xy[2 * i], xy[2 * i + 1]));
-	json_object_set_new(
-	    json_object_get(doc, "series"), name,
-	    json_pack("{s:s, s:s, s:o}", "x_unit", "count", "y_unit", "ratio", "points", pts));
-}
-
-static int insert_doc(struct store *st, json_t *doc, int64_t t_ms, int64_t cycle_id, int64_t *id)
-{
-	const char *status = json_string_value(json_object_get(doc, "status"));
-	struct store_run run = {
-	    .probe = json_string_value(json_object_get(doc, "probe")),
-	    .cycle_id = cycle_id,
-	    .started_ms = t_ms,
-	    .ended_ms = t_ms + 1500,
-	    .status = status,
-	    .reason = strcmp(status, "ok") ? "a reason" : NULL,
-	    .doc = doc,
-	    .loadavg1 = 0.25,
-	    .steal_pct = NAN,
-	    .cpu_s = 1.25,
-	};
-
-	return store_run_insert(st, &run, id);
-}
-
-/* Inserts an ok run of `probe` with one scalar "v"; returns its id. */
-static int64_t add_run(struct store *st, const char *probe, int64_t t_ms, double v)
-{
-	json_t *doc = doc_new(probe, t_ms);
-	const double xy[] = {0, v, 1, v + 1};
-	int64_t id = 0;
-
-	doc_scalar(doc, "v", v, "ns");
-	doc_series(doc, "curve", xy, 2);
-	assert_int_equal(insert_doc(st, doc, t_ms, 0, &id), 0);
-	json_decref(doc);
-	assert_true(id > 0);
-	return id;
-}
-
-static int64_t add_error_run(struct store *st, const char *probe, int64_t t_ms, const char *raw)
-{
-	struct store_run run = {
-	    .probe = probe,
-	    .started_ms = t_ms,
-	    .ended_ms = t_ms + 10,
-	    .status = "error",
-	    .reason = "killed by SIGSEGV",
-	    .raw = raw,
-	    .loadavg1 = NAN,
-	    .steal_pct = NAN,
-	    .cpu_s = NAN,
-	};
-	int64_t id = 0;
-
-	assert_int_equal(store_run_insert(st, &run, &id), 0);
-	return id;
-}
-
-static size_t count_runs(struct store *st, const char *probe)
-{
-	struct store_runs_query q = {.probe = probe, .limit = 500};
-	json_t *out = NULL;
-	size_t n;
-
-	assert_int_equal(store_read_runs(st, &q, &out), 0);
-	n = json_array_size(json_object_get(out, "runs"));
-	json_decref(out);
-	return n;
-}
-
-static uint32_t header_u32(const char *path, off_t off)
-{
-	unsigned char b[4];
-	int fd = open(path, O_RDONLY);
-
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, b, 4, off), 4);
-	close(fd);
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
+#include "store_fixture.h"
 
 /* The file's bytes and modification time, to prove it was not touched. */
 struct snapshot {
@@ -246,9 +92,9 @@ static void test_create_and_reopen(void **state)
 
 	add_run(st, "ctxsw", T0, 1);
 	store_close(st);
-	/* Version 3 (sql/003-not-applicable.sql), our application id,
+	/* Version 4 (sql/004-run-failure.sql), our application id,
 	 * write-ahead logging (header bytes 18, 19). */
-	assert_int_equal(header_u32(f->path, 60), 3);
+	assert_int_equal(header_u32(f->path, 60), 4);
 	assert_int_equal(header_u32(f->path, 68), 0x54576462);
 	assert_int_equal(header_u32(f->path, 16) & 0xffff, 0x0202);
 	assert_false(exists(f->path, "-wal")); /* a clean close checkpoints */
@@ -577,100 +423,6 @@ static void test_failed_insert_leaves_nothing(void **state)
 	add_run(st, "ctxsw", T0, 2);
 	assert_int_equal(count_runs(st, NULL), 1);
 	store_close(st);
-}
-
-/* Turns the file back into a version-2 database: the runs table as it was
- * before "not_applicable" (issue 28), with its rows. */
-static void make_version_2(const char *path)
-{
-	static const char sql[] =
-	    "PRAGMA foreign_keys = OFF; BEGIN;"
-	    "CREATE TABLE runs2 (id INTEGER PRIMARY KEY,"
-	    " cycle_id INTEGER REFERENCES cycles (id) ON DELETE SET NULL,"
-	    " probe TEXT NOT NULL CHECK (length(probe) BETWEEN 1 AND 64),"
-	    " started_ms INTEGER NOT NULL, ended_ms INTEGER NOT NULL,"
-	    " status TEXT NOT NULL CHECK (status IN ('ok', 'skipped', 'error')),"
-	    " reason TEXT CHECK (status = 'ok' OR length(reason) > 0),"
-	    " params TEXT CHECK (params IS NULL OR json_valid(params)), loadavg1 REAL,"
-	    " steal_pct REAL, cpu_s REAL, pruned_ms INTEGER,"
-	    " CHECK (status = 'ok' OR reason IS NOT NULL)) STRICT;"
-	    "INSERT INTO runs2 SELECT * FROM runs; DROP TABLE runs;"
-	    "ALTER TABLE runs2 RENAME TO runs;"
-	    "CREATE INDEX runs_probe ON runs (probe, id);"
-	    "CREATE INDEX runs_status ON runs (status, id);"
-	    "CREATE INDEX runs_started ON runs (started_ms);"
-	    "CREATE INDEX runs_cycle ON runs (cycle_id);"
-	    "CREATE INDEX runs_unpruned ON runs (started_ms) WHERE pruned_ms IS NULL;"
-	    "PRAGMA user_version = 2; COMMIT;";
-	sqlite3 *db = NULL;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
-}
-
-/* A probe that does not apply to the host (map32 on arm64) is stored as
- * such, in a new database and in one migrated from version 2. */
-static void test_not_applicable_run(void **state)
-{
-	struct fixture *f = *state;
-	struct store *st = open_rw(f->path);
-	struct store_runs_query q = {.status = "not_applicable", .limit = 10};
-	json_t *doc = doc_new("map32", T0 + 1000), *out = NULL;
-	int64_t id = 0;
-
-	add_run(st, "ctxsw", T0, 1);
-	store_close(st);
-	make_version_2(f->path);
-	assert_int_equal(header_u32(f->path, 60), 2);
-	st = open_rw(f->path);
-	assert_int_equal(count_runs(st, "ctxsw"), 1);
-	store_close(st); /* a clean close checkpoints */
-	assert_int_equal(header_u32(f->path, 60), 3);
-	st = open_rw(f->path);
-	json_object_set_new(doc, "status", json_string("not_applicable"));
-	assert_int_equal(insert_doc(st, doc, T0 + 1000, 0, &id), 0);
-	assert_int_equal(store_read_runs(st, &q, &out), 0);
-	assert_int_equal(json_array_size(json_object_get(out, "runs")), 1);
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_array_get(json_object_get(out, "runs"), 0), "status")),
-	                    "not_applicable");
-	json_decref(out);
-	json_decref(doc);
-	store_close(st);
-}
-
-/* A migration starts with a copy of the database as it was: PATH.bak-vN
- * holds schema version N and its runs. */
-static void test_migration_backup(void **state)
-{
-	struct fixture *f = *state;
-	struct store *st = open_rw(f->path);
-	char bak[PATH_MAX];
-	sqlite3 *db = NULL;
-	sqlite3_stmt *q = NULL;
-
-	add_run(st, "ctxsw", T0, 1);
-	store_close(st);
-	make_version_2(f->path);
-	snprintf(bak, sizeof(bak), "%s.bak-v2", f->path);
-	assert_int_equal(access(bak, F_OK), -1);
-	st = open_rw(f->path);
-	store_close(st);
-	assert_int_equal(header_u32(f->path, 60), 3);
-	assert_int_equal(header_u32(bak, 60), 2);
-	assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &q, NULL),
-	                 SQLITE_OK);
-	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(q, 0), 1);
-	sqlite3_finalize(q);
-	sqlite3_close(db);
-	/* A database already at the latest version is not copied again. */
-	unlink(bak);
-	st = open_rw(f->path);
-	store_close(st);
-	assert_int_equal(access(bak, F_OK), -1);
 }
 
 static void test_cursor_pagination(void **state)
@@ -1228,8 +980,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged_page_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_insert_read_back, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_insert_leaves_nothing, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_migration_backup, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_not_applicable_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cursor_pagination, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fingerprint_only_on_change, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fingerprint_learns_in_place, setup, teardown),
