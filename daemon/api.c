@@ -333,7 +333,9 @@ static void overlay_health(json_t *body)
 	if (health_get_cycle(&h) == 0) {
 		json_object_set_new(body, "cycle_running", json_boolean(h.running));
 		json_object_set_new(body, "last_cycle_status",
-		                    h.last_status[0] ? json_string(h.last_status) : json_null());
+		                    h.last_status != CYCLE_NONE
+		                        ? json_string(cycle_status_name(h.last_status))
+		                        : json_null());
 		json_object_set_new(body, "last_cycle_ms",
 		                    h.last_cycle_ms > 0 ? json_integer(h.last_cycle_ms)
 		                                        : json_null());

@@ -204,17 +204,17 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 
 /* The cycle's status from its probes: ok when every probe gave its answer,
  * failed when none did, partial in between. */
-const char *sched_cycle_status(unsigned ran, unsigned good, int interrupted)
+enum cycle_status sched_cycle_status(unsigned ran, unsigned good, int interrupted)
 {
 	if (interrupted)
-		return "interrupted";
+		return CYCLE_INTERRUPTED;
 	if (!ran || !good)
-		return "failed";
-	return good < ran ? "partial" : "ok";
+		return CYCLE_FAILED;
+	return good < ran ? CYCLE_PARTIAL : CYCLE_OK;
 }
 
 /* Runs every probe; returns the cycle's status. */
-static const char *run_probes(struct sched *s, const struct config *c, int64_t cycle_id)
+static enum cycle_status run_probes(struct sched *s, const struct config *c, int64_t cycle_id)
 {
 	struct sched_probe *list;
 	unsigned ran = 0, good = 0;
@@ -480,18 +480,15 @@ void sched_detect_regressions(struct sched *s, const struct config *c)
 
 /* The end of a cycle in the journal: its priority by status (info, warning
  * when partial, error when failed) and CYCLE_ID=, CYCLE_STATUS= fields. */
-static void log_cycle_end(int64_t cycle_id, const char *status)
+static void log_cycle_end(int64_t cycle_id, enum cycle_status status)
 {
 	char id[40], st[48];
 	const char *const fields[] = {id, st, NULL};
 
 	snprintf(id, sizeof(id), "CYCLE_ID=%lld", (long long)cycle_id);
-	snprintf(st, sizeof(st), "CYCLE_STATUS=%s", status);
-	log_event(!strcmp(status, "ok")       ? LOG_INFO
-	          : !strcmp(status, "failed") ? LOG_ERR
-	                                      : LOG_WARNING,
-	          SCHED_MESSAGE_ID_CYCLE, fields, "Cycle %lld finished: %s", (long long)cycle_id,
-	          status);
+	snprintf(st, sizeof(st), "CYCLE_STATUS=%s", cycle_status_name(status));
+	log_event(cycle_statuses[status].priority, SCHED_MESSAGE_ID_CYCLE, fields,
+	          "Cycle %lld finished: %s", (long long)cycle_id, cycle_status_name(status));
 }
 
 /* Answers a waiting API caller. Called with the lock held. */
@@ -508,7 +505,7 @@ void sched_run_cycle(struct sched *s, const char *why)
 {
 	int api = !strcmp(why, "api");
 	uint64_t seq = s->api_seq;
-	const char *status = "failed";
+	enum cycle_status status = CYCLE_FAILED;
 	unsigned long store_failures = health_store_failures();
 	int64_t cycle_id = 0;
 	struct config c;
@@ -535,7 +532,7 @@ void sched_run_cycle(struct sched *s, const char *why)
 	s->status.cycle_id = cycle_id;
 	pthread_mutex_unlock(&s->lock);
 	if (r == -ESHUTDOWN) {
-		status = "interrupted";
+		status = CYCLE_INTERRUPTED;
 		goto done;
 	}
 	if (r < 0) {
@@ -548,7 +545,7 @@ void sched_run_cycle(struct sched *s, const char *why)
 	sched_publish(s);
 
 	status = run_probes(s, &c, cycle_id);
-	interrupted = !strcmp(status, "interrupted");
+	interrupted = status == CYCLE_INTERRUPTED;
 	/* What ctxsw just proved reaches the host card and /api/v1/host now,
 	 * not at the next fingerprint check (issue 36). */
 	sched_refresh_fingerprint(s, 0, &stored);
@@ -560,17 +557,17 @@ void sched_run_cycle(struct sched *s, const char *why)
 		sched_detect_regressions(s, &c);
 	}
 	sched_step(s);
-	r = store_cycle_end(s->st, cycle_id, clock_wall_ms(), status);
+	r = store_cycle_end(s->st, cycle_id, clock_wall_ms(), cycle_status_name(status));
 	if (r < 0) {
 		log_err("Failed to record the end of cycle %lld: %s", (long long)cycle_id,
 		        store_last_error());
-		status = "failed";
+		status = CYCLE_FAILED;
 	} else {
 		health_store_cycle_ok(store_failures);
 	}
 	if (!interrupted) {
 		sched_step(s);
-		upkeep(s, &c, cycle_id, strcmp(status, "failed") != 0);
+		upkeep(s, &c, cycle_id, status != CYCLE_FAILED);
 	}
 	log_cycle_end(cycle_id, status);
 done:
@@ -578,7 +575,7 @@ done:
 	s->status.running = 0;
 	s->status.probe[0] = '\0';
 	s->status.last_cycle_ms = clock_wall_ms();
-	snprintf(s->status.last_status, sizeof(s->status.last_status), "%s", status);
+	s->status.last_status = status;
 	s->status.cycles++;
 	s->last_end = clock_mono_s();
 	s->have_last_end = 1;

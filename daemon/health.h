@@ -11,14 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cycle_status.h"
+
 /* What the scheduler last published (daemon/scheduler.c publish()). */
 struct health_cycle {
-	int running;           /* a cycle is going */
-	int64_t last_cycle_ms; /* end of the last cycle, Unix ms (0: none) */
-	char last_status[16];  /* "ok", "partial", "failed", "interrupted" or "" */
-	int64_t next_cycle_ms; /* the next planned cycle, Unix ms */
-	char probe[65];        /* the probe running now, or "" */
-	unsigned retry;        /* the retry due next, 0: none */
+	int running;                   /* a cycle is going */
+	int64_t last_cycle_ms;         /* end of the last cycle, Unix ms (0: none) */
+	enum cycle_status last_status; /* CYCLE_NONE until a cycle ended */
+	int64_t next_cycle_ms;         /* the next planned cycle, Unix ms */
+	char probe[65];                /* the probe running now, or "" */
+	unsigned retry;                /* the retry due next, 0: none */
 };
 
 /* Replaces the published status; never fails. */

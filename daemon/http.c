@@ -268,7 +268,7 @@ static enum MHD_Result h_healthz(struct ctx *c)
 
 	if (health_get_cycle(&h) == 0) {
 		running = xstrdup(h.running ? "1" : "0");
-		last = xstrdup(h.last_status);
+		last = xstrdup(cycle_status_name(h.last_status));
 	} else {
 		/* Before the scheduler published: what the store kept. */
 		rc = store_state_get(c->srv->api.st, "cycle_running", &running);

@@ -158,10 +158,6 @@ static const struct metric_def metric_defs[] = {
 
 #define N_DEFS (sizeof(metric_defs) / sizeof(metric_defs[0]))
 
-/* The cycle statuses threadwatch_last_cycle_status always carries, so that
- * a count by status over a fleet includes the ones no host is in. */
-static const char *const cycle_statuses[] = {"ok", "partial", "failed", "interrupted"};
-
 /* A growing text buffer. */
 struct out {
 	char *buf;
@@ -362,10 +358,12 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 
 		if (!last)
 			break;
-		for (size_t i = 0; i < sizeof(cycle_statuses) / sizeof(*cycle_statuses); i++) {
-			known |= !strcmp(last, cycle_statuses[i]);
-			sample(o, d, !strcmp(last, cycle_statuses[i]),
-			       (const char *const[]){"status", cycle_statuses[i], NULL});
+		/* every status, so that a count by status over a fleet includes
+		 * the ones no host is in */
+		for (int i = CYCLE_OK; i < CYCLE_N_STATUSES; i++) {
+			known |= !strcmp(last, cycle_statuses[i].name);
+			sample(o, d, !strcmp(last, cycle_statuses[i].name),
+			       (const char *const[]){"status", cycle_statuses[i].name, NULL});
 		}
 		if (!known)
 			sample(o, d, 1, (const char *const[]){"status", last, NULL});
@@ -533,13 +531,13 @@ static void overlay_health(json_t *snap)
 		return;
 	if (h.next_cycle_ms > 0)
 		json_object_set_new(snap, "next_cycle_ms", json_integer(h.next_cycle_ms));
-	if (!h.last_status[0])
+	if (h.last_status == CYCLE_NONE)
 		return;
 	if (!json_is_object(last)) {
 		last = json_object();
 		json_object_set_new(snap, "last_cycle", last);
 	}
-	json_object_set_new(last, "status", json_string(h.last_status));
+	json_object_set_new(last, "status", json_string(cycle_status_name(h.last_status)));
 	if (h.last_cycle_ms > 0 &&
 	    json_integer_value(json_object_get(last, "ended_ms")) != h.last_cycle_ms) {
 		json_object_set_new(last, "ended_ms", json_integer(h.last_cycle_ms));

@@ -44,8 +44,6 @@
  * rebooted during its first cycle has data within minutes, slow enough
  * that a cycle failing for good does not keep the host busy. */
 static const double retry_delays[] = {60, 300, 1800};
-/* The cycle statuses that are retried (others wait for the interval). */
-static const char *const retried_statuses[] = {"failed", "interrupted"};
 
 /* --- small readers ------------------------------------------------------- */
 
@@ -102,12 +100,9 @@ double sched_retry_delay(unsigned retry, double interval_s)
 	return fmin(retry_delays[retry <= n ? retry - 1 : n - 1], interval_s);
 }
 
-int sched_status_retried(const char *status)
+int sched_status_retried(enum cycle_status status)
 {
-	for (size_t i = 0; i < sizeof(retried_statuses) / sizeof(retried_statuses[0]); i++)
-		if (!strcmp(status, retried_statuses[i]))
-			return 1;
-	return 0;
+	return cycle_statuses[status < CYCLE_N_STATUSES ? status : CYCLE_NONE].retried;
 }
 
 int sched_probe_name_ok(const char *name)
@@ -275,7 +270,7 @@ static void publish_health(const struct sched_status *st)
 	h.last_cycle_ms = st->last_cycle_ms;
 	h.next_cycle_ms = st->next_cycle_ms;
 	h.retry = st->retry;
-	snprintf(h.last_status, sizeof(h.last_status), "%s", st->last_status);
+	h.last_status = st->last_status;
 	snprintf(h.probe, sizeof(h.probe), "%s", st->probe);
 	health_set_cycle(&h);
 }
@@ -296,7 +291,7 @@ void sched_publish(struct sched *s)
 	snprintf(v[0], sizeof(v[0]), "%d", st.running);
 	snprintf(v[1], sizeof(v[1]), "%lld", (long long)st.cycle_id);
 	snprintf(v[2], sizeof(v[2]), "%lld", (long long)st.last_cycle_ms);
-	snprintf(v[3], sizeof(v[3]), "%s", st.last_status);
+	snprintf(v[3], sizeof(v[3]), "%s", cycle_status_name(st.last_status));
 	snprintf(v[4], sizeof(v[4]), "%lld", (long long)st.next_cycle_ms);
 	snprintf(v[5], sizeof(v[5]), "%d", s->trigger_enabled);
 	snprintf(v[6], sizeof(v[6]), "%s", st.probe);
@@ -425,7 +420,7 @@ static void *sched_main(void *arg)
  * the last status, and the number of the retry due next (0: none). A
  * cycle still marked running died with its process (a crash, a kill, a
  * power cut): the next one retries it, *died is set. */
-static unsigned restore_retry(struct store *st, char *last_status, size_t size, int *died)
+static unsigned restore_retry(struct store *st, enum cycle_status *last_status, int *died)
 {
 	char *running = NULL, *status = NULL, *retry = NULL, *end;
 	unsigned long n = 0;
@@ -439,10 +434,10 @@ static unsigned restore_retry(struct store *st, char *last_status, size_t size, 
 			n = 0;
 	}
 	*died = running && !strcmp(running, "1");
-	snprintf(last_status, size, "%s", status ? status : "");
+	*last_status = cycle_status_parse(status);
 	if (*died)
 		n++;
-	else if (status && sched_status_retried(status))
+	else if (sched_status_retried(*last_status))
 		n = n ? n : 1;
 	else
 		n = 0;
@@ -467,7 +462,7 @@ static void close_dead_cycles(struct sched *s, int64_t now_ms, int died)
 		           n == 1 ? "" : "s");
 	if (!died && n <= 0)
 		return;
-	snprintf(s->status.last_status, sizeof(s->status.last_status), "interrupted");
+	s->status.last_status = CYCLE_INTERRUPTED;
 	s->status.last_cycle_ms = now_ms;
 }
 
@@ -499,8 +494,7 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 	}
 	have_last = r == 0;
 	now_ms = clock_wall_ms();
-	s->status.retry =
-	    restore_retry(st, s->status.last_status, sizeof(s->status.last_status), &died);
+	s->status.retry = restore_retry(st, &s->status.last_status, &died);
 	/* A retry counts from the end of the cycle it retries; one that died
 	 * has no end: from now. */
 	delay = sched_start_delay(now_ms, died ? now_ms : last_ms, have_last || died,
@@ -511,7 +505,7 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 
 		/* keep the last cycle's status across a restart (/healthz, STATUS=) */
 		if (store_state_get(st, "last_cycle_status", &prev) == 0 && prev)
-			snprintf(s->status.last_status, sizeof(s->status.last_status), "%s", prev);
+			s->status.last_status = cycle_status_parse(prev);
 		free(prev);
 		s->last_end = clock_mono_s() - (double)(now_ms - last_ms) / 1000.0;
 		s->have_last_end = 1;
@@ -521,8 +515,8 @@ int sched_new(const struct config *cfg, struct store *st, sched_changed_fn *on_c
 	if (s->status.retry)
 		log_notice("The last cycle %s; retry %u in %.0f s",
 		           died ? "did not finish (the daemon stopped during it)"
-		           : !strcmp(s->status.last_status, "failed") ? "failed"
-		                                                      : "was interrupted",
+		           : s->status.last_status == CYCLE_FAILED ? "failed"
+		                                                   : "was interrupted",
 		           s->status.retry, delay);
 	if (delay == 0)
 		s->due_why = s->status.retry ? "retry" : "start";

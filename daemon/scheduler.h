@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cycle_status.h"
+
 struct config;
 struct store;
 struct sched;
@@ -25,16 +27,16 @@ struct sched;
 
 /* What the main loop shows in STATUS= and the watchdog looks at. */
 struct sched_status {
-	int running;           /* a cycle is going (including its quiet-host wait) */
-	int waiting_for_load;  /* ... and it is waiting for a quiet host */
-	int64_t cycle_id;      /* the running cycle, else the last one (0: none) */
-	char probe[65];        /* the probe running now, or "" */
-	int64_t last_cycle_ms; /* end of the last cycle, Unix ms (0: none) */
-	char last_status[16];  /* "ok", "partial", "failed", "interrupted" or "" */
-	int64_t next_cycle_ms; /* the next planned cycle, Unix ms */
-	unsigned retry;        /* the next cycle retries failed or interrupted ones:
-	                          its number (1, 2, ...); 0: a regular cycle */
-	unsigned cycles;       /* cycles finished since start */
+	int running;                   /* a cycle is going (including its quiet-host wait) */
+	int waiting_for_load;          /* ... and it is waiting for a quiet host */
+	int64_t cycle_id;              /* the running cycle, else the last one (0: none) */
+	char probe[65];                /* the probe running now, or "" */
+	int64_t last_cycle_ms;         /* end of the last cycle, Unix ms (0: none) */
+	enum cycle_status last_status; /* CYCLE_NONE until a cycle ended */
+	int64_t next_cycle_ms;         /* the next planned cycle, Unix ms */
+	unsigned retry;                /* the next cycle retries failed or interrupted ones:
+	                                  its number (1, 2, ...); 0: a regular cycle */
+	unsigned cycles;               /* cycles finished since start */
 };
 
 /* Called (from the scheduler's thread) whenever the status changed. */
@@ -79,7 +81,7 @@ double sched_start_delay(int64_t now_ms, int64_t last_ms, int have_last, double 
  * retry 0 (a regular cycle) gets the interval. */
 double sched_retry_delay(unsigned retry, double interval_s);
 /* 1 when a cycle that ended with this status is retried. */
-int sched_status_retried(const char *status);
+int sched_status_retried(enum cycle_status status);
 
 /* The 1-minute load average from a /proc/loadavg-style file. 0 or -errno. */
 int sched_read_loadavg(const char *path, double *load1);
@@ -96,7 +98,7 @@ double sched_steal_pct(const struct sched_cpu *before, const struct sched_cpu *a
 /* A cycle's status: "ok" when each of the `ran` probes gave its answer
  * (`good`: ok or skipped), "failed" when none did (or none ran),
  * "partial" in between, "interrupted" when stopped. */
-const char *sched_cycle_status(unsigned ran, unsigned good, int interrupted);
+enum cycle_status sched_cycle_status(unsigned ran, unsigned good, int interrupted);
 
 /* Probe names: [a-z0-9_-], 1 to 64 characters. */
 int sched_probe_name_ok(const char *name);

@@ -695,8 +695,8 @@ static void update_status(struct daemon *d)
 	else if (s.last_cycle_ms) {
 		format_time(s.last_cycle_ms, last, sizeof(last));
 		snprintf(text, sizeof(text), "Last cycle %s%s%s%s; %s %s", last,
-		         s.last_status[0] ? " (" : "", s.last_status, s.last_status[0] ? ")" : "",
-		         s.retry ? "retry" : "next", next);
+		         s.last_status != CYCLE_NONE ? " (" : "", cycle_status_name(s.last_status),
+		         s.last_status != CYCLE_NONE ? ")" : "", s.retry ? "retry" : "next", next);
 	} else
 		snprintf(text, sizeof(text), "No cycle yet; %s %s", s.retry ? "retry" : "next",
 		         next);

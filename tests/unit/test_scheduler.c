@@ -87,10 +87,17 @@ static void test_retry_delay(void **state)
 	assert_true(sched_retry_delay(40, 21600) == 1800);
 	assert_true(sched_retry_delay(2, 120) == 120); /* capped at the interval */
 	assert_true(sched_retry_delay(1, 30) == 30);
-	assert_true(sched_status_retried("failed"));
-	assert_true(sched_status_retried("interrupted"));
-	assert_false(sched_status_retried("ok"));
-	assert_false(sched_status_retried(""));
+	assert_true(sched_status_retried(CYCLE_FAILED));
+	assert_true(sched_status_retried(CYCLE_INTERRUPTED));
+	assert_false(sched_status_retried(CYCLE_OK));
+	assert_false(sched_status_retried(CYCLE_PARTIAL));
+	assert_false(sched_status_retried(CYCLE_NONE));
+	/* names and statuses: one table */
+	assert_int_equal(cycle_status_parse("partial"), CYCLE_PARTIAL);
+	assert_int_equal(cycle_status_parse("bogus"), CYCLE_NONE);
+	assert_int_equal(cycle_status_parse(NULL), CYCLE_NONE);
+	for (int i = CYCLE_OK; i < CYCLE_N_STATUSES; i++)
+		assert_int_equal(cycle_status_parse(cycle_status_name((enum cycle_status)i)), i);
 }
 
 static void test_readers(void **state)
@@ -132,13 +139,13 @@ static void test_readers(void **state)
 static void test_cycle_status(void **state)
 {
 	(void)state;
-	assert_string_equal(sched_cycle_status(3, 3, 0), "ok");
-	assert_string_equal(sched_cycle_status(3, 2, 0), "partial");
-	assert_string_equal(sched_cycle_status(3, 1, 0), "partial");
-	assert_string_equal(sched_cycle_status(3, 0, 0), "failed");
-	assert_string_equal(sched_cycle_status(0, 0, 0), "failed");
-	assert_string_equal(sched_cycle_status(3, 3, 1), "interrupted");
-	assert_string_equal(sched_cycle_status(3, 0, 1), "interrupted");
+	assert_int_equal(sched_cycle_status(3, 3, 0), CYCLE_OK);
+	assert_int_equal(sched_cycle_status(3, 2, 0), CYCLE_PARTIAL);
+	assert_int_equal(sched_cycle_status(3, 1, 0), CYCLE_PARTIAL);
+	assert_int_equal(sched_cycle_status(3, 0, 0), CYCLE_FAILED);
+	assert_int_equal(sched_cycle_status(0, 0, 0), CYCLE_FAILED);
+	assert_int_equal(sched_cycle_status(3, 3, 1), CYCLE_INTERRUPTED);
+	assert_int_equal(sched_cycle_status(3, 0, 1), CYCLE_INTERRUPTED);
 }
 
 static void test_names(void **state)
@@ -284,7 +291,7 @@ static void test_lifecycle(void **state)
 	assert_int_equal(sched_start(s), 0);
 	wait_cycles(s, 1);
 	sched_get_status(s, &ss);
-	assert_string_equal(ss.last_status, "ok");
+	assert_int_equal(ss.last_status, CYCLE_OK);
 	assert_int_equal(ss.cycle_id, 1);
 	/* the next cycle is an interval (at most 10% splay) away */
 	assert_true(ss.next_cycle_ms - ss.last_cycle_ms > 3590 * 1000LL);
@@ -323,7 +330,7 @@ static void test_lifecycle(void **state)
 	free(value);
 	sched_stop(s);
 	sched_get_status(s, &ss);
-	assert_string_equal(ss.last_status, "interrupted");
+	assert_int_equal(ss.last_status, CYCLE_INTERRUPTED);
 	assert_int_equal(sched_trigger(s, &id), -ESHUTDOWN);
 	sched_free(s);
 
@@ -335,7 +342,7 @@ static void test_lifecycle(void **state)
 	assert_string_equal(value, "1");
 	free(value);
 	assert_int_equal(ss.retry, 1);
-	assert_string_equal(ss.last_status, "interrupted");
+	assert_int_equal(ss.last_status, CYCLE_INTERRUPTED);
 	assert_int_equal(store_last_cycle(st, &ended), 0);
 	assert_true(ss.next_cycle_ms - ended >= 59 * 1000LL);
 	assert_true(ss.next_cycle_ms - ended <= 67 * 1000LL);
