@@ -54,7 +54,7 @@ json_t *api_error_body(const struct api_error *err)
 
 /* Maps a store error to 404 (nothing yet) or 503; the store's own message
  * goes to the log only, since it may name tables and files. */
-static unsigned store_fail(struct api_error *err, int rc, const char *what)
+static unsigned api_store_error(struct api_error *err, int rc, const char *what)
 {
 	if (rc == -ENOENT)
 		return api_fail(err, 404, "%s", what);
@@ -73,7 +73,7 @@ static unsigned simple(const struct api_target *t, int (*read)(struct store *, j
 	if (api_check_params(t, no_params, err) < 0)
 		return err->status;
 	rc = read(ctx->st, body);
-	return rc < 0 ? store_fail(err, rc, none) : 200;
+	return rc < 0 ? api_store_error(err, rc, none) : 200;
 }
 
 unsigned api_host(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
@@ -140,7 +140,7 @@ unsigned api_runs(const struct api_ctx *ctx, const struct api_target *t, const c
 		return err->status;
 	rc = store_read_runs(ctx->st, &q, body);
 	if (rc < 0)
-		return store_fail(err, rc, "no runs");
+		return api_store_error(err, rc, "no runs");
 	return 200;
 }
 
@@ -155,7 +155,7 @@ unsigned api_events(const struct api_ctx *ctx, const struct api_target *t, const
 		return err->status;
 	rc = store_read_events(ctx->st, &q, body);
 	if (rc < 0)
-		return store_fail(err, rc, "no events");
+		return api_store_error(err, rc, "no events");
 	return 200;
 }
 
@@ -173,7 +173,7 @@ unsigned api_run(const struct api_ctx *ctx, const struct api_target *t, const ch
 	rc = store_read_run(ctx->st, id, body);
 	if (rc == -ENOENT)
 		return api_fail(err, 404, "no run %lld", (long long)id);
-	return rc < 0 ? store_fail(err, rc, "") : 200;
+	return rc < 0 ? api_store_error(err, rc, "") : 200;
 }
 
 /* With no 'since' and an automatic step the range starts at the oldest
@@ -223,7 +223,7 @@ unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const
 		return api_fail(err, 404, "no metric \"%s\" (see /api/v1/metrics)", q.metric);
 	if (rc == -EINVAL)
 		return api_fail(err, 400, "parameter 'step' does not fit the range");
-	return rc < 0 ? store_fail(err, rc, "") : 200;
+	return rc < 0 ? api_store_error(err, rc, "") : 200;
 }
 
 static json_t *metric_entry(const char *name, const char *unit, int stored)
@@ -247,7 +247,7 @@ unsigned api_metrics(const struct api_ctx *ctx, const struct api_target *t, cons
 		return err->status;
 	rc = store_read_metric_names(ctx->st, &names);
 	if (rc < 0 && rc != -ENOENT)
-		return store_fail(err, rc, "");
+		return api_store_error(err, rc, "");
 	list = json_array();
 	seen = json_object();
 	json_array_foreach(names, i, v)
@@ -371,7 +371,7 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
 	if (rc < 0) {
 		json_decref(*body);
 		*body = NULL;
-		return store_fail(err, rc, "");
+		return api_store_error(err, rc, "");
 	}
 	cycle = json_object_get(snap, "last_cycle");
 	json_object_set(*body, "last_cycle", cycle ? cycle : json_null());

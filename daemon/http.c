@@ -103,7 +103,7 @@ static enum MHD_Result send_body(struct ctx *c, unsigned status, const char *mim
 }
 
 /* A JSON value as response text (reference taken over); NULL on failure. */
-static char *json_text(json_t *v)
+static char *http_json_text(json_t *v)
 {
 	/* 15 digits: measurements read as 1.003, not 1.0029999999999999. */
 	char *text = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
@@ -116,7 +116,7 @@ static char *json_text(json_t *v)
 static enum MHD_Result send_json_as(struct ctx *c, unsigned status, const char *mime, json_t *v,
                                     struct hdr extra)
 {
-	char *text = json_text(v);
+	char *text = http_json_text(v);
 
 	if (!text)
 		return MHD_NO;
@@ -236,7 +236,7 @@ static enum MHD_Result h_api(struct ctx *c)
 		json_decref(body);
 		return send_api_error(c, &err);
 	}
-	text = json_text(body);
+	text = http_json_text(body);
 	if (!text)
 		return MHD_NO;
 	len = strlen(text);

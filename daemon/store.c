@@ -5,7 +5,7 @@
  * (store_write.c, store_read.c, store_events.c, store_retention.c) share
  * daemon/storep.h; only these files call SQLite: every statement is in the
  * table below, every value is bound by name, every write is one explicit
- * transaction, and every SQLite error goes through store_fail().
+ * transaction, and every SQLite error goes through sq_fail().
  */
 #include <assert.h>
 #include <errno.h>
@@ -246,7 +246,7 @@ const char *store_last_error(void)
 }
 
 /* Sets the message (which may quote the previous one) and returns err. */
-int __attribute__((format(printf, 2, 3))) seterr(int err, const char *fmt, ...)
+int __attribute__((format(printf, 2, 3))) sq_seterr(int err, const char *fmt, ...)
 {
 	char buf[sizeof(store_msg)];
 	va_list ap;
@@ -299,20 +299,20 @@ static int sqlite_errno(sqlite3 *db, int rc)
 		if (sys > 0)
 			return -sys;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(sqlite_errnos); i++)
+	for (size_t i = 0; i < SQ_LEN(sqlite_errnos); i++)
 		if (sqlite_errnos[i].code == (rc & 0xff))
 			return -sqlite_errnos[i].err;
 	return -EIO;
 }
 
 /* The one exit for SQLite errors: "what: SQLite's message". */
-static int store_fail(struct store *st, int rc, const char *what)
+static int sq_fail(struct store *st, int rc, const char *what)
 {
 	int err = sqlite_errno(st->db, rc);
 
 	if (err == -ENOSPC)
-		return seterr(err, "%s: the disk is full (%s)", what, sqlite3_errmsg(st->db));
-	return seterr(err, "%s: %s", what, st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+		return sq_seterr(err, "%s: the disk is full (%s)", what, sqlite3_errmsg(st->db));
+	return sq_seterr(err, "%s: %s", what, st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
 }
 
 /* ---- statements ------------------------------------------------------- */
@@ -347,7 +347,7 @@ static int bind_one(sqlite3_stmt *s, const struct bind *b)
 }
 
 /* The prepared statement q with the values bound, ready to step. */
-int stmt_get(struct store *st, enum query q, const struct bind *b, size_t n, sqlite3_stmt **out)
+int sq_get(struct store *st, enum query q, const struct bind *b, size_t n, sqlite3_stmt **out)
 {
 	sqlite3_stmt *s = st->stmt[q];
 	int rc;
@@ -356,7 +356,7 @@ int stmt_get(struct store *st, enum query q, const struct bind *b, size_t n, sql
 		rc =
 		    sqlite3_prepare_v3(st->db, queries[q], -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
 		if (rc != SQLITE_OK)
-			return store_fail(st, rc, "preparing a statement");
+			return sq_fail(st, rc, "preparing a statement");
 		st->stmt[q] = s;
 	}
 	sqlite3_reset(s);
@@ -364,14 +364,14 @@ int stmt_get(struct store *st, enum query q, const struct bind *b, size_t n, sql
 	for (size_t i = 0; i < n; i++) {
 		rc = bind_one(s, &b[i]);
 		if (rc != SQLITE_OK)
-			return store_fail(st, rc, b[i].name);
+			return sq_fail(st, rc, b[i].name);
 	}
 	*out = s;
 	return 0;
 }
 
 /* Steps s: 1 with a row, 0 when done, or -errno. */
-int stmt_step(struct store *st, sqlite3_stmt *s, const char *what)
+int sq_step(struct store *st, sqlite3_stmt *s, const char *what)
 {
 	int rc = sqlite3_step(s);
 
@@ -379,18 +379,18 @@ int stmt_step(struct store *st, sqlite3_stmt *s, const char *what)
 		return 1;
 	if (rc == SQLITE_DONE)
 		return 0;
-	return store_fail(st, rc, what);
+	return sq_fail(st, rc, what);
 }
 
 /* Runs a statement to completion; *changes (may be NULL) gets the count of
  * rows it changed. */
-int stmt_exec(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
-              int64_t *changes)
+int sq_exec(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
+            int64_t *changes)
 {
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, q, b, n, &s);
+	int r = sq_get(st, q, b, n, &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, what)) > 0)
+	while (r >= 0 && (r = sq_step(st, s, what)) > 0)
 		;
 	sqlite3_reset(s);
 	if (r >= 0 && changes)
@@ -399,31 +399,31 @@ int stmt_exec(struct store *st, enum query q, const struct bind *b, size_t n, co
 }
 
 /* Runs a statement that yields one integer: 1 with *v set, 0 without a row. */
-int stmt_int(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
-             int64_t *v)
+int sq_int(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
+           int64_t *v)
 {
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, q, b, n, &s);
+	int r = sq_get(st, q, b, n, &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, what)) > 0)
+	if (r >= 0 && (r = sq_step(st, s, what)) > 0)
 		*v = sqlite3_column_int64(s, 0);
 	sqlite3_reset(s);
 	return r;
 }
 
-const char *col_text(sqlite3_stmt *s, int i)
+const char *sq_col_text(sqlite3_stmt *s, int i)
 {
 	return (const char *)sqlite3_column_text(s, i);
 }
 
-int col_null(sqlite3_stmt *s, int i)
+int sq_col_null(sqlite3_stmt *s, int i)
 {
 	return sqlite3_column_type(s, i) == SQLITE_NULL;
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-json_t *jcheck(json_t *j)
+json_t *sq_jcheck(json_t *j)
 {
 	if (!j) {
 		fprintf(stderr, "threadwatch: out of memory building JSON\n");
@@ -462,7 +462,7 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 
 /* Text from the database as a JSON string; bytes that are not UTF-8
  * become U+FFFD, so nothing a probe printed can break the response. */
-json_t *jtextn(const void *data, size_t n)
+json_t *sq_jtextn(const void *data, size_t n)
 {
 	const unsigned char *p = data;
 	char *buf;
@@ -483,26 +483,26 @@ json_t *jtextn(const void *data, size_t n)
 			k = 1;
 		}
 	}
-	j = jcheck(json_stringn(buf, o));
+	j = sq_jcheck(json_stringn(buf, o));
 	free(buf);
 	return j;
 }
 
-json_t *jtext(const char *s)
+json_t *sq_jtext(const char *s)
 {
-	return s ? jtextn(s, strlen(s)) : json_null();
+	return s ? sq_jtextn(s, strlen(s)) : json_null();
 }
 
-json_t *jint(int64_t v)
+json_t *sq_jint(int64_t v)
 {
-	return jcheck(json_integer(v));
+	return sq_jcheck(json_integer(v));
 }
 
 /* A JSON column parsed (NULL column: json null). -EBADMSG when damaged. */
-int col_json(sqlite3_stmt *s, int i, const char *what, json_t **out)
+int sq_col_json(sqlite3_stmt *s, int i, const char *what, json_t **out)
 {
 	json_error_t jerr;
-	const char *t = col_text(s, i);
+	const char *t = sq_col_text(s, i);
 
 	if (!t) {
 		*out = json_null();
@@ -510,17 +510,17 @@ int col_json(sqlite3_stmt *s, int i, const char *what, json_t **out)
 	}
 	*out = json_loadb(t, (size_t)sqlite3_column_bytes(s, i), JSON_DECODE_ANY, &jerr);
 	if (!*out)
-		return seterr(-EBADMSG, "%s holds damaged JSON: %s", what, jerr.text);
+		return sq_seterr(-EBADMSG, "%s holds damaged JSON: %s", what, jerr.text);
 	return 0;
 }
 
 /* Compact text of a JSON value for a JSON column; flags may add
  * JSON_SORT_KEYS for a canonical form. */
-int json_text(const json_t *j, size_t flags, const char *what, char **out)
+int sq_json_text(const json_t *j, size_t flags, const char *what, char **out)
 {
 	*out = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | flags);
 	if (!*out)
-		return seterr(-EINVAL, "%s cannot be written as JSON", what);
+		return sq_seterr(-EINVAL, "%s cannot be written as JSON", what);
 	return 0;
 }
 
@@ -542,7 +542,7 @@ static void tx_rollback(struct store *st)
 	memcpy(saved, store_msg, sizeof(saved));
 	stmts_reset(st);
 	if (!sqlite3_get_autocommit(st->db))
-		stmt_exec(st, Q_ROLLBACK, NULL, 0, "rolling back", NULL);
+		sq_exec(st, Q_ROLLBACK, NULL, 0, "rolling back", NULL);
 	memcpy(store_msg, saved, sizeof(saved));
 }
 
@@ -552,13 +552,13 @@ static int tx_run(struct store *st, int write, store_fn *fn, void *ctx)
 {
 	int r;
 
-	r = stmt_exec(st, write ? Q_BEGIN_WRITE : Q_BEGIN, NULL, 0, "starting a transaction", NULL);
+	r = sq_exec(st, write ? Q_BEGIN_WRITE : Q_BEGIN, NULL, 0, "starting a transaction", NULL);
 	if (r < 0)
 		return r;
 	r = fn(st, ctx);
 	stmts_reset(st);
 	if (r >= 0)
-		r = stmt_exec(st, Q_COMMIT, NULL, 0, "committing", NULL);
+		r = sq_exec(st, Q_COMMIT, NULL, 0, "committing", NULL);
 	if (r < 0)
 		tx_rollback(st);
 	return r;
@@ -573,7 +573,7 @@ int store_call(struct store *st, int write, store_fn *fn, void *ctx)
 	store_msg[0] = '\0';
 	pthread_mutex_lock(&st->lock);
 	if (write && (st->flags & STORE_READONLY)) {
-		r = seterr(-EROFS, "the database handle is read-only");
+		r = sq_seterr(-EROFS, "the database handle is read-only");
 	} else {
 		r = tx_run(st, write, fn, ctx);
 		health_store_result(write, r, store_msg);
@@ -583,7 +583,7 @@ int store_call(struct store *st, int write, store_fn *fn, void *ctx)
 }
 
 /* Runs a read and hands over its result, or frees it on failure. */
-int read_call(struct store *st, store_fn *fn, struct read_args *c, json_t **out, json_t **out2)
+int sq_read_call(struct store *st, store_fn *fn, struct read_args *c, json_t **out, json_t **out2)
 {
 	int r = store_call(st, 0, fn, c);
 
@@ -641,20 +641,21 @@ static int lock_take(struct store *st, const char *path)
 	free(real);
 	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0) {
-		r = seterr(-errno, "cannot open the lock file \"%s\": %s", lock_path,
-		           strerror(errno));
+		r = sq_seterr(-errno, "cannot open the lock file \"%s\": %s", lock_path,
+		              strerror(errno));
 		goto out;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK) {
-			r = seterr(-errno, "cannot lock \"%s\": %s", lock_path, strerror(errno));
+			r = sq_seterr(-errno, "cannot lock \"%s\": %s", lock_path, strerror(errno));
 		} else {
 			n = pread(fd, buf, sizeof(buf) - 1, 0);
 			buf[n > 0 ? n : 0] = '\0';
 			buf[strcspn(buf, "\n")] = '\0';
-			r = seterr(-EBUSY,
-			           "\"%s\" is in use by another threadwatchd (pid %s holds \"%s\")",
-			           path, buf[0] ? buf : "unknown", lock_path);
+			r = sq_seterr(
+			    -EBUSY,
+			    "\"%s\" is in use by another threadwatchd (pid %s holds \"%s\")", path,
+			    buf[0] ? buf : "unknown", lock_path);
 		}
 		close(fd);
 		goto out;
@@ -694,10 +695,10 @@ static int file_inspect(const char *path, struct file_state *fs)
 	if (stat(path, &sb) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return seterr(-errno, "cannot stat \"%s\": %s", path, strerror(errno));
+		return sq_seterr(-errno, "cannot stat \"%s\": %s", path, strerror(errno));
 	}
 	if (!S_ISREG(sb.st_mode))
-		return seterr(-EINVAL, "\"%s\" is not a regular file", path);
+		return sq_seterr(-EINVAL, "\"%s\" is not a regular file", path);
 	fs->exists = sb.st_size > 0;
 	xasprintf(&wal_path, "%s-wal", path);
 	fs->wal = stat(wal_path, &sb) == 0 && sb.st_size > 0;
@@ -720,41 +721,42 @@ static int header_check(struct store *st, int wal)
 
 	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
 	    !f || !f->pMethods || f->pMethods->xFileSize(f, &size) != SQLITE_OK)
-		return seterr(-EIO, "cannot read the size of \"%s\"", path);
+		return sq_seterr(-EIO, "cannot read the size of \"%s\"", path);
 	if (size < (sqlite3_int64)sizeof(h) || f->pMethods->xRead(f, h, sizeof(h), 0) != SQLITE_OK)
-		return seterr(-EBADMSG, "\"%s\" is not a database (%lld bytes, too short)", path,
-		              (long long)size);
+		return sq_seterr(-EBADMSG, "\"%s\" is not a database (%lld bytes, too short)", path,
+		                 (long long)size);
 	if (memcmp(h, "SQLite format 3", 16) != 0)
-		return seterr(-EBADMSG, "\"%s\" is not an SQLite database (no SQLite header)",
-		              path);
+		return sq_seterr(-EBADMSG, "\"%s\" is not an SQLite database (no SQLite header)",
+		                 path);
 	page = (uint32_t)h[16] << 8 | h[17];
 	if (page == 1)
 		page = 65536;
 	if (page < 512 || page > 65536 || (page & (page - 1)))
-		return seterr(-EBADMSG, "\"%s\" is damaged (page size %u in its header)", path,
-		              page);
+		return sq_seterr(-EBADMSG, "\"%s\" is damaged (page size %u in its header)", path,
+		                 page);
 	if (wal)
 		return 0; /* the log may hold newer pages; SQLite decides below */
 	pages = be32(h + 28);
 	if (size % page)
-		return seterr(-EBADMSG,
-		              "\"%s\" is truncated or damaged (%lld bytes is not a whole number "
-		              "of %u-byte pages)",
-		              path, (long long)size, page);
+		return sq_seterr(-EBADMSG,
+		                 "\"%s\" is truncated or damaged (%lld bytes is not a whole number "
+		                 "of %u-byte pages)",
+		                 path, (long long)size, page);
 	if (pages && be32(h + 24) == be32(h + 92) && (uint64_t)size < (uint64_t)pages * page)
-		return seterr(
+		return sq_seterr(
 		    -EBADMSG,
 		    "\"%s\" is truncated (its header counts %u pages, the file holds %lld)", path,
 		    pages, (long long)(size / page));
 	version = be32(h + 60);
 	if (version > (uint32_t)schema_latest())
-		return seterr(-ENOTSUP,
-		              "\"%s\" has schema version %u, newer than this build knows (%d); "
-		              "use a newer threadwatch",
-		              path, version, schema_latest());
+		return sq_seterr(-ENOTSUP,
+		                 "\"%s\" has schema version %u, newer than this build knows (%d); "
+		                 "use a newer threadwatch",
+		                 path, version, schema_latest());
 	if (version && be32(h + 68) != STORE_APP_ID)
-		return seterr(-EBADMSG, "\"%s\" is not a threadwatch database (application_id %#x)",
-		              path, be32(h + 68));
+		return sq_seterr(-EBADMSG,
+		                 "\"%s\" is not a threadwatch database (application_id %#x)", path,
+		                 be32(h + 68));
 	return 0;
 }
 
@@ -767,7 +769,7 @@ static int exec_list(struct store *st, const char *const *sql, size_t n)
 		rc = sqlite3_exec(st->db, sql[i], NULL, NULL, &msg);
 		if (rc != SQLITE_OK) {
 			sqlite3_free(msg);
-			return store_fail(st, rc, sql[i]);
+			return sq_fail(st, rc, sql[i]);
 		}
 	}
 	return 0;
@@ -779,23 +781,24 @@ static int check_pragma(struct store *st, enum query q, const char *what)
 {
 	sqlite3_stmt *s = NULL;
 	char finding[256];
-	int r = stmt_get(st, q, NULL, 0, &s);
+	int r = sq_get(st, q, NULL, 0, &s);
 
 	if (r >= 0)
-		r = stmt_step(st, s, what);
+		r = sq_step(st, s, what);
 	if (r > 0) {
-		const char *res = col_text(s, 0);
+		const char *res = sq_col_text(s, 0);
 
 		snprintf(finding, sizeof(finding), "%s", res ? res : "no answer");
 		for (char *c = finding; *c; c++)
 			if (*c == '\n')
 				*c = ' ';
 		if (strcmp(finding, "ok"))
-			r = seterr(-EBADMSG, "\"%s\" is damaged (%s: %s)", st->path, what, finding);
+			r = sq_seterr(-EBADMSG, "\"%s\" is damaged (%s: %s)", st->path, what,
+			              finding);
 		else
 			r = 0;
 	} else if (r == 0) {
-		r = seterr(-EBADMSG, "\"%s\" is damaged (%s gave no answer)", st->path, what);
+		r = sq_seterr(-EBADMSG, "\"%s\" is damaged (%s gave no answer)", st->path, what);
 	}
 	sqlite3_reset(s);
 	return r;
@@ -805,15 +808,15 @@ static int check_pragma(struct store *st, enum query q, const char *what)
 static int wal_enable(struct store *st)
 {
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_WAL, NULL, 0, &s);
+	int r = sq_get(st, Q_WAL, NULL, 0, &s);
 
 	if (r >= 0)
-		r = stmt_step(st, s, "switching to write-ahead logging");
-	if (r >= 0 && (r == 0 || strcmp(col_text(s, 0), "wal")))
-		r = seterr(-EIO, "cannot switch to write-ahead logging");
+		r = sq_step(st, s, "switching to write-ahead logging");
+	if (r >= 0 && (r == 0 || strcmp(sq_col_text(s, 0), "wal")))
+		r = sq_seterr(-EIO, "cannot switch to write-ahead logging");
 	sqlite3_reset(s);
 	if (r < 0)
-		return seterr(r, "\"%s\": %s", st->path, store_last_error());
+		return sq_seterr(r, "\"%s\": %s", st->path, store_last_error());
 	return 0;
 }
 
@@ -823,34 +826,34 @@ static int db_inspect(struct store *st, int64_t *version)
 	int64_t app = 0, objects = 0;
 	int r;
 
-	r = stmt_int(st, Q_USER_VERSION, NULL, 0, "reading the schema version", version);
+	r = sq_int(st, Q_USER_VERSION, NULL, 0, "reading the schema version", version);
 	if (r >= 0)
-		r = stmt_int(st, Q_APP_ID, NULL, 0, "reading the application id", &app);
+		r = sq_int(st, Q_APP_ID, NULL, 0, "reading the application id", &app);
 	if (r >= 0)
-		r = stmt_int(st, Q_OBJECTS, NULL, 0, "reading the schema", &objects);
+		r = sq_int(st, Q_OBJECTS, NULL, 0, "reading the schema", &objects);
 	if (r < 0)
-		return seterr(r, "\"%s\": %s", st->path, store_last_error());
+		return sq_seterr(r, "\"%s\": %s", st->path, store_last_error());
 	if (*version > schema_latest())
-		return seterr(-ENOTSUP,
-		              "\"%s\" has schema version %" PRId64 ", newer than this build "
-		              "knows (%d); use a newer threadwatch",
-		              st->path, *version, schema_latest());
+		return sq_seterr(-ENOTSUP,
+		                 "\"%s\" has schema version %" PRId64 ", newer than this build "
+		                 "knows (%d); use a newer threadwatch",
+		                 st->path, *version, schema_latest());
 	if (*version == 0 && objects > 0)
-		return seterr(-EBADMSG, "\"%s\" is not a threadwatch database (it has tables)",
-		              st->path);
+		return sq_seterr(-EBADMSG, "\"%s\" is not a threadwatch database (it has tables)",
+		                 st->path);
 	if (*version > 0 && (uint32_t)app != STORE_APP_ID)
-		return seterr(-EBADMSG,
-		              "\"%s\" is not a threadwatch database (application_id %#" PRIx64 ")",
-		              st->path, (uint64_t)app);
+		return sq_seterr(
+		    -EBADMSG, "\"%s\" is not a threadwatch database (application_id %#" PRIx64 ")",
+		    st->path, (uint64_t)app);
 	if (*version > 0) {
-		r = stmt_int(st, Q_TABLES_V1, NULL, 0, "reading the schema", &objects);
+		r = sq_int(st, Q_TABLES_V1, NULL, 0, "reading the schema", &objects);
 		if (r < 0)
-			return seterr(r, "\"%s\": %s", st->path, store_last_error());
+			return sq_seterr(r, "\"%s\": %s", st->path, store_last_error());
 		if (objects != 13)
-			return seterr(-EBADMSG,
-			              "\"%s\" is damaged: schema version %" PRId64 " but %" PRId64
-			              " of its 13 tables",
-			              st->path, *version, objects);
+			return sq_seterr(-EBADMSG,
+			                 "\"%s\" is damaged: schema version %" PRId64
+			                 " but %" PRId64 " of its 13 tables",
+			                 st->path, *version, objects);
 	}
 	return 0;
 }
@@ -868,24 +871,24 @@ static int migrate_one(struct store *st, const struct builtin_file *f, int versi
 	r = exec_list(st, fk_off, 1);
 	if (r < 0)
 		return r;
-	r = stmt_exec(st, Q_BEGIN_WRITE, NULL, 0, "starting a migration", NULL);
+	r = sq_exec(st, Q_BEGIN_WRITE, NULL, 0, "starting a migration", NULL);
 	if (r < 0)
 		return r;
 	rc = sqlite3_exec(st->db, (const char *)f->data, NULL, NULL, &msg);
 	sqlite3_free(msg);
 	if (rc != SQLITE_OK)
-		r = store_fail(st, rc, f->name);
+		r = sq_fail(st, rc, f->name);
 	if (r >= 0)
-		r = stmt_int(st, Q_USER_VERSION, NULL, 0, f->name, &got);
+		r = sq_int(st, Q_USER_VERSION, NULL, 0, f->name, &got);
 	if (r >= 0 && got != version)
-		r = seterr(-EPROTO, "%s left schema version %" PRId64 ", not %d", f->name, got,
-		           version);
+		r = sq_seterr(-EPROTO, "%s left schema version %" PRId64 ", not %d", f->name, got,
+		              version);
 	if (r >= 0)
-		r = stmt_int(st, Q_FK_CHECK, NULL, 0, f->name, &bad);
+		r = sq_int(st, Q_FK_CHECK, NULL, 0, f->name, &bad);
 	if (r > 0)
-		r = seterr(-EPROTO, "%s broke a foreign key", f->name);
+		r = sq_seterr(-EPROTO, "%s broke a foreign key", f->name);
 	if (r >= 0)
-		r = stmt_exec(st, Q_COMMIT, NULL, 0, "committing a migration", NULL);
+		r = sq_exec(st, Q_COMMIT, NULL, 0, "committing a migration", NULL);
 	if (r < 0)
 		tx_rollback(st);
 	if (r >= 0)
@@ -919,9 +922,9 @@ static int backup_before(struct store *st, int64_t from)
 		rc = sqlite3_errcode(dst);
 	}
 	if (rc != SQLITE_OK)
-		rc = seterr(dst ? sqlite_errno(dst, rc) : -ENOMEM,
-		            "cannot back up to \"%s\" before migrating: %s", path,
-		            dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc));
+		rc = sq_seterr(dst ? sqlite_errno(dst, rc) : -ENOMEM,
+		               "cannot back up to \"%s\" before migrating: %s", path,
+		               dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc));
 	sqlite3_close(dst);
 	free(path);
 	return rc;
@@ -936,7 +939,7 @@ static int migrate(struct store *st, int64_t from)
 	if (from == 0) {
 		f = builtin_find("sql/schema.sql");
 		if (!f)
-			return seterr(-ENOENT, "sql/schema.sql is not built in");
+			return sq_seterr(-ENOENT, "sql/schema.sql is not built in");
 		return migrate_one(st, f, latest);
 	}
 	r = backup_before(st, from);
@@ -945,7 +948,8 @@ static int migrate(struct store *st, int64_t from)
 	for (int v = (int)from + 1; v <= latest; v++) {
 		f = migration_find(v);
 		if (!f)
-			return seterr(-ENOENT, "no migration to schema version %d is built in", v);
+			return sq_seterr(-ENOENT, "no migration to schema version %d is built in",
+			                 v);
 		r = migrate_one(st, f, v);
 		if (r < 0)
 			return r;
@@ -966,13 +970,13 @@ static int store_connect(struct store *st, const struct file_state *fs)
 		oflags |= SQLITE_OPEN_CREATE;
 	rc = sqlite3_open_v2(st->path, &st->db, oflags, NULL);
 	if (rc != SQLITE_OK)
-		return seterr(sqlite_errno(st->db, rc), "cannot open \"%s\": %s", st->path,
-		              st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+		return sq_seterr(sqlite_errno(st->db, rc), "cannot open \"%s\": %s", st->path,
+		                 st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
 	/* SQLite opens a file it may not write read-only without a word;
 	 * every cycle would then fail to store its runs. */
 	if (!ro && sqlite3_db_readonly(st->db, "main") == 1)
-		return seterr(-EROFS, "\"%s\" is not writable by this process (uid %u)", st->path,
-		              (unsigned)geteuid());
+		return sq_seterr(-EROFS, "\"%s\" is not writable by this process (uid %u)",
+		                 st->path, (unsigned)geteuid());
 	/* Until the checks pass, closing must not checkpoint into the file. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
@@ -983,11 +987,11 @@ static int store_connect(struct store *st, const struct file_state *fs)
 		return r;
 	if (ro) {
 		if (version != schema_latest())
-			return seterr(version ? -ENOTSUP : -ENOENT,
-			              "\"%s\" has schema version %" PRId64 ", not %d; open it "
-			              "read-write once to create or migrate it",
-			              st->path, version, schema_latest());
-		return exec_list(st, settings_ro, ARRAY_SIZE(settings_ro));
+			return sq_seterr(version ? -ENOTSUP : -ENOENT,
+			                 "\"%s\" has schema version %" PRId64 ", not %d; open it "
+			                 "read-write once to create or migrate it",
+			                 st->path, version, schema_latest());
+		return exec_list(st, settings_ro, SQ_LEN(settings_ro));
 	}
 	if (version > 0) {
 		r = check_pragma(st, Q_QUICK_CHECK, "quick_check");
@@ -997,11 +1001,11 @@ static int store_connect(struct store *st, const struct file_state *fs)
 	r = wal_enable(st);
 	if (r < 0)
 		return r;
-	r = exec_list(st, settings_rw, ARRAY_SIZE(settings_rw));
+	r = exec_list(st, settings_rw, SQ_LEN(settings_rw));
 	if (r >= 0 && version < schema_latest())
 		r = migrate(st, version);
 	if (r < 0)
-		return seterr(r, "\"%s\": %s", st->path, store_last_error());
+		return sq_seterr(r, "\"%s\": %s", st->path, store_last_error());
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 	return 0;
 }
@@ -1023,7 +1027,7 @@ int store_open(const char *path, int flags, struct store **out, char *err, size_
 	if (r >= 0)
 		r = file_inspect(path, &fs);
 	if (r >= 0 && (flags & STORE_READONLY) && !fs.exists)
-		r = seterr(-ENOENT, "\"%s\" does not exist or is empty", path);
+		r = sq_seterr(-ENOENT, "\"%s\" does not exist or is empty", path);
 	if (r >= 0)
 		r = store_connect(st, &fs);
 	if (r < 0) {
@@ -1033,7 +1037,7 @@ int store_open(const char *path, int flags, struct store **out, char *err, size_
 		store_close(st);
 		memcpy(store_msg, saved, sizeof(saved));
 		if (r == -EBADMSG || r == -ENOTSUP)
-			seterr(r, "%s; the file was left untouched", saved);
+			sq_seterr(r, "%s; the file was left untouched", saved);
 		if (err && errlen)
 			snprintf(err, errlen, "%s", store_msg);
 		return r;

@@ -26,7 +26,7 @@ static int event_int(const json_t *ev, const char *key, int64_t *v)
 	const json_t *j = json_object_get(ev, key);
 
 	if (!json_is_integer(j))
-		return seterr(-EINVAL, "event: \"%s\" must be an integer", key);
+		return sq_seterr(-EINVAL, "event: \"%s\" must be an integer", key);
 	*v = json_integer_value(j);
 	return 0;
 }
@@ -42,18 +42,18 @@ static int event_add_tx(struct store *st, void *ctx)
 	int r;
 
 	if (!json_is_object(ev))
-		return seterr(-EINVAL, "event: not an object");
+		return sq_seterr(-EINVAL, "event: not an object");
 	if (!kind || (strcmp(kind, "step") && strcmp(kind, "flip")))
-		return seterr(-EINVAL, "event: \"kind\" must be \"step\" or \"flip\"");
+		return sq_seterr(-EINVAL, "event: \"kind\" must be \"step\" or \"flip\"");
 	if (!metric || !*metric || strlen(metric) > 129)
-		return seterr(-EINVAL, "event: \"metric\" must be 1 to 129 characters");
+		return sq_seterr(-EINVAL, "event: \"metric\" must be 1 to 129 characters");
 	r = event_int(ev, "t_ms", &t);
 	if (r >= 0)
 		r = event_int(ev, "detected_ms", &detected);
 	if (r >= 0)
 		r = event_int(ev, !strcmp(kind, "step") ? "run_id" : "recommendation_id", &ref);
 	if (r >= 0)
-		r = json_text(ev, 0, "the event", &data);
+		r = sq_json_text(ev, 0, "the event", &data);
 	if (r < 0)
 		return r;
 	const struct bind b[] = {
@@ -61,7 +61,7 @@ static int event_add_tx(struct store *st, void *ctx)
 	    B_INT(":ref_id", ref), B_INT(":detected_ms", detected), B_INT(":recorded_ms", c->now),
 	    B_TEXT(":data", data),
 	};
-	r = stmt_exec(st, Q_EVENT_ADD, b, ARRAY_SIZE(b), "recording an event", &c->changed);
+	r = sq_exec(st, Q_EVENT_ADD, b, SQ_LEN(b), "recording an event", &c->changed);
 	if (r >= 0 && c->changed > 0)
 		c->ref_id = sqlite3_last_insert_rowid(st->db);
 	free(data);
@@ -82,8 +82,7 @@ static int event_last_tx(struct store *st, void *ctx)
 {
 	struct event_args *c = ctx;
 	const struct bind b[] = {B_TEXT(":metric", c->metric)};
-	int r =
-	    stmt_int(st, Q_EVENT_LAST_REF, b, ARRAY_SIZE(b), "reading the last event", &c->ref_id);
+	int r = sq_int(st, Q_EVENT_LAST_REF, b, SQ_LEN(b), "reading the last event", &c->ref_id);
 
 	return r < 0 ? r : 0;
 }
@@ -115,15 +114,15 @@ static int history_tx(struct store *st, void *ctx)
 	if (c->scalar) {
 		snprintf(metric, sizeof(metric), "%s.%s", c->probe, c->scalar);
 		const struct bind b[] = {B_TEXT(":metric", metric), B_INT(":from", c->from)};
-		r = stmt_get(st, Q_HIST_SCALAR, b, ARRAY_SIZE(b), &s);
+		r = sq_get(st, Q_HIST_SCALAR, b, SQ_LEN(b), &s);
 	} else {
 		const struct bind b[] = {B_TEXT(":probe", c->probe), B_TEXT(":series", c->series),
 		                         B_REAL(":x", c->x), B_REAL(":tol", c->tol),
 		                         B_INT(":from", c->from)};
-		r = stmt_get(st, Q_HIST_POINT, b, ARRAY_SIZE(b), &s);
+		r = sq_get(st, Q_HIST_POINT, b, SQ_LEN(b), &s);
 	}
-	while (r >= 0 && (r = stmt_step(st, s, "reading a metric's history")) > 0) {
-		if (col_null(s, 2))
+	while (r >= 0 && (r = sq_step(st, s, "reading a metric's history")) > 0) {
+		if (sq_col_null(s, 2))
 			continue;
 		if (c->n == cap) {
 			cap = cap ? 2 * cap : 256;
@@ -134,8 +133,8 @@ static int history_tx(struct store *st, void *ctx)
 		    .t_ms = sqlite3_column_int64(s, 1),
 		    .value = sqlite3_column_double(s, 2),
 		    .fp_id = sqlite3_column_int64(s, 3),
-		    .steal_pct = col_null(s, 4) ? NAN : sqlite3_column_double(s, 4),
-		    .loadavg1 = col_null(s, 5) ? NAN : sqlite3_column_double(s, 5),
+		    .steal_pct = sq_col_null(s, 4) ? NAN : sqlite3_column_double(s, 4),
+		    .loadavg1 = sq_col_null(s, 5) ? NAN : sqlite3_column_double(s, 5),
 		};
 	}
 	return r < 0 ? r : 0;
@@ -157,7 +156,8 @@ int store_metric_history(struct store *st, const char *probe, const char *scalar
 	*n = 0;
 	if (!probe || (!scalar && !series)) {
 		store_msg[0] = '\0';
-		return seterr(-EINVAL, "a metric's history needs a probe and a scalar or series");
+		return sq_seterr(-EINVAL,
+		                 "a metric's history needs a probe and a scalar or series");
 	}
 	r = store_call(st, 0, history_tx, &c);
 	if (r < 0) {
@@ -175,7 +175,7 @@ static int run_back_tx(struct store *st, void *ctx)
 	const struct bind b[] = {B_TEXT(":probe", c->probe), B_INT(":before", c->from),
 	                         B_INT(":back", (int64_t)c->n)};
 	int64_t id = 0;
-	int r = stmt_int(st, Q_RUN_BACK, b, ARRAY_SIZE(b), "counting runs back", &id);
+	int r = sq_int(st, Q_RUN_BACK, b, SQ_LEN(b), "counting runs back", &id);
 
 	c->from = r > 0 ? id : 0;
 	return r < 0 ? r : 0;
@@ -196,16 +196,17 @@ static int verdicts_tx(struct store *st, void *ctx)
 	struct read_args *c = ctx;
 	const struct bind b[] = {B_INT(":from", *(const int64_t *)c->in)};
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_VERDICTS, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_VERDICTS, b, SQ_LEN(b), &s);
 
-	c->out = jcheck(json_array());
-	while (r >= 0 && (r = stmt_step(st, s, "reading the verdicts")) > 0)
+	c->out = sq_jcheck(json_array());
+	while (r >= 0 && (r = sq_step(st, s, "reading the verdicts")) > 0)
 		json_array_append_new(
-		    c->out, jcheck(json_pack(
-		                "{s:o, s:o, s:o, s:o, s:o}", "id", jint(sqlite3_column_int64(s, 0)),
-		                "computed_ms", jint(sqlite3_column_int64(s, 1)), "verdict",
-		                jtext(col_text(s, 2)), "confidence", jtext(col_text(s, 3)),
-		                "fingerprint_id", jint(sqlite3_column_int64(s, 4)))));
+		    c->out, sq_jcheck(json_pack("{s:o, s:o, s:o, s:o, s:o}", "id",
+		                                sq_jint(sqlite3_column_int64(s, 0)), "computed_ms",
+		                                sq_jint(sqlite3_column_int64(s, 1)), "verdict",
+		                                sq_jtext(sq_col_text(s, 2)), "confidence",
+		                                sq_jtext(sq_col_text(s, 3)), "fingerprint_id",
+		                                sq_jint(sqlite3_column_int64(s, 4)))));
 	return r < 0 ? r : 0;
 }
 
@@ -213,5 +214,5 @@ int store_verdict_history(struct store *st, int64_t from_id, json_t **out)
 {
 	struct read_args c = {.in = &from_id};
 
-	return read_call(st, verdicts_tx, &c, out, NULL);
+	return sq_read_call(st, verdicts_tx, &c, out, NULL);
 }

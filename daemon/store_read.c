@@ -20,50 +20,50 @@
 
 /* ---- JSON of columns and values ------------------------------------------- */
 
-static json_t *jnum_checked(double d)
+static json_t *sq_jnum_checked(double d)
 {
-	return jcheck(jnum(d));
+	return sq_jcheck(jnum(d));
 }
 
 /* Sets o[key] = v, stealing v; a key that is not UTF-8 is cleaned first. */
-static void jset(json_t *o, const char *key, json_t *v)
+static void sq_jset(json_t *o, const char *key, json_t *v)
 {
 	json_t *k;
 
 	if (json_object_set(o, key, v) < 0) {
-		k = jtext(key);
+		k = sq_jtext(key);
 		if (json_object_set(o, json_string_value(k), v) < 0)
-			jcheck(NULL);
+			sq_jcheck(NULL);
 		json_decref(k);
 	}
 	json_decref(v);
 }
 
-static json_t *col_int_json(sqlite3_stmt *s, int i)
+static json_t *sq_col_int_json(sqlite3_stmt *s, int i)
 {
-	return col_null(s, i) ? json_null() : jint(sqlite3_column_int64(s, i));
+	return sq_col_null(s, i) ? json_null() : sq_jint(sqlite3_column_int64(s, i));
 }
 
-static json_t *col_real_json(sqlite3_stmt *s, int i)
+static json_t *sq_col_real_json(sqlite3_stmt *s, int i)
 {
-	return col_null(s, i) ? json_null() : jnum_checked(sqlite3_column_double(s, i));
+	return sq_col_null(s, i) ? json_null() : sq_jnum_checked(sqlite3_column_double(s, i));
 }
 
-static json_t *col_text_json(sqlite3_stmt *s, int i)
+static json_t *sq_col_text_json(sqlite3_stmt *s, int i)
 {
 	const void *p = sqlite3_column_blob(s, i);
 
-	return p ? jtextn(p, (size_t)sqlite3_column_bytes(s, i)) : json_null();
+	return p ? sq_jtextn(p, (size_t)sqlite3_column_bytes(s, i)) : json_null();
 }
 
 /* Unix ms as RFC 3339 UTC with milliseconds. */
-static json_t *jtime(int64_t ms)
+static json_t *sq_jtime(int64_t ms)
 {
 	char buf[48];
 
 	if (clock_rfc3339_ms(ms, buf, sizeof(buf)) < 0)
 		return json_null();
-	return jcheck(json_string(buf));
+	return sq_jcheck(json_string(buf));
 }
 
 /* ---- reads ---------------------------------------------------------------------- */
@@ -73,16 +73,16 @@ static int latest_docs_tx(struct store *st, void *ctx)
 	struct read_args *c = ctx;
 	sqlite3_stmt *s = NULL;
 	json_t *doc;
-	int r = stmt_get(st, Q_LATEST_OK, NULL, 0, &s);
+	int r = sq_get(st, Q_LATEST_OK, NULL, 0, &s);
 
-	c->out = jcheck(json_object());
-	c->out2 = jcheck(json_object());
-	while (r >= 0 && (r = stmt_step(st, s, "reading the latest documents")) > 0) {
-		r = col_json(s, 2, "a run's document", &doc);
+	c->out = sq_jcheck(json_object());
+	c->out2 = sq_jcheck(json_object());
+	while (r >= 0 && (r = sq_step(st, s, "reading the latest documents")) > 0) {
+		r = sq_col_json(s, 2, "a run's document", &doc);
 		if (r < 0)
 			break;
-		jset(c->out, col_text(s, 0), doc);
-		jset(c->out2, col_text(s, 0), jint(sqlite3_column_int64(s, 1)));
+		sq_jset(c->out, sq_col_text(s, 0), doc);
+		sq_jset(c->out2, sq_col_text(s, 0), sq_jint(sqlite3_column_int64(s, 1)));
 	}
 	return r;
 }
@@ -91,7 +91,7 @@ int store_latest_docs(struct store *st, json_t **docs, json_t **run_ids)
 {
 	struct read_args c = {0};
 
-	return read_call(st, latest_docs_tx, &c, docs, run_ids);
+	return sq_read_call(st, latest_docs_tx, &c, docs, run_ids);
 }
 
 static int latest_failures_tx(struct store *st, void *ctx)
@@ -99,23 +99,23 @@ static int latest_failures_tx(struct store *st, void *ctx)
 	struct read_args *c = ctx;
 	sqlite3_stmt *s = NULL;
 	struct failure f;
-	int r = stmt_get(st, Q_LATEST_FAILED, NULL, 0, &s);
+	int r = sq_get(st, Q_LATEST_FAILED, NULL, 0, &s);
 
-	c->out = jcheck(json_object());
-	while (r >= 0 && (r = stmt_step(st, s, "reading the latest failed runs")) > 0) {
-		json_t *o = jcheck(json_object());
+	c->out = sq_jcheck(json_object());
+	while (r >= 0 && (r = sq_step(st, s, "reading the latest failed runs")) > 0) {
+		json_t *o = sq_jcheck(json_object());
 
-		jset(o, "run_id", jint(sqlite3_column_int64(s, 1)));
-		jset(o, "t_ms", jint(sqlite3_column_int64(s, 2)));
-		jset(o, "reason", col_text_json(s, 3));
+		sq_jset(o, "run_id", sq_jint(sqlite3_column_int64(s, 1)));
+		sq_jset(o, "t_ms", sq_jint(sqlite3_column_int64(s, 2)));
+		sq_jset(o, "reason", sq_col_text_json(s, 3));
 		failure_set(&f,
-		            (enum failure_kind)(failure_kind_parse(col_text(s, 4)) < 0
+		            (enum failure_kind)(failure_kind_parse(sq_col_text(s, 4)) < 0
 		                                    ? FAILURE_ERROR
-		                                    : failure_kind_parse(col_text(s, 4))),
+		                                    : failure_kind_parse(sq_col_text(s, 4))),
 		            sqlite3_column_int(s, 5));
-		jset(o, "kind", jtext(failure_kind_names[f.kind]));
-		jset(o, "signal", f.signal[0] ? jtext(f.signal) : json_null());
-		jset(c->out, col_text(s, 0), o);
+		sq_jset(o, "kind", sq_jtext(failure_kind_names[f.kind]));
+		sq_jset(o, "signal", f.signal[0] ? sq_jtext(f.signal) : json_null());
+		sq_jset(c->out, sq_col_text(s, 0), o);
 	}
 	return r;
 }
@@ -124,46 +124,46 @@ int store_latest_failures(struct store *st, json_t **out)
 {
 	struct read_args c = {0};
 
-	return read_call(st, latest_failures_tx, &c, out, NULL);
+	return sq_read_call(st, latest_failures_tx, &c, out, NULL);
 }
 
 static int host_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
-	json_t *history = jcheck(json_array()), *o, *j;
+	json_t *history = sq_jcheck(json_array()), *o, *j;
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_FP_ALL, NULL, 0, &s);
+	int r = sq_get(st, Q_FP_ALL, NULL, 0, &s);
 
-	c->out = jcheck(json_object());
-	jset(c->out, "history", history);
-	while (r >= 0 && (r = stmt_step(st, s, "reading the fingerprints")) > 0) {
-		o = jcheck(json_object());
-		jset(o, "id", jint(sqlite3_column_int64(s, 0)));
-		jset(o, "first_seen_ms", jint(sqlite3_column_int64(s, 1)));
-		jset(o, "first_seen_at", jtime(sqlite3_column_int64(s, 1)));
-		jset(o, "last_seen_ms", jint(sqlite3_column_int64(s, 2)));
-		jset(o, "last_seen_at", jtime(sqlite3_column_int64(s, 2)));
+	c->out = sq_jcheck(json_object());
+	sq_jset(c->out, "history", history);
+	while (r >= 0 && (r = sq_step(st, s, "reading the fingerprints")) > 0) {
+		o = sq_jcheck(json_object());
+		sq_jset(o, "id", sq_jint(sqlite3_column_int64(s, 0)));
+		sq_jset(o, "first_seen_ms", sq_jint(sqlite3_column_int64(s, 1)));
+		sq_jset(o, "first_seen_at", sq_jtime(sqlite3_column_int64(s, 1)));
+		sq_jset(o, "last_seen_ms", sq_jint(sqlite3_column_int64(s, 2)));
+		sq_jset(o, "last_seen_at", sq_jtime(sqlite3_column_int64(s, 2)));
 		if (!json_object_get(c->out, "current")) {
-			r = col_json(s, 4, "the fingerprint", &j);
+			r = sq_col_json(s, 4, "the fingerprint", &j);
 			if (r < 0) {
 				json_decref(o);
 				break;
 			}
-			json_t *cur = jcheck(json_deep_copy(o));
-			jset(cur, "fingerprint", j);
-			jset(c->out, "current", cur);
+			json_t *cur = sq_jcheck(json_deep_copy(o));
+			sq_jset(cur, "fingerprint", j);
+			sq_jset(c->out, "current", cur);
 		}
-		jset(o, "diff", col_text_json(s, 5));
-		r = col_json(s, 3, "a fingerprint identity", &j);
+		sq_jset(o, "diff", sq_col_text_json(s, 5));
+		r = sq_col_json(s, 3, "a fingerprint identity", &j);
 		if (r < 0) {
 			json_decref(o);
 			break;
 		}
-		jset(o, "identity", j);
+		sq_jset(o, "identity", j);
 		json_array_append_new(history, o);
 	}
 	if (r >= 0 && json_array_size(history) == 0)
-		r = seterr(-ENOENT, "no host fingerprint has been recorded yet");
+		r = sq_seterr(-ENOENT, "no host fingerprint has been recorded yet");
 	return r;
 }
 
@@ -171,7 +171,7 @@ int store_read_host(struct store *st, json_t **out)
 {
 	struct read_args c = {0};
 
-	return read_call(st, host_tx, &c, out, NULL);
+	return sq_read_call(st, host_tx, &c, out, NULL);
 }
 
 static int rec_tx(struct store *st, void *ctx)
@@ -180,31 +180,31 @@ static int rec_tx(struct store *st, void *ctx)
 	json_t *runs, *inputs;
 	sqlite3_stmt *s = NULL;
 	int64_t id;
-	int r = stmt_get(st, Q_REC_LATEST, NULL, 0, &s);
+	int r = sq_get(st, Q_REC_LATEST, NULL, 0, &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, "reading the recommendation")) == 0)
-		r = seterr(-ENOENT, "no recommendation has been computed yet");
+	if (r >= 0 && (r = sq_step(st, s, "reading the recommendation")) == 0)
+		r = sq_seterr(-ENOENT, "no recommendation has been computed yet");
 	if (r < 0)
 		return r;
 	id = sqlite3_column_int64(s, 0);
-	r = col_json(s, 2, "the recommendation", &c->out);
+	r = sq_col_json(s, 2, "the recommendation", &c->out);
 	if (r < 0)
 		return r;
 	if (!json_is_object(c->out))
-		return seterr(-EBADMSG, "the stored recommendation is not an object");
-	r = col_json(s, 3, "the recommendation's inputs", &inputs);
+		return sq_seterr(-EBADMSG, "the stored recommendation is not an object");
+	r = sq_col_json(s, 3, "the recommendation's inputs", &inputs);
 	if (r < 0)
 		return r;
-	jset(c->out, "inputs", inputs);
-	jset(c->out, "id", jint(id));
-	jset(c->out, "computed_ms", jint(sqlite3_column_int64(s, 1)));
-	jset(c->out, "computed_at", jtime(sqlite3_column_int64(s, 1)));
-	runs = jcheck(json_array());
-	jset(c->out, "run_ids", runs);
+	sq_jset(c->out, "inputs", inputs);
+	sq_jset(c->out, "id", sq_jint(id));
+	sq_jset(c->out, "computed_ms", sq_jint(sqlite3_column_int64(s, 1)));
+	sq_jset(c->out, "computed_at", sq_jtime(sqlite3_column_int64(s, 1)));
+	runs = sq_jcheck(json_array());
+	sq_jset(c->out, "run_ids", runs);
 	const struct bind b[] = {B_INT(":id", id)};
-	r = stmt_get(st, Q_REC_RUNS, b, ARRAY_SIZE(b), &s);
-	while (r >= 0 && (r = stmt_step(st, s, "reading the recommendation's runs")) > 0)
-		json_array_append_new(runs, jint(sqlite3_column_int64(s, 0)));
+	r = sq_get(st, Q_REC_RUNS, b, SQ_LEN(b), &s);
+	while (r >= 0 && (r = sq_step(st, s, "reading the recommendation's runs")) > 0)
+		json_array_append_new(runs, sq_jint(sqlite3_column_int64(s, 0)));
 	return r;
 }
 
@@ -212,7 +212,7 @@ int store_read_recommendation(struct store *st, json_t **out)
 {
 	struct read_args c = {0};
 
-	return read_call(st, rec_tx, &c, out, NULL);
+	return sq_read_call(st, rec_tx, &c, out, NULL);
 }
 
 /* The scalar shown next to each run in listings (the catalogue's). */
@@ -227,37 +227,37 @@ static const char *key_figure(const char *probe)
  * from columns 7 and 8 of RUN_COLS. */
 static void run_failure(json_t *o, sqlite3_stmt *row)
 {
-	int kind = failure_kind_parse(col_text(row, 7));
+	int kind = failure_kind_parse(sq_col_text(row, 7));
 	struct failure f;
 
 	if (kind < 0) {
-		jset(o, "failure", json_null());
-		jset(o, "signal", json_null());
+		sq_jset(o, "failure", json_null());
+		sq_jset(o, "signal", json_null());
 		return;
 	}
 	failure_set(&f, (enum failure_kind)kind, sqlite3_column_int(row, 8));
-	jset(o, "failure", jtext(failure_kind_names[f.kind]));
-	jset(o, "signal", f.signal[0] ? jtext(f.signal) : json_null());
+	sq_jset(o, "failure", sq_jtext(failure_kind_names[f.kind]));
+	sq_jset(o, "signal", f.signal[0] ? sq_jtext(f.signal) : json_null());
 }
 
 /* One run from a row of RUN_COLS, with its key figure. */
 static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 {
-	const char *probe = col_text(row, 1), *key = key_figure(probe);
+	const char *probe = sq_col_text(row, 1), *key = key_figure(probe);
 	const int64_t id = sqlite3_column_int64(row, 0), t0 = sqlite3_column_int64(row, 5),
 	              t1 = sqlite3_column_int64(row, 6);
-	json_t *o = jcheck(json_object()), *fig = json_null();
+	json_t *o = sq_jcheck(json_object()), *fig = json_null();
 	int r = 0;
 
-	jset(o, "id", jint(id));
-	jset(o, "probe", jtext(probe));
-	jset(o, "status", jtext(col_text(row, 2)));
-	jset(o, "reason", col_text_json(row, 3));
-	jset(o, "cycle_id", col_int_json(row, 4));
-	jset(o, "started_ms", jint(t0));
-	jset(o, "started_at", jtime(t0));
-	jset(o, "ended_ms", jint(t1));
-	jset(o, "duration_s", jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+	sq_jset(o, "id", sq_jint(id));
+	sq_jset(o, "probe", sq_jtext(probe));
+	sq_jset(o, "status", sq_jtext(sq_col_text(row, 2)));
+	sq_jset(o, "reason", sq_col_text_json(row, 3));
+	sq_jset(o, "cycle_id", sq_col_int_json(row, 4));
+	sq_jset(o, "started_ms", sq_jint(t0));
+	sq_jset(o, "started_at", sq_jtime(t0));
+	sq_jset(o, "ended_ms", sq_jint(t1));
+	sq_jset(o, "duration_s", sq_jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
 	run_failure(o, row);
 	if (key) {
 		char *metric;
@@ -266,18 +266,18 @@ static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 		xasprintf(&metric, "%s.%s", probe, key);
 		const struct bind b[] = {B_INT(":t", t0), B_INT(":run_id", id),
 		                         B_TEXT(":metric", metric)};
-		r = stmt_get(st, Q_RUN_KEY, b, ARRAY_SIZE(b), &s);
-		if (r >= 0 && (r = stmt_step(st, s, "reading a key figure")) > 0) {
+		r = sq_get(st, Q_RUN_KEY, b, SQ_LEN(b), &s);
+		if (r >= 0 && (r = sq_step(st, s, "reading a key figure")) > 0) {
 			json_decref(fig);
-			fig = jcheck(json_object());
-			jset(fig, "metric", jtext(metric));
-			jset(fig, "value", col_real_json(s, 0));
-			jset(fig, "unit", jtext(col_text(s, 1)));
+			fig = sq_jcheck(json_object());
+			sq_jset(fig, "metric", sq_jtext(metric));
+			sq_jset(fig, "value", sq_col_real_json(s, 0));
+			sq_jset(fig, "unit", sq_jtext(sq_col_text(s, 1)));
 		}
 		sqlite3_reset(s);
 		free(metric);
 	}
-	jset(o, "key_figure", fig);
+	sq_jset(o, "key_figure", fig);
 	*out = o;
 	return r < 0 ? r : 0;
 }
@@ -294,7 +294,7 @@ static int runs_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
 	const struct store_runs_query *q = c->in;
-	json_t *runs = jcheck(json_array()), *run;
+	json_t *runs = sq_jcheck(json_array()), *run;
 	sqlite3_stmt *s = NULL;
 	int64_t last = 0, n = 0;
 	const struct bind b[] = {
@@ -305,18 +305,18 @@ static int runs_tx(struct store *st, void *ctx)
 	    B_INT(":until", q->until_ms ? q->until_ms : INT64_MAX),
 	    B_INT(":limit", q->limit + 1), /* one more tells whether a next page exists */
 	};
-	int r = stmt_get(st, runs_page_query(q), b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, runs_page_query(q), b, SQ_LEN(b), &s);
 
-	c->out = jcheck(json_object());
-	jset(c->out, "runs", runs);
-	while (r >= 0 && (r = stmt_step(st, s, "listing runs")) > 0) {
+	c->out = sq_jcheck(json_object());
+	sq_jset(c->out, "runs", runs);
+	while (r >= 0 && (r = sq_step(st, s, "listing runs")) > 0) {
 		if (++n > q->limit)
 			break;
 		r = run_brief(st, s, &run);
 		json_array_append_new(runs, run);
 		last = sqlite3_column_int64(s, 0);
 	}
-	jset(c->out, "next_cursor", n > q->limit ? jint(last) : json_null());
+	sq_jset(c->out, "next_cursor", n > q->limit ? sq_jint(last) : json_null());
 	return r < 0 ? r : 0;
 }
 
@@ -327,9 +327,9 @@ int store_read_runs(struct store *st, const struct store_runs_query *q, json_t *
 	if (q->limit < 1 || q->limit > 500) {
 		store_msg[0] = '\0';
 		*out = NULL;
-		return seterr(-EINVAL, "limit %d is not within 1..500", q->limit);
+		return sq_seterr(-EINVAL, "limit %d is not within 1..500", q->limit);
 	}
-	return read_call(st, runs_tx, &c, out, NULL);
+	return sq_read_call(st, runs_tx, &c, out, NULL);
 }
 
 /* The series of one run: {name: {x_unit, y_unit, points}}. */
@@ -338,25 +338,26 @@ static int run_points(struct store *st, int64_t id, json_t *series)
 	const struct bind b[] = {B_INT(":id", id)};
 	json_t *cur = NULL, *points = NULL;
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_POINTS, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_RUN_POINTS, b, SQ_LEN(b), &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, "reading a run's points")) > 0) {
-		const char *name = col_text(s, 0);
+	while (r >= 0 && (r = sq_step(st, s, "reading a run's points")) > 0) {
+		const char *name = sq_col_text(s, 0);
 
 		if (!cur || strcmp(name, json_string_value(json_object_get(cur, "name")))) {
 			if (cur)
 				json_object_del(cur, "name");
-			cur = jcheck(json_object());
-			points = jcheck(json_array());
-			jset(cur, "name", jtext(name));
-			jset(cur, "x_unit", jtext(col_text(s, 1)));
-			jset(cur, "y_unit", jtext(col_text(s, 2)));
-			jset(cur, "points", points);
-			jset(series, name, cur);
+			cur = sq_jcheck(json_object());
+			points = sq_jcheck(json_array());
+			sq_jset(cur, "name", sq_jtext(name));
+			sq_jset(cur, "x_unit", sq_jtext(sq_col_text(s, 1)));
+			sq_jset(cur, "y_unit", sq_jtext(sq_col_text(s, 2)));
+			sq_jset(cur, "points", points);
+			sq_jset(series, name, cur);
 		}
-		if (!col_null(s, 3))
-			json_array_append_new(points, jcheck(json_pack("[oo]", col_real_json(s, 3),
-			                                               col_real_json(s, 4))));
+		if (!sq_col_null(s, 3))
+			json_array_append_new(points,
+			                      sq_jcheck(json_pack("[oo]", sq_col_real_json(s, 3),
+			                                          sq_col_real_json(s, 4))));
 	}
 	if (cur)
 		json_object_del(cur, "name");
@@ -370,39 +371,39 @@ static int run_tx(struct store *st, void *ctx)
 	const struct bind b[] = {B_INT(":id", id)};
 	json_t *samples, *series, *j;
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_GET, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_RUN_GET, b, SQ_LEN(b), &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, "reading a run")) == 0)
-		r = seterr(-ENOENT, "there is no run %" PRId64, id);
+	if (r >= 0 && (r = sq_step(st, s, "reading a run")) == 0)
+		r = sq_seterr(-ENOENT, "there is no run %" PRId64, id);
 	if (r >= 0)
 		r = run_brief(st, s, &c->out);
 	if (r >= 0)
-		r = col_json(s, STORE_RUN_NCOLS, "the run's params", &j);
+		r = sq_col_json(s, STORE_RUN_NCOLS, "the run's params", &j);
 	if (r < 0)
 		return r;
-	jset(c->out, "params", j);
-	r = col_json(s, STORE_RUN_NCOLS + 1, "the run's document", &j);
+	sq_jset(c->out, "params", j);
+	r = sq_col_json(s, STORE_RUN_NCOLS + 1, "the run's document", &j);
 	if (r < 0)
 		return r;
-	jset(c->out, "doc", j);
-	jset(c->out, "raw", col_text_json(s, STORE_RUN_NCOLS + 2));
-	jset(c->out, "loadavg1", col_real_json(s, STORE_RUN_NCOLS + 3));
-	jset(c->out, "steal_pct", col_real_json(s, STORE_RUN_NCOLS + 4));
-	jset(c->out, "cpu_s", col_real_json(s, STORE_RUN_NCOLS + 5));
-	jset(c->out, "pruned_ms", col_int_json(s, STORE_RUN_NCOLS + 6));
+	sq_jset(c->out, "doc", j);
+	sq_jset(c->out, "raw", sq_col_text_json(s, STORE_RUN_NCOLS + 2));
+	sq_jset(c->out, "loadavg1", sq_col_real_json(s, STORE_RUN_NCOLS + 3));
+	sq_jset(c->out, "steal_pct", sq_col_real_json(s, STORE_RUN_NCOLS + 4));
+	sq_jset(c->out, "cpu_s", sq_col_real_json(s, STORE_RUN_NCOLS + 5));
+	sq_jset(c->out, "pruned_ms", sq_col_int_json(s, STORE_RUN_NCOLS + 6));
 	sqlite3_reset(s);
-	samples = jcheck(json_array());
-	jset(c->out, "samples", samples);
-	r = stmt_get(st, Q_RUN_SAMPLES, b, ARRAY_SIZE(b), &s);
-	while (r >= 0 && (r = stmt_step(st, s, "reading a run's samples")) > 0)
+	samples = sq_jcheck(json_array());
+	sq_jset(c->out, "samples", samples);
+	r = sq_get(st, Q_RUN_SAMPLES, b, SQ_LEN(b), &s);
+	while (r >= 0 && (r = sq_step(st, s, "reading a run's samples")) > 0)
 		json_array_append_new(
-		    samples,
-		    jcheck(json_pack("{s:o, s:o, s:o}", "metric", jtext(col_text(s, 0)), "value",
-		                     col_real_json(s, 1), "unit", jtext(col_text(s, 2)))));
+		    samples, sq_jcheck(json_pack(
+		                 "{s:o, s:o, s:o}", "metric", sq_jtext(sq_col_text(s, 0)), "value",
+		                 sq_col_real_json(s, 1), "unit", sq_jtext(sq_col_text(s, 2)))));
 	if (r < 0)
 		return r;
-	series = jcheck(json_object());
-	jset(c->out, "series", series);
+	series = sq_jcheck(json_object());
+	sq_jset(c->out, "series", series);
 	return run_points(st, id, series);
 }
 
@@ -410,7 +411,7 @@ int store_read_run(struct store *st, int64_t id, json_t **out)
 {
 	struct read_args c = {.in = &id};
 
-	return read_call(st, run_tx, &c, out, NULL);
+	return sq_read_call(st, run_tx, &c, out, NULL);
 }
 
 struct series_query {
@@ -428,8 +429,9 @@ struct series_query {
 static json_t *series_point(int64_t t, int64_t start, json_t *min, json_t *avg, json_t *max,
                             int64_t n)
 {
-	return jcheck(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "t", jint(t), "bucket_ms",
-	                        jint(start), "min", min, "avg", avg, "max", max, "n", jint(n)));
+	return sq_jcheck(json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "t", sq_jint(t), "bucket_ms",
+	                           sq_jint(start), "min", min, "avg", avg, "max", max, "n",
+	                           sq_jint(n)));
 }
 
 static double jarray_num(const json_t *a, size_t i)
@@ -449,23 +451,24 @@ static int series_seek(struct store *st, const struct series_query *q, int64_t m
 	};
 	sqlite3_stmt *s = NULL;
 	json_error_t jerr;
-	int r = stmt_get(st, Q_SERIES_SEEK, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_SERIES_SEEK, b, SQ_LEN(b), &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, "reading the series")) > 0) {
-		json_t *a = json_loads(col_text(s, 1), 0, &jerr);
+	while (r >= 0 && (r = sq_step(st, s, "reading the series")) > 0) {
+		json_t *a = json_loads(sq_col_text(s, 1), 0, &jerr);
 		int64_t n = json_integer_value(json_array_get(a, 3));
 
 		if (!json_is_array(a) || json_array_size(a) != 5) {
 			json_decref(a);
-			return seterr(-EIO, "a series bucket came back as \"%s\"", col_text(s, 1));
+			return sq_seterr(-EIO, "a series bucket came back as \"%s\"",
+			                 sq_col_text(s, 1));
 		}
 		if (n > 0)
 			json_array_append_new(
 			    points, series_point(json_integer_value(json_array_get(a, 4)),
 			                         q->since + sqlite3_column_int64(s, 0) * q->step,
-			                         jnum_checked(jarray_num(a, 0)),
-			                         jnum_checked(jarray_num(a, 1)),
-			                         jnum_checked(jarray_num(a, 2)), n));
+			                         sq_jnum_checked(jarray_num(a, 0)),
+			                         sq_jnum_checked(jarray_num(a, 1)),
+			                         sq_jnum_checked(jarray_num(a, 2)), n));
 		json_decref(a);
 	}
 	return r;
@@ -478,14 +481,14 @@ static int series_group(struct store *st, const struct series_query *q, int64_t 
 	const struct bind b[] = {B_INT(":metric_id", metric_id), B_INT(":since", q->since),
 	                         B_INT(":until", q->until), B_INT(":step", q->step)};
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_SERIES_GROUP, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_SERIES_GROUP, b, SQ_LEN(b), &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, "reading the series")) > 0)
+	while (r >= 0 && (r = sq_step(st, s, "reading the series")) > 0)
 		json_array_append_new(
 		    points, series_point(sqlite3_column_int64(s, 5),
 		                         q->since + sqlite3_column_int64(s, 0) * q->step,
-		                         col_real_json(s, 1), col_real_json(s, 2),
-		                         col_real_json(s, 3), sqlite3_column_int64(s, 4)));
+		                         sq_col_real_json(s, 1), sq_col_real_json(s, 2),
+		                         sq_col_real_json(s, 3), sqlite3_column_int64(s, 4)));
 	return r;
 }
 
@@ -500,34 +503,35 @@ static int series_tx(struct store *st, void *ctx)
 	json_t *points, *markers;
 	sqlite3_stmt *s = NULL;
 	int64_t mid = 0;
-	int r = stmt_get(st, Q_METRIC_GET, m, ARRAY_SIZE(m), &s);
+	int r = sq_get(st, Q_METRIC_GET, m, SQ_LEN(m), &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, "finding the metric")) == 0)
-		r = seterr(-ENOENT, "no metric named \"%s\" has been recorded", q->metric);
+	if (r >= 0 && (r = sq_step(st, s, "finding the metric")) == 0)
+		r = sq_seterr(-ENOENT, "no metric named \"%s\" has been recorded", q->metric);
 	if (r < 0)
 		return r;
 	mid = sqlite3_column_int64(s, 0);
-	c->out = jcheck(json_object());
-	jset(c->out, "metric", jtext(q->metric));
-	jset(c->out, "unit", jtext(col_text(s, 1)));
-	jset(c->out, "since_ms", jint(q->since));
-	jset(c->out, "until_ms", jint(q->until));
-	jset(c->out, "step_ms", jint(q->step));
-	points = jcheck(json_array());
-	markers = jcheck(json_array());
-	jset(c->out, "points", points);
-	jset(c->out, "markers", markers);
+	c->out = sq_jcheck(json_object());
+	sq_jset(c->out, "metric", sq_jtext(q->metric));
+	sq_jset(c->out, "unit", sq_jtext(sq_col_text(s, 1)));
+	sq_jset(c->out, "since_ms", sq_jint(q->since));
+	sq_jset(c->out, "until_ms", sq_jint(q->until));
+	sq_jset(c->out, "step_ms", sq_jint(q->step));
+	points = sq_jcheck(json_array());
+	markers = sq_jcheck(json_array());
+	sq_jset(c->out, "points", points);
+	sq_jset(c->out, "markers", markers);
 	if (buckets <= SERIES_SEEK_MAX)
 		r = series_seek(st, q, mid, buckets, points);
 	else
 		r = series_group(st, q, mid, points);
 	if (r < 0)
 		return r;
-	r = stmt_get(st, Q_MARKERS, b, ARRAY_SIZE(b), &s);
-	while (r >= 0 && (r = stmt_step(st, s, "reading the host changes")) > 0)
+	r = sq_get(st, Q_MARKERS, b, SQ_LEN(b), &s);
+	while (r >= 0 && (r = sq_step(st, s, "reading the host changes")) > 0)
 		json_array_append_new(
-		    markers, jcheck(json_pack("{s:o, s:o}", "t", jint(sqlite3_column_int64(s, 0)),
-		                              "diff", col_text_json(s, 1))));
+		    markers,
+		    sq_jcheck(json_pack("{s:o, s:o}", "t", sq_jint(sqlite3_column_int64(s, 0)),
+		                        "diff", sq_col_text_json(s, 1))));
 	return r;
 }
 
@@ -540,27 +544,28 @@ int store_read_series(struct store *st, const char *metric, int64_t since_ms, in
 	*out = NULL;
 	store_msg[0] = '\0';
 	if (!metric)
-		return seterr(-EINVAL, "no metric given");
+		return sq_seterr(-EINVAL, "no metric given");
 	/* Non-negative times keep (t - since) / step an exact integer. */
 	if (since_ms < 0 || until_ms <= since_ms)
-		return seterr(-EINVAL, "the range %" PRId64 "..%" PRId64 " ms is empty or negative",
-		              since_ms, until_ms);
+		return sq_seterr(-EINVAL,
+		                 "the range %" PRId64 "..%" PRId64 " ms is empty or negative",
+		                 since_ms, until_ms);
 	if (step_ms <= 0)
-		return seterr(-EINVAL, "the step %" PRId64 " ms is not positive", step_ms);
-	return read_call(st, series_tx, &c, out, NULL);
+		return sq_seterr(-EINVAL, "the step %" PRId64 " ms is not positive", step_ms);
+	return sq_read_call(st, series_tx, &c, out, NULL);
 }
 
 static int metric_names_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_METRIC_NAMES, NULL, 0, &s);
+	int r = sq_get(st, Q_METRIC_NAMES, NULL, 0, &s);
 
-	c->out = jcheck(json_array());
-	while (r >= 0 && (r = stmt_step(st, s, "reading the metric names")) > 0)
-		json_array_append_new(c->out,
-		                      jcheck(json_pack("{s:o, s:o}", "name", jtext(col_text(s, 0)),
-		                                       "unit", jtext(col_text(s, 1)))));
+	c->out = sq_jcheck(json_array());
+	while (r >= 0 && (r = sq_step(st, s, "reading the metric names")) > 0)
+		json_array_append_new(
+		    c->out, sq_jcheck(json_pack("{s:o, s:o}", "name", sq_jtext(sq_col_text(s, 0)),
+		                                "unit", sq_jtext(sq_col_text(s, 1)))));
 	return r;
 }
 
@@ -568,7 +573,7 @@ int store_read_metric_names(struct store *st, json_t **out)
 {
 	struct read_args c = {0};
 
-	return read_call(st, metric_names_tx, &c, out, NULL);
+	return sq_read_call(st, metric_names_tx, &c, out, NULL);
 }
 
 /* {"computed_ms", "headroom"} of the latest record, or NULL (-ENOENT). */
@@ -576,18 +581,18 @@ static int headroom_latest(struct store *st, json_t **out)
 {
 	sqlite3_stmt *s = NULL;
 	json_t *data;
-	int r = stmt_get(st, Q_HEADROOM_LATEST, NULL, 0, &s);
+	int r = sq_get(st, Q_HEADROOM_LATEST, NULL, 0, &s);
 
 	*out = NULL;
-	if (r >= 0 && (r = stmt_step(st, s, "reading the headroom")) == 0)
-		return seterr(-ENOENT, "no headroom has been recorded yet");
+	if (r >= 0 && (r = sq_step(st, s, "reading the headroom")) == 0)
+		return sq_seterr(-ENOENT, "no headroom has been recorded yet");
 	if (r >= 0)
-		r = col_json(s, 1, "the headroom", &data);
+		r = sq_col_json(s, 1, "the headroom", &data);
 	if (r < 0)
 		return r;
-	*out = jcheck(json_object());
-	jset(*out, "computed_ms", jint(sqlite3_column_int64(s, 0)));
-	jset(*out, "headroom", data);
+	*out = sq_jcheck(json_object());
+	sq_jset(*out, "computed_ms", sq_jint(sqlite3_column_int64(s, 0)));
+	sq_jset(*out, "headroom", data);
 	return 0;
 }
 
@@ -597,8 +602,8 @@ static int headroom_read_tx(struct store *st, void *ctx)
 	int r = headroom_latest(st, &c->out);
 
 	if (r >= 0)
-		jset(c->out, "computed_at",
-		     jtime(json_integer_value(json_object_get(c->out, "computed_ms"))));
+		sq_jset(c->out, "computed_at",
+		        sq_jtime(json_integer_value(json_object_get(c->out, "computed_ms"))));
 	return r;
 }
 
@@ -606,7 +611,7 @@ int store_read_headroom(struct store *st, json_t **out)
 {
 	struct read_args c = {0};
 
-	return read_call(st, headroom_read_tx, &c, out, NULL);
+	return sq_read_call(st, headroom_read_tx, &c, out, NULL);
 }
 
 /* ---- the /metrics snapshot ---------------------------------------------------- */
@@ -616,20 +621,20 @@ static int snap_run(struct store *st, int64_t id, json_t *o, int ok)
 {
 	const struct bind b[] = {B_INT(":id", id)};
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_TIMES, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_RUN_TIMES, b, SQ_LEN(b), &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, "reading a run")) > 0) {
+	if (r >= 0 && (r = sq_step(st, s, "reading a run")) > 0) {
 		int64_t t0 = sqlite3_column_int64(s, 1), t1 = sqlite3_column_int64(s, 2);
 
 		if (ok) {
-			jset(o, "last_ok_run_id", jint(id));
-			jset(o, "last_ok_ms", jint(t0));
+			sq_jset(o, "last_ok_run_id", sq_jint(id));
+			sq_jset(o, "last_ok_ms", sq_jint(t0));
 		} else {
-			jset(o, "last_run_id", jint(id));
-			jset(o, "last_run_ms", jint(t0));
-			jset(o, "last_status", jtext(col_text(s, 0)));
-			jset(o, "last_duration_s",
-			     jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+			sq_jset(o, "last_run_id", sq_jint(id));
+			sq_jset(o, "last_run_ms", sq_jint(t0));
+			sq_jset(o, "last_status", sq_jtext(sq_col_text(s, 0)));
+			sq_jset(o, "last_duration_s",
+			        sq_jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
 		}
 	}
 	sqlite3_reset(s);
@@ -643,16 +648,16 @@ static int snap_scalars(struct store *st, const char *probe, int64_t id, json_t 
 	const struct bind b[] = {B_INT(":id", id)};
 	const size_t plen = strlen(probe);
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_RUN_SAMPLES, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_RUN_SAMPLES, b, SQ_LEN(b), &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, "reading a run's samples")) > 0) {
-		const char *name = col_text(s, 0);
+	while (r >= 0 && (r = sq_step(st, s, "reading a run's samples")) > 0) {
+		const char *name = sq_col_text(s, 0);
 
 		if (strlen(name) > plen + 1 && !strncmp(name, probe, plen) && name[plen] == '.')
 			name += plen + 1;
-		jset(scalars, name,
-		     jcheck(json_pack("{s:o, s:o}", "value", col_real_json(s, 1), "unit",
-		                      jtext(col_text(s, 2)))));
+		sq_jset(scalars, name,
+		        sq_jcheck(json_pack("{s:o, s:o}", "value", sq_col_real_json(s, 1), "unit",
+		                            sq_jtext(sq_col_text(s, 2)))));
 	}
 	sqlite3_reset(s);
 	return r;
@@ -661,23 +666,23 @@ static int snap_scalars(struct store *st, const char *probe, int64_t id, json_t 
 static int snap_probes(struct store *st, json_t *probes)
 {
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_SNAP_PROBES, NULL, 0, &s);
+	int r = sq_get(st, Q_SNAP_PROBES, NULL, 0, &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, "reading the probes")) > 0) {
-		const char *probe = col_text(s, 0);
-		json_t *o = jcheck(json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}", "last_run_id",
-		                             "last_run_ms", "last_status", "last_duration_s",
-		                             "last_ok_run_id", "last_ok_ms"));
-		json_t *scalars = jcheck(json_object());
+	while (r >= 0 && (r = sq_step(st, s, "reading the probes")) > 0) {
+		const char *probe = sq_col_text(s, 0);
+		json_t *o = sq_jcheck(json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}", "last_run_id",
+		                                "last_run_ms", "last_status", "last_duration_s",
+		                                "last_ok_run_id", "last_ok_ms"));
+		json_t *scalars = sq_jcheck(json_object());
 
-		jset(o, "scalars", scalars);
-		jset(o, "consecutive_failures", jint(sqlite3_column_int64(s, 3)));
-		jset(probes, probe, o);
-		if (!col_null(s, 1))
+		sq_jset(o, "scalars", scalars);
+		sq_jset(o, "consecutive_failures", sq_jint(sqlite3_column_int64(s, 3)));
+		sq_jset(probes, probe, o);
+		if (!sq_col_null(s, 1))
 			r = snap_run(st, sqlite3_column_int64(s, 1), o, 0);
-		if (r >= 0 && !col_null(s, 2))
+		if (r >= 0 && !sq_col_null(s, 2))
 			r = snap_run(st, sqlite3_column_int64(s, 2), o, 1);
-		if (r >= 0 && !col_null(s, 2))
+		if (r >= 0 && !sq_col_null(s, 2))
 			r = snap_scalars(st, probe, sqlite3_column_int64(s, 2), scalars);
 	}
 	return r;
@@ -686,18 +691,18 @@ static int snap_probes(struct store *st, json_t *probes)
 static int snap_totals(struct store *st, json_t *totals)
 {
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_TOTALS, NULL, 0, &s);
+	int r = sq_get(st, Q_TOTALS, NULL, 0, &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, "reading the run counters")) > 0) {
-		const char *probe = col_text(s, 0);
+	while (r >= 0 && (r = sq_step(st, s, "reading the run counters")) > 0) {
+		const char *probe = sq_col_text(s, 0);
 		json_t *o = json_object_get(totals, probe);
 
 		if (!o) {
-			o = jcheck(json_object());
-			jset(totals, probe, json_incref(o));
+			o = sq_jcheck(json_object());
+			sq_jset(totals, probe, json_incref(o));
 			json_decref(o);
 		}
-		jset(o, col_text(s, 1), jint(sqlite3_column_int64(s, 2)));
+		sq_jset(o, sq_col_text(s, 1), sq_jint(sqlite3_column_int64(s, 2)));
 	}
 	return r;
 }
@@ -706,20 +711,20 @@ static int snap_recommendation(struct store *st, json_t **out)
 {
 	sqlite3_stmt *s = NULL;
 	json_t *res;
-	int r = stmt_get(st, Q_REC_LATEST, NULL, 0, &s);
+	int r = sq_get(st, Q_REC_LATEST, NULL, 0, &s);
 
 	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, "reading the recommendation")) <= 0)
+	if (r >= 0 && (r = sq_step(st, s, "reading the recommendation")) <= 0)
 		return r;
-	r = col_json(s, 2, "the recommendation", &res);
+	r = sq_col_json(s, 2, "the recommendation", &res);
 	if (r < 0)
 		return r;
 	json_decref(*out);
-	*out = jcheck(json_object());
-	jset(*out, "verdict", json_incref(json_object_get(res, "verdict")) ?: json_null());
-	jset(*out, "confidence", json_incref(json_object_get(res, "confidence")) ?: json_null());
-	jset(*out, "computed_ms", jint(sqlite3_column_int64(s, 1)));
-	jset(*out, "figures", json_incref(json_object_get(res, "figures")) ?: json_null());
+	*out = sq_jcheck(json_object());
+	sq_jset(*out, "verdict", json_incref(json_object_get(res, "verdict")) ?: json_null());
+	sq_jset(*out, "confidence", json_incref(json_object_get(res, "confidence")) ?: json_null());
+	sq_jset(*out, "computed_ms", sq_jint(sqlite3_column_int64(s, 1)));
+	sq_jset(*out, "figures", json_incref(json_object_get(res, "figures")) ?: json_null());
 	json_decref(res);
 	return 0;
 }
@@ -727,21 +732,21 @@ static int snap_recommendation(struct store *st, json_t **out)
 static int snap_cycle(struct store *st, json_t **out)
 {
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_CYCLE_LAST, NULL, 0, &s);
+	int r = sq_get(st, Q_CYCLE_LAST, NULL, 0, &s);
 
 	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, "reading the last cycle")) > 0) {
+	if (r >= 0 && (r = sq_step(st, s, "reading the last cycle")) > 0) {
 		int64_t t0 = sqlite3_column_int64(s, 3), t1 = sqlite3_column_int64(s, 4);
 
 		json_decref(*out);
-		*out = jcheck(json_object());
-		jset(*out, "id", jint(sqlite3_column_int64(s, 0)));
-		jset(*out, "trigger", jtext(col_text(s, 1)));
-		jset(*out, "status", col_text_json(s, 2));
-		jset(*out, "started_ms", jint(t0));
-		jset(*out, "ended_ms", jint(t1));
-		jset(*out, "duration_s", jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
-		jset(*out, "waited_s", col_real_json(s, 5));
+		*out = sq_jcheck(json_object());
+		sq_jset(*out, "id", sq_jint(sqlite3_column_int64(s, 0)));
+		sq_jset(*out, "trigger", sq_jtext(sq_col_text(s, 1)));
+		sq_jset(*out, "status", sq_col_text_json(s, 2));
+		sq_jset(*out, "started_ms", sq_jint(t0));
+		sq_jset(*out, "ended_ms", sq_jint(t1));
+		sq_jset(*out, "duration_s", sq_jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+		sq_jset(*out, "waited_s", sq_col_real_json(s, 5));
 	}
 	return r;
 }
@@ -750,36 +755,37 @@ static int snap_fingerprint(struct store *st, json_t **out)
 {
 	sqlite3_stmt *s = NULL;
 	json_t *j;
-	int r = stmt_get(st, Q_FP_LATEST, NULL, 0, &s);
+	int r = sq_get(st, Q_FP_LATEST, NULL, 0, &s);
 
 	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, "reading the fingerprint")) > 0) {
+	if (r >= 0 && (r = sq_step(st, s, "reading the fingerprint")) > 0) {
 		json_decref(*out);
-		*out = jcheck(json_pack("{s:o, s:o, s:o}", "id", jint(sqlite3_column_int64(s, 0)),
-		                        "first_seen_ms", jint(sqlite3_column_int64(s, 1)),
-		                        "last_seen_ms", jint(sqlite3_column_int64(s, 2))));
+		*out = sq_jcheck(json_pack("{s:o, s:o, s:o}", "id",
+		                           sq_jint(sqlite3_column_int64(s, 0)), "first_seen_ms",
+		                           sq_jint(sqlite3_column_int64(s, 1)), "last_seen_ms",
+		                           sq_jint(sqlite3_column_int64(s, 2))));
 		/* The whole fingerprint, for the cohort labels of /metrics. */
-		r = col_json(s, 4, "the fingerprint", &j);
+		r = sq_col_json(s, 4, "the fingerprint", &j);
 		if (r >= 0)
-			jset(*out, "host", j);
+			sq_jset(*out, "host", j);
 	}
 	return r;
 }
 
 static int snap_events(struct store *st, json_t **out)
 {
-	json_t *total = jcheck(json_object());
+	json_t *total = sq_jcheck(json_object());
 	sqlite3_stmt *s = NULL;
 	int64_t last = 0;
-	int r = stmt_get(st, Q_EVENT_TOTALS, NULL, 0, &s);
+	int r = sq_get(st, Q_EVENT_TOTALS, NULL, 0, &s);
 
-	while (r >= 0 && (r = stmt_step(st, s, "counting the events")) > 0) {
-		jset(total, col_text(s, 0), jint(sqlite3_column_int64(s, 1)));
+	while (r >= 0 && (r = sq_step(st, s, "counting the events")) > 0) {
+		sq_jset(total, sq_col_text(s, 0), sq_jint(sqlite3_column_int64(s, 1)));
 		if (sqlite3_column_int64(s, 2) > last)
 			last = sqlite3_column_int64(s, 2);
 	}
-	*out = jcheck(json_pack("{s:o, s:o}", "total", total, "last_detected_ms",
-	                        json_object_size(total) ? jint(last) : json_null()));
+	*out = sq_jcheck(json_pack("{s:o, s:o}", "total", total, "last_detected_ms",
+	                           json_object_size(total) ? sq_jint(last) : json_null()));
 	return r;
 }
 
@@ -789,16 +795,16 @@ static int snap_next_cycle(struct store *st, json_t **out)
 {
 	const struct bind b[] = {B_TEXT(":key", "next_cycle_ms")};
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_STATE_GET, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_STATE_GET, b, SQ_LEN(b), &s);
 	long long ms;
 	char *end;
 
 	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, "reading the next cycle")) > 0) {
-		ms = strtoll(col_text(s, 0), &end, 10);
-		if (*end == '\0' && end != col_text(s, 0) && ms > 0) {
+	if (r >= 0 && (r = sq_step(st, s, "reading the next cycle")) > 0) {
+		ms = strtoll(sq_col_text(s, 0), &end, 10);
+		if (*end == '\0' && end != sq_col_text(s, 0) && ms > 0) {
 			json_decref(*out);
-			*out = jint(ms);
+			*out = sq_jint(ms);
 		}
 	}
 	sqlite3_reset(s);
@@ -810,16 +816,16 @@ static int snap_state_int(struct store *st, const char *key, json_t **out)
 {
 	const struct bind b[] = {B_TEXT(":key", key)};
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_STATE_GET, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_STATE_GET, b, SQ_LEN(b), &s);
 	long long v;
 	char *end;
 
 	*out = json_null();
-	if (r >= 0 && (r = stmt_step(st, s, key)) > 0) {
-		v = strtoll(col_text(s, 0), &end, 10);
-		if (*end == '\0' && end != col_text(s, 0)) {
+	if (r >= 0 && (r = sq_step(st, s, key)) > 0) {
+		v = strtoll(sq_col_text(s, 0), &end, 10);
+		if (*end == '\0' && end != sq_col_text(s, 0)) {
 			json_decref(*out);
-			*out = jint(v);
+			*out = sq_jint(v);
 		}
 	}
 	sqlite3_reset(s);
@@ -834,52 +840,52 @@ static int snap_retention(struct store *st, json_t **out)
 
 	if (r >= 0)
 		r = snap_state_int(st, "retention_skipped_total", &skipped);
-	*out = jcheck(json_pack("{s:o, s:o}", "held", held ?: json_null(), "skipped_total",
-	                        skipped ?: json_null()));
+	*out = sq_jcheck(json_pack("{s:o, s:o}", "held", held ?: json_null(), "skipped_total",
+	                           skipped ?: json_null()));
 	return r;
 }
 
 static int snapshot_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
-	json_t *probes = jcheck(json_object()), *totals = jcheck(json_object()), *j;
+	json_t *probes = sq_jcheck(json_object()), *totals = sq_jcheck(json_object()), *j;
 	int r;
 
-	c->out = jcheck(json_object());
-	jset(c->out, "probes", probes);
-	jset(c->out, "runs_total", totals);
+	c->out = sq_jcheck(json_object());
+	sq_jset(c->out, "probes", probes);
+	sq_jset(c->out, "runs_total", totals);
 	r = snap_probes(st, probes);
 	if (r >= 0)
 		r = snap_totals(st, totals);
 	if (r >= 0) {
 		r = snap_recommendation(st, &j);
-		jset(c->out, "recommendation", j);
+		sq_jset(c->out, "recommendation", j);
 	}
 	if (r >= 0) {
 		r = headroom_latest(st, &j);
 		if (r == -ENOENT)
 			r = 0;
-		jset(c->out, "headroom", j ?: json_null());
+		sq_jset(c->out, "headroom", j ?: json_null());
 	}
 	if (r >= 0) {
 		r = snap_cycle(st, &j);
-		jset(c->out, "last_cycle", j);
+		sq_jset(c->out, "last_cycle", j);
 	}
 	if (r >= 0) {
 		r = snap_fingerprint(st, &j);
-		jset(c->out, "fingerprint", j);
+		sq_jset(c->out, "fingerprint", j);
 	}
 	if (r >= 0) {
 		r = snap_events(st, &j);
-		jset(c->out, "events", j);
+		sq_jset(c->out, "events", j);
 	}
 	if (r >= 0) {
 		r = snap_next_cycle(st, &j);
-		jset(c->out, "next_cycle_ms", j);
+		sq_jset(c->out, "next_cycle_ms", j);
 	}
 	if (r >= 0) {
 		r = snap_retention(st, &j);
-		jset(c->out, "retention", j);
+		sq_jset(c->out, "retention", j);
 	}
 	return r < 0 ? r : 0;
 }
@@ -888,7 +894,7 @@ int store_read_snapshot(struct store *st, json_t **out)
 {
 	struct read_args c = {0};
 
-	return read_call(st, snapshot_tx, &c, out, NULL);
+	return sq_read_call(st, snapshot_tx, &c, out, NULL);
 }
 
 /* ---- regression events for the API ---------------------------------------------- */
@@ -897,7 +903,7 @@ static int events_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
 	const struct store_events_query *q = c->in;
-	json_t *list = jcheck(json_array()), *ev;
+	json_t *list = sq_jcheck(json_array()), *ev;
 	sqlite3_stmt *s = NULL;
 	int64_t total = 0;
 	int n = 0;
@@ -906,31 +912,31 @@ static int events_tx(struct store *st, void *ctx)
 	    B_INT(":until", q->until_ms ? q->until_ms : INT64_MAX),
 	    B_INT(":limit", q->limit + 1), /* last: the count leaves it out */
 	};
-	int r = stmt_get(st, Q_EVENTS_PAGE, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_EVENTS_PAGE, b, SQ_LEN(b), &s);
 
-	c->out = jcheck(json_object());
-	jset(c->out, "events", list);
-	while (r >= 0 && (r = stmt_step(st, s, "listing events")) > 0) {
+	c->out = sq_jcheck(json_object());
+	sq_jset(c->out, "events", list);
+	while (r >= 0 && (r = sq_step(st, s, "listing events")) > 0) {
 		if (++n > q->limit)
 			break;
-		r = col_json(s, 2, "an event", &ev);
+		r = sq_col_json(s, 2, "an event", &ev);
 		if (r < 0)
 			break;
 		if (!json_is_object(ev)) {
 			json_decref(ev);
-			r = seterr(-EBADMSG, "event %lld is not an object",
-			           (long long)sqlite3_column_int64(s, 0));
+			r = sq_seterr(-EBADMSG, "event %lld is not an object",
+			              (long long)sqlite3_column_int64(s, 0));
 			break;
 		}
-		jset(ev, "id", jint(sqlite3_column_int64(s, 0)));
-		jset(ev, "recorded_ms", jint(sqlite3_column_int64(s, 1)));
+		sq_jset(ev, "id", sq_jint(sqlite3_column_int64(s, 0)));
+		sq_jset(ev, "recorded_ms", sq_jint(sqlite3_column_int64(s, 1)));
 		json_array_append_new(list, ev);
 	}
-	jset(c->out, "more", json_boolean(n > q->limit));
+	sq_jset(c->out, "more", json_boolean(n > q->limit));
 	if (r >= 0)
-		r = stmt_int(st, Q_EVENTS_COUNT, b, ARRAY_SIZE(b) - 1 /* all but :limit */,
-		             "counting events", &total);
-	jset(c->out, "total", jint(total));
+		r = sq_int(st, Q_EVENTS_COUNT, b, SQ_LEN(b) - 1 /* all but :limit */,
+		           "counting events", &total);
+	sq_jset(c->out, "total", sq_jint(total));
 	return r < 0 ? r : 0;
 }
 
@@ -941,7 +947,7 @@ int store_read_events(struct store *st, const struct store_events_query *q, json
 	if (q->limit < 1 || q->limit > 1000) {
 		store_msg[0] = '\0';
 		*out = NULL;
-		return seterr(-EINVAL, "limit %d is not within 1..1000", q->limit);
+		return sq_seterr(-EINVAL, "limit %d is not within 1..1000", q->limit);
 	}
-	return read_call(st, events_tx, &c, out, NULL);
+	return sq_read_call(st, events_tx, &c, out, NULL);
 }

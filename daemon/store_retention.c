@@ -43,7 +43,7 @@ static int retention_tx(struct store *st, void *ctx)
 		    B_INT(":batch", c->batch),
 		    {.name = ":now", .type = BT_INT, .i = c->now, .optional = 1},
 		};
-		r = stmt_exec(st, c->step->q[i], b, ARRAY_SIZE(b), c->step->what, &c->changed);
+		r = sq_exec(st, c->step->q[i], b, SQ_LEN(b), c->step->what, &c->changed);
 	}
 	return r;
 }
@@ -52,8 +52,8 @@ static int newest_tx(struct store *st, void *ctx)
 {
 	int64_t *v = ctx;
 	const struct bind b[] = {B_INT(":cycle_id", v[1])};
-	int r = v[1] ? stmt_int(st, Q_RET_NEWEST_BEFORE, b, 1, "reading the newest run", v)
-	             : stmt_int(st, Q_RET_NEWEST, NULL, 0, "reading the newest run", v);
+	int r = v[1] ? sq_int(st, Q_RET_NEWEST_BEFORE, b, 1, "reading the newest run", v)
+	             : sq_int(st, Q_RET_NEWEST, NULL, 0, "reading the newest run", v);
 
 	return r < 0 ? r : 0;
 }
@@ -79,7 +79,7 @@ int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_
 	if (newest > 0 && newest < now_ms)
 		now_ms = newest;
 
-	for (size_t i = 0; i < ARRAY_SIZE(retention_steps); i++) {
+	for (size_t i = 0; i < SQ_LEN(retention_steps); i++) {
 		int days = retention_steps[i].raw ? raw_days : samples_days;
 
 		if (days <= 0)

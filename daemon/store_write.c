@@ -25,21 +25,21 @@ static int metric_id(struct store *st, const char *name, const char *unit, int64
 {
 	sqlite3_stmt *s = NULL;
 	const struct bind b[] = {B_TEXT(":name", name)};
-	int r = stmt_get(st, Q_METRIC_GET, b, 1, &s), unit_same = 0;
+	int r = sq_get(st, Q_METRIC_GET, b, 1, &s), unit_same = 0;
 
-	if (r >= 0 && (r = stmt_step(st, s, name)) > 0) {
+	if (r >= 0 && (r = sq_step(st, s, name)) > 0) {
 		*id = sqlite3_column_int64(s, 0);
-		unit_same = !strcmp(col_text(s, 1), unit);
+		unit_same = !strcmp(sq_col_text(s, 1), unit);
 	}
 	sqlite3_reset(s);
 	if (r > 0 && !unit_same) {
 		const struct bind u[] = {B_INT(":id", *id), B_TEXT(":unit", unit)};
 
-		r = stmt_exec(st, Q_METRIC_UNIT, u, ARRAY_SIZE(u), name, NULL);
+		r = sq_exec(st, Q_METRIC_UNIT, u, SQ_LEN(u), name, NULL);
 	} else if (r == 0) {
 		const struct bind a[] = {B_TEXT(":name", name), B_TEXT(":unit", unit)};
 
-		r = stmt_exec(st, Q_METRIC_ADD, a, ARRAY_SIZE(a), name, NULL);
+		r = sq_exec(st, Q_METRIC_ADD, a, SQ_LEN(a), name, NULL);
 		*id = sqlite3_last_insert_rowid(st->db);
 	}
 	return r < 0 ? r : 0;
@@ -61,7 +61,7 @@ static int samples_insert(struct store *st, const struct store_run *run, int64_t
 	int r = 0;
 
 	if (scalars && !json_is_object(scalars))
-		return seterr(-EINVAL, "scalars: not an object");
+		return sq_seterr(-EINVAL, "scalars: not an object");
 	json_object_foreach((json_t *)(uintptr_t)scalars, name, sc)
 	{
 		const char *unit = json_string_value(json_object_get(sc, "unit"));
@@ -70,9 +70,9 @@ static int samples_insert(struct store *st, const struct store_run *run, int64_t
 		double v;
 
 		if (!finite_number(json_object_get(sc, "value"), &v))
-			return seterr(-EINVAL, "scalars.%s.value: not a finite number", name);
+			return sq_seterr(-EINVAL, "scalars.%s.value: not a finite number", name);
 		if (!unit)
-			return seterr(-EINVAL, "scalars.%s.unit: not a string", name);
+			return sq_seterr(-EINVAL, "scalars.%s.unit: not a string", name);
 		xasprintf(&metric, "%s.%s", run->probe, name);
 		r = metric_id(st, metric, unit, &mid);
 		if (r >= 0) {
@@ -80,11 +80,11 @@ static int samples_insert(struct store *st, const struct store_run *run, int64_t
 			                         B_INT(":t", run->started_ms),
 			                         B_INT(":run_id", run_id), B_REAL(":value", v)};
 
-			r = stmt_exec(st, Q_SAMPLE_ADD, b, ARRAY_SIZE(b), metric, NULL);
+			r = sq_exec(st, Q_SAMPLE_ADD, b, SQ_LEN(b), metric, NULL);
 		}
 		free(metric);
 		if (r < 0)
-			return seterr(r, "scalars.%s: %s", name, store_last_error());
+			return sq_seterr(r, "scalars.%s: %s", name, store_last_error());
 	}
 	return 0;
 }
@@ -97,21 +97,22 @@ static int points_insert(struct store *st, int64_t series_id, const char *name,
 	int r;
 
 	if (!json_is_array(points))
-		return seterr(-EINVAL, "series.%s.points: not an array", name);
+		return sq_seterr(-EINVAL, "series.%s.points: not an array", name);
 	json_array_foreach(points, i, p)
 	{
 		double x, y;
 
 		if (json_array_size(p) != 2 || !finite_number(json_array_get(p, 0), &x) ||
 		    !finite_number(json_array_get(p, 1), &y))
-			return seterr(-EINVAL,
-			              "series.%s.points[%zu]: not a pair of finite numbers", name,
-			              i);
+			return sq_seterr(-EINVAL,
+			                 "series.%s.points[%zu]: not a pair of finite numbers",
+			                 name, i);
 		const struct bind b[] = {B_INT(":series_id", series_id), B_INT(":i", (int64_t)i),
 		                         B_REAL(":x", x), B_REAL(":y", y)};
-		r = stmt_exec(st, Q_POINT_ADD, b, ARRAY_SIZE(b), name, NULL);
+		r = sq_exec(st, Q_POINT_ADD, b, SQ_LEN(b), name, NULL);
 		if (r < 0)
-			return seterr(r, "series.%s.points[%zu]: %s", name, i, store_last_error());
+			return sq_seterr(r, "series.%s.points[%zu]: %s", name, i,
+			                 store_last_error());
 	}
 	return 0;
 }
@@ -123,7 +124,7 @@ static int series_insert(struct store *st, int64_t run_id, const json_t *series)
 	int r;
 
 	if (series && !json_is_object(series))
-		return seterr(-EINVAL, "series: not an object");
+		return sq_seterr(-EINVAL, "series: not an object");
 	json_object_foreach((json_t *)(uintptr_t)series, name, se)
 	{
 		const char *xu = json_string_value(json_object_get(se, "x_unit"));
@@ -132,10 +133,11 @@ static int series_insert(struct store *st, int64_t run_id, const json_t *series)
 		                         B_TEXT(":x_unit", xu), B_TEXT(":y_unit", yu)};
 
 		if (!xu || !yu)
-			return seterr(-EINVAL, "series.%s: x_unit or y_unit is not a string", name);
-		r = stmt_exec(st, Q_SERIES_ADD, b, ARRAY_SIZE(b), name, NULL);
+			return sq_seterr(-EINVAL, "series.%s: x_unit or y_unit is not a string",
+			                 name);
+		r = sq_exec(st, Q_SERIES_ADD, b, SQ_LEN(b), name, NULL);
 		if (r < 0)
-			return seterr(r, "series.%s: %s", name, store_last_error());
+			return sq_seterr(r, "series.%s: %s", name, store_last_error());
 		r = points_insert(st, sqlite3_last_insert_rowid(st->db), name,
 		                  json_object_get(se, "points"));
 		if (r < 0)
@@ -160,14 +162,14 @@ static int run_insert_tx(struct store *st, void *ctx)
 	int r = 0;
 
 	if (doc && !json_is_object(doc))
-		return seterr(-EINVAL, "the document is not an object");
+		return sq_seterr(-EINVAL, "the document is not an object");
 	if (doc)
-		r = json_text(doc, 0, "the document", &doc_text);
+		r = sq_json_text(doc, 0, "the document", &doc_text);
 	if (r >= 0 && doc && json_object_get(doc, "params"))
-		r = json_text(json_object_get(doc, "params"), 0, "params", &params);
+		r = sq_json_text(json_object_get(doc, "params"), 0, "params", &params);
 	if (r >= 0 && error) {
 		raw = run->raw;
-		if (!raw && run->doc && json_text(run->doc, 0, "the document", &raw_doc) >= 0)
+		if (!raw && run->doc && sq_json_text(run->doc, 0, "the document", &raw_doc) >= 0)
 			raw = raw_doc;
 	}
 	if (r >= 0) {
@@ -190,7 +192,7 @@ static int run_insert_tx(struct store *st, void *ctx)
 		                             ? (int64_t)run->term_signal
 		                             : 0),
 		};
-		r = stmt_exec(st, Q_RUN_ADD, b, ARRAY_SIZE(b), "the run", NULL);
+		r = sq_exec(st, Q_RUN_ADD, b, SQ_LEN(b), "the run", NULL);
 	}
 	c->id = sqlite3_last_insert_rowid(st->db);
 	if (r >= 0 && (doc_text || raw)) {
@@ -202,13 +204,13 @@ static int run_insert_tx(struct store *st, void *ctx)
 		    B_TEXT(":doc", doc_text),
 		    B_BLOB(":raw", raw, raw_len < STORE_RAW_MAX ? raw_len : STORE_RAW_MAX),
 		};
-		r = stmt_exec(st, Q_DOC_ADD, b, ARRAY_SIZE(b), "the run's document", NULL);
+		r = sq_exec(st, Q_DOC_ADD, b, SQ_LEN(b), "the run's document", NULL);
 	}
 	if (r >= 0) {
 		const struct bind b[] = {B_TEXT(":probe", run->probe),
 		                         B_TEXT(":status", run->status)};
 
-		r = stmt_exec(st, Q_TOTAL_BUMP, b, ARRAY_SIZE(b), "the run counters", NULL);
+		r = sq_exec(st, Q_TOTAL_BUMP, b, SQ_LEN(b), "the run counters", NULL);
 	}
 	if (r >= 0 && doc)
 		r = samples_insert(st, run, c->id, json_object_get(doc, "scalars"));
@@ -227,11 +229,11 @@ int store_run_insert(struct store *st, const struct store_run *run, int64_t *run
 
 	if (!run->probe || !run->status) {
 		store_msg[0] = '\0';
-		return seterr(-EINVAL, "a run needs a probe name and a status");
+		return sq_seterr(-EINVAL, "a run needs a probe name and a status");
 	}
 	r = store_call(st, 1, run_insert_tx, &c);
 	if (r < 0)
-		return seterr(r, "storing a run of \"%s\": %s", run->probe, store_last_error());
+		return sq_seterr(r, "storing a run of \"%s\": %s", run->probe, store_last_error());
 	if (run_id)
 		*run_id = c.id;
 	return 0;
@@ -250,7 +252,7 @@ static int cycle_begin_tx(struct store *st, void *ctx)
 	struct cycle_args *c = ctx;
 	const struct bind b[] = {B_INT(":started_ms", c->ms), B_TEXT(":trigger", c->text),
 	                         B_REAL(":waited_s", c->waited_s)};
-	int r = stmt_exec(st, Q_CYCLE_ADD, b, ARRAY_SIZE(b), "starting a cycle", NULL);
+	int r = sq_exec(st, Q_CYCLE_ADD, b, SQ_LEN(b), "starting a cycle", NULL);
 
 	c->id = sqlite3_last_insert_rowid(st->db);
 	return r;
@@ -273,10 +275,10 @@ static int cycle_end_tx(struct store *st, void *ctx)
 	const struct bind b[] = {B_INT(":ended_ms", c->ms), B_TEXT(":status", c->text),
 	                         B_INT(":id", c->id)};
 	int64_t n = 0;
-	int r = stmt_exec(st, Q_CYCLE_END, b, ARRAY_SIZE(b), "ending a cycle", &n);
+	int r = sq_exec(st, Q_CYCLE_END, b, SQ_LEN(b), "ending a cycle", &n);
 
 	if (r >= 0 && n == 0)
-		r = seterr(-ENOENT, "there is no cycle %" PRId64, c->id);
+		r = sq_seterr(-ENOENT, "there is no cycle %" PRId64, c->id);
 	return r;
 }
 
@@ -296,8 +298,7 @@ static int cycles_interrupt_tx(struct store *st, void *ctx)
 	struct interrupt_args *c = ctx;
 	const struct bind b[] = {B_INT(":ended_ms", c->ms)};
 
-	return stmt_exec(st, Q_CYCLE_INTERRUPT, b, ARRAY_SIZE(b), "closing unfinished cycles",
-	                 &c->n);
+	return sq_exec(st, Q_CYCLE_INTERRUPT, b, SQ_LEN(b), "closing unfinished cycles", &c->n);
 }
 
 int store_cycles_interrupt(struct store *st, int64_t now_ms, int64_t *n)
@@ -313,12 +314,12 @@ int store_cycles_interrupt(struct store *st, int64_t now_ms, int64_t *n)
 static int last_cycle_tx(struct store *st, void *ctx)
 {
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_CYCLE_LAST, NULL, 0, &s);
+	int r = sq_get(st, Q_CYCLE_LAST, NULL, 0, &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, "reading the last cycle")) > 0)
+	if (r >= 0 && (r = sq_step(st, s, "reading the last cycle")) > 0)
 		*(int64_t *)ctx = sqlite3_column_int64(s, 4);
 	else if (r == 0)
-		r = seterr(-ENOENT, "no cycle has finished yet");
+		r = sq_seterr(-ENOENT, "no cycle has finished yet");
 	return r < 0 ? r : 0;
 }
 
@@ -342,15 +343,15 @@ static int fp_record_tx(struct store *st, void *ctx)
 	sqlite3_stmt *s = NULL;
 	int r;
 
-	r = json_text(ident, JSON_SORT_KEYS, "the fingerprint", &ident_text);
+	r = sq_json_text(ident, JSON_SORT_KEYS, "the fingerprint", &ident_text);
 	if (r >= 0)
-		r = json_text(c->fp, JSON_SORT_KEYS, "the fingerprint", &full);
+		r = sq_json_text(c->fp, JSON_SORT_KEYS, "the fingerprint", &full);
 	if (r >= 0)
-		r = stmt_get(st, Q_FP_LATEST, NULL, 0, &s);
-	if (r >= 0 && (r = stmt_step(st, s, "reading the fingerprint")) > 0) {
+		r = sq_get(st, Q_FP_LATEST, NULL, 0, &s);
+	if (r >= 0 && (r = sq_step(st, s, "reading the fingerprint")) > 0) {
 		prev_id = sqlite3_column_int64(s, 0);
-		if (strcmp(col_text(s, 3), ident_text) != 0)
-			r = col_json(s, 3, "the last fingerprint", &prev);
+		if (strcmp(sq_col_text(s, 3), ident_text) != 0)
+			r = sq_col_json(s, 3, "the last fingerprint", &prev);
 	}
 	if (r >= 0)
 		sqlite3_reset(s);
@@ -362,11 +363,11 @@ static int fp_record_tx(struct store *st, void *ctx)
 		const struct bind b[] = {B_INT(":now", c->now), B_TEXT(":identity", ident_text),
 		                         B_TEXT(":full", full), B_INT(":id", prev_id)};
 
-		r = stmt_exec(st, Q_FP_SEEN, b, ARRAY_SIZE(b), "updating the fingerprint", NULL);
+		r = sq_exec(st, Q_FP_SEEN, b, SQ_LEN(b), "updating the fingerprint", NULL);
 	} else if (r >= 0) {
 		const struct bind b[] = {B_INT(":now", c->now), B_TEXT(":identity", ident_text),
 		                         B_TEXT(":full", full), B_TEXT(":diff", diff)};
-		r = stmt_exec(st, Q_FP_ADD, b, ARRAY_SIZE(b), "storing the fingerprint", NULL);
+		r = sq_exec(st, Q_FP_ADD, b, SQ_LEN(b), "storing the fingerprint", NULL);
 		c->changed = r >= 0;
 	}
 	json_decref(ident);
@@ -401,9 +402,9 @@ static int rec_insert_tx(struct store *st, void *ctx)
 	int64_t id;
 	int r;
 
-	r = json_text(c->result, 0, "the result", &result);
+	r = sq_json_text(c->result, 0, "the result", &result);
 	if (r >= 0)
-		r = json_text(c->inputs, 0, "the inputs", &inputs);
+		r = sq_json_text(c->inputs, 0, "the inputs", &inputs);
 	if (r >= 0) {
 		const struct bind b[] = {
 		    B_INT(":computed_ms", c->now),
@@ -413,14 +414,13 @@ static int rec_insert_tx(struct store *st, void *ctx)
 		    B_TEXT(":result", result),
 		    B_TEXT(":inputs", inputs),
 		};
-		r = stmt_exec(st, Q_REC_ADD, b, ARRAY_SIZE(b), "the recommendation", NULL);
+		r = sq_exec(st, Q_REC_ADD, b, SQ_LEN(b), "the recommendation", NULL);
 	}
 	id = sqlite3_last_insert_rowid(st->db);
 	for (size_t i = 0; r >= 0 && i < c->n_runs; i++) {
 		const struct bind b[] = {B_INT(":rec_id", id), B_INT(":run_id", c->run_ids[i])};
 
-		r = stmt_exec(st, Q_REC_RUN_ADD, b, ARRAY_SIZE(b), "the recommendation's runs",
-		              NULL);
+		r = sq_exec(st, Q_REC_RUN_ADD, b, SQ_LEN(b), "the recommendation's runs", NULL);
 	}
 	free(result);
 	free(inputs);
@@ -448,12 +448,12 @@ static int headroom_tx(struct store *st, void *ctx)
 {
 	struct headroom_args *c = ctx;
 	char *data = NULL;
-	int r = json_text(c->data, 0, "the headroom", &data);
+	int r = sq_json_text(c->data, 0, "the headroom", &data);
 
 	if (r >= 0) {
 		const struct bind b[] = {B_INT(":computed_ms", c->now), B_TEXT(":data", data)};
 
-		r = stmt_exec(st, Q_HEADROOM_ADD, b, ARRAY_SIZE(b), "the headroom", NULL);
+		r = sq_exec(st, Q_HEADROOM_ADD, b, SQ_LEN(b), "the headroom", NULL);
 	}
 	free(data);
 	return r;
@@ -476,7 +476,7 @@ static int state_set_tx(struct store *st, void *ctx)
 	struct state_args *c = ctx;
 	const struct bind b[] = {B_TEXT(":key", c->key), B_TEXT(":value", c->value)};
 
-	return stmt_exec(st, Q_STATE_SET, b, ARRAY_SIZE(b), c->key, NULL);
+	return sq_exec(st, Q_STATE_SET, b, SQ_LEN(b), c->key, NULL);
 }
 
 int store_state_set(struct store *st, const char *key, const char *value)
@@ -491,12 +491,12 @@ static int state_get_tx(struct store *st, void *ctx)
 	struct state_args *c = ctx;
 	const struct bind b[] = {B_TEXT(":key", c->key)};
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_STATE_GET, b, ARRAY_SIZE(b), &s);
+	int r = sq_get(st, Q_STATE_GET, b, SQ_LEN(b), &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, c->key)) > 0)
-		c->out = xstrdup(col_text(s, 0));
+	if (r >= 0 && (r = sq_step(st, s, c->key)) > 0)
+		c->out = xstrdup(sq_col_text(s, 0));
 	else if (r == 0)
-		r = seterr(-ENOENT, "no state \"%s\"", c->key);
+		r = sq_seterr(-ENOENT, "no state \"%s\"", c->key);
 	return r < 0 ? r : 0;
 }
 
@@ -516,9 +516,9 @@ static int data_version_tx(struct store *st, void *ctx)
 {
 	int64_t *v = ctx;
 	sqlite3_stmt *s = NULL;
-	int r = stmt_get(st, Q_DATA_VERSION, NULL, 0, &s);
+	int r = sq_get(st, Q_DATA_VERSION, NULL, 0, &s);
 
-	if (r >= 0 && (r = stmt_step(st, s, "data_version")) > 0)
+	if (r >= 0 && (r = sq_step(st, s, "data_version")) > 0)
 		*v = (sqlite3_column_int64(s, 0) << 32) ^ sqlite3_total_changes64(st->db);
 	return r < 0 ? r : 0;
 }

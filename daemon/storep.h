@@ -17,7 +17,7 @@
 
 #include "store.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define SQ_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Every statement the store runs; the SQL is the queries table in store.c. */
 enum query {
@@ -110,7 +110,7 @@ struct store {
 /* The calling thread's message for store_last_error(). */
 extern _Thread_local char store_msg[512];
 /* Sets the message (which may quote the previous one) and returns err. */
-int __attribute__((format(printf, 2, 3))) seterr(int err, const char *fmt, ...);
+int __attribute__((format(printf, 2, 3))) sq_seterr(int err, const char *fmt, ...);
 
 /* ---- statements (store.c) ----------------------------------------------- */
 
@@ -141,33 +141,33 @@ struct bind {
 /* clang-format on */
 
 /* The prepared statement q with the values bound, ready to step. */
-int stmt_get(struct store *st, enum query q, const struct bind *b, size_t n, sqlite3_stmt **out);
+int sq_get(struct store *st, enum query q, const struct bind *b, size_t n, sqlite3_stmt **out);
 /* Steps s: 1 with a row, 0 when done, or -errno. */
-int stmt_step(struct store *st, sqlite3_stmt *s, const char *what);
+int sq_step(struct store *st, sqlite3_stmt *s, const char *what);
 /* Runs a statement to completion; *changes (may be NULL) gets the count of
  * rows it changed. */
-int stmt_exec(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
-              int64_t *changes);
+int sq_exec(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
+            int64_t *changes);
 /* Runs a statement that yields one integer: 1 with *v set, 0 without a row. */
-int stmt_int(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
-             int64_t *v);
-const char *col_text(sqlite3_stmt *s, int i);
-int col_null(sqlite3_stmt *s, int i);
+int sq_int(struct store *st, enum query q, const struct bind *b, size_t n, const char *what,
+           int64_t *v);
+const char *sq_col_text(sqlite3_stmt *s, int i);
+int sq_col_null(sqlite3_stmt *s, int i);
 
 /* ---- JSON (store.c) ---------------------------------------------------- */
 
 /* j, or abort when building it ran out of memory. */
-json_t *jcheck(json_t *j);
+json_t *sq_jcheck(json_t *j);
 /* Text from the database as a JSON string; bytes that are not UTF-8
  * become U+FFFD. NULL: json null. */
-json_t *jtextn(const void *data, size_t n);
-json_t *jtext(const char *s);
-json_t *jint(int64_t v);
+json_t *sq_jtextn(const void *data, size_t n);
+json_t *sq_jtext(const char *s);
+json_t *sq_jint(int64_t v);
 /* A JSON column parsed (NULL column: json null). -EBADMSG when damaged. */
-int col_json(sqlite3_stmt *s, int i, const char *what, json_t **out);
+int sq_col_json(sqlite3_stmt *s, int i, const char *what, json_t **out);
 /* Compact text of a JSON value for a JSON column; flags may add
  * JSON_SORT_KEYS for a canonical form. */
-int json_text(const json_t *j, size_t flags, const char *what, char **out);
+int sq_json_text(const json_t *j, size_t flags, const char *what, char **out);
 
 /* ---- transactions (store.c) --------------------------------------------- */
 
@@ -184,6 +184,6 @@ struct read_args {
 	json_t *out, *out2;
 };
 /* Runs a read and hands over its result, or frees it on failure. */
-int read_call(struct store *st, store_fn *fn, struct read_args *c, json_t **out, json_t **out2);
+int sq_read_call(struct store *st, store_fn *fn, struct read_args *c, json_t **out, json_t **out2);
 
 #endif
