@@ -3,7 +3,7 @@
 
 Reads the work directory run.sh filled (probe documents, the peers' text
 output, rusage records, wrk and curl timings, profiles), computes every
-figure of issue 9 with its spread (median, IQR and a bootstrap 95% CI of
+figure of bench/RESULTS.md with its spread (median, IQR and a bootstrap 95% CI of
 the median for ratios of interleaved runs), checks the targets and writes
 one Markdown file.
 

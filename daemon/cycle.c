@@ -547,7 +547,7 @@ void sched_run_cycle(struct sched *s, const char *why)
 	status = run_probes(s, &c, cycle_id);
 	interrupted = status == CYCLE_INTERRUPTED;
 	/* What ctxsw just proved reaches the host card and /api/v1/host now,
-	 * not at the next fingerprint check (issue 36). */
+	 * not at the next fingerprint check. */
 	sched_refresh_fingerprint(s, 0, &stored);
 	if (!interrupted) {
 		recommend(s, &c);

@@ -100,7 +100,7 @@ const char *const catalog_units[] = {
 /* In the order /api/v1/metrics lists the metrics no run has stored yet
  * (threads.max_threads after the policies, so that `threadwatch run`
  * shows "default, low, max").
- * The key figures (issue 10) are the switch costs and their ratio, the
+ * The key figures are the switch costs and their ratio, the
  * create cost at 64, 512 and 2048 live threads and the knee of each
  * policy, and the map32 fail latency, slope and window capacity. */
 const struct catalog_metric catalog_metrics[] = {
@@ -171,7 +171,7 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Address of a low thread stack"},
     {SCALAR("ctxsw", "high_stack"), .unit = "address",
      .description = "Address of a high thread stack"},
-    /* The 32-bit segment path and the A/A control (issue 14). */
+    /* The 32-bit segment path and the A/A control. */
     {SCALAR("ctxsw", "high_mad_cycles"), .unit = "cycles",
      .description = "Median absolute deviation of the high-stack cycles"},
     {SCALAR("ctxsw", "low_mad_cycles"), .unit = "cycles",
@@ -328,7 +328,7 @@ const struct catalog_metric catalog_metrics[] = {
     {SCALAR("map32", "max_vmas"), .unit = "vmas", .description = "Largest VMA count reached"},
     {SCALAR("map32", "start_vmas"), .unit = "vmas",
      .description = "VMA count when the measurement started"},
-    /* The walks of the pre-3.8 kernels (issues 13 and 24): a successful
+    /* The walks of the pre-3.8 kernels: a successful
      * MAP_32BIT call against the window VMAs below its hole, the failing
      * call against the VMAs inside the window, the retry against all. */
     LADDER("fill", "Successful MAP_32BIT mmap into the window's top hole", "inside the window"),

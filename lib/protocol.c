@@ -393,7 +393,7 @@ static int check_series(json_t *v, struct verr *e)
 }
 
 /* Fields of a built-in probe whose meaning the rest of threadwatch relies
- * on (issue 14: the ctxsw equivalence and A/A figures): a scalar's unit
+ * on (the ctxsw equivalence and A/A figures): a scalar's unit
  * and range, a CI whose bounds must be in order, an info string with a
  * fixed set of values. Absent fields are not required here; only their
  * form is checked. */

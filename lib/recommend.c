@@ -477,7 +477,7 @@ static void model_total(struct rec_model *m)
 	m->extra_total = m->ramp_total + m->beyond_total;
 	m->extra_mean = m->n >= 1 ? m->extra_total / m->n : NAN;
 	/* No break-even without a benefit: a saving that is not significant
-	 * would repay the creates only by chance (issue 34). */
+	 * would repay the creates only by chance. */
 	if (!(m->missing > 0 || m->extra_total > 0) || m->cap < 1 || !(m->s > 0) || !m->significant)
 		return;
 	m->be = safe_div(m->extra_total, low_threads * m->s);
@@ -510,7 +510,7 @@ static void model_figures(struct rec_model *m)
 	m->slot = m->stack + REC_GUARD_BYTES;
 	m->cap = m->cap_computed = floor(m->window / m->slot);
 	/* What map32 filled the window with at the workload's stack size wins:
-	 * the window's free space may come in pieces (issue 34: 126 measured
+	 * the window's free space may come in pieces (126 measured
 	 * against 127 computed). */
 	if (m->in->capacity_stacks.set && m->in->capacity_stack_bytes.set &&
 	    m->in->capacity_stack_bytes.v == m->stack && m->in->capacity_stacks.v <= m->cap) {
@@ -623,7 +623,7 @@ static json_t *figures(const struct rec_model *m)
 	return f;
 }
 
-/* The creates' sum, its parts and the churn (issue 24), added to figures(). */
+/* The creates' sum, its parts and the churn, added to figures(). */
 static void figures_creates(const struct rec_model *m, json_t *f)
 {
 	static const struct {
@@ -655,7 +655,7 @@ static void figures_creates(const struct rec_model *m, json_t *f)
 	                    m->e_source ? json_boolean(m->x_extrapolated) : json_null());
 }
 
-/* The figures of issue 14, added to figures(). */
+/* The equivalence, segment-path and A/A figures, added to figures(). */
 static void figures_mechanism(const struct rec_model *m, json_t *f)
 {
 	const struct rec_in *in = m->in;

@@ -1,6 +1,6 @@
 /*
  * recommend_arch: the architecture the recommendation is for
- * (inputs.arch, issue 28). Low stacks exist only on x86-64: elsewhere
+ * (inputs.arch). Low stacks exist only on x86-64: elsewhere
  * (arm64) there is no MAP_32BIT window and no segment selector, so the
  * question does not arise and the result says it is not applicable.
  */

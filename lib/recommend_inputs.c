@@ -137,7 +137,7 @@ static void set_ci95(json_t *o, const json_t *doc, const char *key)
 	set_ci_level(o, doc, key, "", "95");
 }
 
-/* The issue 14 figures of a ctxsw document: margin, selector, A/A. */
+/* The mechanism figures of a ctxsw document: margin, selector, A/A. */
 static void inputs_ctxsw_mechanism(const json_t *doc, json_t *o)
 {
 	if (isfinite(doc_scalar(doc, "equivalence_margin")) &&

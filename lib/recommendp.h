@@ -111,7 +111,7 @@ struct rec_in {
 	struct rec_num low_ns, high_ns, ratio;
 	int have_ci, have_ci90;
 	double ci_lo, ci_hi, ci90_lo, ci90_hi; /* 95% CI; 90% CI for equivalence (TOST) */
-	/* issue 14: equivalence, the segment path, the A/A control */
+	/* Equivalence, the segment path, the A/A control */
 	struct rec_num margin, sel_ratio;
 	int have_sel_ci, have_aa_ci;
 	double sel_lo, sel_hi, aa_lo, aa_hi;

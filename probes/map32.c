@@ -870,8 +870,9 @@ static void emit_ladder(struct probe_doc *doc, const struct ladder *l, const cha
 	probe_info_str(doc, lname(n, sizeof(n), name, "class"), analysis_class_name(g.cls));
 }
 
-/* The names kept from before issue 13: the failing call's log-log slope
- * with its CI, and the retry ladder's VMA range. */
+/* The names kept from before the map32 document had its ladders: the
+ * failing call's log-log slope with its CI, and the retry ladder's VMA
+ * range. */
 static void emit_compat(struct probe_doc *doc, const struct map32_ctx *c)
 {
 	const struct ladder *f = &c->ladders[LADDER_FAIL], *r = &c->ladders[LADDER_RETRY];

@@ -82,7 +82,7 @@ static const struct policy policies[] = {
 static int retry_prot = RETRY_PROT;
 #define MAX_POLICIES (sizeof(policies) / sizeof(policies[0]))
 /* The policies measured: all, or all but `low` (the last) where MAP_32BIT
- * is not applicable (arm64, issue 28). */
+ * is not applicable (arm64). */
 static size_t n_policies = MAX_POLICIES;
 #define N_POLICIES n_policies
 

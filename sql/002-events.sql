@@ -1,4 +1,4 @@
--- Migration 1 -> 2: the regression events (issue 10). Applied by
+-- Migration 1 -> 2: the regression events. Applied by
 -- daemon/store.c in one transaction to a database at version 1; a new
 -- database gets the same table from sql/schema.sql.
 --

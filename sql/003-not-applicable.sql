@@ -1,4 +1,4 @@
--- Migration 2 -> 3: a run may be "not_applicable" (issue 28): the probe
+-- Migration 2 -> 3: a run may be "not_applicable": the probe
 -- measures what this architecture does not have (map32 on arm64). Applied
 -- by daemon/store.c in one transaction, foreign keys off, to a database at
 -- version 2; a new database gets the same table from sql/schema.sql.

@@ -673,7 +673,7 @@ function barsRows(triples) {
 }
 
 /* The arms of the ctxsw chart: name, label, colour; selector and A/A only
- * where stored runs have them (issue 14). */
+ * where stored runs have them. */
 const CTXSW_ARMS = [
   ['low', 'low stacks', '--c-low'],
   ['high', 'high stacks', '--c-high'],

@@ -183,7 +183,7 @@ async function checkCharts(page, rec, host) {
     r[1][1] === lowS.points[i].avg && r[1][0] === Math.min(loS.points[i].avg, r[1][1]) &&
     r[1][0] <= r[1][1] && r[1][1] <= r[1][2] && r[2][0] <= r[2][1] && r[2][1] <= r[2][2]) &&
     ctxsw.rows.some((r) => r[1][0] < r[1][2]), 'the ctxsw chart draws low and high with CI bands');
-  // Issue 14: the segment selector and the A/A control as two more banded
+  // The segment selector and the A/A control as two more banded
   // arms; the ring of threads of the latest run; the caption says
   // "equivalent within ±2%" exactly when that run's CI lies in [0.98, 1.02].
   check(ctxsw && ctxsw.labels.join('|') === 'time|low stacks|high stacks|segment selector|A/A (high again)' &&
@@ -377,7 +377,7 @@ async function testFull(browser) {
   check(await waitState(phone.page, ['ready']) === 'ready', 'the dashboard is ready at phone width');
   const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 0, 'nothing is wider than a phone screen', overflow);
-  // issue 36: the runs table was cut off on the right (it scrolled inside its box)
+  // The runs table was cut off on the right (it scrolled inside its box)
   const runsCut = await phone.page.evaluate(() => {
     const w = document.querySelector('#runs-box .table-wrap');
     return w ? w.scrollWidth - w.clientWidth : null;
@@ -523,7 +523,7 @@ async function testFailures(browser) {
 }
 
 /* axe-core's audit of the page as it is now (WCAG 2.1 A and AA): every
- * violation, with the nodes it names (issue 36: zero). */
+ * violation, with the nodes it names (zero). */
 async function axeViolations(page) {
   // Through the DevTools protocol: the page's CSP (default-src 'self')
   // rightly refuses an injected <script>.
@@ -540,7 +540,7 @@ async function checkAxe(page, what) {
   check(v.length === 0, `axe-core finds no violation ${what}`, v);
 }
 
-/* A new host's first cycle, watched live (issue 36): the page opened
+/* A new host's first cycle, watched live: the page opened
  * while the cycle runs shows a run before the cycle ends, and all three
  * within 10 s of its end (it polls every few seconds while a cycle runs,
  * not every minute). */

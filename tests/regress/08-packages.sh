@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 08-packages: the Makefile's package lists bring everything the build, the
-# cross build and the tests use to a fresh machine (issue 31). This machine
+# cross build and the tests use to a fresh machine. This machine
 # may keep what an earlier session installed by hand, so a green suite
 # proves nothing about a new one; tests/tools/check_packages.py resolves
 # each pkg-config module, system header and command the scripts run to its

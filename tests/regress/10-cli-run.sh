@@ -23,9 +23,9 @@ for s in low_ns high_ns low_cycles high_cycles low_mad_ns high_mad_ns low_ci_lo 
 done
 jq -e '.probes.ctxsw.series.pair_ratio.points | length >= 15' "$out" >/dev/null ||
 	fail "ctxsw series pair_ratio has fewer than 15 pairs"
-# issue 14: the A/A control, equivalence, the selector arm, order, cycles,
+# The A/A control, equivalence, the selector arm, order, cycles,
 # ring. The selector arm's figures where this host loads a selector; where
-# it does not (issue 23), the reason instead.
+# it does not, the reason instead.
 sel_scalars=""
 if jq -e '.probes.ctxsw.info.selector_arm == true' "$out" >/dev/null; then
 	sel_scalars="selector_ns selector_ratio selector_ratio_ci_lo selector_ratio_ci_hi"
@@ -65,7 +65,7 @@ grep -Eq '^ctxsw +ok +[0-9.]+ s +low [0-9]+ ns' "$TW_TMP/table.txt" ||
 ok "table: $(grep '^ctxsw' "$TW_TMP/table.txt")"
 
 # --- map32 and threads feed the recommendation's extra create cost ----------
-# Issue 13: map32.fail_ns against the VMAs in the window, map32.retry_ns and
+# map32.fail_ns against the VMAs in the window, map32.retry_ns and
 # plain_ns against all VMAs, and E from them (source "map32"), with the
 # threads probe's own low - high beside it where it measured that far.
 "$TW" run --quick --json map32 threads >"$TW_TMP/m.json" 2>"$TW_TMP/m.err" ||
@@ -89,7 +89,7 @@ grep -Eq '^map32 +ok .*fail (flat|sublinear|linear), retry (flat|sublinear|linea
 	fail "no map32 row with both classes: $(cat "$TW_TMP/m.txt")"
 ok "map32 feeds E: $(jq -c '.recommendation.result.figures | with_entries(select(.key | startswith("extra_create")))' "$TW_TMP/m.json")"
 
-# Issue 23: the fingerprint's capabilities and hypervisor views, whatever
+# The fingerprint's capabilities and hypervisor views, whatever
 # this host is; without ctxsw nothing is probed; the table prints the same
 # virtualization text as the JSON.
 for f in virtualization_sources.cpuid virtualization_sources.kernel virtualization_sources.dmi \
@@ -211,7 +211,7 @@ pinned=$(cpus_of)
 [ "$(nproc)" -eq 1 ] || [ "$pinned" -ne 0 ] || fail "default: pinned to CPU 0 with $(nproc) CPUs"
 [ "$(cpus_of --cpu all)" = "$mine" ] || fail "--cpu all: $(cpus_of --cpu all), expected $mine"
 [ "$(cpus_of --cpu "$last")" = "$last" ] || fail "--cpu $last: $(cpus_of --cpu "$last")"
-# A CPU outside the set is a usage error before any probe starts (issue 27).
+# A CPU outside the set is a usage error before any probe starts.
 "$TW" run --json --probe-dir "$pd" --cpu 8191 prio >"$TW_TMP/cpu.json" 2>"$TW_TMP/cpu.err"
 rc=$?
 [ $rc -eq 2 ] || fail "--cpu 8191 (not allowed): exit $rc, expected 2"
@@ -244,14 +244,14 @@ for p in ctxsw threads map32; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/
 out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" run 2>&1)
 [ $? = 1 ] || fail "all probes failing did not exit 1: $out"
 # The verdict stays at glibc's default with no confidence, and names each
-# failed probe and why (issue 23).
+# failed probe and why.
 grep -q '^verdict: high (confidence: none)' <<<"$out" || fail "a confident verdict without data: $out"
 for p in ctxsw threads map32; do
 	grep -q "^  - $p: exited with status 3 without a document" <<<"$out" || fail "$p's failure is not named: $out"
 done
 grep -q "threads' last run failed" <<<"$out" || fail "no plural possessive: $out"
 out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" recommend 2>&1)
-# recommend exits 3 when a probe it needed failed (issue 23).
+# recommend exits 3 when a probe it needed failed.
 [ $? = 3 ] && grep -q "^  - ctxsw: exited with status 3" <<<"$out" || fail "recommend without data: $out"
 ok "no probe data: \"not enough data yet\", no verdict"
 # The CLI is built from cli/ and lib/ only: it links no daemon library.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 12-cli-usage: what a new user hits first on the command line (issue 27):
+# 12-cli-usage: what a new user hits first on the command line:
 # a usage error is one line and "Try ... --help", not the whole usage; the
 # top-level help names run's --sched, --nice and --cpu; `run --cpu N` for a
 # CPU this process may not use is a usage error (exit 2) before any probe
@@ -100,7 +100,7 @@ for f in --listen_address --listen-address; do
 done
 ok "threadwatchd --help spells --listen-address; --listen_address is still accepted"
 
-# --- the exit codes each --help gives are the ones the code returns (issue 36)
+# --- the exit codes each --help gives are the ones the code returns
 "$B/threadwatchd" --help | grep -q 'exit (0: valid; 78, EX_CONFIG: not)' || fail "threadwatchd --help: --check-config's codes"
 printf 'interval = often\n' >"$TW_TMP/bad.conf"
 "$B/threadwatchd" --check-config --config "$TW_TMP/bad.conf" >/dev/null 2>&1
@@ -114,7 +114,7 @@ grep -q '3 the verdict, but a probe' <<<"$OUT" || fail "recommend --help lists n
 ok "--help: threadwatchd --check-config 0/78 (and 78 it is), fleet 0-3, recommend 0-3"
 
 # --- each command's summary is said once: the top-level help and the
-# command's own --help give the same line (issue 35) --------------------------
+# command's own --help give the same line --------------------------
 cli --help
 top=$OUT
 for c in run recommend fleet detect-sim; do

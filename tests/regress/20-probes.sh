@@ -168,7 +168,7 @@ ok "threads document: $(jq -c '{max_threads: .scalars.max_threads.value, clamp: 
 	low_knee: .info.low_knee, low_failures: .scalars.low_map32_failures.value,
 	stacks: .info.default_stack_range, low: .info.default_stacks_low}' "$TW_TMP/threads.json")"
 
-# params.cpu shows a pin the runner made (issue 24): under taskset to one
+# params.cpu shows a pin the runner made: under taskset to one
 # allowed CPU, not -1.
 if command -v taskset >/dev/null; then
 	cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
@@ -230,7 +230,7 @@ verify "$TW_TMP/map32-tight.json" '
 ok "a 10 ms budget: ok, $(jq -c '[.info.fill_rungs, .info.fail_rungs, .info.retry_rungs]' "$TW_TMP/map32-tight.json") rungs, stopped by the budget"
 
 # --- the run queue during a default threads run ---------------------------
-# Issue 15: the probe keeps at most a few threads runnable. procs_running is
+# The probe keeps at most a few threads runnable. procs_running is
 # sampled every 2 ms for a second before, during and a second after; the
 # peak may exceed what the host ran on its own (the higher of before and
 # after) by at most 8. Other work on the host comes and goes, so a miss is
@@ -394,7 +394,7 @@ else
 	echo "W^X check not run: $out"
 fi
 
-# --- a kernel that ignores MAP_32BIT (issue 23) -------------------------------
+# --- a kernel that ignores MAP_32BIT -------------------------------
 # tests/shim/ignore_map32bit.c drops the flag as a kernel that gives it no
 # meaning does: map32 and threads prove the flag before they rely on it, and
 # skip with the reason instead of filling "a window" that is not there.

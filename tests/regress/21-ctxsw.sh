@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 21-ctxsw: the ctxsw probe's document (issue 14). Every field it must
+# 21-ctxsw: the ctxsw probe's document. Every field it must
 # carry; `equivalent` agreeing with its CI; the A/A control's CI holding
 # 1.0; the selector arm run with info.selector set and its threads' FS
 # really loaded from that selector where this host loads selectors, and
@@ -171,7 +171,7 @@ run "$out" --
 verify "$out" "common, proved, $HOST_SEL"' , check(.duration_s <= 10; "the default run took \(.duration_s) s")'
 ok "default: $(summary "$out")"
 
-# --- written but not loadable (issue 23): the arm is missing, the run ok ----
+# --- written but not loadable: the arm is missing, the run ok ----
 LD_PRELOAD="$NOTPRESENT" "$B/tests/segcheck" >"$TW_TMP/segcheck-np"
 grep -qx 'ldt_present 0' "$TW_TMP/segcheck-np" || fail "the seg_not_present double left the P bit set: $(cat "$TW_TMP/segcheck-np")"
 # --- the CLI and a daemon cycle under the same double ------------------------

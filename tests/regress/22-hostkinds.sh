@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 22-hostkinds: the host-kind matrix (issue 31). Every kind of host the
+# 22-hostkinds: the host-kind matrix. Every kind of host the
 # fleet has, as a set of faithful doubles (tests/shim/*.c, each citing the
 # kernel function it follows), runs the ctxsw probe on whatever host this
 # is, and each must give the outcome that kind gives: the path taken, why

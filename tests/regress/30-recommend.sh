@@ -65,7 +65,7 @@ ok "P4, 10,000 threads, linear search, 1,000 switches: high, break-even $be"
 [ "$(figure "$few" threads --threads=0)" = 0 ] || fail "--threads=0"
 [ "$(verdict "$few" --threads 0)" = "high weak no_threads" ] || fail "--threads 0"
 ok "--switches, --threads and --stack-size override the workload"
-# Churn (issue 24): 50 creates and 1,000,000 switches a second are 20,000
+# Churn: 50 creates and 1,000,000 switches a second are 20,000
 # switches per thread life, under the break-even of 20,346: high, and the
 # same per second (a rate without creates is refused).
 [ "$(figure "$linear" switches_per_thread --creates-per-second 50 --switches-per-second 1000000)" = 20000 ] ||
@@ -76,7 +76,7 @@ ok "--switches, --threads and --stack-size override the workload"
 	fail "churn: break-even per second"
 ok "churn: 50 creates/s, 1e6 switches/s: high, break-even $(figure "$linear" break_even_switches_per_second --creates-per-second 50 --switches-per-second 1) switches/s"
 
-# --- the two walks of issue 13 -------------------------------------------------
+# --- the two walks of the old kernels: the failing call and the retry ------------
 # E = fail(2C in-window VMAs) + retry(2C + 2(n - C) VMAs) - plain, each from its own
 # map32 curve, with the threads probe's low - high beside it where it
 # reaches n; here 1,000 threads, C = 127.
@@ -129,7 +129,7 @@ bad "cannot read \"$TW_TMP/absent.json\"" --input "$TW_TMP/absent.json"
 out=$("$B/threadwatch" recommend --quick --threads 100 --json 2>"$TW_TMP/progress") || fail "recommend without --input failed"
 echo "$out" | jq -e '.inputs.ctxsw.ratio > 0 and .inputs.workload.threads == 100 and (.result.verdict | test("^(low|high)$"))' >/dev/null \
 	|| fail "recommend without --input: no measured inputs in $out"
-# It says what it is doing, on stderr (issue 36): the probes take seconds.
+# It says what it is doing, on stderr: the probes take seconds.
 grep -q '^threadwatch recommend: measuring this host first' "$TW_TMP/progress" &&
 	for p in ctxsw threads map32; do
 		grep -q "^threadwatch recommend: measuring with the $p probe" "$TW_TMP/progress" &&

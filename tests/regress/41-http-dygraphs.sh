@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 41-http-dygraphs: the chart library's files are read and gzip-compressed
-# once, not for every request (issue 33: 3.65 ms of CPU each, against 0.2 ms
+# once, not for every request (3.65 ms of CPU each, against 0.2 ms
 # uncompressed), and a file that changes on disk (a libjs-dygraphs upgrade)
 # is served new at once. The daemon's own CPU time (utime + stime of
 # /proc/PID/stat) over 200 gzip requests must stay under 0.5 ms each (1.2

@@ -79,7 +79,7 @@ if grep -qv '^ *\(lo\|Inter-\| face\)' /proc/self/net/dev; then
 fi
 ok "a service in a loopback-only namespace with no socket passed warns once: $(grep -o 'listen_address [^ ]* port [0-9]*' "$TW_TMP/pn.log")"
 
-# --- a port another program holds: the error says what to do (issue 36) ---
+# --- a port another program holds: the error says what to do ---
 python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(30)' "$TW_TMP/held" &

@@ -46,7 +46,7 @@ rec2=$(api /api/v1/recommendation)
 [ "$(jq -r .id <<<"$rec2")" -gt "$rec1" ] || fail "no new recommendation after the cycle"
 ok "cycle $cycle: 4 ok runs; recommendation: $(jq -r .sentence <<<"$rec2")"
 # The workload keys reach the recommendation: churn of 50 creates/s with
-# 2e6 switches/s is 40,000 switches in a thread's life (issue 24).
+# 2e6 switches/s is 40,000 switches in a thread's life.
 jq -e '.inputs.workload | .creates_per_second == 50 and .switches_per_second == 2000000' <<<"$rec2" >/dev/null ||
 	fail "workload churn keys not in the inputs: $(jq -c .inputs.workload <<<"$rec2")"
 jq -e '.figures.switches_per_thread == 40000' <<<"$rec2" >/dev/null ||

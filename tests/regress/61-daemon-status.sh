@@ -41,7 +41,7 @@ mkdir -p "$TW_TMP/probes" "$TW_TMP/probes.d"
 start_daemon none --interval 1h
 wait_cycle 1 60
 expect_cycle none failed
-# Every probe failed: the recommendation says so, naming each (issue 23).
+# Every probe failed: the recommendation says so, naming each.
 rec=$(api /api/v1/recommendation)
 [ "$(jq -r '[.failed_probes[].probe] | sort | join(",")' <<<"$rec")" = ctxsw,map32,threads ] ||
 	fail "the recommendation does not name the three failed probes: $(jq -c . <<<"$rec" | head -c 400)"

@@ -60,8 +60,8 @@ grep -q "A cycle (start) is due in [0-9]* s, within the splay" "$TW_TMP/d1.log" 
 	fail "the log does not say when the first cycle is due: $(cat "$TW_TMP/d1.log")"
 ok "$N daemons started at once: first cycles from $lo to $hi ms after launch, within the ${SPLAY_S} s splay"
 
-# --- the log says when the first cycle is due, and only names a splay it has
-# (issue 36): with --splay 0 no "within the splay"; after a restart with
+# --- the log says when the first cycle is due, and only names a splay it has:
+# with --splay 0 no "within the splay"; after a restart with
 # history, when the next regular cycle is.
 for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" ok; done
 start_daemon nosplay --interval 1h

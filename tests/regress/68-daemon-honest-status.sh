@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# 68-daemon-honest-status: the status never says "ok" when it is not
-# (issue 33, items 5-8). /healthz, /api/v1/status and /metrics read the
+# 68-daemon-honest-status: the status never says "ok" when it is not.
+# /healthz, /api/v1/status and /metrics read the
 # scheduler's status from memory and say when the store fails:
 #   - a database the daemon may not write (0444, run as nobody): it refuses
 #     to start, exit 73 (EX_CANTCREAT), naming the file;

@@ -44,7 +44,7 @@ fi
 ok "the configuration table lives in threadwatchd.conf(5) alone"
 
 # The README names the configuration file a source build reads, as the
-# daemon built from this tree says it (issue 36: it gave only the package's).
+# daemon built from this tree says it (it gave only the package's).
 src_conf=$("$B/threadwatchd" --help | sed -n 's/.*configuration file (default \([^;]*\);.*/\1/p')
 [ -n "$src_conf" ] || fail "threadwatchd --help does not name its configuration file"
 case "$src_conf" in

@@ -99,8 +99,8 @@ grep -q 'No space left on device' "$TW_TMP/full.log" || fail "the log does not s
 ok "disk full ($space): $tries cycles tried," \
 	"$failed ended failed, $refused refused with 503 \"No space left on device\""
 
-# The API keeps serving what it has; /healthz says the store fails (503,
-# issue 33: a daemon that cannot store its runs is not healthy).
+# The API keeps serving what it has; /healthz says the store fails (503:
+# a daemon that cannot store its runs is not healthy).
 for path in /api/v1/runs /api/v1/recommendation /api/v1/status /metrics \
 	'/api/v1/series?metric=ctxsw.ratio' /api/v1/host; do
 	code=$(http_code "$path")

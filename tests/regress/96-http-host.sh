@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# 96-http-host: what the HTTP server answers and for how long it waits
-# (issue 26, items 2, 6 and 7).
+# 96-http-host: what the HTTP server answers and for how long it waits.
 #  - DNS rebinding: a Host that is not localhost, a loopback address, the
 #    listen address or in allowed_hosts gets 421 (the page of another site
 #    that reached 127.0.0.1 through its own name reads nothing).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# 97-fleet-hostile: `threadwatch fleet` against hosts that lie (issue 26,
-# item 5 and the fleet half of item 10), served by a small Python server:
+# 97-fleet-hostile: `threadwatch fleet` against hosts that lie, served by a
+# small Python server:
 #  - escape sequences, C1 controls and newlines in the answers reach the
 #    table as '?': no terminal title, no forged row;
 #  - absurd integers (now_ms and t_ms at the ends of int64) make no
@@ -78,7 +78,7 @@ ok "controls in every cell are '?': $(grep -o 'evil[^ ]*' <<<"$out")"
 # Bidi controls (U+202E, U+2066) reorder what follows on the line.
 bidi() { LC_ALL=C grep -q $'\xe2\x80[\x8e\x8f\xaa-\xae]\|\xe2\x81[\xa6-\xa9]' <<<"$1"; }
 bidi "$out" && fail "a bidi control reached the table"
-# --by prints the hosts' own values as cohort names: the same rule (issue 33).
+# --by prints the hosts' own values as cohort names: the same rule.
 for field in hostname kernel glibc; do
 	by=$("$TW" fleet --timeout 10s --by "$field" "http://127.0.0.1:$P1" 2>&1)
 	echo "$by" | cat -v

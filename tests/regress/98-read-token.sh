@@ -39,7 +39,7 @@ check_read_token() {
 	grep -i '^set-cookie:' "$TW_TMP/head" | grep -i httponly | grep -qi 'samesite=strict' ||
 		fail "the cookie is not HttpOnly and SameSite=Strict: $(cat "$TW_TMP/head")"
 	grep -q "$RTOKEN" "$TW_TMP/head" && fail "the cookie holds the token itself"
-	# Issue 33: a lifetime, and a MAC rather than the token in hex.
+	# A lifetime, and a MAC rather than the token in hex.
 	grep -i '^set-cookie:' "$TW_TMP/head" | grep -qi 'max-age=43200' ||
 		fail "the cookie has no Max-Age of 12 h: $(cat "$TW_TMP/head")"
 	grep -qi "$(printf %s "$RTOKEN" | od -An -tx1 | tr -d ' \n')" "$TW_TMP/head" &&
@@ -62,7 +62,7 @@ start_daemon tok --interval 1h --read-token "$RTOKEN"
 check_read_token
 stop_daemon
 grep -q 'readable by group or others' "$TW_TMP/tok.log" && fail "a warning without secret files"
-# A token on the command line is in /proc/PID/cmdline for every user (issue 33).
+# A token on the command line is in /proc/PID/cmdline for every user.
 grep -q 'read_token was given on the command line (--read[-_]token): every local user can read it with ps; put it in read_token_file' \
 	"$TW_TMP/tok.log" || fail "no warning for --read-token on the command line: $(cat "$TW_TMP/tok.log")"
 ok "read_token: 401 problem+json without it or with a wrong one on $closed; 200 with it;" \

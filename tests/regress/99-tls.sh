@@ -48,7 +48,7 @@ stop_daemon
 grep -q 'readable by group or others' "$TW_TMP/tls.log" && fail "a warning for a 0600 key"
 ok "default priorities: TLS 1.1 refused, 1.2 and 1.3 accepted; HSTS; certificate expiry $got"
 
-# Mozilla's intermediate profile (issue 33): with an RSA certificate, TLS
+# Mozilla's intermediate profile: with an RSA certificate, TLS
 # 1.2 takes ECDHE with AES-GCM or ChaCha20 only, in the server's order;
 # static RSA key exchange and CBC (SHA-1 or SHA-2 MACs) are refused.
 openssl req -x509 -newkey rsa:2048 -nodes -days 3 -subj /CN=127.0.0.1 \
@@ -149,7 +149,7 @@ errs=$(grep -c 'Reloading the TLS certificate failed' "$TW_TMP/reload.log")
 kill -0 "$pid" 2>/dev/null && [ "$DPID" = "$pid" ] && [ "$(cat "$TW_TMP/reload/port")" = "$port" ] ||
 	fail "the daemon was restarted or lost its port"
 
-# Two pairs swapped back and forth (issue 33: 300 reloads grew RSS by
+# Two pairs swapped back and forth (300 reloads grew RSS by
 # 1.7 MiB, every replaced pair kept for good): one copy of each pair, and
 # a replaced one freed once no handshake can hold it.
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$DPID/status"; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """http_framing: request framing and abandoned requests against a live
-threadwatchd, from raw sockets on loopback (issue 33, items 1-4).
+threadwatchd, from raw sockets on loopback.
 
 usage: http_framing.py PORT TOKEN [--flood-seconds N]
 

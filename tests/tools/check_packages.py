@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_packages: proves the Makefile's package lists, on a machine that
-may have far more installed than a fresh one (issue 31).
+may have far more installed than a fresh one.
 
 A fresh clone on a used machine builds and tests with whatever was ever
 installed there by hand, so a missing install step hides until a new

@@ -352,12 +352,11 @@ struct run_env {
 	double steal_pct;
 };
 
-/* The figures of issue 14, derived from the high arm without drawing from
- * the generator (so every other seeded figure stays as it was): the A/A
- * control equal to high, the segment selector 1.2% dearer, equivalence at
- * 2% read from the low/high CI, and a ring that steps up past 2 threads.
- * hi[] is sorted. */
-static void ctxsw_issue14(json_t *doc, const double *hi, double high_ns, double r_lo, double r_hi)
+/* The ctxsw mechanism figures (equivalence, selector, A/A, ring), derived from the high arm without
+ * drawing from the generator (so every other seeded figure stays as it was): the A/A control equal
+ * to high, the segment selector 1.2% dearer, equivalence at 2% read from the low/high CI, and a
+ * ring that steps up past 2 threads. hi[] is sorted. */
+static void ctxsw_mechanism(json_t *doc, const double *hi, double high_ns, double r_lo, double r_hi)
 {
 	static const int ring[] = {2, 4, 8, 16, 32, 64};
 	json_t *ring_ns = doc_series(doc, "ring_ns", "threads", "ns");
@@ -449,7 +448,7 @@ static json_t *make_ctxsw(const struct host_model *m, const struct run_env *e, i
 	doc_info_hex(doc, "high_fs_base", m->high_fs_base);
 	doc_info_hex(doc, "low_stack", m->low_fs_base - STACK_BYTES / 2);
 	doc_info_hex(doc, "high_stack", m->high_fs_base - STACK_BYTES / 2);
-	ctxsw_issue14(doc, hi, high_ns, r[3], r[11]);
+	ctxsw_mechanism(doc, hi, high_ns, r[3], r[11]);
 	return doc;
 }
 
@@ -482,7 +481,7 @@ static json_t *make_map32(const struct host_model *m, int64_t t_ms)
 	for (v = m->start_vmas + 2 * 128; v < MAX_MAP_COUNT / 2 && n < 32; v = floor(v * 1.6)) {
 		double f = fail_cost(m, v) * jitter(0.03);
 		/* The retry after a failure walks every VMA on a linear-search
-		 * kernel (issue 13); both ladders share x here for simplicity. */
+		 * kernel; both ladders share x here for simplicity. */
 		double b = ((m->linear ? fail_cost(m, v) : 0) + m->fallback_ns) * jitter(0.04);
 		double p = m->plain_ns * jitter(0.04);
 

@@ -257,7 +257,7 @@ static void test_fit_class(void **state)
 	assert_int_not_equal(analysis_fit_class(x, y, 12, &fit, &cls), 0);
 }
 
-/* a + b n, classed on its own ladder: the three shapes of issue 13. */
+/* a + b n, classed on its own ladder: flat, linear and quadratic walks. */
 static void test_growth(void **state)
 {
 	double x[12], y[12];
@@ -309,7 +309,7 @@ static void test_growth(void **state)
 	assert_int_equal(analysis_growth_fit(x, y, 12, &g), -EINVAL);
 }
 
-/* Issue 24: the three ladders that fooled least squares. */
+/* The three ladders that fooled least squares. */
 static void test_growth_robust(void **state)
 {
 	double x[10], y[10];

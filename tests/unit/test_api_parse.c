@@ -312,7 +312,7 @@ static void test_series_query(void **state)
 	assert_int_equal(q.since_ms, now - 3600000LL * API_SERIES_MAX_BUCKETS);
 	api_target_clear(&t);
 
-	/* The durations the config and the CLI take (issue 36): 1h, 1h30m. */
+	/* The durations the config and the CLI take: 1h, 1h30m. */
 	target_ok("/api/v1/series?metric=ctxsw.ratio&step=1h", &t);
 	assert_int_equal(api_parse_series_query(&t, now, &q, &err), 0);
 	assert_int_equal(q.step_ms, 3600000);

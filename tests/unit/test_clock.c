@@ -1,6 +1,6 @@
 /*
  * test_clock: lib/clock.c's timestamp formatter, the one every program
- * prints times with (issue 35): floored, with milliseconds, years 0..9999.
+ * prints times with: floored, with milliseconds, years 0..9999.
  */
 #include <errno.h>
 #include <setjmp.h>

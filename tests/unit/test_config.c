@@ -540,7 +540,7 @@ static void test_probes_disabled(void **state)
 	expect_error("probes_disabled = ctxsw.\n", "\"ctxsw.\" is not a built-in");
 }
 
-/* Issue 35: the table's default texts are the lib/ constants the other
+/* The table's default texts are the lib/ constants the other
  * programs use, read back through the table's own parsers. */
 static void test_defaults_tied(void **state)
 {

@@ -1,6 +1,6 @@
 /*
  * test_http_auth: daemon/http_auth.c: the bearer comparison and the read
- * cookie (issue 33: a MAC of its expiry under read_token, with a lifetime,
+ * cookie (a MAC of its expiry under read_token, with a lifetime,
  * never the token itself).
  */
 #include <setjmp.h>

@@ -195,7 +195,7 @@ static void test_host_info(void **state)
 	char *u = format("{\"probes\": {}, \"fingerprint\": {\"id\": 1, \"host\": {"
 	                 "\"vulnerabilities\": {\"meltdown\": \"Not affected\"}}}}");
 	char *none = format("{\"probes\": {}, \"fingerprint\": null}");
-	/* Issue 36: IBRS only as the main mitigation, not inside a sub-clause
+	/* IBRS only as the main mitigation, not inside a sub-clause
 	 * ("PBRSB-eIBRS: Not affected"); enhanced IBRS counts. */
 	char *sub = format("{\"probes\": {}, \"fingerprint\": {\"id\": 1, \"host\": {"
 	                   "\"vulnerabilities\": {\"spectre_v2\": \"Mitigation: Retpolines; IBPB: "

@@ -116,7 +116,7 @@ static void test_valid_variants(void **state)
 	expect_ok("\n  {\"probe\":\"map32\",\"protocol\":1,\"status\":\"skipped\","
 	          "\"reason\":\"not x86-64\",\"started_at\":\"2026-01-01T00:00:00.5+02:00\","
 	          "\"started_unix\":1,\"duration_s\":0.1}  \n\t");
-	/* Not applicable on this architecture, with its reason (issue 28). */
+	/* Not applicable on this architecture, with its reason. */
 	expect_ok("{\"probe\":\"map32\",\"protocol\":1,\"status\":\"not_applicable\","
 	          "\"reason\":\"no MAP_32BIT window on aarch64\","
 	          "\"started_at\":\"2026-01-01T00:00:00Z\",\"started_unix\":1,\"duration_s\":0}");
@@ -247,7 +247,7 @@ static const struct reject_case {
     {"info/x", "{\"a\":1}", "info.x: must be a number, string, boolean or null"},
     {"info/x", "[1]", "info.x: must be a number, string, boolean or null"},
     {"hello", "1", "document: unknown field \"hello\""},
-    /* issue 14: the ctxsw equivalence, A/A and selector figures */
+    /* The ctxsw equivalence, A/A and selector figures */
     {"scalars/equivalent", "{\"value\":0.5,\"unit\":\"bool\"}",
      "scalars.equivalent.value: must be a whole number"},
     {"scalars/equivalent", "{\"value\":2,\"unit\":\"bool\"}",
@@ -268,7 +268,7 @@ static const struct reject_case {
     {"info/cycles_source", "5", "info.cycles_source: must be one of perf, tsc, none"},
 };
 
-/* Issue 14: CI bounds out of order are rejected, in order accepted; the
+/* CI bounds out of order are rejected, in order accepted; the
  * same fields in another probe's document are that probe's business. */
 static void test_ctxsw_rules(void **state)
 {

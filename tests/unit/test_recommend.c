@@ -134,7 +134,7 @@ static void expect(const json_t *r, const char *v, const char *c, const char *ru
 	"\"map32\":{\"window_bytes\":10485760,\"fail_ns\":[[10,1e6],[1e6,1e6]]}"
 #define HAND_STACK 1044480
 
-/* Issue 34: the capacity map32 measured at the workload's stack size wins
+/* The capacity map32 measured at the workload's stack size wins
  * over floor(window / slot); at another stack size it does not apply. */
 static void test_measured_capacity(void **state)
 {
@@ -222,7 +222,7 @@ static void test_no_significant_benefit(void **state)
 	assert_true(reason_has(r, "lose 100 ns per switch"));
 	CLOSE(fig(r, "switch_saving_ns"), -100);
 	json_decref(r);
-	/* issue 34: a saving that is not significant has no break-even, even
+	/* A saving that is not significant has no break-even, even
 	 * where the creates cost something (20 threads, 10 past the window) */
 	r = compute("{\"workload\":{\"threads\":20,\"stack_bytes\":%d,"
 	            "\"switches_per_thread\":1e3},"
@@ -333,7 +333,7 @@ static void test_window_zero(void **state)
 	json_decref(r);
 }
 
-/* arm64 (issue 28): no MAP_32BIT window and no segment selectors, so the
+/* arm64: no MAP_32BIT window and no segment selectors, so the
  * question does not arise; the inputs name the architecture. */
 static void test_not_applicable_arch(void **state)
 {
@@ -656,7 +656,7 @@ static json_t *hand_with(const char *workload, const char *map32)
 	               workload, HAND_STACK, map32);
 }
 
-/* Issue 24: the ramp below capacity. C = 10, n = 10 (all fit); the fill
+/* The ramp below capacity. C = 10, n = 10 (all fit); the fill
  * ladder is y = 100 x, so create k (k threads alive) walks the 2 k window
  * VMAs below its hole for 200 k ns; a plain mmap is a flat 100 ns. Each
  * create costs max(0, 200 k - 100): 0 at k = 0 (below its first point the
@@ -696,7 +696,7 @@ static void test_ramp_below_capacity(void **state)
 	json_decref(r);
 }
 
-/* Issue 24: past capacity, the failing walk plus the top-down retry, per
+/* Past capacity, the failing walk plus the top-down retry, per
  * create. C = 10, n = 15; fail is y = 150 x, read at 2 C = 20 VMAs: 3,000
  * ns. map32's process held 24 VMAs in its window and 6 outside it (L); the
  * retry of create k steps once per stack that missed before it (k - 10),
@@ -762,7 +762,7 @@ static void test_flat_kernel_charges(void **state)
 	json_decref(r);
 }
 
-/* Issue 24: churn. The workload of the case above recreates its threads at
+/* Churn. The workload of the case above recreates its threads at
  * 100 per second and switches 250 times a second: 250 / 100 = 2.5
  * switches per thread life, above the break-even of 2.3 but inside its CI
  * (2.09 to 2.56): low, weak. Per second the creates cost 100 x 1,533.3 =
@@ -1242,7 +1242,7 @@ static const char *sentence_of(const json_t *r)
 	return json_string_value(json_object_get(r, "sentence"));
 }
 
-/* Issue 14: the sentence names the mechanism; "equivalent within +-2%"
+/* The sentence names the mechanism; "equivalent within +-2%"
  * only when the CI lies inside [0.98, 1.02]. */
 static void test_equivalence_and_selector(void **state)
 {
@@ -1305,7 +1305,7 @@ static void test_equivalence_and_selector(void **state)
 	json_decref(r);
 }
 
-/* Issue 24: "low" only when the CI's upper bound lies below 1 - m, and
+/* "low" only when the CI's upper bound lies below 1 - m, and
  * never when the switches are equivalent. Every case is high, no_benefit. */
 static void test_low_needs_margin(void **state)
 {
@@ -1348,7 +1348,7 @@ static void test_low_needs_margin(void **state)
 	}
 }
 
-/* Issue 24: with FSGSBASE the selector arm measures a selector load plus
+/* With FSGSBASE the selector arm measures a selector load plus
  * wrfsbase against wrfsbase, and the sentence says so. */
 static void test_selector_fsgsbase(void **state)
 {
@@ -1376,7 +1376,7 @@ static void test_selector_fsgsbase(void **state)
 	json_decref(r);
 }
 
-/* Issue 24: equivalence is a TOST at alpha = 0.05, so it is read from the
+/* Equivalence is a TOST at alpha = 0.05, so it is read from the
  * 90% CI when one is given; the 95% CI stands in without it. */
 static void test_equivalence_90(void **state)
 {
@@ -1453,7 +1453,7 @@ static void test_selector_control(void **state)
 	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"selector_child_ratio_ci95\":[2,1]}}");
 }
 
-static void test_issue14_rejects(void **state)
+static void test_mechanism_rejects(void **state)
 {
 	(void)state;
 	rejects("ctxsw.equivalence_margin: must be below 0.5 (a fraction of 1)",
@@ -1470,7 +1470,7 @@ static void test_issue14_rejects(void **state)
 	        "{\"ctxsw\":{\"low_ns\":1,\"high_ns\":1,\"aa_ratio_ci95\":[0,-1]}}");
 }
 
-/* Issue 14: the margin, the selector arm and the A/A control reach the
+/* The margin, the selector arm and the A/A control reach the
  * inputs from the ctxsw document's scalars. */
 static void test_inputs_build_mechanism(void **state)
 {
@@ -1651,7 +1651,7 @@ int main(void)
 	    cmocka_unit_test(test_not_applicable_arch),
 	    cmocka_unit_test(test_aa_control),
 	    cmocka_unit_test(test_selector_control),
-	    cmocka_unit_test(test_issue14_rejects),
+	    cmocka_unit_test(test_mechanism_rejects),
 	    cmocka_unit_test(test_inputs_build_mechanism),
 	};
 

@@ -387,7 +387,7 @@ static void test_lifecycle(void **state)
 	free(dir);
 }
 
-/* The first cycle after start waits a random part of the splay (issue 27):
+/* The first cycle after start waits a random part of the splay:
  * twenty schedulers on a store without cycles plan it within 10% of 1 h,
  * and not all at once. */
 static void test_start_splay(void **state)

@@ -559,7 +559,7 @@ static void test_median_ci_order(void **state)
 	assert_int_equal(stats_median_ci_order(bad, 6, ci), -EINVAL);
 }
 
-/* Issue 24: exact for any n. 2^-n underflows from n = 1075 on, which once
+/* Exact for any n. 2^-n underflows from n = 1075 on, which once
  * gave k = n and a reversed interval. Ranks checked against the binomial
  * summed exactly (Python's fractions): n = 1075: k = 505; n = 2000: k = 956
  * at 95% and 963 at 90%. */

@@ -23,7 +23,7 @@
 #include "store_fixture.h"
 
 /* Turns the file back into a version-2 database: the runs table as it was
- * before "not_applicable" (issue 28), with its rows. */
+ * before "not_applicable", with its rows. */
 static void make_version_2(const char *path)
 {
 	static const char sql[] =

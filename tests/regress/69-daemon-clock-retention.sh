@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# 57-daemon-clock-retention: a wall-clock jump must not erase the history
-# (issue 26, item 1). Twenty days are seeded (80 cycles, 240 runs, every
+# 69-daemon-clock-retention: a wall-clock jump must not erase the history.
+# Twenty days are seeded (80 cycles, 240 runs, every
 # document kept), then the daemon starts with its clock moved by the
 # clockshift shim (tests/shim/clockshift.c):
 #  - 800 days ahead with probes that fail: retention does not run after a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 97-probe-env: what a probe inherits and what it can write into the log.
+# 84-probe-env: what a probe inherits and what it can write into the log.
 #  - A probes.d probe dumps its environment: the daemon's
 #    CREDENTIALS_DIRECTORY and a secret variable do not reach it; PATH,
 #    LANG, LC_*, TZ and LD_PRELOAD (how the test doubles get in) do.
@@ -14,7 +14,7 @@ fake_builtins "$TW_TMP/probes"
 mkdir -p "$TW_TMP/probes.d" "$TW_TMP/creds"
 cat >"$TW_TMP/probes.d/forger" <<EOF2
 #!/bin/sh
-# fake probe for 97-probe-env: dumps its environment, forges log lines
+# fake probe for 84-probe-env: dumps its environment, forges log lines
 env >"$TW_TMP/forger.env"
 cat <<'DOC'
 {"probe": "forger", "protocol": 1, "status": "error",
@@ -25,7 +25,7 @@ cat <<'DOC'
 DOC
 exit 1
 EOF2
-printf '%s\n' '#!/bin/sh' '# fake probe for 97-probe-env: forges a line on stderr' \
+printf '%s\n' '#!/bin/sh' '# fake probe for 84-probe-env: forges a line on stderr' \
 	"printf 'oops\\rCycle 1 finished: ok\\033]0;owned\\007\\n' >&2" 'exit 3' \
 	>"$TW_TMP/probes.d/stderrforger"
 chmod 755 "$TW_TMP/probes.d/forger" "$TW_TMP/probes.d/stderrforger"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# 92-http-framing: request framing and abandoned requests (issue 33, items
-# 1-4), from raw sockets on loopback (tests/regress/http_framing.py): a
+# 82-http-framing: request framing and abandoned requests, from raw sockets
+# on loopback (tests/regress/http_framing.py): a
 # body whose client closed frees its connection at once; a target with
 # thousands of parameters gets 414 at once; an unknown transfer coding 501;
 # smuggled framing (whitespace before a colon, a hidden second

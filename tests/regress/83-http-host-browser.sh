@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 96-http-host-browser: the Host allow-list of 96-http-host against a real
+# 83-http-host-browser: the Host allow-list of 96-http-host against a real
 # DNS-rebinding page in Debian's chromium (tests/browser/rebind.test.js).
 # Chromium resolves rebind.test to 127.0.0.1, as an attacker's rebound name
 # would; the attacker's page is a static file served by python3 -m

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# 79-prism: every request web/openapi.json documents, sent to a live
+# 71-prism: every request web/openapi.json documents, sent to a live
 # threadwatchd through Stoplight's Prism proxy (@stoplight/prism-cli, from
 # tests/lint's npm lockfile) with --errors: Prism checks each request and
 # each response against the document and answers an error for any
 # violation, so every documented GET (each path with a real run id and a
 # real chart file), POST /api/v1/runs and a request the API refuses must
-# pass it (issue 36). The daemon serves a seeded database of one cycle.
+# pass it. The daemon serves a seeded database of one cycle.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
