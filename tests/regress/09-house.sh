@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# 09-house: the habits a maintainer relies on hold for the whole tree:
+#  - every regress script has a number of its own;
+#  - no source file, test or document cites an issue of the tracker by its
+#    number (the tracker is not part of the tree: say what and why);
+#  - no source file is over 1,200 lines (one job per file);
+#  - the licence the package declares (debian/copyright) is in LICENSE.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+dups=$(ls "$SRC"/tests/regress/[0-9]*.sh | sed 's#.*/##; s/-.*//' | sort | uniq -d)
+[ -z "$dups" ] || fail "regress test numbers used twice: $(echo $dups)"
+ok "every regress test has a number of its own ($(ls "$SRC"/tests/regress/[0-9]*.sh | wc -l) scripts)"
+
+# The tree's own files: git's list in a checkout, else every file but the
+# build trees, installed node modules and fuzz corpora.
+files() {
+	if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$SRC" ls-files -- "$@" | sed "s#^#$SRC/#"
+	else
+		(cd "$SRC" && find . -path ./build\* -prune -o -name node_modules -prune -o \
+			-path ./tests/fuzz/corpus -prune -o -type f -print) | sed "s#^\./#$SRC/#"
+	fi
+}
+cited=$(files | grep -v '/tests/fuzz/corpus/' | tr '\n' '\0' |
+	xargs -0 grep -I -n -i -E '\bissues? [0-9]+|\bissue_?[0-9]+\b' 2>/dev/null | grep -v '/tests/regress/09-house.sh:' | head -5)
+[ -z "$cited" ] || fail "a file cites a tracker issue by number: $cited"
+ok "no file cites a tracker issue by number"
+
+long=$(files | grep -E '\.(c|h|js|py|sh)$' | grep -v '/node_modules/' | tr '\n' '\0' |
+	xargs -0 wc -l | awk '$2 != "total" && $1 > 1200 {print $2 " (" $1 " lines)"}')
+[ -z "$long" ] || fail "source files over 1,200 lines: $long"
+ok "no source file is over 1,200 lines"
+
+[ -f "$SRC/LICENSE" ] || fail "no LICENSE"
+grep -q '^License: MIT' "$SRC/debian/copyright" && grep -q '^MIT License' "$SRC/LICENSE" ||
+	fail "LICENSE does not hold the licence debian/copyright declares"
+ok "LICENSE holds the MIT licence that debian/copyright declares"
