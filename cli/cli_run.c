@@ -484,6 +484,7 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 		o.timeout_s = a->timeout_s > 0 ? a->timeout_s
 		              : b              ? b->timeout_s
 		                               : DEFAULT_TIMEOUT_S;
+		o.cpus = runner_cpu_for(&a->cpus, b && b->own_cpus);
 		if (a->progress)
 			fprintf(stderr,
 			        "%s: measuring with the %s probe (%zu of %zu, at most %.0f s)...\n",

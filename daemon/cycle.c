@@ -133,12 +133,13 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
                    const struct sched_probe *p, int64_t *run_id, int *good)
 {
 	char name[PROTOCOL_MAX_NAME + 1], *argv[9];
+	const struct catalog_probe *b = catalog_probe_find(p->name);
 	struct runner_opts o = {.timeout_s = c->probe_timeout,
 	                        .max_output = MAX_OUTPUT,
 	                        .nice = c->nice,
 	                        .idle_io = 1,
 	                        .sched = (enum runner_sched)c->probe_sched,
-	                        .cpus = c->probe_cpu,
+	                        .cpus = runner_cpu_for(&c->probe_cpu, b && b->own_cpus),
 	                        .stop = &s->stop_flag};
 	struct sched_cpu before = {0, 0}, after = {0, 0};
 	struct runner_result res;

@@ -77,6 +77,25 @@ const char *const catalog_units[] = {
 		    .description = "Median thread-create time near 2048 live threads, " what       \
 	}
 
+/* The figures of one placement of the handoff probe. */
+#define PLACEMENT(p, what)                                                                         \
+	{SCALAR("handoff", p "_ns"), .unit = "ns",                                                 \
+	 .description = "Median time of a hand-off between " what,                                 \
+	 PROM("threadwatch_handoff_seconds", NULL, "placement=\"" p "\"", 1e9)},                   \
+	    {SCALAR("handoff", p "_ci_lo"), .unit = "ns",                                          \
+	     .description = "Lower bound of the 95% CI of the hand-off between " what},            \
+	    {SCALAR("handoff", p "_ci_hi"), .unit = "ns",                                          \
+	     .description = "Upper bound of the 95% CI of the hand-off between " what},            \
+	    {SCALAR("handoff", p "_ratio"), .unit = "ratio",                                       \
+	     .description = "Paired ratio of a hand-off between " what " to one on one CPU"},      \
+	    {SCALAR("handoff", p "_ratio_ci_lo"), .unit = "ratio",                                 \
+	     .description = "Lower bound of the 95% CI of that ratio, " what},                     \
+	{                                                                                          \
+		SCALAR("handoff", p "_ratio_ci_hi"),                                               \
+		    .unit = "ratio",                                                               \
+		    .description = "Upper bound of the 95% CI of that ratio, " what                \
+	}
+
 /* The figures of one map32 ladder without a Prometheus name or key-figure
  * role (those that have one are rows of their own below). */
 #define LADDER(l, what, per)                                                                       \
@@ -283,6 +302,50 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Upper bound of the 95% CI of the selector/child ratio"},
     {SCALAR("ctxsw", "selector_child_equivalent"), .unit = "bool",
      .description = "1 when the selector/child ratio's 90% CI lies within the margin of 1.0"},
+    /* A hand-off across CPUs against a switch on one CPU (the handoff
+     * probe), per placement the host has. */
+    {SCALAR("handoff", "same_cpu_ns"), .unit = "ns", .key = 1, .label = "Hand-off on one CPU",
+     .description = "Median time of a futex hand-off between two threads on one CPU (a switch)",
+     PROM("threadwatch_handoff_seconds",
+          "Median time of one futex hand-off between two threads, by placement.",
+          "placement=\"same_cpu\"", 1e9),
+     RUN("same", "same_cpu_ci_lo", "same_cpu_ci_hi")},
+    {SCALAR("handoff", "same_cpu_ci_lo"), .unit = "ns",
+     .description = "Lower bound of the 95% CI of the same-CPU hand-off"},
+    {SCALAR("handoff", "same_cpu_ci_hi"), .unit = "ns",
+     .description = "Upper bound of the 95% CI of the same-CPU hand-off"},
+    {SCALAR("handoff", "cross_ratio"), .unit = "ratio", .key = 1,
+     .label = "Hand-off across CPUs / on one CPU",
+     .description = "Paired ratio of a hand-off to a thread on the nearest other CPU the host "
+                    "has (info.cross_placement) to one on the same CPU",
+     PROM("threadwatch_handoff_cross_ratio",
+          "A hand-off to a thread on the nearest other CPU over one on the same CPU (paired "
+          "median ratio).",
+          NULL, 1),
+     RUN("cross", "cross_ratio_ci_lo", "cross_ratio_ci_hi")},
+    {SCALAR("handoff", "cross_ratio_ci_lo"), .unit = "ratio",
+     .description = "Lower bound of the 95% CI of the cross-CPU ratio"},
+    {SCALAR("handoff", "cross_ratio_ci_hi"), .unit = "ratio",
+     .description = "Upper bound of the 95% CI of the cross-CPU ratio"},
+    PLACEMENT("smt", "two hardware threads of one core"),
+    PLACEMENT("llc", "two cores that share the last-level cache"),
+    PLACEMENT("cross_llc", "two last-level caches of one NUMA node"),
+    PLACEMENT("cross_node", "two NUMA nodes"),
+    {SCALAR("handoff", "aa_ns"), .unit = "ns",
+     .description = "Median same-CPU hand-off of the A/A control"},
+    {SCALAR("handoff", "aa_ci_lo"), .unit = "ns",
+     .description = "Lower bound of the 95% CI of the A/A control's hand-off"},
+    {SCALAR("handoff", "aa_ci_hi"), .unit = "ns",
+     .description = "Upper bound of the 95% CI of the A/A control's hand-off"},
+    {SCALAR("handoff", "aa_ratio"), .unit = "ratio",
+     .description = "Paired A/A ratio (the same CPU against itself); 1.0 unless biased"},
+    {SCALAR("handoff", "aa_ratio_ci_lo"), .unit = "ratio",
+     .description = "Lower bound of the 95% CI of the A/A ratio"},
+    {SCALAR("handoff", "aa_ratio_ci_hi"), .unit = "ratio",
+     .description = "Upper bound of the 95% CI of the A/A ratio"},
+    {SCALAR("handoff", "blocks"), .unit = "count", .description = "Interleaved blocks measured"},
+    {SCALAR("handoff", "handoffs_per_sample"), .unit = "count",
+     .description = "Hand-offs timed per sample"},
     {SCALAR("ctxsw", "equivalence_margin"), .unit = "ratio",
      .description = "Equivalence margin m: equivalent means within 1 +- m",
      PROM("threadwatch_ctxsw_equivalence_margin",
@@ -407,9 +470,10 @@ const struct catalog_metric catalog_metrics[] = {
 const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
 
 const struct catalog_probe catalog_probes[] = {
-    {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}},
-    {"threads", 40, "low_steady_rate", {NULL}, {NULL}},
-    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}},
+    {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}, 0},
+    {"threads", 40, "low_steady_rate", {NULL}, {NULL}, 0},
+    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}, 0},
+    {"handoff", 20, "cross_ratio", {"cross_placement"}, {NULL}, 1},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
 

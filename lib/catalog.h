@@ -54,6 +54,9 @@ struct catalog_probe {
 	/* The arms an operator may switch off (probes_disabled = probe.arm;
 	 * the probe gets --skip-arm ARM), NULL-padded. */
 	const char *arms[3];
+	/* The probe pins its own threads to several CPUs: the runner leaves it
+	 * the caller's CPUs instead of pinning it to one. */
+	int own_cpus;
 };
 
 extern const struct catalog_metric catalog_metrics[];

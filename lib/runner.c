@@ -89,6 +89,13 @@ int runner_cpu_parse(const char *text, struct runner_cpu *out)
 	return 0;
 }
 
+struct runner_cpu runner_cpu_for(const struct runner_cpu *configured, int own_cpus)
+{
+	if (own_cpus && configured->how == RUNNER_CPUS_QUIET)
+		return (struct runner_cpu){RUNNER_CPUS_ALL, -1};
+	return *configured;
+}
+
 void runner_cpu_format(const struct runner_cpu *c, char *buf, size_t len)
 {
 	if (c->how == RUNNER_CPUS_ONE)

@@ -50,6 +50,10 @@ struct runner_cpu {
 #define RUNNER_CPU_MAX 8191
 int runner_cpu_parse(const char *text, struct runner_cpu *out);
 void runner_cpu_format(const struct runner_cpu *c, char *buf, size_t len);
+/* Where a probe runs under the configured choice: a probe that pins its own
+ * threads to several CPUs (own_cpus) keeps all of the caller's CPUs where
+ * the choice is the quiet CPU; an explicit CPU or "all" stands. */
+struct runner_cpu runner_cpu_for(const struct runner_cpu *configured, int own_cpus);
 
 struct runner_opts {
 	double timeout_s;            /* wall-clock limit; the group is killed after it */

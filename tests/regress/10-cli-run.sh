@@ -240,7 +240,7 @@ ok "THREADWATCH_PROBE_DIR: crash reported, a user's own probe ran"
 
 # Every built-in probe fails: no verdict from assumptions alone.
 mkdir -p "$TW_TMP/failing"
-for p in ctxsw threads map32; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/$p"; chmod +x "$TW_TMP/failing/$p"; done
+for p in $TW_BUILTINS; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/$p"; chmod +x "$TW_TMP/failing/$p"; done
 out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" run 2>&1)
 [ $? = 1 ] || fail "all probes failing did not exit 1: $out"
 # The verdict stays at glibc's default with no confidence, and names each

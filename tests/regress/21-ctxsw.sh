@@ -184,6 +184,7 @@ ok "threadwatch run under seg_not_present: ctxsw ok, $(jq -c .probes.ctxsw.info.
 . "$(dirname "$0")/lib-daemon.sh"
 fake_probe "$TW_TMP/probes" threads ok
 fake_probe "$TW_TMP/probes" map32 ok
+fake_probe "$TW_TMP/probes" handoff ok
 ln -s "$CTXSW" "$TW_TMP/probes/ctxsw"
 DAEMON_ENV=(LD_PRELOAD="$NOTPRESENT")
 start_daemon np

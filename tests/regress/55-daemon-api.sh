@@ -7,7 +7,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
-for p in ctxsw threads map32; do
+for p in $TW_BUILTINS; do
 	[ -x "$B/probes/$p" ] || fail "\"$B/probes/$p\" is not built"
 done
 fake_probe "$TW_TMP/probes.d" slow ok 1.5

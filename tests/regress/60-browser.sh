@@ -22,7 +22,7 @@ browser_tools
 OUT=$SRC/tests/out/browser
 
 # Probes that never finish: should a cycle start, it changes nothing.
-for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" hang; done
+for p in $TW_BUILTINS; do fake_probe "$TW_TMP/probes" "$p" hang; done
 mkdir -p "$TW_TMP/probes.d" "$TW_TMP/full"
 
 "$B/tests/twseed" --db "$TW_TMP/full/threadwatch.db" --days 30 --every 360 --seed 6 \
@@ -63,7 +63,7 @@ ok "the page's own files weigh $weight bytes uncompressed"
 
 # A new host whose first cycle runs now, each probe 3 s: the page opened
 # during it must show the runs as they land.
-for p in ctxsw threads map32; do fake_probe "$TW_TMP/liveprobes" "$p" ok 3; done
+for p in $TW_BUILTINS; do fake_probe "$TW_TMP/liveprobes" "$p" ok 3; done
 start_daemon live --probe-dir "$TW_TMP/liveprobes" --interval 365d
 LIVE_PID=$DPID LIVE_PORT=$PORT
 PORT=$FULL_PORT

@@ -72,6 +72,7 @@ stop_daemon
 ok "a restart keeps the last cycle's status"
 
 fake_probe "$TW_TMP/probes" map32 ok
+fake_probe "$TW_TMP/probes" handoff ok
 start_daemon all --interval 1h
 wait_cycle 1 60
 expect_cycle all ok

@@ -14,6 +14,7 @@ P=$TW_TMP/probes
 fake_probe "$P" ctxsw crash
 fake_probe "$P" threads ok
 fake_probe "$P" map32 ok
+fake_probe "$P" handoff ok
 mkdir -p "$TW_TMP/probes.d"
 
 # --- a crashing ctxsw ---------------------------------------------------------

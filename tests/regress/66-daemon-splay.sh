@@ -12,7 +12,7 @@ set -u
 N=20
 SPLAY_S=20
 SLACK_S=15
-for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" ok 0; done
+for p in $TW_BUILTINS; do fake_probe "$TW_TMP/probes" "$p" ok 0; done
 mkdir -p "$TW_TMP/probes.d"
 
 PIDS=()
@@ -63,7 +63,7 @@ ok "$N daemons started at once: first cycles from $lo to $hi ms after launch, wi
 # --- the log says when the first cycle is due, and only names a splay it has:
 # with --splay 0 no "within the splay"; after a restart with
 # history, when the next regular cycle is.
-for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" ok; done
+for p in $TW_BUILTINS; do fake_probe "$TW_TMP/probes" "$p" ok; done
 start_daemon nosplay --interval 1h
 wait_cycle 1
 stop_daemon

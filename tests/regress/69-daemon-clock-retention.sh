@@ -40,7 +40,7 @@ run_shifted() {
 	local name=$1 secs=$2 kind=$3 cycles=$4 p
 	seed "$name"
 	rm -rf "$TW_TMP/probes"
-	for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" "$kind"; done
+	for p in $TW_BUILTINS; do fake_probe "$TW_TMP/probes" "$p" "$kind"; done
 	echo "$secs" >"$SHIFT"
 	RUNS0=$(seeded_runs "$name") DOCS0=$(seeded_docs "$name")
 	[ "$RUNS0" = 240 ] && [ "$DOCS0" = 240 ] || fail "seeded $RUNS0 runs, $DOCS0 documents"

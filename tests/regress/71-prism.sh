@@ -19,7 +19,7 @@ if [ ! -x "$LINT/node_modules/.bin/prism" ]; then
 	npm ci --prefix "$LINT" --ignore-scripts --no-audit --no-fund >"$TW_TMP/npm.log" 2>&1 ||
 		{ cat "$TW_TMP/npm.log" >&2; fail "npm ci in \"$LINT\" failed"; }
 fi
-for p in ctxsw threads map32; do fake_probe "$TW_TMP/probes" "$p" hang; done
+for p in $TW_BUILTINS; do fake_probe "$TW_TMP/probes" "$p" hang; done
 mkdir -p "$TW_TMP/seed"
 "$B/tests/twseed" --db "$TW_TMP/seed/threadwatch.db" --days 2 --every 720 --seed 7 ||
 	fail "twseed could not write the history"

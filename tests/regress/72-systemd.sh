@@ -146,7 +146,7 @@ ok "systemd-analyze security (online, the running unit): exposure $level"
 
 # --- the journal: probe lines with PROBE= and RUN_ID=, at their priority ------------------
 jl=$(jlog | jq -c 'select(.PROBE != null) | {m: .MESSAGE, p: .PROBE, r: .RUN_ID, pr: .PRIORITY}')
-for p in ctxsw threads map32; do
+for p in $TW_BUILTINS; do
 	jq -se --arg p "$p" 'any(.[]; .p == $p and .pr == "6" and (.r | test("^[0-9]+$")) and
 		(.m | startswith("Probe " + $p + " ok")))' <<<"$jl" >/dev/null ||
 		fail "no \"Probe $p ok\" line with PROBE=$p, RUN_ID= at priority 6: $jl"

@@ -277,7 +277,7 @@ jq_true "$rules" '[.data.groups[].rules[]] | length >= 7 and all(.health == "ok"
 alerts=$(jq -c '[.data.groups[].rules[].alerts[]? | {alert: .labels.alertname, instance: .labels.instance, probe: .labels.probe, state}]' <<<"$rules")
 PORT=${FLEET_PORTS[0]}
 failing=()
-for p in ctxsw threads map32; do
+for p in $TW_BUILTINS; do
 	last2=$(api "/api/v1/runs?probe=$p&limit=2" | jq -c '[.runs[].status]')
 	[ "$last2" = '["error","error"]' ] && failing+=("$p")
 done

@@ -25,7 +25,7 @@ trap cleanup EXIT
 # h1's cycle only recomputes the recommendation for 100 threads from the
 # seeded runs: its probes are switched off, not missing (a missing probe is
 # a failed one, and fleet would exit 3).
-FLEET_H1_ARGS=(--probes-disabled "ctxsw threads map32")
+FLEET_H1_ARGS=(--probes-disabled "$TW_BUILTINS")
 start_fleet
 U1=http://127.0.0.1:${FLEET_PORTS[0]}
 U2=127.0.0.1:${FLEET_PORTS[1]}

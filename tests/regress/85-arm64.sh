@@ -93,7 +93,7 @@ ok "ctxsw: high, A/A and the ring measured; selector $(jq -r .info.selector <<<"
 # One daemon cycle. The daemon runs under qemu; it starts each probe
 # through a wrapper that runs the arm64 probe under qemu too (no binfmt).
 mkdir -p "$TW_TMP/probes" "$TW_TMP/probes.d" "$TW_TMP/d"
-for p in ctxsw threads map32; do
+for p in $TW_BUILTINS; do
 	printf '#!/bin/sh\nexec qemu-aarch64-static -L / "%s" "$@"\n' "$ARM_B/probes/$p" >"$TW_TMP/probes/$p"
 	chmod +x "$TW_TMP/probes/$p"
 done

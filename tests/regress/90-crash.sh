@@ -20,7 +20,7 @@ SEED=${CRASH_SEED:-$$}
 RANDOM=$SEED
 echo "seed $SEED (CRASH_SEED=$SEED repeats these moments)"
 
-for p in ctxsw threads map32; do rich_probe "$TW_TMP/probes" "$p"; done
+for p in $TW_BUILTINS; do rich_probe "$TW_TMP/probes" "$p"; done
 rich_probe "$TW_TMP/probes.d" extra
 DB=$TW_TMP/c/threadwatch.db
 ARGS=(--interval 1h --token "$TOKEN")

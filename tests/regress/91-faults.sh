@@ -35,7 +35,7 @@ post() { # post: the status code of POST /api/v1/runs, the body in $TW_TMP/post
 listed() { api '/api/v1/runs?limit=500' | jq -r '.runs[] | "\(.id) \(.probe) \(.status)"' | sort; }
 
 # --- 1. disk full --------------------------------------------------------
-for p in ctxsw threads map32; do rich_probe "$TW_TMP/probes" "$p"; done
+for p in $TW_BUILTINS; do rich_probe "$TW_TMP/probes" "$p"; done
 # A probe with a bulky document: 2000 points, about 150 KB in the store.
 mkdir -p "$TW_TMP/probes.d"
 cat >"$TW_TMP/probes.d/bulky" <<'EOF'

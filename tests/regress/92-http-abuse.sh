@@ -12,7 +12,7 @@ set -u
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
 command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }
-for p in ctxsw threads map32; do rich_probe "$TW_TMP/probes" "$p"; done
+for p in $TW_BUILTINS; do rich_probe "$TW_TMP/probes" "$p"; done
 # An idle timeout below the client's 8 s, so a request that never completes
 # ends in a close rather than looking like a hang.
 start_daemon a --interval 1h --token "$TOKEN" --http-timeout 2s

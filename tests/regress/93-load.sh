@@ -13,7 +13,7 @@ set -u
 command -v wrk >/dev/null || { echo "wrk is not installed"; exit 77; }
 SEED=$B/tests/twseed
 [ -x "$SEED" ] || fail "\"$SEED\" is not built"
-for p in ctxsw threads map32; do
+for p in $TW_BUILTINS; do
 	[ -x "$B/probes/$p" ] || fail "\"$B/probes/$p\" is not built"
 done
 SECS=${LOAD_SECONDS:-15}

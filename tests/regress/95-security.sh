@@ -22,7 +22,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
-for p in ctxsw threads map32; do rich_probe "$TW_TMP/probes" "$p"; done
+for p in $TW_BUILTINS; do rich_probe "$TW_TMP/probes" "$p"; done
 
 # --- default address -----------------------------------------------------
 def=$("$TWD" --check-config --config "$TW_TMP/empty.conf" 2>&1 | grep -E '^listen_address *=')

@@ -51,7 +51,7 @@ EOF
 # fake_builtins DIR: the three built-in probe names as quick valid fakes.
 fake_builtins() {
 	local p
-	for p in ctxsw threads map32; do fake_probe "$1" "$p" ok; done
+	for p in $TW_BUILTINS; do fake_probe "$1" "$p" ok; done
 }
 
 # start_daemon NAME [ARGS...]: threadwatchd in the foreground on an ephemeral
