@@ -77,6 +77,22 @@ const char *const catalog_units[] = {
 		    .description = "Median thread-create time near 2048 live threads, " what       \
 	}
 
+/* The memory of an idle thread of one stack kind and size (stackmem). */
+#define STACKMEM(k, sfx, size, what, is_key, lbl, help)                                            \
+	{SCALAR("stackmem", k sfx "_bytes_per_thread"),                                            \
+	 .unit = "bytes",                                                                          \
+	 .key = is_key,                                                                            \
+	 .label = lbl,                                                                             \
+	 .description = "Resident memory per idle thread, " what,                                  \
+	 PROM("threadwatch_stack_bytes_per_thread", help, "stack=\"" k "\",size=\"" size "\"",     \
+	      1)},                                                                                 \
+	{                                                                                          \
+		SCALAR("stackmem", k sfx "_huge_bytes_per_thread"),                                \
+		    .unit = "bytes", .description = "AnonHugePages per idle thread, " what         \
+	}
+#define STACKMEM_HELP                                                                              \
+	"Resident memory an idle thread holds, by how its stack was mapped and its size."
+
 /* The figures of one placement of the handoff probe. */
 #define PLACEMENT(p, what)                                                                         \
 	{SCALAR("handoff", p "_ns"), .unit = "ns",                                                 \
@@ -346,6 +362,21 @@ const struct catalog_metric catalog_metrics[] = {
     {SCALAR("handoff", "blocks"), .unit = "count", .description = "Interleaved blocks measured"},
     {SCALAR("handoff", "handoffs_per_sample"), .unit = "count",
      .description = "Hand-offs timed per sample"},
+    /* What an idle thread keeps resident, by stack kind (stackmem). */
+    STACKMEM("glibc", "", "default", "stacks glibc maps (MAP_STACK), default size", 1,
+             "Memory per idle thread (glibc's stacks)", STACKMEM_HELP),
+    STACKMEM("map_stack", "", "default", "own stacks mapped with MAP_STACK, default size", 0, NULL,
+             NULL),
+    STACKMEM("plain", "", "default", "own stacks mapped without MAP_STACK, default size", 0, NULL,
+             NULL),
+    STACKMEM("huge", "", "default",
+             "own stacks without MAP_STACK advised MADV_HUGEPAGE (as THP always gives them), "
+             "default size",
+             1, "Memory per idle thread (stacks on huge pages)", NULL),
+    STACKMEM("glibc", "_2m", "2m", "stacks glibc maps, 2 MiB", 0, NULL, NULL),
+    STACKMEM("map_stack", "_2m", "2m", "own stacks mapped with MAP_STACK, 2 MiB", 0, NULL, NULL),
+    STACKMEM("plain", "_2m", "2m", "own stacks mapped without MAP_STACK, 2 MiB", 0, NULL, NULL),
+    STACKMEM("huge", "_2m", "2m", "own stacks advised MADV_HUGEPAGE, 2 MiB", 0, NULL, NULL),
     {SCALAR("ctxsw", "equivalence_margin"), .unit = "ratio",
      .description = "Equivalence margin m: equivalent means within 1 +- m",
      PROM("threadwatch_ctxsw_equivalence_margin",
@@ -474,6 +505,7 @@ const struct catalog_probe catalog_probes[] = {
     {"threads", 40, "low_steady_rate", {NULL}, {NULL}, 0},
     {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}, 0},
     {"handoff", 20, "cross_ratio", {"cross_placement"}, {NULL}, 1},
+    {"stackmem", 20, "glibc_bytes_per_thread", {"thp_enabled"}, {NULL}, 0},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
 

@@ -20,8 +20,9 @@
  *   ncpus, vulnerabilities: {name: text, ...},
  *   limits: {threads_max, pid_max, nproc_soft, stack_soft, pids_max,
  *            max_map_count, overcommit_memory},
- *   capabilities: {ia32_emulation, thp, pmu, constant_tsc, nonstop_tsc,
- *                  clocksource} (fingerprint_caps_read()),
+ *   capabilities: {ia32_emulation, thp, thp_defrag, khugepaged_max_ptes_none,
+ *                  pmu, constant_tsc, nonstop_tsc, clocksource}
+ *                  (fingerprint_caps_read()),
  *   probed: {ia32_int80, selector_gdt, selector_ldt, cpus_allowed}, all
  *     null: fingerprint_add_probed() fills them from a ctxsw document.
  * Unreadable fields are null. Runs nothing and forks nothing. Never fails

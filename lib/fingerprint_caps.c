@@ -19,6 +19,8 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define THP_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
+#define THP_DEFRAG_PATH "/sys/kernel/mm/transparent_hugepage/defrag"
+#define THP_PTES_PATH "/sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none"
 #define PMU_DIR "/sys/bus/event_source/devices"
 #define CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
@@ -129,14 +131,29 @@ static json_t *ia32_emulation(const char *root, const char *release)
 	return json_null();
 }
 
-static json_t *thp(const char *root)
+/* The bracketed choice of a THP setting ("always [madvise] never"), or
+ * null. */
+static json_t *thp(const char *root, const char *path)
 {
 	char text[256], mode[64];
 
-	if (fp_read_line(root, THP_PATH, text, sizeof(text)) < 0 ||
+	if (fp_read_line(root, path, text, sizeof(text)) < 0 ||
 	    fingerprint_thp_mode(text, mode, sizeof(mode)) < 0)
 		return json_null();
 	return json_string(mode);
+}
+
+/* How many empty pages khugepaged accepts in a range it collapses into a
+ * huge page (511 of 512 by default: one touched page is enough), or null. */
+static json_t *max_ptes_none(const char *root)
+{
+	char text[64], *end;
+	long v;
+
+	if (fp_read_line(root, THP_PTES_PATH, text, sizeof(text)) < 0)
+		return json_null();
+	v = strtol(text, &end, 10);
+	return end != text && v >= 0 && v < 1 << 20 ? json_integer(v) : json_null();
 }
 
 static int is_pmu(const char *name)
@@ -176,7 +193,9 @@ json_t *fingerprint_caps_read(const char *root, const char *release)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "ia32_emulation", ia32_emulation(root, release));
-	json_object_set_new(o, "thp", thp(root));
+	json_object_set_new(o, "thp", thp(root, THP_PATH));
+	json_object_set_new(o, "thp_defrag", thp(root, THP_DEFRAG_PATH));
+	json_object_set_new(o, "khugepaged_max_ptes_none", max_ptes_none(root));
 	json_object_set_new(o, "pmu", pmu(root));
 	for (size_t i = 0; i < ARRAY_LEN(tsc_flags); i++)
 		json_object_set_new(o, tsc_flags[i],

@@ -185,6 +185,7 @@ ok "threadwatch run under seg_not_present: ctxsw ok, $(jq -c .probes.ctxsw.info.
 fake_probe "$TW_TMP/probes" threads ok
 fake_probe "$TW_TMP/probes" map32 ok
 fake_probe "$TW_TMP/probes" handoff ok
+fake_probe "$TW_TMP/probes" stackmem ok
 ln -s "$CTXSW" "$TW_TMP/probes/ctxsw"
 DAEMON_ENV=(LD_PRELOAD="$NOTPRESENT")
 start_daemon np

@@ -1,0 +1,301 @@
+/*
+ * stackmem: what an idle thread costs in memory, by how its stack was
+ * mapped. Starts a batch of threads that each run a little and then sleep,
+ * and reads this process's resident memory and AnonHugePages from
+ * /proc/self/smaps_rollup before and after, for stacks glibc maps itself
+ * (MAP_STACK since 2.9), stacks mapped with MAP_STACK, stacks mapped
+ * without it (what a runtime that maps its own stacks gets), and the
+ * latter advised MADV_HUGEPAGE (what THP "always" gives them); each at the
+ * default stack size and at 2 MiB. Huge pages turn an idle thread's 8 KiB
+ * into 2 MiB. Says what the host's THP settings imply for stacks later
+ * (khugepaged), and proves whether this kernel maps MAP_STACK without huge
+ * pages (VM_NOHUGEPAGE, the "nh" flag of /proc/self/smaps, Linux 6.7+).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "futexw.h"
+#include "probe.h"
+#include "stats.h"
+#include "sysinfo.h"
+
+/* Threads per batch: enough that a page per thread stands out of the
+ * noise, few enough that a batch of huge-page stacks stays at 32 MiB. */
+#define STACKMEM_THREADS 16
+#define STACKMEM_QUICK_THREADS 8
+#define STACKMEM_ROUNDS 3
+#define STACKMEM_2M (2u << 20)
+#define THP "/sys/kernel/mm/transparent_hugepage"
+
+#ifndef MAP_STACK
+#define MAP_STACK 0
+#endif
+
+/* How a batch's stacks are mapped. */
+static const struct kind {
+	const char *name;
+	int glibc;     /* glibc maps it (pthread_attr_setstacksize) */
+	int map_stack; /* MAP_STACK */
+	int huge;      /* madvise(MADV_HUGEPAGE) */
+} kinds[] = {
+    {"glibc", 1, 0, 0},
+    {"map_stack", 0, 1, 0},
+    {"plain", 0, 0, 0},
+    {"huge", 0, 0, 1},
+};
+#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+#define N_ARMS (2 * N_KINDS) /* each kind at the default size and at 2 MiB */
+
+struct batch {
+	int parked, go;
+	pthread_t th[STACKMEM_THREADS];
+	void *map[STACKMEM_THREADS];
+	size_t len;
+};
+
+static void *idle_thread(void *p)
+{
+	struct batch *b = p;
+	volatile char used[2048];
+
+	/* a little work on the stack, as a thread that ran before it idled */
+	for (size_t i = 0; i < sizeof(used); i += 64)
+		used[i] = (char)i;
+	__atomic_add_fetch(&b->parked, 1, __ATOMIC_RELEASE);
+	futexw_wake(&b->parked, 1);
+	futexw_wait_equal(&b->go, 1);
+	return NULL;
+}
+
+/* Rss and AnonHugePages of this process, bytes. */
+static int rollup(double *rss, double *huge)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "re");
+	char line[256];
+	unsigned long long kb;
+	int got = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Rss: %llu kB", &kb) == 1) {
+			*rss = 1024.0 * (double)kb;
+			got |= 1;
+		} else if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
+			*huge = 1024.0 * (double)kb;
+			got |= 2;
+		}
+	}
+	fclose(f);
+	return got == 3 ? 0 : -ENODATA;
+}
+
+/* Starts thread i of the batch on a stack of the kind. */
+static int start(struct batch *b, int i, const struct kind *k, size_t page)
+{
+	pthread_attr_t a;
+	int r;
+
+	pthread_attr_init(&a);
+	if (k->glibc) {
+		r = pthread_attr_setstacksize(&a, b->len);
+	} else {
+		b->map[i] =
+		    mmap(NULL, b->len, PROT_READ | PROT_WRITE,
+		         MAP_PRIVATE | MAP_ANONYMOUS | (k->map_stack ? MAP_STACK : 0), -1, 0);
+		if (b->map[i] == MAP_FAILED) {
+			b->map[i] = NULL;
+			pthread_attr_destroy(&a);
+			return -errno;
+		}
+		if (k->huge)
+			madvise(b->map[i], b->len, MADV_HUGEPAGE);
+		mprotect(b->map[i], page, PROT_NONE);
+		r = pthread_attr_setstack(&a, (char *)b->map[i] + page, b->len - page);
+	}
+	if (!r)
+		r = pthread_create(&b->th[i], &a, idle_thread, b);
+	pthread_attr_destroy(&a);
+	return -r;
+}
+
+/* One batch: bytes per idle thread, and AnonHugePages bytes per thread. */
+static int batch_run(const struct kind *k, size_t len, int n, double *per, double *huge_per)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct batch b = {.len = len};
+	double rss0, rss1, h0, h1;
+	int started = 0, r;
+
+	r = rollup(&rss0, &h0);
+	for (int i = 0; r == 0 && i < n; i++) {
+		r = start(&b, i, k, page);
+		started += r == 0;
+	}
+	futexw_wait_equal(&b.parked, started);
+	if (r == 0)
+		r = rollup(&rss1, &h1);
+	futexw_store_wake(&b.go, 1);
+	futexw_wake(&b.go, INT_MAX);
+	for (int i = 0; i < started; i++)
+		pthread_join(b.th[i], NULL);
+	for (int i = 0; i < n; i++)
+		if (b.map[i])
+			munmap(b.map[i], len);
+	if (r < 0)
+		return r;
+	*per = (rss1 - rss0) / n;
+	*huge_per = (h1 - h0) / n;
+	return 0;
+}
+
+/* Whether this kernel maps MAP_STACK as VM_NOHUGEPAGE: the "nh" flag on
+ * the VmFlags line of such a mapping in /proc/self/smaps. */
+static const char *map_stack_nohugepage(int *nh)
+{
+	void *p = mmap(NULL, STACKMEM_2M, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	char line[512], want[32];
+	FILE *f;
+	int in = 0;
+
+	*nh = -1;
+	if (p == MAP_FAILED)
+		return "a MAP_STACK mapping failed";
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)p);
+	f = fopen("/proc/self/smaps", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' '))
+			in = !strncmp(line, want, strlen(want));
+		else if (in && !strncmp(line, "VmFlags:", 8))
+			*nh = strstr(line, " nh") != NULL;
+	}
+	if (f)
+		fclose(f);
+	munmap(p, STACKMEM_2M);
+	return *nh < 0 ? "no VmFlags for a MAP_STACK mapping in /proc/self/smaps" : NULL;
+}
+
+/* The bracketed choice of a sysfs THP setting ("always [madvise] never"). */
+static const char *choice(const char *path, char *buf, size_t len)
+{
+	char *a, *b;
+
+	if (sys_read_line(path, buf, len) < 0 || !(a = strchr(buf, '[')) || !(b = strchr(a, ']')))
+		return NULL;
+	*b = '\0';
+	return a + 1;
+}
+
+/* The THP settings, the mTHP sizes in use, and what they imply for an idle
+ * stack later on. */
+static void report_thp(struct probe_doc *doc, int nh)
+{
+	char buf[256], en[32] = "", sizes[512] = "", path[256], tmp[128];
+	const char *e = choice(THP "/enabled", buf, sizeof(buf)), *c;
+	long ptes = -1;
+
+	snprintf(en, sizeof(en), "%s", e ? e : "");
+	probe_info_str(doc, "thp_enabled", e);
+	probe_info_str(doc, "thp_defrag", choice(THP "/defrag", buf, sizeof(buf)));
+	if (sys_read_line(THP "/khugepaged/max_ptes_none", buf, sizeof(buf)) == 0)
+		ptes = strtol(buf, NULL, 10);
+	probe_info_num(doc, "khugepaged_max_ptes_none", ptes >= 0 ? (double)ptes : -1);
+	for (unsigned kb = 8; kb <= 2048; kb *= 2) {
+		snprintf(path, sizeof(path), THP "/hugepages-%ukB/enabled", kb);
+		c = choice(path, tmp, sizeof(tmp));
+		if (c && strcmp(c, "never"))
+			snprintf(sizes + strlen(sizes), sizeof(sizes) - strlen(sizes), "%s%ukB:%s",
+			         sizes[0] ? "," : "", kb, c);
+	}
+	probe_info_str(doc, "mthp_sizes", sizes[0] ? sizes : "none");
+	if (!strcmp(en, "never"))
+		probe_info_str(doc, "khugepaged",
+		               "THP never: stacks get no huge pages, now or later");
+	else if (!strcmp(en, "always") && ptes >= 0) {
+		snprintf(
+		    buf, sizeof(buf),
+		    "THP always: khugepaged may later collapse a 2 MiB-aligned range of an idle "
+		    "stack with %ld or more of its 512 pages present into one huge page%s",
+		    512 - ptes,
+		    nh == 1 ? "; MAP_STACK stacks are exempt here (VM_NOHUGEPAGE)" : "");
+		probe_info_str(doc, "khugepaged", buf);
+	} else if (!strcmp(en, "madvise"))
+		probe_info_str(
+		    doc, "khugepaged",
+		    "THP madvise: only stacks advised MADV_HUGEPAGE get huge pages, at fault "
+		    "or later from khugepaged");
+	else
+		probe_info_str(doc, "khugepaged", NULL);
+}
+
+static void run(struct probe_doc *doc, const struct probe_opts *po)
+{
+	double v[N_ARMS][STACKMEM_ROUNDS], h[N_ARMS][STACKMEM_ROUNDS];
+	size_t sizes[2] = {sys_default_stack_size(), STACKMEM_2M}, perm[N_ARMS];
+	int n = po->quick ? STACKMEM_QUICK_THREADS : STACKMEM_THREADS, nh;
+	const char *why = map_stack_nohugepage(&nh);
+	struct stats_rng rng;
+	char key[80];
+
+	probe_param_int(doc, "threads", n);
+	probe_param_int(doc, "stack_size", (int64_t)sizes[0]);
+	if (why)
+		probe_info_str(doc, "map_stack_nohugepage_why", why);
+	else
+		probe_info_bool(doc, "map_stack_nohugepage", nh);
+	report_thp(doc, nh);
+	stats_rng_seed(&rng, po->seed ^ UINT64_C(0x737461636b6d656d));
+	for (int round = 0; round < STACKMEM_ROUNDS; round++) {
+		stats_rng_permutation(&rng, perm, N_ARMS);
+		for (size_t i = 0; i < N_ARMS; i++) {
+			size_t a = perm[i];
+			int r = batch_run(&kinds[a % N_KINDS], sizes[a / N_KINDS], n, &v[a][round],
+			                  &h[a][round]);
+
+			if (r < 0) {
+				probe_status(doc, PROBE_ERROR, "%s stacks of %zu bytes: %s",
+				             kinds[a % N_KINDS].name, sizes[a / N_KINDS],
+				             strerror(-r));
+				return;
+			}
+		}
+	}
+	for (size_t a = 0; a < N_ARMS; a++) {
+		const char *sfx = a / N_KINDS ? "_2m" : "";
+
+		snprintf(key, sizeof(key), "%s%s_bytes_per_thread", kinds[a % N_KINDS].name, sfx);
+		probe_scalar(doc, key, stats_median(v[a], STACKMEM_ROUNDS), "bytes");
+		snprintf(key, sizeof(key), "%s%s_huge_bytes_per_thread", kinds[a % N_KINDS].name,
+		         sfx);
+		probe_scalar(doc, key, stats_median(h[a], STACKMEM_ROUNDS), "bytes");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct probe_opts po;
+	struct probe_doc *doc;
+	int rc;
+
+	if (probe_parse_args(
+	        argc, argv,
+	        "Measures the memory an idle thread holds, by how its stack was "
+	        "mapped (glibc's, MAP_STACK, without it, MADV_HUGEPAGE), at the default "
+	        "stack size and at 2 MiB, and what the THP settings imply.",
+	        &po, NULL, 0) < 0)
+		return 2;
+	doc = probe_doc_new("stackmem");
+	probe_param_bool(doc, "quick", po.quick);
+	run(doc, &po);
+	rc = probe_emit(doc);
+	probe_doc_free(doc);
+	return rc;
+}
