@@ -93,6 +93,23 @@ const char *const catalog_units[] = {
 #define STACKMEM_HELP                                                                              \
 	"Resident memory an idle thread holds, by how its stack was mapped and its size."
 
+/* The figures of n creators at once, with or without glibc's stack cache
+ * (createscale). */
+#define CREATORS(c, n, what)                                                                       \
+	{SCALAR("createscale", c "_" n "_rate"), .unit = "per_s",                                  \
+	 .description = "Creates per second per creator, " n " creators at once, " what},          \
+	    {SCALAR("createscale", c "_" n "_efficiency"), .unit = "ratio",                        \
+	     .description = "Scaling efficiency of " n " creators, rate(" n ") / rate(1), " what,  \
+	     PROM("threadwatch_create_scaling_efficiency", NULL,                                   \
+	          "creators=\"" n "\",stack_cache=\"" c "\"", 1)},                                 \
+	    {SCALAR("createscale", c "_" n "_efficiency_ci_lo"), .unit = "ratio",                  \
+	     .description = "Lower bound of the 95% CI of that efficiency, " what},                \
+	{                                                                                          \
+		SCALAR("createscale", c "_" n "_efficiency_ci_hi"),                                \
+		    .unit = "ratio",                                                               \
+		    .description = "Upper bound of the 95% CI of that efficiency, " what           \
+	}
+
 /* The figures of one placement of the handoff probe. */
 #define PLACEMENT(p, what)                                                                         \
 	{SCALAR("handoff", p "_ns"), .unit = "ns",                                                 \
@@ -320,7 +337,7 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "1 when the selector/child ratio's 90% CI lies within the margin of 1.0"},
     /* A hand-off across CPUs against a switch on one CPU (the handoff
      * probe), per placement the host has. */
-    {SCALAR("handoff", "same_cpu_ns"), .unit = "ns", .key = 1, .label = "Hand-off on one CPU",
+    {SCALAR("handoff", "same_cpu_ns"), .unit = "ns",
      .description = "Median time of a futex hand-off between two threads on one CPU (a switch)",
      PROM("threadwatch_handoff_seconds",
           "Median time of one futex hand-off between two threads, by placement.",
@@ -330,8 +347,7 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Lower bound of the 95% CI of the same-CPU hand-off"},
     {SCALAR("handoff", "same_cpu_ci_hi"), .unit = "ns",
      .description = "Upper bound of the 95% CI of the same-CPU hand-off"},
-    {SCALAR("handoff", "cross_ratio"), .unit = "ratio", .key = 1,
-     .label = "Hand-off across CPUs / on one CPU",
+    {SCALAR("handoff", "cross_ratio"), .unit = "ratio", .label = "Hand-off across CPUs / on one",
      .description = "Paired ratio of a hand-off to a thread on the nearest other CPU the host "
                     "has (info.cross_placement) to one on the same CPU",
      PROM("threadwatch_handoff_cross_ratio",
@@ -362,9 +378,37 @@ const struct catalog_metric catalog_metrics[] = {
     {SCALAR("handoff", "blocks"), .unit = "count", .description = "Interleaved blocks measured"},
     {SCALAR("handoff", "handoffs_per_sample"), .unit = "count",
      .description = "Hand-offs timed per sample"},
+    /* Creators at once (createscale): the key figure is two creators
+     * without glibc's stack cache, where they contend for mmap_lock. */
+    {SCALAR("createscale", "cached_1_rate"), .unit = "per_s",
+     .description = "Creates per second by one creator, with glibc's stack cache",
+     RUN("cached", NULL, NULL)},
+    {SCALAR("createscale", "nocache_1_rate"), .unit = "per_s",
+     .description = "Creates per second by one creator, without glibc's stack cache"},
+    {SCALAR("createscale", "nocache_2_efficiency"), .unit = "ratio",
+     .label = "Two creators' scaling, no stack cache",
+     .description = "Scaling efficiency of 2 creators, rate(2) / rate(1), without glibc's "
+                    "stack cache (1: no contention; below 0.5: two make fewer than one)",
+     PROM("threadwatch_create_scaling_efficiency",
+          "Creates per second per creator with n creators at once over one creator alone, by "
+          "creators and stack cache.",
+          "creators=\"2\",stack_cache=\"nocache\"", 1),
+     RUN("nocache x2", "nocache_2_efficiency_ci_lo", "nocache_2_efficiency_ci_hi")},
+    {SCALAR("createscale", "nocache_2_efficiency_ci_lo"), .unit = "ratio",
+     .description = "Lower bound of the 95% CI of that efficiency, without the stack cache"},
+    {SCALAR("createscale", "nocache_2_efficiency_ci_hi"), .unit = "ratio",
+     .description = "Upper bound of the 95% CI of that efficiency, without the stack cache"},
+    {SCALAR("createscale", "nocache_2_rate"), .unit = "per_s",
+     .description = "Creates per second per creator, 2 creators at once, without glibc's "
+                    "stack cache"},
+    CREATORS("cached", "2", "with glibc's stack cache"),
+    CREATORS("cached", "3", "with glibc's stack cache"),
+    CREATORS("cached", "4", "with glibc's stack cache"),
+    CREATORS("nocache", "3", "without glibc's stack cache"),
+    CREATORS("nocache", "4", "without glibc's stack cache"),
     /* What an idle thread keeps resident, by stack kind (stackmem). */
-    STACKMEM("glibc", "", "default", "stacks glibc maps (MAP_STACK), default size", 1,
-             "Memory per idle thread (glibc's stacks)", STACKMEM_HELP),
+    STACKMEM("glibc", "", "default", "stacks glibc maps (MAP_STACK), default size", 0,
+             "Memory per idle thread", STACKMEM_HELP),
     STACKMEM("map_stack", "", "default", "own stacks mapped with MAP_STACK, default size", 0, NULL,
              NULL),
     STACKMEM("plain", "", "default", "own stacks mapped without MAP_STACK, default size", 0, NULL,
@@ -372,7 +416,7 @@ const struct catalog_metric catalog_metrics[] = {
     STACKMEM("huge", "", "default",
              "own stacks without MAP_STACK advised MADV_HUGEPAGE (as THP always gives them), "
              "default size",
-             1, "Memory per idle thread (stacks on huge pages)", NULL),
+             0, NULL, NULL),
     STACKMEM("glibc", "_2m", "2m", "stacks glibc maps, 2 MiB", 0, NULL, NULL),
     STACKMEM("map_stack", "_2m", "2m", "own stacks mapped with MAP_STACK, 2 MiB", 0, NULL, NULL),
     STACKMEM("plain", "_2m", "2m", "own stacks mapped without MAP_STACK, 2 MiB", 0, NULL, NULL),
@@ -506,6 +550,7 @@ const struct catalog_probe catalog_probes[] = {
     {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}, 0},
     {"handoff", 20, "cross_ratio", {"cross_placement"}, {NULL}, 1},
     {"stackmem", 20, "glibc_bytes_per_thread", {"thp_enabled"}, {NULL}, 0},
+    {"createscale", 30, "nocache_2_efficiency", {NULL}, {NULL}, 1},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
 

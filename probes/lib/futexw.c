@@ -26,6 +26,15 @@ void futexw_wait_equal(int *w, int val)
 		futex(w, FUTEX_WAIT_PRIVATE, now);
 }
 
+int futexw_wait_while(int *w, int val)
+{
+	int now;
+
+	while ((now = __atomic_load_n(w, __ATOMIC_ACQUIRE)) == val)
+		futex(w, FUTEX_WAIT_PRIVATE, val);
+	return now;
+}
+
 void futexw_wake(int *w, int n)
 {
 	futex(w, FUTEX_WAKE_PRIVATE, n);

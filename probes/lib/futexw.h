@@ -9,6 +9,8 @@
 void futexw_store_wake(int *w, int val);
 /* Sleeps until *w == val (acquire). */
 void futexw_wait_equal(int *w, int val);
+/* Sleeps while *w == val (acquire); returns the value that ended it. */
+int futexw_wait_while(int *w, int val);
 /* Wakes up to n sleepers on w. */
 void futexw_wake(int *w, int n);
 

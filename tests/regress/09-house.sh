@@ -12,15 +12,11 @@ dups=$(ls "$SRC"/tests/regress/[0-9]*.sh | sed 's#.*/##; s/-.*//' | sort | uniq 
 [ -z "$dups" ] || fail "regress test numbers used twice: $(echo $dups)"
 ok "every regress test has a number of its own ($(ls "$SRC"/tests/regress/[0-9]*.sh | wc -l) scripts)"
 
-# The tree's own files: git's list in a checkout, else every file but the
-# build trees, installed node modules and fuzz corpora.
+# The tree's own files: every file but git's, the build trees, installed
+# node modules, test output and fuzz corpora.
 files() {
-	if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		git -C "$SRC" ls-files -- "$@" | sed "s#^#$SRC/#"
-	else
-		(cd "$SRC" && find . -path ./build\* -prune -o -name node_modules -prune -o \
-			-path ./tests/fuzz/corpus -prune -o -type f -print) | sed "s#^\./#$SRC/#"
-	fi
+	(cd "$SRC" && find . \( -name .git -o -name 'build*' -o -name node_modules -o -path ./tests/out \
+		-o -path ./tests/fuzz/corpus -o -path ./var \) -prune -o -type f -print) | sed "s#^\./#$SRC/#"
 }
 cited=$(files | grep -v '/tests/fuzz/corpus/' | tr '\n' '\0' |
 	xargs -0 grep -I -n -i -E '\bissues? [0-9]+|\bissue_?[0-9]+\b' 2>/dev/null | grep -v '/tests/regress/09-house.sh:' | head -5)

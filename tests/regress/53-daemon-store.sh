@@ -13,7 +13,7 @@ DB=$TW_TMP/d/threadwatch.db
 start_daemon d --interval 1h
 wait_cycle 1
 before=$(runs_json | jq -c '[.[] | {id, probe, status}]')
-[ "$(jq length <<<"$before")" = 3 ] || fail "expected 3 runs: $before"
+[ "$(jq length <<<"$before")" = "$TW_NBUILTINS" ] || fail "expected $TW_NBUILTINS runs: $before"
 [ "$(api /api/v1/recommendation | jq -r '.verdict // .recommendation.verdict')" != null ] ||
 	fail "no recommendation after the cycle: $(api /api/v1/recommendation)"
 

@@ -39,8 +39,9 @@ last=$(api /api/v1/status | jq -c .last_cycle)
 [ "$(jq -r .trigger <<<"$last")" = api ] || fail "the cycle's trigger is not api: $last"
 [ "$(jq -r .status <<<"$last")" = ok ] || fail "the cycle did not end ok: $last"
 runs=$(runs_json | jq -c --argjson c "$cycle" '[.[] | select(.cycle_id == $c)]')
-[ "$(jq -r '[.[].probe] | sort | join(",")' <<<"$runs")" = ctxsw,map32,slow,threads ] ||
-	fail "cycle $cycle's runs: $runs"
+want=$(printf '%s\n' $TW_BUILTINS slow | sort | paste -sd,)
+[ "$(jq -r '[.[].probe] | sort | join(",")' <<<"$runs")" = "$want" ] ||
+	fail "cycle $cycle's runs (want $want): $runs"
 jq -e 'all(.status == "ok")' <<<"$runs" >/dev/null || fail "a real probe failed: $runs"
 rec2=$(api /api/v1/recommendation)
 [ "$(jq -r .id <<<"$rec2")" -gt "$rec1" ] || fail "no new recommendation after the cycle"

@@ -25,7 +25,7 @@ OUT=$SRC/tests/out/browser
 for p in $TW_BUILTINS; do fake_probe "$TW_TMP/probes" "$p" hang; done
 mkdir -p "$TW_TMP/probes.d" "$TW_TMP/full"
 
-"$B/tests/twseed" --db "$TW_TMP/full/threadwatch.db" --days 30 --every 360 --seed 6 \
+"$B/tests/twseed" --db "$TW_TMP/full/threadwatch.db" --days 30 --every 360 --seed 6 --all-probes \
 	--kernel-change-at 20 --step 10 --failed-run --linear-search --ratio 0.93 --near-limit ||
 	fail "twseed could not write the history"
 
@@ -35,7 +35,7 @@ start_daemon full --database "$TW_TMP/full/threadwatch.db" --interval 365d
 FULL_PID=$DPID FULL_PORT=$PORT
 # Exactly one cycle, minutes ago: the first hour of a new host.
 mkdir -p "$TW_TMP/one"
-"$B/tests/twseed" --db "$TW_TMP/one/threadwatch.db" --days 1 --every 1440 --seed 7 ||
+"$B/tests/twseed" --db "$TW_TMP/one/threadwatch.db" --days 1 --every 1440 --seed 7 --all-probes ||
 	fail "twseed could not write one cycle"
 start_daemon one --database "$TW_TMP/one/threadwatch.db" --interval 365d
 ONE_PID=$DPID ONE_PORT=$PORT

@@ -141,7 +141,8 @@ out=$(threadwatch run --quick --json 2>"$TW_TMP/run.err") || {
 	fail "the installed \`threadwatch run --quick\` failed"
 }
 st=$(jq -c '.probes | map_values(.status)' <<<"$out")
-[ "$st" = '{"ctxsw":"ok","threads":"ok","map32":"ok"}' ] || fail "probe statuses: $st"
+jq -e --arg want "$TW_BUILTINS" '(keys | sort) == ($want | split(" ") | sort) and all(.[]; . == "ok")' \
+	<<<"$st" >/dev/null || fail "probe statuses: $st (built-ins: $TW_BUILTINS)"
 jq -r '.recommendation.result.sentence // .recommendation.sentence // empty' <<<"$out" | grep -q . ||
 	fail "no recommendation in the installed run's output"
 ok "installed \`threadwatch run --quick\`: $st"

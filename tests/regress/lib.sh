@@ -20,6 +20,7 @@ fi
 # The built-in probes, as this build made them (the catalogue's list).
 TW_BUILTINS=$(find "$B/probes" -maxdepth 1 -type f -perm -u+x ! -name '*.*' -printf '%f\n' 2>/dev/null | sort | tr '\n' ' ')
 TW_BUILTINS=${TW_BUILTINS% }
+TW_NBUILTINS=$(wc -w <<<"$TW_BUILTINS")
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 # wait_for CMD... : retries for up to 10 s

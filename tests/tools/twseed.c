@@ -52,7 +52,8 @@ struct seed_opts {
 	const char *host_kind; /* NULL: this host (or --synthetic-host) */
 	double ratio;          /* 0: drawn from the seed */
 	long quiet;
-	long raw_days; /* 0: keep every document */
+	long raw_days;   /* 0: keep every document */
+	long all_probes; /* also handoff, stackmem and createscale */
 };
 
 enum opt_type { OPT_STR, OPT_LONG, OPT_DOUBLE, OPT_FLAG };
@@ -97,6 +98,8 @@ static const struct opt_def opt_defs[] = {
      "a made-up host of one kind: intel (a switch about 0.8 us, FSGSBASE), amd (about 3.5 "
      "us, PTI) or arm64 (map32 not applicable)"},
     {"quiet", OPT_FLAG, OFF(quiet), 0, 0, NULL, "print nothing on success"},
+    {"all-probes", OPT_FLAG, OFF(all_probes), 0, 0, NULL,
+     "also write runs of the handoff, stackmem and createscale probes"},
 };
 #define N_OPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
 
@@ -734,8 +737,8 @@ struct seeder {
 	struct host_model m;
 	json_t *fp_now, *fp_old;
 	const struct host_kind *kind; /* --host-kind, or NULL */
-	json_t *latest[3];            /* ctxsw, map32, threads */
-	int64_t latest_id[3];
+	json_t *latest[6];            /* ctxsw, map32, threads, handoff, stackmem, createscale */
+	int64_t latest_id[6];
 	int64_t last_end;
 	int64_t raw_cut; /* runs before this keep only their samples */
 	long cycles, runs, errors;
@@ -823,6 +826,98 @@ static int store_recommendation(struct seeder *s, const json_t *fp, int64_t now_
 	return r;
 }
 
+/* A handoff document: a same-CPU hand-off near the host's switch and the
+ * nearest cross-CPU placement (two cores of one LLC) about 20 times dearer,
+ * as a KVM guest whose idle vCPUs halt pays it. */
+static json_t *make_handoff(const struct host_model *m, const struct run_env *e, int64_t t_ms)
+{
+	json_t *doc = doc_new("handoff", t_ms, 3.0);
+	double same = m->high_ns * e->factor * jitter(0.01), r = 20 * jitter(0.04);
+
+	doc_scalar(doc, "blocks", 40, "count");
+	doc_scalar(doc, "handoffs_per_sample", 2000, "count");
+	doc_scalar(doc, "same_cpu_ns", same, "ns");
+	doc_scalar(doc, "same_cpu_ci_lo", same * 0.99, "ns");
+	doc_scalar(doc, "same_cpu_ci_hi", same * 1.01, "ns");
+	doc_scalar(doc, "llc_ns", same * r, "ns");
+	doc_scalar(doc, "llc_ci_lo", same * r * 0.97, "ns");
+	doc_scalar(doc, "llc_ci_hi", same * r * 1.03, "ns");
+	doc_scalar(doc, "llc_ratio", r, "ratio");
+	doc_scalar(doc, "llc_ratio_ci_lo", r * 0.96, "ratio");
+	doc_scalar(doc, "llc_ratio_ci_hi", r * 1.04, "ratio");
+	doc_scalar(doc, "cross_ratio", r, "ratio");
+	doc_scalar(doc, "cross_ratio_ci_lo", r * 0.96, "ratio");
+	doc_scalar(doc, "cross_ratio_ci_hi", r * 1.04, "ratio");
+	doc_info_str(doc, "cross_placement", "llc");
+	doc_info_str(doc, "cpuidle_driver", "haltpoll");
+	return doc;
+}
+
+/* A stackmem document: 8 KiB per idle thread, 2 MiB on huge pages. */
+static json_t *make_stackmem(int64_t t_ms)
+{
+	static const char *const kinds[] = {"glibc", "map_stack", "plain", "huge"};
+	json_t *doc = doc_new("stackmem", t_ms, 0.2);
+	char name[64];
+
+	for (size_t k = 0; k < 4; k++)
+		for (int big = 0; big < 2; big++) {
+			double per = k == 3 && !big ? 2097152 : 8192 * jitter(0.05);
+
+			snprintf(name, sizeof(name), "%s%s_bytes_per_thread", kinds[k],
+			         big ? "_2m" : "");
+			doc_scalar(doc, name, per, "bytes");
+			snprintf(name, sizeof(name), "%s%s_huge_bytes_per_thread", kinds[k],
+			         big ? "_2m" : "");
+			doc_scalar(doc, name, k == 3 && !big ? 2097152 : 0, "bytes");
+		}
+	doc_info_str(doc, "thp_enabled", "madvise");
+	return doc;
+}
+
+/* A createscale document: two creators without the stack cache make fewer
+ * creates than one. */
+static json_t *make_createscale(const struct run_env *e, int64_t t_ms)
+{
+	json_t *doc = doc_new("createscale", t_ms, 4.0);
+	double one = 60000 / e->factor * jitter(0.03), eff = 0.38 * jitter(0.05);
+
+	doc_scalar(doc, "rounds", 7, "count");
+	doc_scalar(doc, "cached_1_rate", one * 1.6, "per_s");
+	doc_scalar(doc, "cached_2_rate", one * 1.6 * 0.8, "per_s");
+	doc_scalar(doc, "cached_2_efficiency", 0.8, "ratio");
+	doc_scalar(doc, "cached_2_efficiency_ci_lo", 0.75, "ratio");
+	doc_scalar(doc, "cached_2_efficiency_ci_hi", 0.85, "ratio");
+	doc_scalar(doc, "nocache_1_rate", one, "per_s");
+	doc_scalar(doc, "nocache_2_rate", one * eff, "per_s");
+	doc_scalar(doc, "nocache_2_efficiency", eff, "ratio");
+	doc_scalar(doc, "nocache_2_efficiency_ci_lo", eff * 0.9, "ratio");
+	doc_scalar(doc, "nocache_2_efficiency_ci_hi", eff * 1.1, "ratio");
+	doc_info_str(doc, "creator_cpus", "1,0");
+	return doc;
+}
+
+/* The runs of the probes beyond the three the recommendation reads. */
+static int seed_more_probes(struct seeder *s, int64_t cycle_id, int64_t *t_run,
+                            const struct run_env *e)
+{
+	json_t *docs[3] = {make_handoff(&s->m, e, *t_run), NULL, NULL};
+	int r = 0;
+
+	for (int i = 0; i < 3 && r >= 0; i++) {
+		if (i == 1)
+			docs[1] = make_stackmem(*t_run);
+		else if (i == 2)
+			docs[2] = make_createscale(e, *t_run);
+		*t_run +=
+		    (int64_t)(json_real_value(json_object_get(docs[i], "duration_s")) * 1e3) + 60;
+		r = store_doc_run(s, 3 + i, docs[i], cycle_id, e);
+		if (r < 0)
+			json_decref(docs[i]);
+	}
+	return r;
+}
+
 /* One cycle starting at t: fingerprint, three runs, recommendation,
  * headroom. `fail` makes the threads run an error. */
 static int seed_cycle(struct seeder *s, int64_t t, int after_change, int first, int last, int fail)
@@ -874,6 +969,8 @@ static int seed_cycle(struct seeder *s, int64_t t, int after_change, int first, 
 		if (r < 0)
 			goto fail_doc;
 	}
+	if (r >= 0 && s->o->all_probes)
+		r = seed_more_probes(s, cycle_id, &t_run, &e);
 	if (r < 0)
 		return r;
 	if (t >= s->raw_cut) { /* retention deletes older ones */
@@ -982,7 +1079,7 @@ int main(int argc, char **argv)
 		       s.runs, s.errors, o.db);
 out:
 	store_close(s.st);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 6; i++)
 		json_decref(s.latest[i]);
 	json_decref(s.fp_now);
 	json_decref(s.fp_old);
