@@ -231,6 +231,25 @@ static int plan(struct probe_doc *doc, const char *root, struct arm *arms, char 
 	return 0;
 }
 
+/* Rounds per sample such that a block of one sample per arm (the cross-CPU
+ * ones are the long ones) takes at most a share of the budget that leaves
+ * room for twice the minimum of blocks: a busy host stretches a run, it
+ * does not fail it. */
+static uint64_t size_rounds(struct arm *arms, uint64_t rounds, double budget_s)
+{
+	double block_ns = 0, ns, want = budget_s * 1e9 / (2.0 * HANDOFF_MIN_BLOCKS);
+
+	for (int a = 0; a < N_ARMS; a++)
+		if (arms[a].on && a != ARM_AA) {
+			if (sample(arms[a].cpu, rounds, &ns) < 0)
+				return 0;
+			block_ns += 2.0 * ns * (double)rounds;
+		}
+	if (block_ns > want)
+		rounds = (uint64_t)((double)rounds * want / block_ns);
+	return rounds < 16 ? 16 : rounds;
+}
+
 /* Blocks of one sample per arm, in a fresh random order each, until the
  * budget is spent (at least HANDOFF_MIN_BLOCKS). Returns the blocks, or
  * -errno. */
@@ -353,6 +372,8 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const char *
 			abort();
 	rounds = calibrate(arms[TOPO_SAME_CPU].cpu,
 	                   po->quick ? HANDOFF_QUICK_SAMPLE_S : HANDOFF_SAMPLE_S);
+	if (rounds)
+		rounds = size_rounds(arms, rounds, budget);
 	blocks = rounds ? measure(arms, rounds, budget, po->seed) : -EINVAL;
 	if (blocks == -EBUSY)
 		probe_status(doc, PROBE_ERROR,

@@ -186,6 +186,7 @@ fake_probe "$TW_TMP/probes" threads ok
 fake_probe "$TW_TMP/probes" map32 ok
 fake_probe "$TW_TMP/probes" handoff ok
 fake_probe "$TW_TMP/probes" stackmem ok
+fake_probe "$TW_TMP/probes" createscale ok
 ln -s "$CTXSW" "$TW_TMP/probes/ctxsw"
 DAEMON_ENV=(LD_PRELOAD="$NOTPRESENT")
 start_daemon np

@@ -75,6 +75,7 @@ ok "a restart keeps the last cycle's status"
 fake_probe "$TW_TMP/probes" map32 ok
 fake_probe "$TW_TMP/probes" handoff ok
 fake_probe "$TW_TMP/probes" stackmem ok
+fake_probe "$TW_TMP/probes" createscale ok
 start_daemon all --interval 1h
 wait_cycle 1 60
 expect_cycle all ok

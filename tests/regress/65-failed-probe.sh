@@ -16,6 +16,7 @@ fake_probe "$P" threads ok
 fake_probe "$P" map32 ok
 fake_probe "$P" handoff ok
 fake_probe "$P" stackmem ok
+fake_probe "$P" createscale ok
 mkdir -p "$TW_TMP/probes.d"
 
 # --- a crashing ctxsw ---------------------------------------------------------

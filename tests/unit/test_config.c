@@ -534,7 +534,7 @@ static void test_probes_disabled(void **state)
 	config_free(&c);
 	expect_error("probes_disabled = nosuch\n",
 	             "t.conf:1: probes_disabled: \"nosuch\" is not a built-in probe or arm "
-	             "(ctxsw, threads, map32, handoff, stackmem, ctxsw.selector, ctxsw.aa)");
+	             "(ctxsw, threads, map32, handoff, stackmem, createscale, ctxsw.selector, ctxsw.aa)");
 	expect_error("probes_disabled = ctxsw.nosuch\n", "\"ctxsw.nosuch\" is not a built-in");
 	expect_error("probes_disabled = map32.selector\n", "\"map32.selector\" is not a built-in");
 	expect_error("probes_disabled = ctxsw.\n", "\"ctxsw.\" is not a built-in");

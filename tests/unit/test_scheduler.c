@@ -189,7 +189,7 @@ static void test_discover(void **state)
 	}
 	assert_true(asprintf(&dirs, "/nonexistent:%s", bin) > 0);
 	assert_int_equal(sched_discover(dirs, d, &list, &n), 0);
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 	assert_string_equal(list[0].name, "ctxsw");
 	assert_non_null(strstr(list[0].path, "/bin/ctxsw"));
 	assert_null(list[0].skip);
@@ -200,29 +200,30 @@ static void test_discover(void **state)
 	assert_null(list[2].skip);
 	assert_string_equal(list[3].name, "handoff");
 	assert_string_equal(list[4].name, "stackmem");
+	assert_string_equal(list[5].name, "createscale");
 	/* then probes.d in name order, with reasons for what is not run */
-	assert_string_equal(list[5].name, "Bad.Name");
-	assert_non_null(list[5].skip);
-	assert_string_equal(list[6].name, "alpha");
-	assert_null(list[6].skip);
-	assert_string_equal(list[7].name, "ctxsw");
-	assert_non_null(strstr(list[7].skip, "built-in"));
-	assert_string_equal(list[8].name, "plain"); /* not executable: run, so it is recorded */
-	assert_null(list[8].skip);
-	assert_string_equal(list[9].name, "subdir");
-	assert_non_null(strstr(list[9].skip, "regular file"));
-	assert_string_equal(list[10].name, "zeta");
+	assert_string_equal(list[6].name, "Bad.Name");
+	assert_non_null(list[6].skip);
+	assert_string_equal(list[7].name, "alpha");
+	assert_null(list[7].skip);
+	assert_string_equal(list[8].name, "ctxsw");
+	assert_non_null(strstr(list[8].skip, "built-in"));
+	assert_string_equal(list[9].name, "plain"); /* not executable: run, so it is recorded */
+	assert_null(list[9].skip);
+	assert_string_equal(list[10].name, "subdir");
+	assert_non_null(strstr(list[10].skip, "regular file"));
+	assert_string_equal(list[11].name, "zeta");
 	sched_probes_free(list, n);
 
 	/* a missing probes_d is no error; an empty one means none */
 	assert_int_equal(sched_discover(bin, "/nonexistent/probes.d", &list, &n), 0);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	sched_probes_free(list, n);
 	assert_int_equal(sched_discover(bin, "", &list, &n), 0);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	sched_probes_free(list, n);
 	assert_int_equal(sched_discover(bin, "/etc/hostname", &list, &n), -ENOTDIR);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	sched_probes_free(list, n);
 	free(dirs);
 	free(bin);
@@ -272,6 +273,7 @@ static void test_lifecycle(void **state)
 	fake_probe("life", "map32", "0.6");
 	fake_probe("life", "handoff", "0");
 	fake_probe("life", "stackmem", "0");
+	fake_probe("life", "createscale", "0");
 	config_init(&c);
 	assert_int_equal(config_set(&c, "probe_dir", dir, "t", err, sizeof(err)), 0);
 	assert_int_equal(config_set(&c, "probes_d", "", "t", err, sizeof(err)), 0);
