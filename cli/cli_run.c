@@ -245,6 +245,8 @@ static void format_value(char *buf, size_t len, double v, const char *unit)
 {
 	if (!strcmp(unit, "bytes") && v >= 1 << 20)
 		snprintf(buf, len, "%.1f MiB", v / (1 << 20));
+	else if (!strcmp(unit, "bytes") && v >= 1024)
+		snprintf(buf, len, "%.1f KiB", v / 1024);
 	else if (!strcmp(unit, "ns"))
 		snprintf(buf, len, "%.0f ns", v);
 	else if (!strcmp(unit, "per_s"))
@@ -357,7 +359,7 @@ static void print_host(const json_t *fp)
 	       json_string_value(json_object_get(fp, "virtualization")) ?: "?",
 	       json_is_true(json_object_get(cpu, "fsgsbase")) ? "yes" : "no");
 	print_section("host capabilities", fp, "capabilities");
-	printf("\n%-10s %-8s %8s  %s\n", "PROBE", "STATUS", "TIME", "KEY FIGURES / REASON");
+	printf("\n%-11s %-8s %8s  %s\n", "PROBE", "STATUS", "TIME", "KEY FIGURES / REASON");
 	fflush(stdout);
 }
 
@@ -369,7 +371,7 @@ static void print_row(const char *name, const struct runner_result *r)
 		key_figures_text(name, r->doc, figures, sizeof(figures));
 	else
 		snprintf(figures, sizeof(figures), "%s", r->reason ? r->reason : "");
-	printf("%-10s %-8s %6.1f s  %s\n", name, status_name(r->status), r->wall_s, figures);
+	printf("%-11s %-8s %6.1f s  %s\n", name, status_name(r->status), r->wall_s, figures);
 	fflush(stdout);
 }
 

@@ -78,14 +78,14 @@ const char *const catalog_units[] = {
 	}
 
 /* The memory of an idle thread of one stack kind and size (stackmem). */
-#define STACKMEM(k, sfx, size, what, is_key, lbl, help)                                            \
+#define STACKMEM(k, sfx, size, what, is_key, lbl, help, ...)                                       \
 	{SCALAR("stackmem", k sfx "_bytes_per_thread"),                                            \
 	 .unit = "bytes",                                                                          \
 	 .key = is_key,                                                                            \
 	 .label = lbl,                                                                             \
 	 .description = "Resident memory per idle thread, " what,                                  \
-	 PROM("threadwatch_stack_bytes_per_thread", help, "stack=\"" k "\",size=\"" size "\"",     \
-	      1)},                                                                                 \
+	 PROM("threadwatch_stack_bytes_per_thread", help, "stack=\"" k "\",size=\"" size "\"", 1), \
+	 __VA_ARGS__},                                                                             \
 	{                                                                                          \
 		SCALAR("stackmem", k sfx "_huge_bytes_per_thread"),                                \
 		    .unit = "bytes", .description = "AnonHugePages per idle thread, " what         \
@@ -408,7 +408,7 @@ const struct catalog_metric catalog_metrics[] = {
     CREATORS("nocache", "4", "without glibc's stack cache"),
     /* What an idle thread keeps resident, by stack kind (stackmem). */
     STACKMEM("glibc", "", "default", "stacks glibc maps (MAP_STACK), default size", 0,
-             "Memory per idle thread", STACKMEM_HELP),
+             "Memory per idle thread", STACKMEM_HELP, RUN("per thread", NULL, NULL)),
     STACKMEM("map_stack", "", "default", "own stacks mapped with MAP_STACK, default size", 0, NULL,
              NULL),
     STACKMEM("plain", "", "default", "own stacks mapped without MAP_STACK, default size", 0, NULL,
