@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +28,9 @@
 #include "sysinfo.h"
 
 /* Threads per batch: enough that a page per thread stands out of the
- * noise, few enough that a batch of huge-page stacks stays at 32 MiB. */
+ * noise, few enough that a batch of huge-page stacks stays at 32 MiB. The
+ * huge-page kind runs only with MemAvailable above STACKMEM_MEM_MIN. */
+#define STACKMEM_MEM_MIN (256ull << 20)
 #define STACKMEM_THREADS 16
 #define STACKMEM_QUICK_THREADS 8
 #define STACKMEM_ROUNDS 3
@@ -236,6 +239,21 @@ static void report_thp(struct probe_doc *doc, int nh)
 		probe_info_str(doc, "khugepaged", NULL);
 }
 
+/* MemAvailable, bytes (-1: unknown). */
+static long long mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	long long kb = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
 static void run(struct probe_doc *doc, const struct probe_opts *po)
 {
 	double v[N_ARMS][STACKMEM_ROUNDS], h[N_ARMS][STACKMEM_ROUNDS];
@@ -243,6 +261,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 	int n = po->quick ? STACKMEM_QUICK_THREADS : STACKMEM_THREADS, nh;
 	const char *why = map_stack_nohugepage(&nh);
 	struct stats_rng rng;
+	long long avail;
 	char key[80];
 
 	probe_param_int(doc, "threads", n);
@@ -253,12 +272,25 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 		probe_info_bool(doc, "map_stack_nohugepage", nh);
 	report_thp(doc, nh);
 	stats_rng_seed(&rng, po->seed ^ UINT64_C(0x737461636b6d656d));
+	avail = mem_available();
+	if (avail >= 0 && (unsigned long long)avail < STACKMEM_MEM_MIN) {
+		snprintf(key, sizeof(key), "MemAvailable is %lld MiB, under %llu MiB", avail >> 20,
+		         STACKMEM_MEM_MIN >> 20);
+		probe_info_str(doc, "huge_skipped", key);
+	}
 	for (int round = 0; round < STACKMEM_ROUNDS; round++) {
 		stats_rng_permutation(&rng, perm, N_ARMS);
 		for (size_t i = 0; i < N_ARMS; i++) {
 			size_t a = perm[i];
-			int r = batch_run(&kinds[a % N_KINDS], sizes[a / N_KINDS], n, &v[a][round],
-			                  &h[a][round]);
+			int r;
+
+			if (kinds[a % N_KINDS].huge && avail >= 0 &&
+			    (unsigned long long)avail < STACKMEM_MEM_MIN) {
+				v[a][round] = h[a][round] = NAN;
+				continue;
+			}
+			r = batch_run(&kinds[a % N_KINDS], sizes[a / N_KINDS], n, &v[a][round],
+			              &h[a][round]);
 
 			if (r < 0) {
 				probe_status(doc, PROBE_ERROR, "%s stacks of %zu bytes: %s",
@@ -270,6 +302,9 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 	}
 	for (size_t a = 0; a < N_ARMS; a++) {
 		const char *sfx = a / N_KINDS ? "_2m" : "";
+
+		if (isnan(v[a][0]))
+			continue; /* not measured (huge_skipped says why) */
 
 		snprintf(key, sizeof(key), "%s%s_bytes_per_thread", kinds[a % N_KINDS].name, sfx);
 		probe_scalar(doc, key, stats_median(v[a], STACKMEM_ROUNDS), "bytes");
