@@ -355,16 +355,19 @@ check-systemd: all
 
 # The unit and regress tiers again under ASan and UBSan, built in SAN_B.
 # Left out there: the regress tests named in SANITIZE_SKIP (packaging, the
-# container, the browser, the load test, valgrind, the guard's timing, the
-# lint of published files and the detection simulation measure, package or
-# check files rather than run more code; the retention clock, the splay,
+# package lists, the house rules, the container, the browser, the load
+# test, valgrind, the guard's timing, the lint of published files and the
+# detection simulation measure, package or check files rather than run
+# more code; the honest status's full disk and read-only file (91-faults
+# runs the store's failures under them), the retention clock, the splay,
 # Prometheus, the cohorts and 59's kill loop mostly wait, on code the other
 # scripts run under the sanitizers too; 76-fleet's many daemons, whose
 # fleet client 97-fleet-hostile runs under them); the crash tests kill
 # fewer times.
 SAN_B         ?= $(B)-san
 SANITIZE_SKIP ?= 60-browser 83-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 71-prism 81-detect-sim \
-	93-load 94-valgrind 76-fleet 69-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts
+	93-load 94-valgrind 76-fleet 69-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts \
+	08-packages 09-house 68-daemon-honest-status
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
 	$(MAKE) B=$(SAN_B) SANITIZE=1 check-regress REGRESS_SKIP="$(SANITIZE_SKIP)" \

@@ -30,9 +30,9 @@
 /* Every CPU it may use is busy while creators run: a run stays near a
  * second (rounds x (counts + counts) arms of ARM_S, plus the copies). */
 #define CS_ROUNDS 6
-#define CS_QUICK_ROUNDS 5
+#define CS_QUICK_ROUNDS 4
 #define CS_ARM_S 0.04
-#define CS_QUICK_ARM_S 0.02
+#define CS_QUICK_ARM_S 0.015
 #define CS_BOOT_ITERS 2000
 #define CS_NOCACHE_ENV "GLIBC_TUNABLES=glibc.pthread.stack_cache_size=0"
 /* The hidden option of the copy that runs without the stack cache. */

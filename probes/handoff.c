@@ -30,7 +30,7 @@
 #include "topology.h"
 
 #define HANDOFF_BUDGET_S 3.0
-#define HANDOFF_QUICK_BUDGET_S 0.6
+#define HANDOFF_QUICK_BUDGET_S 0.3
 /* A same-CPU sample lasts about this long; a cross-CPU one longer. */
 #define HANDOFF_SAMPLE_S 0.002
 #define HANDOFF_QUICK_SAMPLE_S 0.001
