@@ -159,8 +159,9 @@ static const char *mechanism(const char *driver, const char *poll_ns, const char
 	return NULL;
 }
 
-/* What decides the cost of waking a CPU, as the host says it. */
-static void report_mechanism(struct probe_doc *doc)
+/* What decides the cost of waking a CPU, as the host says it; 1 when
+ * idle vCPUs halt at once (haltpoll, guest_halt_poll_ns 0). */
+static int report_mechanism(struct probe_doc *doc)
 {
 	static const struct {
 		const char *info, *path;
@@ -191,7 +192,12 @@ static void report_mechanism(struct probe_doc *doc)
 	}
 	probe_info_str(doc, "mechanism",
 	               mechanism(got[0][0] ? got[0] : NULL, got[1][0] ? got[1] : NULL, idle));
+	return !strcmp(got[0], "haltpoll") && !strcmp(got[1], "0");
 }
+
+/* A hand-off across CPUs this many times a switch is worth a fix where the
+ * host shows its cause. */
+#define HANDOFF_FIX_RATIO 4.0
 
 /* The placements this host allows: a pair for each, or why not. */
 static int plan(struct probe_doc *doc, const char *root, struct arm *arms, char *why, size_t whylen)
@@ -321,7 +327,7 @@ static void report_arm(struct probe_doc *doc, const char *name, const double *ns
 }
 
 static void report(struct probe_doc *doc, struct arm *arms, int blocks, uint64_t rounds,
-                   uint64_t seed)
+                   uint64_t seed, int halts)
 {
 	const double *same = arms[TOPO_SAME_CPU].ns;
 	double ratio, ci[2], nearest = NAN, nearest_ci[2] = {NAN, NAN};
@@ -349,6 +355,13 @@ static void report(struct probe_doc *doc, struct arm *arms, int blocks, uint64_t
 	probe_scalar(doc, "cross_ratio_ci_lo", nearest_ci[0], "ratio");
 	probe_scalar(doc, "cross_ratio_ci_hi", nearest_ci[1], "ratio");
 	probe_info_str(doc, "cross_placement", nearest_name);
+	if (halts && nearest > HANDOFF_FIX_RATIO)
+		probe_info_str(
+		    doc, "fix",
+		    "let an idle vCPU poll before it halts: haltpoll.guest_halt_poll_ns=200000 "
+		    "on the guest kernel's command line (or written to "
+		    "/sys/module/haltpoll/parameters/guest_halt_poll_ns) keeps a vCPU awake "
+		    "200 us after it idles, which the host counts as busy time");
 }
 
 static void run(struct probe_doc *doc, const struct probe_opts *po, const char *root)
@@ -359,10 +372,10 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const char *
 	                                 : HANDOFF_BUDGET_S;
 	char why[256];
 	uint64_t rounds;
-	int blocks;
+	int blocks, halts;
 
 	probe_param_double(doc, "budget_s", budget);
-	report_mechanism(doc);
+	halts = report_mechanism(doc);
 	if (plan(doc, root, arms, why, sizeof(why)) < 0) {
 		probe_status(doc, PROBE_SKIPPED, "%s", why);
 		return;
@@ -385,7 +398,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const char *
 		             "a pair of threads could not be started or pinned: %s",
 		             strerror(-blocks));
 	else
-		report(doc, arms, blocks, rounds, po->seed);
+		report(doc, arms, blocks, rounds, po->seed, halts);
 	for (int a = 0; a < N_ARMS; a++)
 		free(arms[a].ns);
 }

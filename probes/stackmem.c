@@ -239,6 +239,42 @@ static void report_thp(struct probe_doc *doc, int nh)
 		probe_info_str(doc, "khugepaged", NULL);
 }
 
+/* What huge pages do to an idle thread here, and the fix: from the kinds
+ * at the default size (glibc, map_stack, plain, huge in kinds[]). */
+static void report_huge(struct probe_doc *doc, double v[][STACKMEM_ROUNDS],
+                        double h[][STACKMEM_ROUNDS], int nh)
+{
+	char buf[512];
+	double glibc = stats_median(h[0], STACKMEM_ROUNDS),
+	       plain = stats_median(h[2], STACKMEM_ROUNDS);
+	double huge = isnan(v[3][0]) ? NAN : stats_median(v[3], STACKMEM_ROUNDS);
+
+	if (glibc > 0 || plain > 0)
+		snprintf(
+		    buf, sizeof(buf),
+		    "huge pages back thread stacks here: %.0f KiB of huge pages per idle thread "
+		    "with glibc's stacks, %.0f KiB with stacks mapped without MAP_STACK",
+		    glibc / 1024, plain / 1024);
+	else if (huge >= 1 << 20)
+		snprintf(
+		    buf, sizeof(buf),
+		    "no stack is on huge pages here; one that THP backs (THP always, or a stack "
+		    "advised MADV_HUGEPAGE) holds %.0f KiB per idle thread, measured",
+		    huge / 1024);
+	else
+		buf[0] = '\0';
+	probe_info_str(doc, "huge_pages", buf[0] ? buf : NULL);
+	if (glibc > 0 || plain > 0 || huge >= 1 << 20)
+		probe_info_str(doc, "fix",
+		               nh == 1
+		                   ? "map thread stacks with MAP_STACK (this kernel gives them "
+		                     "VM_NOHUGEPAGE), keep THP at madvise, or keep stacks under "
+		                     "2 MiB; glibc 2.38+: glibc.pthread.stack_hugetlb=0"
+		                   : "keep THP at madvise or never, or keep stacks under 2 MiB; "
+		                     "glibc 2.38+: glibc.pthread.stack_hugetlb=0 (this kernel does "
+		                     "not exempt MAP_STACK stacks: Linux 6.7 and later do)");
+}
+
 /* MemAvailable, bytes (-1: unknown). */
 static long long mem_available(void)
 {
@@ -300,6 +336,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 			}
 		}
 	}
+	report_huge(doc, v, h, nh);
 	for (size_t a = 0; a < N_ARMS; a++) {
 		const char *sfx = a / N_KINDS ? "_2m" : "";
 

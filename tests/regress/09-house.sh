@@ -31,4 +31,10 @@ ok "no source file is over 1,200 lines"
 [ -f "$SRC/LICENSE" ] || fail "no LICENSE"
 grep -q '^License: MIT' "$SRC/debian/copyright" && grep -q '^MIT License' "$SRC/LICENSE" ||
 	fail "LICENSE does not hold the licence debian/copyright declares"
-ok "LICENSE holds the MIT licence that debian/copyright declares"
+# the same holder and year, and word for word the same text
+holder=$(sed -n 's/^Copyright: //p' "$SRC/debian/copyright" | head -n1)
+grep -qxF "Copyright (c) $holder" "$SRC/LICENSE" || fail "LICENSE does not name $holder"
+diff <(sed -n '/^License: MIT/,/^[^ ]/p' "$SRC/debian/copyright" | sed -n '/^ /p' | sed 's/^ //; s/^\.$//') \
+	<(sed '1,/^Copyright (c)/d' "$SRC/LICENSE" | sed '1{/^$/d}') >/dev/null ||
+	fail "LICENSE's text differs from debian/copyright's"
+ok "LICENSE holds the MIT licence, holder and text that debian/copyright declares"

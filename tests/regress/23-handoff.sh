@@ -33,7 +33,12 @@ check(.info.aa_biased == ((sc("aa_ratio_ci_lo") <= 1 and 1 <= sc("aa_ratio_ci_hi
 ([.info | to_entries[] | select(.key | endswith("_cpus")) | select(.value != null) | .key] | length) as $n |
   check($n >= 2; "fewer than two placements"),
 check(.info.cpuidle_driver == null or (.info.cpuidle_driver | type) == "string"; "cpuidle_driver"),
-check(.info.idle_param | type == "string"; "idle_param")
+check(.info.idle_param | type == "string"; "idle_param"),
+# where idle vCPUs halt at once and a hand-off is dear, the fix is named
+(if .info.cpuidle_driver == "haltpoll" and .info.haltpoll_guest_halt_poll_ns == "0" and sc("cross_ratio") > 4 then
+   check(.info.fix | type == "string" and contains("guest_halt_poll_ns"); "no fix for a halting vCPU: \(.info.fix)")
+ elif (.info.cpuidle_driver != "haltpoll") then check(.info.fix == null; "a fix without haltpoll: \(.info.fix)")
+ else empty end)
 '
 verify() {
 	local bad

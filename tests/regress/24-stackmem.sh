@@ -37,7 +37,13 @@ check(.info.huge_skipped == null or (.scalars.huge_bytes_per_thread == null); "h
  elif .info.thp_enabled == "always" then
    check(.info.khugepaged | startswith("THP always: khugepaged may later collapse"); "khugepaged: \(.info.khugepaged)")
  else empty end),
-check(.info.mthp_sizes | type == "string"; "mthp_sizes")
+check(.info.mthp_sizes | type == "string"; "mthp_sizes"),
+# huge pages named with their cost and the fix, wherever a stack gets them
+(if (sc("glibc_huge_bytes_per_thread") > 0 or sc("plain_huge_bytes_per_thread") > 0 or
+     (sc("huge_bytes_per_thread") // 0) >= 1048576) then
+   check(.info.huge_pages | type == "string" and test("[0-9]+ KiB"); "huge_pages: \(.info.huge_pages)"),
+   check(.info.fix | type == "string" and contains("glibc.pthread.stack_hugetlb=0"); "fix: \(.info.fix)")
+ else check(.info.fix == null; "a fix without huge pages: \(.info.fix)") end)
 ' "$TW_TMP/s.json") || fail "jq failed"
 [ -z "$bad" ] || fail "$bad: $(jq -c '{scalars: (.scalars | map_values(.value)), info}' "$TW_TMP/s.json")"
 ok "per idle thread: $(jq -c '{glibc: .scalars.glibc_bytes_per_thread.value, map_stack: .scalars.map_stack_bytes_per_thread.value,
