@@ -75,6 +75,10 @@
 #define MAP32_STACK_SHARE 8
 /* A tenth of the budget is kept for tearing down. */
 #define MAP32_RESERVE 0.1
+/* Nothing is measured before the window is full, so its fill may take at
+ * least this long however small the budget (127 stacks take a few ms; a
+ * 10 ms budget on a busy host or under a sanitizer must not fail a run). */
+#define MAP32_FILL_MIN_S 2.0
 /* Pages unmapped per munmap() when tearing down: the split mappings hold
  * up to one VMA per page, and one munmap() over 16,000 of them ran 8.4 ms
  * in the kernel here, a stretch in which, on a kernel without kernel
@@ -123,7 +127,8 @@ struct map32_ctx {
 	size_t stack_bytes;
 	size_t len; /* stack plus guard */
 	uint64_t max_map_count;
-	uint64_t deadline; /* of the window fill */
+	uint64_t deadline;      /* of the ladders */
+	uint64_t fill_deadline; /* of the window fill */
 	/* The filled window. */
 	void **stacks;
 	size_t n_stacks, cap_stacks;
@@ -235,7 +240,7 @@ static int fill_window(struct map32_ctx *c, uint64_t vma_cap)
 		void *p;
 		int r;
 
-		if (clock_ns() > c->deadline) {
+		if (clock_ns() > c->fill_deadline) {
 			c->window_stopped_by = "budget";
 			return 0;
 		}
@@ -973,6 +978,8 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	c->len = c->stack_bytes + c->page;
 	c->max_map_count = l.max_map_count ? l.max_map_count : 65530;
 	c->deadline = t0 + (uint64_t)(budget * (1 - MAP32_RESERVE) * 1e9);
+	c->fill_deadline =
+	    t0 + (uint64_t)(fmax(budget * (1 - MAP32_RESERVE), MAP32_FILL_MIN_S) * 1e9);
 	c->ladders[LADDER_RETRY] =
 	    (struct ladder){.name = "retry", .call = CALL_RETRY, .stopped_by = "target"};
 	c->ladders[LADDER_FAIL] =

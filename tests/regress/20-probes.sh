@@ -31,8 +31,9 @@ run() {
 	[ $# -gt 0 ] && shift
 	args=("$@")
 	start=$(date +%s.%N)
-	env "${envs[@]}" "$bin" --quick "${args[@]}" >"$out" 2>"$out.err" ||
-		fail "$(basename "$bin") ${envs[*]} ${args[*]}: exit $? ($(cat "$out.err"))"
+	local rc=0
+	env "${envs[@]}" "$bin" --quick "${args[@]}" >"$out" 2>"$out.err" || rc=$?
+	[ "$rc" = 0 ] || fail "$(basename "$bin") ${envs[*]} ${args[*]}: exit $rc ($(cat "$out.err"); stdout: $(head -c 400 "$out"))"
 	end=$(date +%s.%N)
 	jq -e 'type == "object"' "$out" >/dev/null || fail "$(basename "$bin"): output is not a JSON object"
 	echo "ran $(basename "$bin") ${envs[*]} ${args[*]} in $(echo "$end - $start" | bc) s" \
