@@ -61,6 +61,31 @@ int sys_read_line(const char *path, char *buf, size_t len)
 	return r;
 }
 
+int sys_procs_running(const char *path, long *n)
+{
+	char line[256];
+	FILE *f = fopen(path ? path : "/proc/stat", "re");
+	int r = -ENODATA;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		long v;
+
+		if (strncmp(line, "procs_running ", 14))
+			continue;
+		errno = 0;
+		v = strtol(line + 14, &end, 10);
+		r = errno || end == line + 14 || v < 0 || (*end != '\n' && *end) ? -EINVAL : 0;
+		if (!r)
+			*n = v;
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
 /* Parses a decimal unsigned integer with optional surrounding blanks;
  * "max" is UINT64_MAX. */
 static int parse_u64(const char *s, uint64_t *out)

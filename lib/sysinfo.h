@@ -45,6 +45,11 @@ int sys_task_switched_in(int tid, unsigned long long *count);
  * -errno. Reads /proc files such as maps in one pass without parsing. */
 long sys_count_lines_at(int dirfd, const char *name);
 
+/* The tasks runnable on the host right now: procs_running of a
+ * /proc/stat-format file (path NULL: /proc/stat). 0, or -errno (-ENODATA
+ * when the file has no such line). */
+int sys_procs_running(const char *path, long *n);
+
 /* Default pthread stack size as glibc picks it: RLIMIT_STACK, or 2 MiB
  * when unlimited, rounded to pages. */
 size_t sys_default_stack_size(void);

@@ -9,6 +9,9 @@
  * it (glibc.pthread.stack_cache_size=0, which glibc reads at start-up: a
  * copy of this program runs those in a process of its own), in rounds of a
  * fresh random order; the efficiency's 95% CI comes from the rounds.
+ * Creators keep CPUs busy, so they run only on CPUs the host leaves idle:
+ * procs_running is sampled first, and a host without two idle CPUs is
+ * skipped with what it ran.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,6 +38,10 @@
 #define CS_QUICK_ARM_S 0.015
 #define CS_BOOT_ITERS 2000
 #define CS_NOCACHE_ENV "GLIBC_TUNABLES=glibc.pthread.stack_cache_size=0"
+/* The quiet-host check: procs_running sampled this many times, this far
+ * apart (0.1 s), before the creators start. */
+#define CS_QUIET_SAMPLES 21
+#define CS_QUIET_GAP_US 5000
 /* The hidden option of the copy that runs without the stack cache. */
 #define CS_CHILD_OPT "--nocache-child"
 
@@ -44,6 +51,10 @@ struct creator {
 	int *go; /* futex word: 1 starts the creators, 2 sends them home */
 	unsigned long creates;
 	int err;
+};
+
+struct cs_opts {
+	const char *proc_stat; /* /proc/stat unless a test points elsewhere */
 };
 
 static void *nothing(void *p)
@@ -116,6 +127,65 @@ static int pick_cpus(int *cpus)
 			if (CPU_ISSET(c, &set) && (pass == 1) == (c == 0))
 				cpus[n++] = c;
 	return n;
+}
+
+/* What else the host runs: the median of procs_running over the samples,
+ * less this thread. 0, or -errno. */
+static int others_running(const char *path, double *others)
+{
+	double v[CS_QUIET_SAMPLES];
+
+	for (int i = 0; i < CS_QUIET_SAMPLES; i++) {
+		long n;
+		int r = sys_procs_running(path, &n);
+
+		if (r < 0)
+			return r;
+		v[i] = (double)n;
+		if (i + 1 < CS_QUIET_SAMPLES)
+			usleep(CS_QUIET_GAP_US);
+	}
+	*others = fmax(stats_median(v, CS_QUIET_SAMPLES) - 1, 0);
+	return 0;
+}
+
+/* How many of the `counts` creators the host has idle CPUs for; below 2
+ * the run is skipped (the document says why). */
+static int quiet_creators(struct probe_doc *doc, const char *path, int counts)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	double others;
+	int r = others_running(path, &others), room;
+	char msg[160];
+
+	if (r < 0) {
+		/* Unchecked, it takes no more than the least it needs. */
+		snprintf(msg, sizeof(msg), "not made: %s: %s", path ? path : "/proc/stat",
+		         strerror(-r));
+		probe_info_str(doc, "quiet_check", msg);
+		return counts < 2 ? counts : 2;
+	}
+	probe_info_num(doc, "others_running", others);
+	room = online - (long)others;
+	if (room < 2) {
+		probe_status(doc, PROBE_SKIPPED,
+		             "the host is busy: %g other tasks runnable on %ld CPUs (median of "
+		             "procs_running over %d samples in %.1f s); creators at once would "
+		             "take CPUs its work needs",
+		             others, online, CS_QUIET_SAMPLES,
+		             CS_QUIET_SAMPLES * CS_QUIET_GAP_US / 1e6);
+		return 0;
+	}
+	if (room < counts) {
+		snprintf(msg, sizeof(msg),
+		         "%g other tasks runnable on %ld CPUs: %d creators at most, not %d", others,
+		         online, room, counts);
+		probe_info_str(doc, "quiet_check", msg);
+		return room;
+	}
+	snprintf(msg, sizeof(msg), "%g other tasks runnable on %ld CPUs", others, online);
+	probe_info_str(doc, "quiet_check", msg);
+	return counts;
 }
 
 /* The copy of this program without the stack cache: one round of every
@@ -219,7 +289,7 @@ static void report(struct probe_doc *doc, const char *cache, int counts,
 	}
 }
 
-static void run(struct probe_doc *doc, const struct probe_opts *po)
+static void run(struct probe_doc *doc, const struct probe_opts *po, const struct cs_opts *co)
 {
 	double cached[CS_ROUNDS][CS_MAX_CREATORS + 1], nocache[CS_ROUNDS][CS_MAX_CREATORS + 1];
 	int cpus[CS_MAX_CREATORS], counts = pick_cpus(cpus);
@@ -235,6 +305,9 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 		    counts < 0 ? 0 : counts);
 		return;
 	}
+	counts = quiet_creators(doc, co->proc_stat, counts);
+	if (counts < 2)
+		return;
 	for (int i = 0; i < counts; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? "," : "",
 		         cpus[i]);
@@ -275,8 +348,19 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 	}
 }
 
+static int set_proc_stat(const char *arg, void *ctx)
+{
+	((struct cs_opts *)ctx)->proc_stat = arg;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	struct cs_opts co = {0};
+	const struct probe_opt_ext ext[] = {
+	    {"proc-stat", "a file in /proc/stat's format to read procs_running from (tests)", 1,
+	     set_proc_stat, &co},
+	};
 	struct probe_opts po;
 	struct probe_doc *doc;
 	int rc;
@@ -289,11 +373,11 @@ int main(int argc, char **argv)
 	if (probe_parse_args(argc, argv,
 	                     "Times thread creation by 1, 2 (up to 4) creators at once, each on a "
 	                     "CPU of its own, with glibc's stack cache and without it.",
-	                     &po, NULL, 0) < 0)
+	                     &po, ext, sizeof(ext) / sizeof(ext[0])) < 0)
 		return 2;
 	doc = probe_doc_new("createscale");
 	probe_param_bool(doc, "quick", po.quick);
-	run(doc, &po);
+	run(doc, &po, &co);
 	rc = probe_emit(doc);
 	probe_doc_free(doc);
 	return rc;

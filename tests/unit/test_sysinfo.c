@@ -1,0 +1,112 @@
+/*
+ * test_sysinfo: sys_procs_running() (lib/sysinfo.c) on /proc/stat-format
+ * files of the test's own: the line among the others, a missing line,
+ * a value that is not a count, a missing file, and the host's own file.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sysinfo.h"
+
+static char path[64];
+
+static void put(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/test_sysinfo.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+static void test_found_among_others(void **state)
+{
+	long n = -1;
+
+	(void)state;
+	put("cpu  10 0 20 300 0 0 0 0 0 0\ncpu0 5 0 10 150 0 0 0 0 0 0\nintr 123 4 5\n"
+	    "ctxt 98765\nbtime 1700000000\nprocesses 4321\nprocs_running 7\n"
+	    "procs_blocked 2\nsoftirq 1 2 3\n");
+	assert_int_equal(sys_procs_running(path, &n), 0);
+	assert_int_equal(n, 7);
+	/* the last line, without a newline */
+	put("ctxt 1\nprocs_running 12");
+	assert_int_equal(sys_procs_running(path, &n), 0);
+	assert_int_equal(n, 12);
+}
+
+static void test_refused(void **state)
+{
+	static const char *const bad[] = {
+	    "procs_running x\n",
+	    "procs_running 3 4\n",
+	    "procs_running -1\n",
+	    "procs_running \n",
+	    "procs_running 99999999999999999999999\n",
+	};
+	long n = 5;
+
+	(void)state;
+	put("cpu 1 2 3\nprocs_blocked 0\n");
+	assert_int_equal(sys_procs_running(path, &n), -ENODATA);
+	/* a name that only begins like it */
+	put("procs_running_total 3\n");
+	assert_int_equal(sys_procs_running(path, &n), -ENODATA);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put(bad[i]);
+		assert_int_equal(sys_procs_running(path, &n), -EINVAL);
+	}
+	assert_int_equal(n, 5);
+	assert_int_equal(sys_procs_running("/nonexistent/stat", &n), -ENOENT);
+}
+
+static void test_host(void **state)
+{
+	long n = -1;
+
+	(void)state;
+	if (access("/proc/stat", R_OK) < 0)
+		skip();
+	/* this test's own thread is running while it reads */
+	assert_int_equal(sys_procs_running(NULL, &n), 0);
+	assert_true(n >= 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_found_among_others, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+	    cmocka_unit_test(test_host),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
