@@ -119,7 +119,7 @@ CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson, zlib and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
-	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/detect.c \
+	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
 	lib/contention.c
 # probes/lib/: what only the probes use.

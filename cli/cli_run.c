@@ -431,6 +431,10 @@ static json_t *inputs_from(const json_t *fp, json_t *entries)
 		inputs =
 		    rec_inputs_build(fp, json_object_get(ok, "ctxsw"), json_object_get(ok, "map32"),
 		                     json_object_get(ok, "threads"), &w);
+	if (inputs)
+		rec_inputs_costs(inputs, json_object_get(entries, "createscale"),
+		                 json_object_get(entries, "handoff"),
+		                 json_object_get(entries, "stackmem"));
 	json_object_foreach(entries, name, doc) if (inputs && entry_failed(doc))
 	{
 		int kind = failure_kind_parse(json_string_value(json_object_get(doc, "failure")));

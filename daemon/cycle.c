@@ -332,6 +332,8 @@ static void recommend(struct sched *s, const struct config *c)
 	inputs =
 	    rec_inputs_build(s->fp, json_object_get(docs, "ctxsw"), json_object_get(docs, "map32"),
 	                     json_object_get(docs, "threads"), &w);
+	rec_inputs_costs(inputs, json_object_get(docs, "createscale"),
+	                 json_object_get(docs, "handoff"), json_object_get(docs, "stackmem"));
 	note_unavailable(c, failed, inputs, ids);
 	result = rec_compute(inputs, err, sizeof(err));
 	if (!result) {

@@ -24,13 +24,6 @@
 
 /* --- validated inputs -------------------------------------------------- */
 
-enum {
-	F_REQUIRED = 1 << 0, /* must be present when its section is */
-	F_POSITIVE = 1 << 1, /* > 0 (all numbers must be >= 0) */
-	F_WHOLE = 1 << 2,    /* a whole number */
-	F_NULL = 1 << 3,     /* null means unknown */
-};
-
 /* Every scalar field of the inputs: one table drives parsing and checks. */
 static const struct rec_field {
 	const char *section;
@@ -39,24 +32,25 @@ static const struct rec_field {
 	double max; /* 0: no upper bound */
 	size_t offset;
 } rec_fields[] = {
-    {"workload", "threads", F_WHOLE, REC_MAX_THREADS, offsetof(struct rec_in, threads)},
-    {"workload", "stack_bytes", F_POSITIVE, 0, offsetof(struct rec_in, stack_bytes)},
-    {"workload", "switches_per_thread", F_NULL, 0, offsetof(struct rec_in, spt)},
-    {"workload", "creates_per_second", F_NULL | F_POSITIVE, 0, offsetof(struct rec_in, cps)},
-    {"workload", "switches_per_second", F_NULL, 0, offsetof(struct rec_in, sps)},
-    {"ctxsw", "low_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, low_ns)},
-    {"ctxsw", "high_ns", F_REQUIRED | F_POSITIVE, 0, offsetof(struct rec_in, high_ns)},
+    {"workload", "threads", REC_F_WHOLE, REC_MAX_THREADS, offsetof(struct rec_in, threads)},
+    {"workload", "stack_bytes", REC_F_POSITIVE, 0, offsetof(struct rec_in, stack_bytes)},
+    {"workload", "switches_per_thread", REC_F_NULL, 0, offsetof(struct rec_in, spt)},
+    {"workload", "creates_per_second", REC_F_NULL | REC_F_POSITIVE, 0,
+     offsetof(struct rec_in, cps)},
+    {"workload", "switches_per_second", REC_F_NULL, 0, offsetof(struct rec_in, sps)},
+    {"ctxsw", "low_ns", REC_F_REQUIRED | REC_F_POSITIVE, 0, offsetof(struct rec_in, low_ns)},
+    {"ctxsw", "high_ns", REC_F_REQUIRED | REC_F_POSITIVE, 0, offsetof(struct rec_in, high_ns)},
     {"ctxsw", "ratio", 0, 0, offsetof(struct rec_in, ratio)},
-    {"ctxsw", "equivalence_margin", F_POSITIVE, 0, offsetof(struct rec_in, margin)},
-    {"ctxsw", "selector_ratio", F_POSITIVE, 0, offsetof(struct rec_in, sel_ratio)},
-    {"ctxsw", "selector_child_ratio", F_POSITIVE, 0, offsetof(struct rec_in, sel_child_ratio)},
+    {"ctxsw", "equivalence_margin", REC_F_POSITIVE, 0, offsetof(struct rec_in, margin)},
+    {"ctxsw", "selector_ratio", REC_F_POSITIVE, 0, offsetof(struct rec_in, sel_ratio)},
+    {"ctxsw", "selector_child_ratio", REC_F_POSITIVE, 0, offsetof(struct rec_in, sel_child_ratio)},
     {"map32", "window_bytes", 0, REC_MAX_WINDOW, offsetof(struct rec_in, window)},
     {"map32", "window_vmas", 0, 0, offsetof(struct rec_in, window_vmas)},
     {"map32", "outside_vmas", 0, 0, offsetof(struct rec_in, outside_vmas)},
-    {"map32", "capacity_stacks", F_WHOLE, 0, offsetof(struct rec_in, capacity_stacks)},
-    {"map32", "stack_bytes", F_POSITIVE, 0, offsetof(struct rec_in, capacity_stack_bytes)},
-    {"cpu", "family", F_NULL, 0, offsetof(struct rec_in, family)},
-    {"cpu", "model", F_NULL, 0, offsetof(struct rec_in, model)},
+    {"map32", "capacity_stacks", REC_F_WHOLE, 0, offsetof(struct rec_in, capacity_stacks)},
+    {"map32", "stack_bytes", REC_F_POSITIVE, 0, offsetof(struct rec_in, capacity_stack_bytes)},
+    {"cpu", "family", REC_F_NULL, 0, offsetof(struct rec_in, family)},
+    {"cpu", "model", REC_F_NULL, 0, offsetof(struct rec_in, model)},
 };
 
 static const struct rec_curve_field {
@@ -72,9 +66,8 @@ static const struct rec_curve_field {
     {"threads", "high_create_ns", offsetof(struct rec_in, high_create)},
 };
 
-/* A section: absent or null is "missing" (NULL), anything else must be an object. */
-static int section_get(const json_t *in, const char *name, const json_t **out, char *err,
-                       size_t errlen)
+int rec_section_get(const json_t *in, const char *name, const json_t **out, char *err,
+                    size_t errlen)
 {
 	const json_t *v = json_object_get(in, name);
 
@@ -87,8 +80,8 @@ static int section_get(const json_t *in, const char *name, const json_t **out, c
 	return 0;
 }
 
-static int number_check(const json_t *v, const char *what, unsigned flags, double max, double *out,
-                        char *err, size_t errlen)
+int rec_number_check(const json_t *v, const char *what, unsigned flags, double max, double *out,
+                     char *err, size_t errlen)
 {
 	double d;
 
@@ -99,9 +92,9 @@ static int number_check(const json_t *v, const char *what, unsigned flags, doubl
 		return errbuf_set(err, errlen, -EINVAL, "%s: must be a finite number", what);
 	if (d < 0)
 		return errbuf_set(err, errlen, -EINVAL, "%s: must not be negative", what);
-	if ((flags & F_POSITIVE) && d == 0)
+	if ((flags & REC_F_POSITIVE) && d == 0)
 		return errbuf_set(err, errlen, -EINVAL, "%s: must be positive", what);
-	if ((flags & F_WHOLE) && d != floor(d))
+	if ((flags & REC_F_WHOLE) && d != floor(d))
 		return errbuf_set(err, errlen, -EINVAL, "%s: must be a whole number", what);
 	if (max > 0 && d > max)
 		return errbuf_set(err, errlen, -EINVAL, "%s: must be at most %.0f", what, max);
@@ -117,12 +110,12 @@ static int field_parse(const json_t *sect, const struct rec_field *f, struct rec
 	char what[128];
 
 	snprintf(what, sizeof(what), "%s.%s", f->section, f->key);
-	if (!v || ((f->flags & F_NULL) && json_is_null(v))) {
-		if (!v && (f->flags & F_REQUIRED))
+	if (!v || ((f->flags & REC_F_NULL) && json_is_null(v))) {
+		if (!v && (f->flags & REC_F_REQUIRED))
 			return errbuf_set(err, errlen, -EINVAL, "%s: missing", what);
 		return 0;
 	}
-	if (number_check(v, what, f->flags, f->max, &num->v, err, errlen) < 0)
+	if (rec_number_check(v, what, f->flags, f->max, &num->v, err, errlen) < 0)
 		return -EINVAL;
 	num->set = 1;
 	return 0;
@@ -152,7 +145,8 @@ static int curve_parse(const json_t *arr, const char *what, struct rec_curve *c,
 			                  what, i);
 		for (int k = 0; k < 2; k++) {
 			snprintf(at, sizeof(at), "%s[%zu]: %c", what, i, k ? 'y' : 'x');
-			if (number_check(json_array_get(p, k), at, 0, 0, &xy[k], err, errlen) < 0)
+			if (rec_number_check(json_array_get(p, k), at, 0, 0, &xy[k], err, errlen) <
+			    0)
 				return -EINVAL;
 		}
 		if (xy[0] <= prev)
@@ -171,25 +165,27 @@ static int curve_parse(const json_t *arr, const char *what, struct rec_curve *c,
 }
 
 /* ctxsw.KEY: absent, null, or [lo, hi] with 0 <= lo <= hi. */
-static int ci_parse(const json_t *ctxsw, const char *key, int *have, double *lo, double *hi,
-                    char *err, size_t errlen)
+int rec_ci_parse(const json_t *sect, const char *section, const char *key, int *have, double *lo,
+                 double *hi, char *err, size_t errlen)
 {
-	const json_t *ci = json_object_get(ctxsw, key);
+	const json_t *ci = json_object_get(sect, key);
 	double b[2];
 
 	if (!ci || json_is_null(ci))
 		return 0;
 	if (!json_is_array(ci) || json_array_size(ci) != 2)
-		return errbuf_set(err, errlen, -EINVAL, "ctxsw.%s: must be an array [lo, hi]", key);
+		return errbuf_set(err, errlen, -EINVAL, "%s.%s: must be an array [lo, hi]", section,
+		                  key);
 	for (int k = 0; k < 2; k++) {
-		char what[64];
+		char what[128];
 
-		snprintf(what, sizeof(what), "ctxsw.%s[%d]", key, k);
-		if (number_check(json_array_get(ci, k), what, 0, 0, &b[k], err, errlen) < 0)
+		snprintf(what, sizeof(what), "%s.%s[%d]", section, key, k);
+		if (rec_number_check(json_array_get(ci, k), what, 0, 0, &b[k], err, errlen) < 0)
 			return -EINVAL;
 	}
 	if (b[0] > b[1])
-		return errbuf_set(err, errlen, -EINVAL, "ctxsw.%s: lo must not exceed hi", key);
+		return errbuf_set(err, errlen, -EINVAL, "%s.%s: lo must not exceed hi", section,
+		                  key);
 	*have = 1;
 	*lo = b[0];
 	*hi = b[1];
@@ -198,15 +194,16 @@ static int ci_parse(const json_t *ctxsw, const char *key, int *have, double *lo,
 
 static int ctxsw_ci_parse(const json_t *ctxsw, struct rec_in *in, char *err, size_t errlen)
 {
-	if (ci_parse(ctxsw, "ratio_ci95", &in->have_ci, &in->ci_lo, &in->ci_hi, err, errlen) < 0 ||
-	    ci_parse(ctxsw, "ratio_ci90", &in->have_ci90, &in->ci90_lo, &in->ci90_hi, err, errlen) <
-	        0 ||
-	    ci_parse(ctxsw, "selector_ratio_ci95", &in->have_sel_ci, &in->sel_lo, &in->sel_hi, err,
-	             errlen) < 0 ||
-	    ci_parse(ctxsw, "selector_child_ratio_ci95", &in->have_selc_ci, &in->selc_lo,
-	             &in->selc_hi, err, errlen) < 0 ||
-	    ci_parse(ctxsw, "aa_ratio_ci95", &in->have_aa_ci, &in->aa_lo, &in->aa_hi, err, errlen) <
-	        0)
+	if (rec_ci_parse(ctxsw, "ctxsw", "ratio_ci95", &in->have_ci, &in->ci_lo, &in->ci_hi, err,
+	                 errlen) < 0 ||
+	    rec_ci_parse(ctxsw, "ctxsw", "ratio_ci90", &in->have_ci90, &in->ci90_lo, &in->ci90_hi,
+	                 err, errlen) < 0 ||
+	    rec_ci_parse(ctxsw, "ctxsw", "selector_ratio_ci95", &in->have_sel_ci, &in->sel_lo,
+	                 &in->sel_hi, err, errlen) < 0 ||
+	    rec_ci_parse(ctxsw, "ctxsw", "selector_child_ratio_ci95", &in->have_selc_ci,
+	                 &in->selc_lo, &in->selc_hi, err, errlen) < 0 ||
+	    rec_ci_parse(ctxsw, "ctxsw", "aa_ratio_ci95", &in->have_aa_ci, &in->aa_lo, &in->aa_hi,
+	                 err, errlen) < 0)
 		return -EINVAL;
 	if (in->margin.set && in->margin.v >= 0.5)
 		return errbuf_set(err, errlen, -EINVAL,
@@ -247,7 +244,7 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 	if (!json_is_object(inputs))
 		return errbuf_set(err, errlen, -EINVAL, "inputs: must be a JSON object");
 	for (i = 0; i < sizeof(rec_fields) / sizeof(rec_fields[0]); i++) {
-		if (section_get(inputs, rec_fields[i].section, &sect, err, errlen) < 0)
+		if (rec_section_get(inputs, rec_fields[i].section, &sect, err, errlen) < 0)
 			return -EINVAL;
 		if (sect && field_parse(sect, &rec_fields[i], in, err, errlen) < 0)
 			return -EINVAL;
@@ -258,7 +255,7 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 		const json_t *arr;
 		char what[128];
 
-		if (section_get(inputs, f->section, &sect, err, errlen) < 0)
+		if (rec_section_get(inputs, f->section, &sect, err, errlen) < 0)
 			return -EINVAL;
 		arr = sect ? json_object_get(sect, f->key) : NULL;
 		if (!arr || json_is_null(arr))
@@ -267,17 +264,17 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 		if (curve_parse(arr, what, c, err, errlen) < 0)
 			return -EINVAL;
 	}
-	if (section_get(inputs, "workload", &sect, err, errlen) < 0)
+	if (rec_section_get(inputs, "workload", &sect, err, errlen) < 0)
 		return -EINVAL;
 	if (in->sps.set && !in->cps.set)
 		return errbuf_set(err, errlen, -EINVAL,
 		                  "workload.switches_per_second: needs workload.creates_per_second "
 		                  "(a rate of switches against a one-off create cost has no "
 		                  "break-even)");
-	if (section_get(inputs, "cpu", &sect, err, errlen) < 0 ||
+	if (rec_section_get(inputs, "cpu", &sect, err, errlen) < 0 ||
 	    (sect && cpu_parse(sect, in, err, errlen) < 0))
 		return -EINVAL;
-	if (section_get(inputs, "ctxsw", &sect, err, errlen) < 0)
+	if (rec_section_get(inputs, "ctxsw", &sect, err, errlen) < 0)
 		return -EINVAL;
 	in->have_ctxsw = sect != NULL;
 	if (sect && ctxsw_ci_parse(sect, in, err, errlen) < 0)
@@ -710,11 +707,12 @@ json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
 {
 	struct rec_in in;
 	struct rec_model m;
-	json_t *res = NULL;
+	json_t *res = NULL, *costs = NULL;
 	const char *arch;
 
 	if (rec_in_parse(inputs, &in, err, errlen) < 0 ||
-	    rec_arch_parse(inputs, &arch, err, errlen) < 0)
+	    rec_arch_parse(inputs, &arch, err, errlen) < 0 ||
+	    rec_costs_build(inputs, &costs, err, errlen) < 0)
 		goto out;
 	model_inputs(&m, &in);
 	model_figures(&m);
@@ -722,6 +720,7 @@ json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
 	res = result_build(&m);
 	rec_failed_apply(&in.failed, inputs, res, in.ctxsw_why ? "ctxsw" : NULL);
 	rec_arch_apply(arch, res);
+	json_object_set_new(res, "costs", costs);
 out:
 	rec_in_free(&in);
 	return res;

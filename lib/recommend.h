@@ -40,6 +40,13 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
                          const json_t *map32_doc, const json_t *threads_doc,
                          const struct rec_workload *w);
 
+/* Adds what result.costs reads to the inputs: inputs.createscale,
+ * inputs.handoff and inputs.stackmem from those probes' latest documents
+ * (any may be NULL: no section), or {"unmeasured": "STATUS: REASON"}
+ * for a document that is not ok. */
+void rec_inputs_costs(json_t *inputs, const json_t *createscale, const json_t *handoff,
+                      const json_t *stackmem);
+
 /* 1 when the recommendation reads this probe's figures (ctxsw, map32,
  * threads). */
 int rec_inputs_needed(const char *probe);

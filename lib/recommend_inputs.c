@@ -243,6 +243,75 @@ json_t *rec_inputs_build(const json_t *fingerprint, const json_t *ctxsw_doc,
 	return in;
 }
 
+/* --- the figures of result.costs ---------------------------------------- */
+
+/* What each probe gives result.costs: scalars by their catalogue names,
+ * CIs (KEY_ci_lo and KEY_ci_hi as KEY_ci95) and info entries, each under
+ * inputs.PROBE as the probe names it. */
+static const struct {
+	const char *probe;
+	const char *scalars[6], *cis[3], *info[4];
+} cost_inputs[] = {
+    {"createscale",
+     {"cached_1_rate", "nocache_1_rate", "cached_2_efficiency", "nocache_2_efficiency"},
+     {"cached_2_efficiency", "nocache_2_efficiency"},
+     {NULL}},
+    {"handoff",
+     {"same_cpu_ns", "cross_ratio"},
+     {"cross_ratio"},
+     {"cross_placement", "mechanism", "fix"}},
+    {"stackmem",
+     {"glibc_bytes_per_thread", "glibc_huge_bytes_per_thread", "plain_bytes_per_thread",
+      "plain_huge_bytes_per_thread", "huge_bytes_per_thread"},
+     {NULL},
+     {"thp_enabled", "map_stack_nohugepage", "fix"}},
+};
+
+/* inputs.PROBE.unmeasured: "skipped: REASON" for a document not ok. */
+static json_t *cost_unmeasured(const json_t *doc)
+{
+	const char *st = protocol_status(doc);
+	const char *why = json_string_value(json_object_get(doc, "reason"));
+	char *s;
+	json_t *o;
+
+	xasprintf(&s, "%s: %s", st ? st : "unreadable", why ? why : "no reason given");
+	o = json_pack("{s:s}", "unmeasured", s);
+	free(s);
+	return o;
+}
+
+void rec_inputs_costs(json_t *inputs, const json_t *createscale, const json_t *handoff,
+                      const json_t *stackmem)
+{
+	const json_t *docs[] = {createscale, handoff, stackmem};
+
+	for (size_t i = 0; i < sizeof(cost_inputs) / sizeof(cost_inputs[0]); i++) {
+		const json_t *doc = docs[i], *info = json_object_get(docs[i], "info");
+		json_t *o;
+
+		if (!doc)
+			continue;
+		if (!doc_ok(doc)) {
+			json_object_set_new(inputs, cost_inputs[i].probe, cost_unmeasured(doc));
+			continue;
+		}
+		o = json_object();
+		for (size_t k = 0; k < 6 && cost_inputs[i].scalars[k]; k++)
+			set_num(o, cost_inputs[i].scalars[k],
+			        doc_scalar(doc, cost_inputs[i].scalars[k]));
+		for (size_t k = 0; k < 3 && cost_inputs[i].cis[k]; k++)
+			set_ci95(o, doc, cost_inputs[i].cis[k]);
+		for (size_t k = 0; k < 4 && cost_inputs[i].info[k]; k++) {
+			json_t *v = json_object_get(info, cost_inputs[i].info[k]);
+
+			if (json_is_string(v) || json_is_boolean(v))
+				json_object_set(o, cost_inputs[i].info[k], v);
+		}
+		json_object_set_new(inputs, cost_inputs[i].probe, o);
+	}
+}
+
 /* The array inputs[key], made when absent. */
 static json_t *inputs_list(json_t *inputs, const char *key)
 {

@@ -47,8 +47,7 @@ const char *rec_fmt_num(char *buf, size_t len, double v)
 	return buf;
 }
 
-/* A duration in ns, in the unit that reads best. */
-static const char *fmt_dur(char *buf, size_t len, double ns)
+const char *rec_fmt_dur(char *buf, size_t len, double ns)
 {
 	static const struct {
 		double scale;
@@ -66,7 +65,7 @@ static const char *fmt_dur(char *buf, size_t len, double ns)
 }
 
 #define NUM(v) rec_fmt_num((char[48]){0}, 48, (v))
-#define DUR(v) fmt_dur((char[48]){0}, 48, (v))
+#define DUR(v) rec_fmt_dur((char[48]){0}, 48, (v))
 
 /* " (8.32 ms)" after a count of ns from 1 µs up, else "". */
 static const char *fmt_dur_paren(char *buf, size_t len, double ns)
@@ -75,7 +74,7 @@ static const char *fmt_dur_paren(char *buf, size_t len, double ns)
 
 	if (!isfinite(ns) || fabs(ns) < 1000)
 		return "";
-	snprintf(buf, len, " (%s)", fmt_dur(d, sizeof(d), ns));
+	snprintf(buf, len, " (%s)", rec_fmt_dur(d, sizeof(d), ns));
 	return buf;
 }
 

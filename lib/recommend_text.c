@@ -1,7 +1,8 @@
 /*
  * recommend_text: a recommendation result (rec_compute()) as the text
  * `threadwatch recommend` prints: the verdict, the sentence and the
- * reasons, wrapped, and the break-even (the other figures are --json's).
+ * reasons, wrapped, the break-even (the other figures are --json's), and
+ * what a thread costs here.
  */
 #include <math.h>
 #include <stddef.h>
@@ -107,6 +108,42 @@ static void text_figures(struct sbuf *b, const json_t *figs)
 	sb_str(b, "\nEvery figure behind it: --json (result.figures).\n");
 }
 
+/* "What a thread costs here:" and each cost's finding, with its cause and
+ * fix where it is a problem (result.costs). */
+static void text_costs(struct sbuf *b, const json_t *costs)
+{
+	static const struct {
+		const char *key, *title;
+	} rows[] = {{"create", "create"},
+	            {"creators", "two creators"},
+	            {"handoff", "hand-off"},
+	            {"memory", "memory"}};
+
+	if (!json_is_object(costs))
+		return;
+	sb_str(b, "\nWhat a thread costs here:\n");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const json_t *c = json_object_get(costs, rows[i].key);
+		const char *cause = json_string_value(json_object_get(c, "cause"));
+		const char *fix = json_string_value(json_object_get(c, "fix"));
+		char first[48], line[2048];
+
+		if (!json_is_object(c))
+			continue;
+		snprintf(first, sizeof(first), "  - %s%s: ", rows[i].title,
+		         json_is_true(json_object_get(c, "problem")) ? " (a problem)" : "");
+		sb_wrap(b, json_string_value(json_object_get(c, "finding")) ?: "?", first, "    ");
+		if (cause) {
+			snprintf(line, sizeof(line), "Cause: %s.", cause);
+			sb_wrap(b, line, "    ", "    ");
+		}
+		if (fix) {
+			snprintf(line, sizeof(line), "Fix: %s.", fix);
+			sb_wrap(b, line, "    ", "    ");
+		}
+	}
+}
+
 char *rec_text(const json_t *result)
 {
 	struct sbuf b = {0};
@@ -123,5 +160,6 @@ char *rec_text(const json_t *result)
 	sb_str(&b, "\nreasons:\n");
 	json_array_foreach(reasons, i, v) sb_wrap(&b, json_string_value(v) ?: "", "  - ", "    ");
 	text_figures(&b, json_object_get(result, "figures"));
+	text_costs(&b, json_object_get(result, "costs"));
 	return b.s;
 }

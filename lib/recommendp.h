@@ -92,9 +92,37 @@ int rec_create_at(const struct rec_create *m, double k, struct rec_create_term *
  * term read a curve beyond its end); 0, or -ENODATA without a source. */
 int rec_create_sum(const struct rec_create *m, double a, double b, double *sum, int *extrapolated);
 
+/* How an input number is checked (recommend.c). */
+enum {
+	REC_F_REQUIRED = 1 << 0, /* must be present when its section is */
+	REC_F_POSITIVE = 1 << 1, /* > 0 (all numbers must be >= 0) */
+	REC_F_WHOLE = 1 << 2,    /* a whole number */
+	REC_F_NULL = 1 << 3,     /* null means unknown */
+};
+/* A finite number, not negative, checked by flags and max (0: no upper
+ * bound) into *out; 0, or -EINVAL naming `what` in err. */
+int rec_number_check(const json_t *v, const char *what, unsigned flags, double max, double *out,
+                     char *err, size_t errlen);
+/* inputs[name] as a section: absent or null is missing (*out NULL),
+ * anything else must be an object. 0, or -EINVAL naming it in err. */
+int rec_section_get(const json_t *in, const char *name, const json_t **out, char *err,
+                    size_t errlen);
+/* sect[key] as a CI [lo, hi] with lo <= hi, named section.key in err: *have
+ * is set when it is there; absent or null leaves it. 0, or -EINVAL. */
+int rec_ci_parse(const json_t *sect, const char *section, const char *key, int *have, double *lo,
+                 double *hi, char *err, size_t errlen);
+
+/* result.costs: what a thread costs here to create, with two creators,
+ * to hand off across CPUs and to keep idle (recommend_costs.c), from
+ * inputs.createscale, inputs.handoff and inputs.stackmem. 0 and a new
+ * reference in *out, or -EINVAL naming the field in err. */
+int rec_costs_build(const json_t *inputs, json_t **out, char *err, size_t errlen);
+
 /* A number for a sentence: grouped digits from 1000 up ("57,418"), else
  * 3 significant digits; "unknown" for NaN (recommend.c). */
 const char *rec_fmt_num(char *buf, size_t len, double v);
+/* A duration in ns in the unit that reads best ("8.32 ms", "412 ns"). */
+const char *rec_fmt_dur(char *buf, size_t len, double ns);
 
 /* --- the model's state (recommend.c), shared with its sentences
  * (recommend_reasons.c) --------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "defaults.h"
 #include "futexw.h"
 #include "probe.h"
 #include "stats.h"
@@ -195,10 +196,6 @@ static int report_mechanism(struct probe_doc *doc)
 	return !strcmp(got[0], "haltpoll") && !strcmp(got[1], "0");
 }
 
-/* A hand-off across CPUs this many times a switch is worth a fix where the
- * host shows its cause. */
-#define HANDOFF_FIX_RATIO 4.0
-
 /* The placements this host allows: a pair for each, or why not. */
 static int plan(struct probe_doc *doc, const char *root, struct arm *arms, char *why, size_t whylen)
 {
@@ -355,7 +352,7 @@ static void report(struct probe_doc *doc, struct arm *arms, int blocks, uint64_t
 	probe_scalar(doc, "cross_ratio_ci_lo", nearest_ci[0], "ratio");
 	probe_scalar(doc, "cross_ratio_ci_hi", nearest_ci[1], "ratio");
 	probe_info_str(doc, "cross_placement", nearest_name);
-	if (halts && nearest > HANDOFF_FIX_RATIO)
+	if (halts && nearest > TW_HANDOFF_PROBLEM_RATIO)
 		probe_info_str(
 		    doc, "fix",
 		    "let an idle vCPU poll before it halts: haltpoll.guest_halt_poll_ns=200000 "

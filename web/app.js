@@ -316,6 +316,26 @@ const VERDICT_ACTIONS = {
   low: 'Change: low (MAP_32BIT) thread stacks pay on this host.',
 };
 
+/* result.costs: one line per cost, with the cause and the fix of each
+ * that is a problem here. */
+const COST_TITLES = [['create', 'Create and join'], ['creators', 'Two creators at once'],
+  ['handoff', 'Hand-off to another CPU'], ['memory', 'Memory per idle thread']];
+
+function renderCosts(costs) {
+  const card = $('#costs-card');
+  card.hidden = !costs;
+  if (!costs) return;
+  $('#costs-list').replaceChildren(...COST_TITLES.filter(([k]) => costs[k]).map(([k, title]) => {
+    const c = costs[k];
+    return el('li', { class: c.problem ? 'problem' : '', 'data-cost': k },
+      el('strong', { text: title }),
+      c.problem ? el('span', { class: 'badge change', text: 'a problem' }) : null,
+      el('p', { text: c.finding }),
+      c.cause ? el('p', { class: 'muted', text: `Cause: ${c.cause}.` }) : null,
+      c.fix ? el('p', { text: `Fix: ${c.fix}.` }) : null);
+  }));
+}
+
 function renderRecommendation(r) {
   const s = $('#rec-sentence');
   const v = $('#rec-verdict'), c = $('#rec-confidence');
@@ -325,8 +345,10 @@ function renderRecommendation(r) {
     v.textContent = c.textContent = '';
     facts($('#rec-facts'), []);
     $('#rec-reasons-box').hidden = true;
+    renderCosts(null);
     return;
   }
+  renderCosts(r.costs);
   const f = r.figures || {};
   /* The action first, in plain words; the why after it. High stacks are
    * glibc's default: nothing to change, so its chip is not a warning. */

@@ -105,6 +105,18 @@ async function checkFirstScreen(page) {
   check(be != null && recFacts.includes(`Break-even${fmtInt(be)} context switches`), 'the break-even is shown',
     { be, recFacts });
   check((await page.textContent('#rec-confidence')).includes(rec.confidence), 'the confidence is shown');
+  /* What a thread costs: each cost's finding, and the cause and fix of each
+   * that is a problem, as the API gives them. */
+  check(rec.costs && rec.costs.problems.includes('handoff'), 'the seeded host has a hand-off problem', rec.costs);
+  check(await page.isVisible('#costs-card'), 'the costs card is shown');
+  for (const k of ['create', 'creators', 'handoff', 'memory']) {
+    const c = rec.costs[k];
+    const item = await page.textContent(`#costs-list li[data-cost="${k}"]`);
+    check(item.includes(c.finding), `the ${k} cost's finding is shown`, { item, finding: c.finding });
+    check(item.includes('a problem') === !!c.problem, `the ${k} cost is marked a problem only when it is one`, item);
+    if (c.fix) check(item.includes(`Fix: ${c.fix}.`) && item.includes(`Cause: ${c.cause}.`),
+      `the ${k} cost's cause and fix are shown`, item);
+  }
   const host = await apiGet(URL_FULL, '/host');
   const fp = host.current.fingerprint;
   const hostText = await page.textContent('#host-facts');

@@ -814,6 +814,7 @@ static int store_recommendation(struct seeder *s, const json_t *fp, int64_t now_
 
 	rec_workload_default(&w);
 	inputs = rec_inputs_build(fp, s->latest[0], s->latest[1], s->latest[2], &w);
+	rec_inputs_costs(inputs, s->latest[5], s->latest[3], s->latest[4]);
 	result = rec_compute(inputs, err, sizeof(err));
 	if (!result) {
 		fprintf(stderr, "twseed: the recommendation rejected its inputs: %s\n", err);
@@ -850,6 +851,13 @@ static json_t *make_handoff(const struct host_model *m, const struct run_env *e,
 	doc_scalar(doc, "cross_ratio_ci_hi", r * 1.04, "ratio");
 	doc_info_str(doc, "cross_placement", "llc");
 	doc_info_str(doc, "cpuidle_driver", "haltpoll");
+	doc_info_str(doc, "haltpoll_guest_halt_poll_ns", "0");
+	doc_info_str(doc, "mechanism",
+	             "cpuidle haltpoll with guest_halt_poll_ns 0: an idle vCPU halts at once, so "
+	             "each hand-off wakes a halted vCPU through the hypervisor");
+	doc_info_str(doc, "fix",
+	             "let an idle vCPU poll before it halts: haltpoll.guest_halt_poll_ns=200000 on "
+	             "the guest kernel's command line");
 	return doc;
 }
 
