@@ -30,15 +30,10 @@ static const struct {
     {"vendor", "cpu/vendor"},
 };
 
-/* The key figures of a row ("figures" of fleet_host_row()), with units. */
-static const struct {
-	const char *name, *unit;
-} figures[] = {
-    {"ctxsw_high_ns", "ns"},
-    {"ctxsw_ratio", "ratio"},
-};
-
-#define N_FIGURES (sizeof(figures) / sizeof(figures[0]))
+/* The key figures of a row ("figures" of fleet_host_row()): the
+ * catalogue's fleet_figures, by their row keys. */
+#define N_FIGURES FLEET_N_FIGURES
+#define FIG(f) fleet_figure_key((f), (char[128]){0}, 128)
 
 static const char *field_path(const char *name)
 {
@@ -157,8 +152,8 @@ static json_t *cohort_new(const json_t *rows, const char *by, const char *value,
 	}
 	for (size_t f = 0; f < N_FIGURES; f++)
 		json_object_set_new(
-		    figs, figures[f].name,
-		    figure_summary(buf, collect(rows, by, value, figures[f].name, buf), fleet[f]));
+		    figs, FIG(f),
+		    figure_summary(buf, collect(rows, by, value, FIG(f), buf), fleet[f]));
 	return json_pack("{s:{s:s}, s:I, s:o, s:s, s:[]}", "values", by, value, "hosts",
 	                 (json_int_t)hosts, "figures", figs, "map32",
 	                 hosts && na == hosts ? "not applicable" : "measured", "flags");
@@ -187,14 +182,13 @@ static void flag_pairs(json_t *cohorts, const char *by)
 				       *b = json_array_get(cohorts, j);
 				double alo, ahi, blo, bhi;
 
-				if (i == j || !ci_of(a, figures[f].name, &alo, &ahi) ||
-				    !ci_of(b, figures[f].name, &blo, &bhi) ||
-				    !(ahi < blo || bhi < alo))
+				if (i == j || !ci_of(a, FIG(f), &alo, &ahi) ||
+				    !ci_of(b, FIG(f), &blo, &bhi) || !(ahi < blo || bhi < alo))
 					continue;
 				json_array_append_new(
 				    json_object_get(a, "flags"),
-				    json_pack("{s:s, s:s, s:O}", "figure", figures[f].name, "field",
-				              by, "versus",
+				    json_pack("{s:s, s:s, s:O}", "figure", FIG(f), "field", by,
+				              "versus",
 				              json_object_get(json_object_get(b, "values"), by)));
 			}
 }
@@ -207,11 +201,10 @@ json_t *fleet_cohorts(const json_t *rows, const char *by)
 	size_t i;
 
 	for (size_t f = 0; f < N_FIGURES; f++) {
-		size_t n = collect(rows, by, NULL, figures[f].name, buf);
+		size_t n = collect(rows, by, NULL, FIG(f), buf);
 
 		fleet[f] = n ? stats_median(buf, n) : NAN;
-		json_object_set_new(fleet_j, figures[f].name,
-		                    n ? json_real(fleet[f]) : json_null());
+		json_object_set_new(fleet_j, FIG(f), n ? json_real(fleet[f]) : json_null());
 	}
 	json_array_foreach(rows, i, row)
 	{
@@ -238,14 +231,15 @@ static void cell(const json_t *s, const char *unit, char *buf, size_t len)
 {
 	const json_t *ci = json_object_get(s, "ci95");
 	const json_t *r = json_object_get(s, "ratio_to_fleet");
-	int ns = !strcmp(unit, "ns");
+	const char *fmt = !strcmp(unit, "ns")      ? "%.0f ns [%.0f, %.0f] x%.2f"
+	                  : !strcmp(unit, "bytes") ? "%.0f B [%.0f, %.0f] x%.2f"
+	                                           : "%.3f [%.3f, %.3f] x%.2f";
 
 	if (!json_is_object(s)) {
 		snprintf(buf, len, "-");
 		return;
 	}
-	snprintf(buf, len, ns ? "%.0f ns [%.0f, %.0f] x%.2f" : "%.3f [%.3f, %.3f] x%.2f",
-	         json_number_value(json_object_get(s, "median")),
+	snprintf(buf, len, fmt, json_number_value(json_object_get(s, "median")),
 	         json_number_value(json_array_get(ci, 0)), json_number_value(json_array_get(ci, 1)),
 	         json_is_number(r) ? json_number_value(r) : NAN);
 }
@@ -272,12 +266,21 @@ void fleet_print_cohorts(const json_t *doc)
 		char *value = shown(json_object_get(json_object_get(c, "values"), by));
 		char *map32 = shown(json_object_get(c, "map32"));
 
-		cell(json_object_get(figs, "ctxsw_high_ns"), "ns", a, sizeof(a));
-		cell(json_object_get(figs, "ctxsw_ratio"), "ratio", b, sizeof(b));
+		cell(json_object_get(figs, FIG(0)), fleet_figure_unit(0), a, sizeof(a));
+		cell(json_object_get(figs, FIG(1)), fleet_figure_unit(1), b, sizeof(b));
 		printf("%-40.40s %5lld  %-34s  %-30s  %s\n", value,
 		       (long long)json_integer_value(json_object_get(c, "hosts")), a, b, map32);
 		free(value);
 		free(map32);
+		/* the figures of the newer probes, a line each where measured */
+		for (size_t f = 2; f < N_FIGURES; f++) {
+			const json_t *s = json_object_get(figs, FIG(f));
+
+			if (!json_is_object(s))
+				continue;
+			cell(s, fleet_figure_unit(f), a, sizeof(a));
+			printf("  %-46s %s\n", fleet_figures[f], a);
+		}
 		json_array_foreach(json_object_get(c, "flags"), k, fl)
 		{
 			char *fig = shown(json_object_get(fl, "figure")),

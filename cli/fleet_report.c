@@ -10,9 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "failure.h"
 #include "fleetp.h"
 #include "xmalloc.h"
+
+const char *const fleet_figures[FLEET_N_FIGURES] = {
+    "ctxsw.high_ns",
+    "ctxsw.ratio",
+    "handoff.cross_ratio",
+    "stackmem.glibc_bytes_per_thread",
+    "createscale.nocache_2_efficiency",
+};
+
+const char *fleet_figure_key(size_t i, char *buf, size_t len)
+{
+	const struct catalog_metric *m = catalog_metric_find(fleet_figures[i]);
+
+	snprintf(buf, len, "%s_%s", m ? m->probe : "?", m ? m->scalar : "?");
+	return buf;
+}
+
+const char *fleet_figure_unit(size_t i)
+{
+	const struct catalog_metric *m = catalog_metric_find(fleet_figures[i]);
+
+	return m ? m->unit : "";
+}
 
 /* The stack policies of the threads probe, for the knees. */
 static const char *const policies[] = {"default", "low", "high"};
@@ -40,6 +64,24 @@ static json_t *at(const json_t *v, const char *path)
 static json_t *or_null(const json_t *v)
 {
 	return v ? json_deep_copy(v) : json_null();
+}
+
+/* A row's figures: each of fleet_figures from the recommendation's
+ * inputs, null where the host has none. */
+static json_t *row_figures(const json_t *rec)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < FLEET_N_FIGURES; i++) {
+		const struct catalog_metric *m = catalog_metric_find(fleet_figures[i]);
+		char path[160], key[128];
+
+		snprintf(path, sizeof(path), "inputs/%s/%s", m ? m->probe : "?",
+		         m ? m->scalar : "?");
+		json_object_set_new(o, fleet_figure_key(i, key, sizeof(key)),
+		                    or_null(at(rec, path)));
+	}
+	return o;
 }
 
 /* A threads scalar of the latest ok threads run, or NULL. */
@@ -174,10 +216,7 @@ json_t *fleet_host_row(const struct fleet_host *h)
 	json_object_set_new(row, "ctxsw_ratio", or_null(at(rec, "inputs/ctxsw/ratio")));
 	json_object_set_new(row, "fingerprint", or_null(fp));
 	json_object_set_new(row, "applicable", or_null(json_object_get(rec, "applicable")));
-	json_object_set_new(row, "figures",
-	                    json_pack("{s:o, s:o}", "ctxsw_high_ns",
-	                              or_null(at(rec, "inputs/ctxsw/high_ns")), "ctxsw_ratio",
-	                              or_null(at(rec, "inputs/ctxsw/ratio"))));
+	json_object_set_new(row, "figures", row_figures(rec));
 	json_object_set_new(row, "ctxsw_ratio_ci95", or_null(at(rec, "inputs/ctxsw/ratio_ci95")));
 	json_object_set_new(row, "threads_run_id",
 	                    h->run_id > 0 ? json_integer(h->run_id) : json_null());

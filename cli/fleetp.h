@@ -98,6 +98,15 @@ int fleet_ask(struct fleet_host *hosts, size_t n, const struct fleet_conn *c);
 
 /* The report: one JSON object per host, then a table or a document. */
 json_t *fleet_host_row(const struct fleet_host *h);
+/* The figures a fleet compares (a row's "figures", the cohorts): key
+ * figures of the catalogue, each read from a host's recommendation inputs
+ * at inputs/PROBE/SCALAR and named PROBE_SCALAR (fleet_report.c). */
+#define FLEET_N_FIGURES 5
+extern const char *const fleet_figures[FLEET_N_FIGURES];
+/* The row key of fleet_figures[i] ("ctxsw_high_ns") into buf. */
+const char *fleet_figure_key(size_t i, char *buf, size_t len);
+/* The catalogue unit of fleet_figures[i]. */
+const char *fleet_figure_unit(size_t i);
 void fleet_print_table(const json_t *rows);
 /* Cohorts (fleet_cohort.c): the value of a fingerprint field (an alias
  * such as cpu, or a path such as cpu/vendor) of a row, as text ("-" when

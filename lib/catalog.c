@@ -82,6 +82,7 @@ const char *const catalog_units[] = {
 	{SCALAR("stackmem", k sfx "_bytes_per_thread"),                                            \
 	 .unit = "bytes",                                                                          \
 	 .key = is_key,                                                                            \
+	 .abs_floor = (is_key) ? 65536 : 0,                                                        \
 	 .label = lbl,                                                                             \
 	 .description = "Resident memory per idle thread, " what,                                  \
 	 PROM("threadwatch_stack_bytes_per_thread", help, "stack=\"" k "\",size=\"" size "\"", 1), \
@@ -347,7 +348,8 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Lower bound of the 95% CI of the same-CPU hand-off"},
     {SCALAR("handoff", "same_cpu_ci_hi"), .unit = "ns",
      .description = "Upper bound of the 95% CI of the same-CPU hand-off"},
-    {SCALAR("handoff", "cross_ratio"), .unit = "ratio", .label = "Hand-off across CPUs / on one",
+    {SCALAR("handoff", "cross_ratio"), .unit = "ratio", .key = 1, .abs_floor = 1,
+     .label = "Hand-off across CPUs / on one",
      .description = "Paired ratio of a hand-off to a thread on the nearest other CPU the host "
                     "has (info.cross_placement) to one on the same CPU",
      PROM("threadwatch_handoff_cross_ratio",
@@ -385,7 +387,7 @@ const struct catalog_metric catalog_metrics[] = {
      RUN("cached", NULL, NULL)},
     {SCALAR("createscale", "nocache_1_rate"), .unit = "per_s",
      .description = "Creates per second by one creator, without glibc's stack cache"},
-    {SCALAR("createscale", "nocache_2_efficiency"), .unit = "ratio",
+    {SCALAR("createscale", "nocache_2_efficiency"), .unit = "ratio", .key = 1, .abs_floor = 0.1,
      .label = "Two creators' scaling, no stack cache",
      .description = "Scaling efficiency of 2 creators, rate(2) / rate(1), without glibc's "
                     "stack cache (1: no contention; below 0.5: two make fewer than one)",
@@ -407,7 +409,7 @@ const struct catalog_metric catalog_metrics[] = {
     CREATORS("nocache", "3", "without glibc's stack cache"),
     CREATORS("nocache", "4", "without glibc's stack cache"),
     /* What an idle thread keeps resident, by stack kind (stackmem). */
-    STACKMEM("glibc", "", "default", "stacks glibc maps (MAP_STACK), default size", 0,
+    STACKMEM("glibc", "", "default", "stacks glibc maps (MAP_STACK), default size", 1,
              "Memory per idle thread", STACKMEM_HELP, RUN("per thread", NULL, NULL)),
     STACKMEM("map_stack", "", "default", "own stacks mapped with MAP_STACK, default size", 0, NULL,
              NULL),

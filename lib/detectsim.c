@@ -19,7 +19,12 @@
 #include "xmalloc.h"
 
 #define T0_MS INT64_C(1767225600000) /* 2026-01-01, the simulated start */
-#define LEVEL 1000.0                 /* every figure's level: the method is relative */
+/* A figure's level: the method is relative, so any level serves as long
+ * as the figure's absolute floor is a small part of it (1% at most: a
+ * stack's 64 KiB floor puts its level at 6.5 MB, where 1,000 serves the
+ * rest). */
+#define LEVEL 1000.0
+#define LEVEL_FLOORS 100.0
 #define MAX_HOSTS 1000000
 #define MAX_RUNS 100000
 #define MAX_WORKERS 8
@@ -167,7 +172,7 @@ struct host {
 /* One figure's history: AR(1) Gaussian noise of standard deviation cv
  * (started in its stationary distribution), the host's factors, the step. */
 static void figure_history(const struct dsim_params *p, struct stats_rng *r, const struct host *h,
-                           size_t n, size_t step_at, struct detect_point *pts)
+                           size_t n, size_t step_at, double level, struct detect_point *pts)
 {
 	const double every_ms = p->every_s * 1000, innov = sqrt(1 - p->phi * p->phi);
 	double x = p->cv * stats_rng_normal(r);
@@ -178,7 +183,7 @@ static void figure_history(const struct dsim_params *p, struct stats_rng *r, con
 		pts[i] = (struct detect_point){
 		    .run_id = (int64_t)i + 1,
 		    .t_ms = T0_MS + (int64_t)((double)i * every_ms),
-		    .value = LEVEL * (1 + x) * h->f[i] * (i >= step_at ? 1 + p->step : 1),
+		    .value = level * (1 + x) * h->f[i] * (i >= step_at ? 1 + p->step : 1),
 		    .fp_id = h->fp_change && i >= step_at ? 2 : 1,
 		    .contended = h->busy[i],
 		};
@@ -249,7 +254,7 @@ static int judge_figure(struct worker *w, const struct host *hs, unsigned h, siz
 	size_t n_ev = 0;
 	int rc;
 
-	figure_history(p, r, hs, n, step_at, pts);
+	figure_history(p, r, hs, n, step_at, fmax(LEVEL, LEVEL_FLOORS * fig->abs_floor), pts);
 	rc = detect_scan(w->c, &s, &ev, &n_ev);
 	if (rc >= 0)
 		classify(p, ev, n_ev, step_at, step_kind(p, h), k, &w->t.delays[(size_t)h * nf + k],

@@ -26,7 +26,7 @@ for kind in intel intel intel amd amd amd arm64; do
 	name=$kind-$n
 	db=$TW_TMP/$name/threadwatch.db
 	mkdir -p "$TW_TMP/$name"
-	"$SEED" --db "$db" --days 2 --quiet --seed "$n" --host-kind "$kind" ||
+	"$SEED" --db "$db" --days 2 --quiet --seed "$n" --host-kind "$kind" --all-probes ||
 		fail "twseed --host-kind $kind failed"
 	cp "$db" "$TW_TMP/$name.seeded.db"
 	start_daemon "$name" --interval 6h
@@ -48,6 +48,17 @@ out=$("$TW" fleet --by cpu "${URLS[@]}") || fail "fleet --by cpu exited $?: $out
 echo "$out"
 doc=$("$TW" fleet --json --by cpu "${URLS[@]}") || fail "fleet --json --by cpu exited $?"
 co() { jq -c --arg v "$1" '.cohorts.cohorts[] | select(.values.cpu | startswith($v))' <<<"$doc"; }
+# The figures a fleet compares are the catalogue's, the newer probes' too:
+# each cohort has all five, and the table gives the three beyond the first
+# two a line each.
+FIGS='["createscale_nocache_2_efficiency","ctxsw_high_ns","ctxsw_ratio","handoff_cross_ratio","stackmem_glibc_bytes_per_thread"]'
+jq -e --argjson f "$FIGS" '(.cohorts.fleet_median | keys) == $f and
+	all(.cohorts.cohorts[] | select(.values.cpu | test("Intel|AMD")); (.figures | keys) == $f and all(.figures[]; .n == 3))' \
+	<<<"$doc" >/dev/null || fail "the cohorts' figures: $(jq -c '.cohorts.fleet_median' <<<"$doc")"
+for f in handoff.cross_ratio stackmem.glibc_bytes_per_thread createscale.nocache_2_efficiency; do
+	grep -qE "^  $f +[0-9.]+( B)? \[" <<<"$out" || fail "fleet --by cpu prints no line for $f: $out"
+done
+ok "cohorts compare the five key figures of the fleet: $(jq -c '.cohorts.fleet_median | map_values(. * 1000 | round / 1000)' <<<"$doc")"
 intel=$(co Intel)
 amd=$(co AMD)
 [ "$(jq .hosts <<<"$intel")/$(jq .hosts <<<"$amd")" = 3/3 ] || fail "cohort sizes: $intel $amd"
