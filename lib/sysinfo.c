@@ -225,20 +225,23 @@ static void read_pids(struct sys_limits *l)
 	fclose(f);
 }
 
-static void read_meminfo(struct sys_limits *l)
+int sys_mem_available(const char *path, uint64_t *bytes)
 {
 	char line[256];
-	FILE *f = fopen("/proc/meminfo", "re");
+	FILE *f = fopen(path ? path : "/proc/meminfo", "re");
 	unsigned long long kb;
+	int r = -ENODATA;
 
 	if (!f)
-		return;
+		return -errno;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-			l->mem_available = (uint64_t)kb * 1024;
+			*bytes = (uint64_t)kb * 1024;
+			r = 0;
 			break;
 		}
 	fclose(f);
+	return r;
 }
 
 static void read_threads_now(struct sys_limits *l)
@@ -268,7 +271,7 @@ int sys_limits_read(struct sys_limits *l)
 	l->nproc_soft = rlimit_u64(RLIMIT_NPROC);
 	l->stack_soft = rlimit_u64(RLIMIT_STACK);
 	read_pids(l);
-	read_meminfo(l);
+	sys_mem_available(NULL, &l->mem_available);
 	read_threads_now(l);
 	return 0;
 }

@@ -35,6 +35,11 @@ struct sys_limits {
  * count of that same cgroup. Returns 0. */
 int sys_limits_read(struct sys_limits *l);
 
+/* MemAvailable of a /proc/meminfo-format file (path NULL: /proc/meminfo),
+ * bytes. 0, or -errno (-ENODATA when the file has no such line, as before
+ * Linux 3.14); *bytes is left alone on failure. */
+int sys_mem_available(const char *path, uint64_t *bytes);
+
 /* Number of VMAs of the calling process (lines of /proc/self/maps). */
 long sys_vma_count(void);
 /* The times thread `tid` of this process was switched in on a CPU: the

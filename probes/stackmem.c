@@ -2,14 +2,12 @@
  * stackmem: what an idle thread costs in memory, by how its stack was
  * mapped. Starts a batch of threads that each run a little and then sleep,
  * and reads this process's resident memory and AnonHugePages from
- * /proc/self/smaps_rollup before and after, for stacks glibc maps itself
- * (MAP_STACK since 2.9), stacks mapped with MAP_STACK, stacks mapped
- * without it (what a runtime that maps its own stacks gets), and the
- * latter advised MADV_HUGEPAGE (what THP "always" gives them); each at the
- * default stack size and at 2 MiB. Huge pages turn an idle thread's 8 KiB
- * into 2 MiB. Says what the host's THP settings imply for stacks later
+ * /proc/self/smaps_rollup before and after, for each kind of stack in
+ * kinds[] (which says when the kernel lets THP back each), at the default
+ * stack size and at 2 MiB. Huge pages turn an idle thread's 8 KiB into
+ * 2 MiB. Says what the host's THP settings imply for stacks later
  * (khugepaged), and proves whether this kernel maps MAP_STACK without huge
- * pages (VM_NOHUGEPAGE, the "nh" flag of /proc/self/smaps, Linux 6.7+).
+ * pages (VM_NOHUGEPAGE, the "nh" flag of /proc/self/smaps).
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,8 +20,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fingerprint.h"
 #include "futexw.h"
 #include "probe.h"
+#include "readfile.h"
 #include "stats.h"
 #include "sysinfo.h"
 
@@ -35,13 +35,40 @@
 #define STACKMEM_QUICK_THREADS 8
 #define STACKMEM_ROUNDS 3
 #define STACKMEM_2M (2u << 20)
+/* /proc/self/smaps_rollup is a header line and some 25 "Name: N kB" lines,
+ * under 1 KiB. */
+#define STACKMEM_ROLLUP_MAX 4096
 #define THP "/sys/kernel/mm/transparent_hugepage"
 
 #ifndef MAP_STACK
 #define MAP_STACK 0
 #endif
 
-/* How a batch's stacks are mapped. */
+/* How a batch's stacks are mapped, and so whether THP may back them. The
+ * kernel decides it for each mapping, at a page fault and in khugepaged, in
+ * thp_vma_allowable_orders() (include/linux/huge_mm.h), which then calls
+ * __thp_vma_allowable_orders() (mm/huge_memory.c); kernels before 6.8 call
+ * it hugepage_vma_check(). For an anonymous mapping such as a stack:
+ *  - thp_vma_allowable_orders() keeps the sizes set "always" in
+ *    hugepages-<size>kB/enabled, those set "madvise" when the mapping is
+ *    VM_HUGEPAGE (which madvise(MADV_HUGEPAGE) sets), and those set
+ *    "inherit" (2 MiB by default) when THP enabled is "always", or when it
+ *    is "madvise" and the mapping is VM_HUGEPAGE: "never" keeps none of
+ *    them;
+ *  - __thp_vma_allowable_orders() then allows none when the mapping is
+ *    VM_NOHUGEPAGE or the process has PR_SET_THP_DISABLE
+ *    (vma_thp_disabled()). MAP_STACK makes a mapping VM_NOHUGEPAGE since
+ *    Linux 6.8 (and 6.7.5): calc_vm_flag_bits() in include/linux/mman.h.
+ *    Its vma_is_temporary_stack() test is for the stack exec sets up, not
+ *    for thread stacks;
+ *  - outside a fault, as for khugepaged, it keeps a size only when the
+ *    mapping holds an aligned range of it (thp_vma_suitable_order()), which
+ *    do_huge_pmd_anonymous_page() checks at a fault: a stack under 2 MiB
+ *    never gets a 2 MiB page.
+ * So "plain" (a runtime mapping its own stacks) gets what THP "always"
+ * gives, "huge" what THP "always" or "madvise" gives, and "map_stack", and
+ * "glibc" (MAP_STACK since glibc 2.9), nothing where MAP_STACK is
+ * VM_NOHUGEPAGE. */
 static const struct kind {
 	const char *name;
 	int glibc;     /* glibc maps it (pthread_attr_setstacksize) */
@@ -80,24 +107,21 @@ static void *idle_thread(void *p)
 /* Rss and AnonHugePages of this process, bytes. */
 static int rollup(double *rss, double *huge)
 {
-	FILE *f = fopen("/proc/self/smaps_rollup", "re");
-	char line[256];
-	unsigned long long kb;
-	int got = 0;
+	static const char *const keys[] = {"\nRss:", "\nAnonHugePages:"};
+	unsigned long long kb[2];
+	char *text = NULL, *p;
+	int r = file_read_all("/proc/self/smaps_rollup", STACKMEM_ROLLUP_MAX, &text, NULL);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Rss: %llu kB", &kb) == 1) {
-			*rss = 1024.0 * (double)kb;
-			got |= 1;
-		} else if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
-			*huge = 1024.0 * (double)kb;
-			got |= 2;
-		}
-	}
-	fclose(f);
-	return got == 3 ? 0 : -ENODATA;
+	for (size_t i = 0; r == 0 && i < 2; i++)
+		if (!(p = strstr(text, keys[i])) ||
+		    sscanf(p + strlen(keys[i]), "%llu kB", &kb[i]) != 1)
+			r = -ENODATA;
+	free(text);
+	if (r < 0)
+		return r;
+	*rss = 1024.0 * (double)kb[0];
+	*huge = 1024.0 * (double)kb[1];
+	return 0;
 }
 
 /* Starts thread i of the batch on a stack of the kind. */
@@ -159,8 +183,10 @@ static int batch_run(const struct kind *k, size_t len, int n, double *per, doubl
 	return 0;
 }
 
-/* Whether this kernel maps MAP_STACK as VM_NOHUGEPAGE: the "nh" flag on
- * the VmFlags line of such a mapping in /proc/self/smaps. */
+/* Whether this kernel maps MAP_STACK as VM_NOHUGEPAGE (see kinds[]): the
+ * "nh" flag on the VmFlags line of such a mapping in /proc/self/smaps. Read
+ * rather than told from the kernel's version, which stable kernels that
+ * took the change back do not show. */
 static const char *map_stack_nohugepage(int *nh)
 {
 	void *p = mmap(NULL, STACKMEM_2M, PROT_READ | PROT_WRITE,
@@ -186,19 +212,23 @@ static const char *map_stack_nohugepage(int *nh)
 	return *nh < 0 ? "no VmFlags for a MAP_STACK mapping in /proc/self/smaps" : NULL;
 }
 
-/* The bracketed choice of a sysfs THP setting ("always [madvise] never"). */
-static const char *choice(const char *path, char *buf, size_t len)
+/* The bracketed choice of a sysfs THP setting ("always [madvise] never"),
+ * in out; NULL when it cannot be read. */
+static const char *choice(const char *path, char *out, size_t len)
 {
-	char *a, *b;
+	char text[256];
 
-	if (sys_read_line(path, buf, len) < 0 || !(a = strchr(buf, '[')) || !(b = strchr(a, ']')))
+	if (sys_read_line(path, text, sizeof(text)) < 0 || fingerprint_thp_mode(text, out, len) < 0)
 		return NULL;
-	*b = '\0';
-	return a + 1;
+	return out;
 }
 
 /* The THP settings, the mTHP sizes in use, and what they imply for an idle
- * stack later on. */
+ * stack later on, as thp_vma_allowable_orders() decides (see kinds[]). The
+ * khugepaged sentence speaks of the sizes that inherit THP enabled (2 MiB
+ * by default); a size set "always" or
+ * "madvise" of its own is kept whatever THP enabled says, and mthp_sizes
+ * lists it. */
 static void report_thp(struct probe_doc *doc, int nh)
 {
 	char buf[256], en[32] = "", sizes[512] = "", path[256], tmp[128];
@@ -240,7 +270,12 @@ static void report_thp(struct probe_doc *doc, int nh)
 }
 
 /* What huge pages do to an idle thread here, and the fix: from the kinds
- * at the default size (glibc, map_stack, plain, huge in kinds[]). */
+ * at the default size (glibc, map_stack, plain, huge in kinds[]). Each fix
+ * takes away one thing thp_vma_allowable_orders() needs (see kinds[]):
+ * MAP_STACK, and glibc.pthread.stack_hugetlb=0 (glibc then advises its
+ * stacks MADV_NOHUGEPAGE), make the stack VM_NOHUGEPAGE; THP madvise keeps
+ * 2 MiB pages to VM_HUGEPAGE mappings; a stack under 2 MiB holds no
+ * aligned 2 MiB range. */
 static void report_huge(struct probe_doc *doc, double v[][STACKMEM_ROUNDS],
                         double h[][STACKMEM_ROUNDS], int nh)
 {
@@ -275,21 +310,6 @@ static void report_huge(struct probe_doc *doc, double v[][STACKMEM_ROUNDS],
 		                     "not exempt MAP_STACK stacks: Linux 6.7 and later do)");
 }
 
-/* MemAvailable, bytes (-1: unknown). */
-static long long mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "re");
-	char line[128];
-	long long kb = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb < 0 ? -1 : kb * 1024;
-}
-
 static void run(struct probe_doc *doc, const struct probe_opts *po)
 {
 	double v[N_ARMS][STACKMEM_ROUNDS], h[N_ARMS][STACKMEM_ROUNDS];
@@ -297,7 +317,8 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 	int n = po->quick ? STACKMEM_QUICK_THREADS : STACKMEM_THREADS, nh;
 	const char *why = map_stack_nohugepage(&nh);
 	struct stats_rng rng;
-	long long avail;
+	uint64_t avail;
+	int mem_short;
 	char key[80];
 
 	probe_param_int(doc, "threads", n);
@@ -308,10 +329,11 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 		probe_info_bool(doc, "map_stack_nohugepage", nh);
 	report_thp(doc, nh);
 	stats_rng_seed(&rng, po->seed ^ UINT64_C(0x737461636b6d656d));
-	avail = mem_available();
-	if (avail >= 0 && (unsigned long long)avail < STACKMEM_MEM_MIN) {
-		snprintf(key, sizeof(key), "MemAvailable is %lld MiB, under %llu MiB", avail >> 20,
-		         STACKMEM_MEM_MIN >> 20);
+	/* an unknown MemAvailable does not hold the huge-page kind back */
+	mem_short = sys_mem_available(NULL, &avail) == 0 && avail < STACKMEM_MEM_MIN;
+	if (mem_short) {
+		snprintf(key, sizeof(key), "MemAvailable is %llu MiB, under %llu MiB",
+		         (unsigned long long)(avail >> 20), STACKMEM_MEM_MIN >> 20);
 		probe_info_str(doc, "huge_skipped", key);
 	}
 	for (int round = 0; round < STACKMEM_ROUNDS; round++) {
@@ -320,8 +342,7 @@ static void run(struct probe_doc *doc, const struct probe_opts *po)
 			size_t a = perm[i];
 			int r;
 
-			if (kinds[a % N_KINDS].huge && avail >= 0 &&
-			    (unsigned long long)avail < STACKMEM_MEM_MIN) {
+			if (kinds[a % N_KINDS].huge && mem_short) {
 				v[a][round] = h[a][round] = NAN;
 				continue;
 			}

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # 24-stackmem: the memory an idle thread holds, by stack kind. The document
 # keeps the protocol and has every kind at both sizes; what it says follows
-# from what it proved about this host, not from one host's figures:
-#  - a kernel that maps MAP_STACK without huge pages (the "nh" flag it read
-#    from /proc/self/smaps) gives MAP_STACK stacks no AnonHugePages;
-#  - THP "never" gives no stack a huge page, "madvise" none but the
-#    MADV_HUGEPAGE kind; the khugepaged sentence names the mode;
+# from what it proved about this host, not from one host's figures, and from
+# how the kernel lets THP back a stack: thp_vma_allowable_orders()
+# (include/linux/huge_mm.h) and __thp_vma_allowable_orders()
+# (mm/huge_memory.c), which probes/stackmem.c follows above kinds[]:
+#  - a VM_NOHUGEPAGE mapping gets no huge page, so a kernel that maps
+#    MAP_STACK so (the "nh" flag the probe read from /proc/self/smaps) gives
+#    MAP_STACK stacks no AnonHugePages;
+#  - AnonHugePages counts PMD-size (2 MiB) pages, a size that follows THP
+#    enabled while hugepages-2048kB/enabled is "inherit", its default:
+#    "never" gives no stack one, "madvise" none but the MADV_HUGEPAGE kind
+#    (VM_HUGEPAGE); the khugepaged sentence names the mode;
 #  - resident memory per thread holds its huge pages (Rss >= AnonHugePages).
 set -u
 . "$(dirname "$0")/lib.sh"

@@ -1,7 +1,8 @@
 /*
- * test_sysinfo: sys_procs_running() (lib/sysinfo.c) on /proc/stat-format
- * files of the test's own: the line among the others, a missing line,
- * a value that is not a count, a missing file, and the host's own file.
+ * test_sysinfo: sys_procs_running() and sys_mem_available() (lib/sysinfo.c)
+ * on /proc/stat- and /proc/meminfo-format files of the test's own: the line
+ * among the others, a missing line, a value that is not a count, a missing
+ * file, and the host's own file.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -100,12 +101,35 @@ static void test_host(void **state)
 	assert_true(n >= 1);
 }
 
+/* MemAvailable in bytes; a file without it (Linux before 3.14) or none at
+ * all leaves the value alone. */
+static void test_mem_available(void **state)
+{
+	uint64_t b = 5;
+
+	(void)state;
+	put("MemTotal:       16303412 kB\nMemFree:         8123456 kB\n"
+	    "MemAvailable:   12345678 kB\nBuffers:          234567 kB\n");
+	assert_int_equal(sys_mem_available(path, &b), 0);
+	assert_true(b == 12345678ull * 1024);
+	b = 5;
+	put("MemTotal:       16303412 kB\nMemFree:         8123456 kB\n");
+	assert_int_equal(sys_mem_available(path, &b), -ENODATA);
+	assert_int_equal(sys_mem_available("/nonexistent/meminfo", &b), -ENOENT);
+	assert_true(b == 5);
+	if (access("/proc/meminfo", R_OK) == 0) {
+		assert_int_equal(sys_mem_available(NULL, &b), 0);
+		assert_true(b > 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_found_among_others, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 	    cmocka_unit_test(test_host),
+	    cmocka_unit_test_setup_teardown(test_mem_available, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
