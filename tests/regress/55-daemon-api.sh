@@ -42,7 +42,7 @@ runs=$(runs_json | jq -c --argjson c "$cycle" '[.[] | select(.cycle_id == $c)]')
 want=$(printf '%s\n' $TW_BUILTINS slow | sort | paste -sd,)
 [ "$(jq -r '[.[].probe] | sort | join(",")' <<<"$runs")" = "$want" ] ||
 	fail "cycle $cycle's runs (want $want): $runs"
-jq -e 'all(.status == "ok")' <<<"$runs" >/dev/null || fail "a real probe failed: $runs"
+jq -e "$JQ_RUN_GOOD"' all(run_good(.probe; .status; .reason))' <<<"$runs" >/dev/null || fail "a real probe failed: $runs"
 rec2=$(api /api/v1/recommendation)
 [ "$(jq -r .id <<<"$rec2")" -gt "$rec1" ] || fail "no new recommendation after the cycle"
 ok "cycle $cycle: 4 ok runs; recommendation: $(jq -r .sentence <<<"$rec2")"

@@ -140,8 +140,9 @@ out=$(threadwatch run --quick --json 2>"$TW_TMP/run.err") || {
 	cat "$TW_TMP/run.err" >&2
 	fail "the installed \`threadwatch run --quick\` failed"
 }
-st=$(jq -c '.probes | map_values(.status)' <<<"$out")
-jq -e --arg want "$TW_BUILTINS" '(keys | sort) == ($want | split(" ") | sort) and all(.[]; . == "ok")' \
+st=$(jq -c '.probes | map_values({status, reason})' <<<"$out")
+jq -e --arg want "$TW_BUILTINS" "$JQ_RUN_GOOD"' (keys | sort) == ($want | split(" ") | sort) and
+	all(to_entries[]; run_good(.key; .value.status; .value.reason))' \
 	<<<"$st" >/dev/null || fail "probe statuses: $st (built-ins: $TW_BUILTINS)"
 jq -r '.recommendation.result.sentence // .recommendation.sentence // empty' <<<"$out" | grep -q . ||
 	fail "no recommendation in the installed run's output"

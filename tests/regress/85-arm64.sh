@@ -114,9 +114,9 @@ for i in $(seq 1 600); do
 done
 [ "$(jq -r .last_cycle.status <<<"$st")" = ok ] ||
 	{ tail -20 "$TW_TMP/d.log"; fail "the arm64 cycle did not end ok: $(jq -c .last_cycle <<<"$st")"; }
-runs=$(api '/api/v1/runs?limit=20' | jq -c '[.runs[] | {probe, status}] | sort_by(.probe)')
-jq -e --arg want "$TW_BUILTINS" '([.[].probe] | sort) == ($want | split(" ") | sort) and
-	all(.[]; if .probe == "map32" then .status == "not_applicable" else .status == "ok" end)' \
+runs=$(api '/api/v1/runs?limit=20' | jq -c '[.runs[] | {probe, status, reason}] | sort_by(.probe)')
+jq -e --arg want "$TW_BUILTINS" "$JQ_RUN_GOOD"' ([.[].probe] | sort) == ($want | split(" ") | sort) and
+	all(.[]; if .probe == "map32" then .status == "not_applicable" else run_good(.probe; .status; .reason) end)' \
 	<<<"$runs" >/dev/null || fail "the arm64 cycle's runs: $runs"
 [ "$(api '/api/v1/runs?status=not_applicable' | jq -r '.runs[0].reason')" != null ] ||
 	fail "the not_applicable run has no reason"
