@@ -213,10 +213,9 @@ static void *follower_main(void *p)
 }
 
 /* Maps one stack; the lowest page is a guard. Every stack is MAP_STACK,
- * low ones too, so that the arms differ in address only: since 6.7
- * MAP_STACK also sets VM_NOHUGEPAGE, and a low stack without it could be
- * backed by a huge page under THP "always" and fault 2 MiB in on its
- * first touch. */
+ * low ones too, so that the arms differ in address only: since 6.8 (and
+ * 6.7.5) MAP_STACK also sets VM_NOHUGEPAGE (calc_vm_flag_bits()), and a low stack without it could
+ * be backed by a huge page under THP "always" and fault 2 MiB in on its first touch. */
 static void *map_stack(int low, unsigned k, size_t len)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK;

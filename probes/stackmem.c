@@ -300,14 +300,14 @@ static void report_huge(struct probe_doc *doc, double v[][STACKMEM_ROUNDS],
 		buf[0] = '\0';
 	probe_info_str(doc, "huge_pages", buf[0] ? buf : NULL);
 	if (glibc > 0 || plain > 0 || huge >= 1 << 20)
-		probe_info_str(doc, "fix",
-		               nh == 1
-		                   ? "map thread stacks with MAP_STACK (this kernel gives them "
-		                     "VM_NOHUGEPAGE), keep THP at madvise, or keep stacks under "
-		                     "2 MiB; glibc 2.38+: glibc.pthread.stack_hugetlb=0"
-		                   : "keep THP at madvise or never, or keep stacks under 2 MiB; "
-		                     "glibc 2.38+: glibc.pthread.stack_hugetlb=0 (this kernel does "
-		                     "not exempt MAP_STACK stacks: Linux 6.7 and later do)");
+		probe_info_str(
+		    doc, "fix",
+		    nh == 1 ? "map thread stacks with MAP_STACK (this kernel gives them "
+		              "VM_NOHUGEPAGE), keep THP at madvise, or keep stacks under "
+		              "2 MiB; glibc 2.38+: glibc.pthread.stack_hugetlb=0"
+		            : "keep THP at madvise or never, or keep stacks under 2 MiB; "
+		              "glibc 2.38+: glibc.pthread.stack_hugetlb=0 (this kernel does "
+		              "not exempt MAP_STACK stacks: Linux 6.8 and 6.7.5 and later do)");
 }
 
 static void run(struct probe_doc *doc, const struct probe_opts *po)

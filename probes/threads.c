@@ -158,9 +158,9 @@ static void bound_starting(void)
  * allocatestack does: through libc's mmap, the first attempt with the
  * policy's flags, then (for `low`) once more without MAP_32BIT. Every own
  * stack is MAP_STACK, the low one and its retry too (glibc 2.7 did not ask
- * for it), so that the policies differ in address only: since 6.7
- * MAP_STACK sets VM_NOHUGEPAGE, and a low stack without it could take a
- * huge page under THP "always" and fault 2 MiB in inside the timed create. */
+ * for it), so that the policies differ in address only: since 6.8 (and
+ * 6.7.5) MAP_STACK sets VM_NOHUGEPAGE (calc_vm_flag_bits()), and a low stack without it could take
+ * a huge page under THP "always" and fault 2 MiB in inside the timed create. */
 static int stack_map(const struct threads_ctx *c, const struct policy *p, void **out,
                      struct policy_run *pr)
 {
