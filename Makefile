@@ -395,8 +395,13 @@ fuzz:
 
 # Benchmarks against perf bench, stress-ng and nginx (not part of `make test`):
 # writes bench/RESULTS.md; BENCH_* variables shorten it (see bench/run.sh).
-bench: all
+# bench/pingpong.c is its second opinion on the handoff probe.
+bench: all $(B)/bench-bin/pingpong
 	@B=$(abspath $(B)) SRC=$(CURDIR) bench/run.sh
+
+$(B)/bench-bin/pingpong: bench/pingpong.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $<
 
 # systemd/threadwatchd.conf and the KEYS section of threadwatchd.conf(5),
 # regenerated from the daemon's key table.

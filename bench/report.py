@@ -716,14 +716,14 @@ class Bench:
                   f"{'**met**' if goal[0][3] else '**missed**'} ({goal[0][2]}).", ""]
         self.out += L
 
-    def rewrite_fleet(self, path):
-        """Replaces the fleet section of an existing RESULTS.md (or appends it)."""
+    def rewrite_section(self, path, title, fn):
+        """Replaces one section of an existing RESULTS.md (or appends it)."""
         self.out = []
         self.phase_rows = self.phases()
-        self.section_fleet()
+        fn()
         text = open(path).read() if os.path.exists(path) else ""
         new = "\n".join(self.out)
-        m = re.search(r"^" + re.escape(self.FLEET_TITLE) + r"\n.*?(?=^## |\Z)", text, re.M | re.S)
+        m = re.search(r"^" + re.escape(title) + r"\n.*?(?=^## |\Z)", text, re.M | re.S)
         if m:
             text = text[:m.start()] + new + text[m.end():]
         else:  # after the last numbered section
@@ -733,6 +733,54 @@ class Bench:
             text = text[:at].rstrip("\n") + "\n\n" + new + "\n" + text[at:]
         with open(path, "w") as f:
             f.write(text)
+
+    # --- hand-offs across CPUs ---
+    HANDOFF_TITLE = "## 8. Hand-offs across CPUs against a pipe ping-pong"
+
+    def section_handoff(self):
+        L = [self.HANDOFF_TITLE, ""]
+        ours = rounds(self.w, "handoff", ".json")
+        pair = read_text(self.p("handoff", "pair")).split()
+        rows, extra_ratio, ratio_ratio = [], [], []
+        for i in sorted(ours):
+            d = ok_doc(ours[i])
+            same = load_json(self.p("handoff", f"{i:02d}.same.json")) or {}
+            cross = load_json(self.p("handoff", f"{i:02d}.cross.json")) or {}
+            if not d or "ns_per_handoff" not in same or "ns_per_handoff" not in cross:
+                continue
+            place = d.get("info", {}).get("cross_placement")
+            o_same, o_cross = scalar(d, "same_cpu_ns"), scalar(d, f"{place}_ns")
+            p_same, p_cross = same["ns_per_handoff"], cross["ns_per_handoff"]
+            if None in (o_same, o_cross):
+                continue
+            rows.append([i, place, fmt(o_same), fmt(o_cross), fmt(o_cross / o_same),
+                         fmt(p_same), fmt(p_cross), fmt(p_cross / p_same)])
+            if p_cross > p_same:
+                extra_ratio.append((o_cross - o_same) / (p_cross - p_same))
+            ratio_ratio.append((o_cross / o_same) / (p_cross / p_same))
+        if not rows:
+            L += ["No round gave both the probe's figures and the ping-pong's.", ""]
+            self.out += L
+            return
+        L.append(
+            "The handoff probe (a futex hand-off between two threads, paired blocks with an A/A "
+            "control) against bench/pingpong.c, which passes a byte through two pipes between "
+            "two processes pinned to the same CPUs"
+            + (f" (CPU {pair[0]} alone, and CPUs {pair[0]} and {pair[1]})" if len(pair) >= 2 else "")
+            + ". A hand-off is one pass, half a round trip. The mechanisms differ on one CPU "
+            "(a futex against the pipe's lock, copy and wait queue, and a process switch against "
+            "a thread switch), so the comparison that should agree is what crossing adds: the "
+            "cross-CPU time less the same-CPU time, where the wake-up of the other CPU is.")
+        L.append("")
+        L.append(table(["round", "placement", "ours same-CPU ns", "ours cross ns", "ours ratio",
+                        "ping-pong same-CPU ns", "ping-pong cross ns", "ping-pong ratio"], rows))
+        L.append("")
+        L.append(table(["comparison", "ours / ping-pong per round"], [
+            ["what crossing adds (cross − same)", ratio_cell(extra_ratio)],
+            ["cross / same ratio", ratio_cell(ratio_ratio)],
+        ]))
+        L.append("")
+        self.out += L
 
     # --- storage ---
     def section_storage(self):
@@ -1010,6 +1058,7 @@ class Bench:
         self.refusable("6. A good citizen", self.section_citizen, "citizen")
         if self.refused("fleet") != "absent":
             self.section_fleet()
+        self.refusable(self.HANDOFF_TITLE[3:], self.section_handoff, "handoff-peers")
         self.out += self.section_load()
         body = self.out
         tg = ["## Targets", "",
@@ -1044,10 +1093,13 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src", help="source tree (to name the code behind a finding)")
-    ap.add_argument("--only", choices=["fleet"], help="rewrite only this section of --out")
+    ap.add_argument("--only", choices=["fleet", "handoff"], help="rewrite only this section of --out")
     a = ap.parse_args()
-    if a.only == "fleet":
-        Bench(a.work, a.src).rewrite_fleet(a.out)
+    if a.only:
+        b = Bench(a.work, a.src)
+        title, fn = {"fleet": (b.FLEET_TITLE, b.section_fleet),
+                     "handoff": (b.HANDOFF_TITLE, b.section_handoff)}[a.only]
+        b.rewrite_section(a.out, title, fn)
     else:
         Bench(a.work, a.src).write(a.out)
 

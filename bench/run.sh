@@ -9,6 +9,8 @@
 #   B, SRC                 build directory and source tree (set by make)
 #   BENCH_RUNS [10]        interleaved rounds of ctxsw / perf bench / stress-ng --switch
 #   BENCH_THREADS_RUNS [5] interleaved rounds of threads / stress-ng --pthread
+#   BENCH_HANDOFF_RUNS [5] interleaved rounds of handoff / a pipe ping-pong on one CPU and
+#                          on the probe's pair of CPUs (bench/pingpong.c)
 #   BENCH_MAP32_RUNS [3]   standalone map32 runs (cost to the host)
 #   BENCH_CYCLES [3]       full default cycles through `threadwatch run`
 #   BENCH_PEER_S [3]       seconds of each perf bench / stress-ng run
@@ -29,16 +31,18 @@
 #   BENCH_LOAD_MAX [0.3]   load1 per CPU above which a phase (or a citizen run) does not
 #                          start; it waits up to BENCH_SETTLE_S [300] s for the load to fall,
 #                          and one that still starts above it is refused in the report
-#   BENCH_PHASES [all]     or some of: idle ctxsw threads cycles seed api citizen fleet (api
-#                          needs seed); a partial run writes its report to $BENCH_WORK/RESULTS.md
-#                          and leaves bench/RESULTS.md as it is, but for fleet, whose section of
-#                          bench/RESULTS.md it rewrites (`make bench BENCH_PHASES=fleet`)
+#   BENCH_PHASES [all]     or some of: idle ctxsw handoff threads cycles seed api citizen fleet
+#                          (api needs seed); a partial run writes its report to
+#                          $BENCH_WORK/RESULTS.md and leaves bench/RESULTS.md as it is, but for
+#                          fleet and handoff, whose sections of bench/RESULTS.md it rewrites
+#                          (`make bench BENCH_PHASES=handoff`)
 set -euo pipefail
 
 : "${B:?B (the build directory) must be set}"
 SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 BENCH_RUNS=${BENCH_RUNS:-10}
 BENCH_THREADS_RUNS=${BENCH_THREADS_RUNS:-5}
+BENCH_HANDOFF_RUNS=${BENCH_HANDOFF_RUNS:-5}
 BENCH_MAP32_RUNS=${BENCH_MAP32_RUNS:-3}
 BENCH_CYCLES=${BENCH_CYCLES:-3}
 BENCH_PEER_S=${BENCH_PEER_S:-3}
@@ -196,7 +200,7 @@ cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13, $14 + $15
 
 # ------------------------------------------------------------------------------
 rm -rf "$W"
-mkdir -p "$W"/{ctxsw,perf,sngsw,threads,sngpt,map32,cycle,api,query,prof,www/api/v1,nginx,citizen}
+mkdir -p "$W"/{ctxsw,perf,sngsw,handoff,threads,sngpt,map32,cycle,api,query,prof,www/api/v1,nginx,citizen}
 : >"$W/empty.conf"
 : >"$W/run.log"
 for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatch" "$TWSEED"; do
@@ -288,6 +292,45 @@ if want ctxsw; then
 			sng) ru --out "$W/sngsw/$n.ru.json" --stdout "$W/sngsw/$n.txt" --stderr "$W/sngsw/$n.txt" -- \
 				stress-ng --switch 1 --taskset 0 -t "$BENCH_PEER_S" --metrics-brief ||
 				log "stress-ng --switch run $i failed" ;;
+			esac
+		done
+	done
+fi
+
+# --- 2b. hand-offs across CPUs: handoff vs a pipe ping-pong --------------------
+# The ping-pong runs on one CPU and on the pair the probe measured its
+# nearest cross-CPU placement on (read from its document), each for about
+# BENCH_PEER_S s.
+if want handoff; then
+	phase handoff-peers
+	PP=$B/bench-bin/pingpong
+	[ -x "$PP" ] || die "$PP is not built (make bench builds it)"
+	# pp_trips A B: round trips for about BENCH_PEER_S s between CPUs A and B
+	pp_trips() {
+		local ns
+		ns=$("$PP" "$1" "$2" 2000 | jq .ns_per_handoff) || die "pingpong $1 $2 failed"
+		awk -v ns="$ns" -v s="$BENCH_PEER_S" 'BEGIN {n = int(s * 1e9 / (2 * ns)); if (n < 2000) n = 2000; print n}'
+	}
+	pair=""
+	for i in $(seq "$BENCH_HANDOFF_RUNS"); do
+		n=$(printf %02d "$i")
+		if [ $((i % 2)) = 1 ]; then order="ours same cross"; else order="cross same ours"; fi
+		[ -n "$pair" ] || order="ours same cross"
+		for t in $order; do
+			case $t in
+			ours)
+				ru --out "$W/handoff/$n.ru.json" --stdout "$W/handoff/$n.json" -- \
+					"$PROBES/handoff" --seed "$i" || log "handoff run $i failed"
+				if [ -z "$pair" ]; then
+					pair=$(jq -r '.info[.info.cross_placement + "_cpus"] // empty' "$W/handoff/$n.json" 2>/dev/null | tr , ' ')
+					[ -n "$pair" ] || { log "handoff measured no pair of CPUs: no ping-pong"; break 2; }
+					set -- $pair
+					A=$1 PB=$2
+					SAME_N=$(pp_trips "$A" "$A") CROSS_N=$(pp_trips "$A" "$PB")
+					echo "$A $PB $SAME_N $CROSS_N" >"$W/handoff/pair"
+				fi ;;
+			same) "$PP" "$A" "$A" "$SAME_N" >"$W/handoff/$n.same.json" || log "pingpong on CPU $A failed" ;;
+			cross) "$PP" "$A" "$PB" "$CROSS_N" >"$W/handoff/$n.cross.json" || log "pingpong $A-$PB failed" ;;
 			esac
 		done
 	done
@@ -573,9 +616,11 @@ echo "elapsed_s=$(($(date +%s) - T0))" >>"$W/meta.env"
 if [ "$BENCH_PHASES" != all ]; then
 	python3 "$HERE/report.py" --work "$W" --out "$W/RESULTS.md" --src "$SRC" ||
 		log "the partial report failed"
-	if want fleet; then
-		python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC" --only fleet
-		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\"; of \"$OUT\", only the fleet section rewritten"
+	if want fleet || want handoff; then
+		for sect in fleet handoff; do
+			want "$sect" && python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC" --only "$sect"
+		done
+		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\"; of \"$OUT\", only the sections of $BENCH_PHASES rewritten"
 	else
 		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\", \"$OUT\" left as it is"
 	fi

@@ -23,6 +23,7 @@
 
 #include <sqlite3.h>
 
+#include "errbuf.h"
 #include "builtin.h"
 #include "health.h"
 #include "storep.h"
@@ -238,23 +239,30 @@ static const char *const settings_ro[] = {
 
 /* ---- errors ------------------------------------------------------------ */
 
-_Thread_local char store_msg[512];
+/* The store's functions return -errno, as every helper does, and leave
+ * the message where errbuf_set() would: in an error buffer, here one per
+ * thread, because the HTTP threads and the scheduler share the store and
+ * each reads the message of its own last call (store_last_error()). */
+static _Thread_local char store_msg[512];
 
 const char *store_last_error(void)
 {
 	return store_msg;
 }
 
+void sq_clearerr(void)
+{
+	store_msg[0] = '\0';
+}
+
 /* Sets the message (which may quote the previous one) and returns err. */
 int __attribute__((format(printf, 2, 3))) sq_seterr(int err, const char *fmt, ...)
 {
-	char buf[sizeof(store_msg)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	err = errbuf_vset(store_msg, sizeof(store_msg), err, fmt, ap);
 	va_end(ap);
-	memcpy(store_msg, buf, sizeof(buf));
 	return err;
 }
 

@@ -155,7 +155,7 @@ int store_metric_history(struct store *st, const char *probe, const char *scalar
 	*pts = NULL;
 	*n = 0;
 	if (!probe || (!scalar && !series)) {
-		store_msg[0] = '\0';
+		sq_clearerr();
 		return sq_seterr(-EINVAL,
 		                 "a metric's history needs a probe and a scalar or series");
 	}

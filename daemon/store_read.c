@@ -325,7 +325,7 @@ int store_read_runs(struct store *st, const struct store_runs_query *q, json_t *
 	struct read_args c = {.in = q};
 
 	if (q->limit < 1 || q->limit > 500) {
-		store_msg[0] = '\0';
+		sq_clearerr();
 		*out = NULL;
 		return sq_seterr(-EINVAL, "limit %d is not within 1..500", q->limit);
 	}
@@ -542,7 +542,7 @@ int store_read_series(struct store *st, const char *metric, int64_t since_ms, in
 	struct read_args c = {.in = &q};
 
 	*out = NULL;
-	store_msg[0] = '\0';
+	sq_clearerr();
 	if (!metric)
 		return sq_seterr(-EINVAL, "no metric given");
 	/* Non-negative times keep (t - since) / step an exact integer. */
@@ -945,7 +945,7 @@ int store_read_events(struct store *st, const struct store_events_query *q, json
 	struct read_args c = {.in = q};
 
 	if (q->limit < 1 || q->limit > 1000) {
-		store_msg[0] = '\0';
+		sq_clearerr();
 		*out = NULL;
 		return sq_seterr(-EINVAL, "limit %d is not within 1..1000", q->limit);
 	}

@@ -228,7 +228,7 @@ int store_run_insert(struct store *st, const struct store_run *run, int64_t *run
 	int r;
 
 	if (!run->probe || !run->status) {
-		store_msg[0] = '\0';
+		sq_clearerr();
 		return sq_seterr(-EINVAL, "a run needs a probe name and a status");
 	}
 	r = store_call(st, 1, run_insert_tx, &c);

@@ -107,8 +107,9 @@ struct store {
 
 /* ---- errors (store.c) --------------------------------------------------- */
 
-/* The calling thread's message for store_last_error(). */
-extern _Thread_local char store_msg[512];
+/* Clears the calling thread's message for store_last_error() (a call that
+ * succeeded leaves none). */
+void sq_clearerr(void);
 /* Sets the message (which may quote the previous one) and returns err. */
 int __attribute__((format(printf, 2, 3))) sq_seterr(int err, const char *fmt, ...);
 
