@@ -767,6 +767,8 @@ class Bench:
             "control) against bench/pingpong.c, which passes a byte through two pipes between "
             "two processes pinned to the same CPUs"
             + (f" (CPU {pair[0]} alone, and CPUs {pair[0]} and {pair[1]})" if len(pair) >= 2 else "")
+            + f" (run of {self.meta.get('date_utc')}, source {self.meta.get('git')}, "
+            f"BENCH_HANDOFF_RUNS={self.meta.get('BENCH_HANDOFF_RUNS')}, BENCH_PEER_S={self.meta.get('BENCH_PEER_S')})"
             + ". A hand-off is one pass, half a round trip. The mechanisms differ on one CPU "
             "(a futex against the pipe's lock, copy and wait queue, and a process switch against "
             "a thread switch), so the comparison that should agree is what crossing adds: the "

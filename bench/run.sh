@@ -207,7 +207,7 @@ for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatc
 	[ -x "$f" ] || die "\"$f\" is not built (run make B=$B all first)"
 done
 for p in $BENCH_PHASES; do
-	case $p in all | idle | ctxsw | threads | cycles | seed | api | citizen | fleet) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
+	case $p in all | idle | ctxsw | handoff | threads | cycles | seed | api | citizen | fleet) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
 done
 want api && ! want seed && die "BENCH_PHASES: api needs seed (the year it queries)"
 need_pkgs linux-perf stress-ng wrk nginx-light curl jq sqlite3 procps util-linux time python3
@@ -231,7 +231,7 @@ phase setup
 	echo "wrk=$(dpkg-query -W -f='${Version}' wrk)"
 	echo "sqlite=$(sqlite3 --version | cut -d' ' -f1)"
 	echo "git=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo uncommitted)"
-	for v in BENCH_RUNS BENCH_THREADS_RUNS BENCH_MAP32_RUNS BENCH_CYCLES BENCH_PEER_S \
+	for v in BENCH_RUNS BENCH_THREADS_RUNS BENCH_HANDOFF_RUNS BENCH_MAP32_RUNS BENCH_CYCLES BENCH_PEER_S \
 		BENCH_IDLE_S BENCH_SEED_DAYS BENCH_SEED_EVERY BENCH_API_ROUNDS BENCH_API_S \
 		BENCH_API_CONN BENCH_API_THREADS BENCH_QUERY_REPS BENCH_PROFILE_S BENCH_CITIZEN_ROUNDS \
 		BENCH_CITIZEN_CONN BENCH_LOAD_MAX BENCH_SETTLE_S BENCH_FLEET_SIZES BENCH_FLEET_ROUNDS \
