@@ -722,7 +722,7 @@ class Bench:
         self.phase_rows = self.phases()
         fn()
         text = open(path).read() if os.path.exists(path) else ""
-        new = "\n".join(self.out)
+        new = "\n".join(self.out).rstrip("\n") + "\n\n"
         m = re.search(r"^" + re.escape(title) + r"\n.*?(?=^## |\Z)", text, re.M | re.S)
         if m:
             text = text[:m.start()] + new + text[m.end():]
