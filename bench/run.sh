@@ -9,8 +9,8 @@
 #   B, SRC                 build directory and source tree (set by make)
 #   BENCH_RUNS [10]        interleaved rounds of ctxsw / perf bench / stress-ng --switch
 #   BENCH_THREADS_RUNS [5] interleaved rounds of threads / stress-ng --pthread
-#   BENCH_HANDOFF_RUNS [5] interleaved rounds of handoff / a pipe ping-pong on one CPU and
-#                          on the probe's pair of CPUs (bench/pingpong.c)
+#   BENCH_HANDOFF_RUNS [5] interleaved rounds of handoff / a futex and a pipe ping-pong on
+#                          one CPU and on the probe's pair of CPUs (bench/pingpong.c)
 #   BENCH_MAP32_RUNS [3]   standalone map32 runs (cost to the host)
 #   BENCH_CYCLES [3]       full default cycles through `threadwatch run`
 #   BENCH_PEER_S [3]       seconds of each perf bench / stress-ng run
@@ -297,25 +297,27 @@ if want ctxsw; then
 	done
 fi
 
-# --- 2b. hand-offs across CPUs: handoff vs a pipe ping-pong --------------------
-# The ping-pong runs on one CPU and on the pair the probe measured its
+# --- 2b. hand-offs across CPUs: handoff vs a futex and a pipe ping-pong --------
+# bench/pingpong.c runs on one CPU and on the pair the probe measured its
 # nearest cross-CPU placement on (read from its document), each for about
-# BENCH_PEER_S s.
+# BENCH_PEER_S s, handing the turn over through a shared futex word and
+# through pipes.
 if want handoff; then
 	phase handoff-peers
 	PP=$B/bench-bin/pingpong
 	[ -x "$PP" ] || die "$PP is not built (make bench builds it)"
-	# pp_trips A B: round trips for about BENCH_PEER_S s between CPUs A and B
+	# pp_trips MODE A B: round trips for about BENCH_PEER_S s between CPUs A and B
 	pp_trips() {
 		local ns
-		ns=$("$PP" "$1" "$2" 2000 | jq .ns_per_handoff) || die "pingpong $1 $2 failed"
+		ns=$("$PP" "$1" "$2" "$3" 2000 | jq .ns_per_handoff) || die "pingpong $1 $2 $3 failed"
 		awk -v ns="$ns" -v s="$BENCH_PEER_S" 'BEGIN {n = int(s * 1e9 / (2 * ns)); if (n < 2000) n = 2000; print n}'
 	}
 	pair=""
+	declare -A TRIPS=()
 	for i in $(seq "$BENCH_HANDOFF_RUNS"); do
 		n=$(printf %02d "$i")
-		if [ $((i % 2)) = 1 ]; then order="ours same cross"; else order="cross same ours"; fi
-		[ -n "$pair" ] || order="ours same cross"
+		if [ $((i % 2)) = 1 ]; then order="ours futex pipe"; else order="pipe futex ours"; fi
+		[ -n "$pair" ] || order="ours futex pipe"
 		for t in $order; do
 			case $t in
 			ours)
@@ -326,11 +328,17 @@ if want handoff; then
 					[ -n "$pair" ] || { log "handoff measured no pair of CPUs: no ping-pong"; break 2; }
 					set -- $pair
 					A=$1 PB=$2
-					SAME_N=$(pp_trips "$A" "$A") CROSS_N=$(pp_trips "$A" "$PB")
-					echo "$A $PB $SAME_N $CROSS_N" >"$W/handoff/pair"
+					for m in futex pipe; do
+						TRIPS[$m-same]=$(pp_trips "$m" "$A" "$A")
+						TRIPS[$m-cross]=$(pp_trips "$m" "$A" "$PB")
+					done
+					echo "$A $PB" >"$W/handoff/pair"
 				fi ;;
-			same) "$PP" "$A" "$A" "$SAME_N" >"$W/handoff/$n.same.json" || log "pingpong on CPU $A failed" ;;
-			cross) "$PP" "$A" "$PB" "$CROSS_N" >"$W/handoff/$n.cross.json" || log "pingpong $A-$PB failed" ;;
+			futex | pipe)
+				"$PP" "$t" "$A" "$A" "${TRIPS[$t-same]}" >"$W/handoff/$n.$t-same.json" ||
+					log "pingpong $t on CPU $A failed"
+				"$PP" "$t" "$A" "$PB" "${TRIPS[$t-cross]}" >"$W/handoff/$n.$t-cross.json" ||
+					log "pingpong $t $A-$PB failed" ;;
 			esac
 		done
 	done

@@ -87,6 +87,10 @@ const char *const catalog_units[] = {
 	 .description = "Resident memory per idle thread, " what,                                  \
 	 PROM("threadwatch_stack_bytes_per_thread", help, "stack=\"" k "\",size=\"" size "\"", 1), \
 	 __VA_ARGS__},                                                                             \
+	    {SCALAR("stackmem", k sfx "_bytes_per_thread_ci_lo"), .unit = "bytes",                 \
+	     .description = "Lowest of the rounds (a 96.9% CI of the median), " what},             \
+	    {SCALAR("stackmem", k sfx "_bytes_per_thread_ci_hi"), .unit = "bytes",                 \
+	     .description = "Highest of the rounds (a 96.9% CI of the median), " what},            \
 	{                                                                                          \
 		SCALAR("stackmem", k sfx "_huge_bytes_per_thread"),                                \
 		    .unit = "bytes", .description = "AnonHugePages per idle thread, " what         \
@@ -410,7 +414,8 @@ const struct catalog_metric catalog_metrics[] = {
     CREATORS("nocache", "4", "without glibc's stack cache"),
     /* What an idle thread keeps resident, by stack kind (stackmem). */
     STACKMEM("glibc", "", "default", "stacks glibc maps (MAP_STACK), default size", 1,
-             "Memory per idle thread", STACKMEM_HELP, RUN("per thread", NULL, NULL)),
+             "Memory per idle thread", STACKMEM_HELP,
+             RUN("per thread", "glibc_bytes_per_thread_ci_lo", "glibc_bytes_per_thread_ci_hi")),
     STACKMEM("map_stack", "", "default", "own stacks mapped with MAP_STACK, default size", 0, NULL,
              NULL),
     STACKMEM("plain", "", "default", "own stacks mapped without MAP_STACK, default size", 0, NULL,

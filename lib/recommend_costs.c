@@ -36,6 +36,8 @@ struct cost_in {
 	const char *placement, *mechanism, *handoff_fix;
 	/* stackmem */
 	struct rec_num glibc, glibc_huge, plain, plain_huge, huge;
+	int have_glibc_ci;
+	double glibc_lo, glibc_hi;
 	const char *thp, *stack_fix;
 	int nohuge_known, nohuge; /* the kernel gives MAP_STACK VM_NOHUGEPAGE */
 	/* why a probe's section holds no figures ("skipped: ..."), or NULL */
@@ -70,6 +72,8 @@ static const struct cost_ci {
      offsetof(struct cost_in, neff_lo), offsetof(struct cost_in, neff_hi)},
     {"handoff", "cross_ratio_ci95", offsetof(struct cost_in, have_ratio_ci),
      offsetof(struct cost_in, ratio_lo), offsetof(struct cost_in, ratio_hi)},
+    {"stackmem", "glibc_bytes_per_thread_ci95", offsetof(struct cost_in, have_glibc_ci),
+     offsetof(struct cost_in, glibc_lo), offsetof(struct cost_in, glibc_hi)},
 };
 
 static const struct cost_text {
@@ -355,8 +359,11 @@ static json_t *cost_memory(const struct cost_in *in)
 	         : in->nohuge      ? " (this kernel gives MAP_STACK stacks VM_NOHUGEPAGE)"
 	                      : " and this kernel does not give MAP_STACK stacks VM_NOHUGEPAGE");
 	plain_huge = in->plain_huge.set && in->plain_huge.v > 0;
-	f = say("An idle thread keeps %s KiB resident with glibc's stacks%s%s%s%s%s%s%s.",
+	f = say("An idle thread keeps %s KiB%s resident with glibc's stacks%s%s%s%s%s%s%s.",
 	        NUM(in->glibc.v / 1024),
+	        in->have_glibc_ci
+	            ? ci_text((char[112]){0}, 112, in->glibc_lo / 1024, in->glibc_hi / 1024)
+	            : "",
 	        in->glibc_huge.set && in->glibc_huge.v > 0 ? ", on huge pages" : "",
 	        in->plain.set ? "; a stack mapped without MAP_STACK keeps " : "",
 	        in->plain.set ? NUM(in->plain.v / 1024) : "",
@@ -365,12 +372,14 @@ static json_t *cost_memory(const struct cost_in *in)
 	                       "a stack mapped without MAP_STACK) keeps "
 	                     : "",
 	        in->huge.set ? NUM(in->huge.v / 1024) : "", in->huge.set ? " KiB" : "");
-	return measured(json_pack("{s:o s:o s:o s:o s:o s:o}", "bytes_per_thread",
-	                          jnum_int(in->glibc.v), "huge_bytes_per_thread",
-	                          num_or_null(&in->glibc_huge), "plain_bytes_per_thread",
-	                          num_or_null(&in->plain), "plain_huge_bytes_per_thread",
-	                          num_or_null(&in->plain_huge), "advised_bytes_per_thread",
-	                          num_or_null(&in->huge), "thp_enabled", text_or_null(in->thp)),
+	return measured(json_pack("{s:o s:o s:o s:o s:o s:o s:o}", "bytes_per_thread",
+	                          jnum_int(in->glibc.v), "bytes_per_thread_ci95",
+	                          ci_or_null(in->have_glibc_ci, in->glibc_lo, in->glibc_hi),
+	                          "huge_bytes_per_thread", num_or_null(&in->glibc_huge),
+	                          "plain_bytes_per_thread", num_or_null(&in->plain),
+	                          "plain_huge_bytes_per_thread", num_or_null(&in->plain_huge),
+	                          "advised_bytes_per_thread", num_or_null(&in->huge), "thp_enabled",
+	                          text_or_null(in->thp)),
 	                f, problem, cause, in->stack_fix);
 }
 

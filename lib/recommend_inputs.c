@@ -263,7 +263,7 @@ static const struct {
     {"stackmem",
      {"glibc_bytes_per_thread", "glibc_huge_bytes_per_thread", "plain_bytes_per_thread",
       "plain_huge_bytes_per_thread", "huge_bytes_per_thread"},
-     {NULL},
+     {"glibc_bytes_per_thread"},
      {"thp_enabled", "map_stack_nohugepage", "fix"}},
 };
 

@@ -30,7 +30,10 @@ check(.info.huge_skipped == null or (.scalars.huge_bytes_per_thread == null); "h
   ["", "_2m"][] as $s | ($k + $s) as $a |
   check((sc($a + "_bytes_per_thread") | type) == "number" and .scalars[$a + "_bytes_per_thread"].unit == "bytes"; "\($a)_bytes_per_thread"),
   check(sc($a + "_huge_bytes_per_thread") >= 0; "\($a)_huge_bytes_per_thread"),
-  check(sc($a + "_bytes_per_thread") >= 0.9 * sc($a + "_huge_bytes_per_thread"); "\($a): Rss below its huge pages")),
+  check(sc($a + "_bytes_per_thread") >= 0.9 * sc($a + "_huge_bytes_per_thread"); "\($a): Rss below its huge pages"),
+  # the lowest and highest of the rounds: a CI of the median
+  check(sc($a + "_bytes_per_thread_ci_lo") <= sc($a + "_bytes_per_thread") and
+        sc($a + "_bytes_per_thread") <= sc($a + "_bytes_per_thread_ci_hi"); "\($a)_bytes_per_thread outside its CI")),
 (if .info.map_stack_nohugepage == true then
    check(sc("map_stack_huge_bytes_per_thread") == 0 and sc("map_stack_2m_huge_bytes_per_thread") == 0; "MAP_STACK stacks on huge pages where MAP_STACK is VM_NOHUGEPAGE")
  else empty end),
