@@ -339,6 +339,11 @@ static void doc_info_str(json_t *doc, const char *name, const char *v)
 	json_object_set_new(json_object_get(doc, "info"), name, v ? json_string(v) : json_null());
 }
 
+static void doc_info_bool(json_t *doc, const char *name, int v)
+{
+	json_object_set_new(json_object_get(doc, "info"), name, json_boolean(v));
+}
+
 static void doc_info_hex(json_t *doc, const char *name, double addr)
 {
 	char hex[32];
@@ -875,11 +880,24 @@ static json_t *make_stackmem(int64_t t_ms)
 			snprintf(name, sizeof(name), "%s%s_bytes_per_thread", kinds[k],
 			         big ? "_2m" : "");
 			doc_scalar(doc, name, per, "bytes");
+			/* the lowest and highest of its rounds */
+			snprintf(name, sizeof(name), "%s%s_bytes_per_thread_ci_lo", kinds[k],
+			         big ? "_2m" : "");
+			doc_scalar(doc, name, k == 3 && !big ? per : per - 1024, "bytes");
+			snprintf(name, sizeof(name), "%s%s_bytes_per_thread_ci_hi", kinds[k],
+			         big ? "_2m" : "");
+			doc_scalar(doc, name, k == 3 && !big ? per : per + 1024, "bytes");
 			snprintf(name, sizeof(name), "%s%s_huge_bytes_per_thread", kinds[k],
 			         big ? "_2m" : "");
 			doc_scalar(doc, name, k == 3 && !big ? 2097152 : 0, "bytes");
 		}
 	doc_info_str(doc, "thp_enabled", "madvise");
+	doc_info_bool(doc, "map_stack_nohugepage", 1);
+	doc_info_str(
+	    doc, "fix",
+	    "map thread stacks with MAP_STACK (this kernel gives them VM_NOHUGEPAGE), keep "
+	    "THP at madvise, or keep stacks under 2 MiB; glibc 2.38+: "
+	    "glibc.pthread.stack_hugetlb=0");
 	return doc;
 }
 
