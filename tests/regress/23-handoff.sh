@@ -6,6 +6,7 @@
 # (it pins its own threads). The placements come from sysfs, so a tree of
 # the test's own (--sysfs-root) that calls the two allowed CPUs SMT
 # siblings, or two NUMA nodes, makes the probe measure that placement.
+# The run queue stays within 8 of the host's own during a default run.
 # No figure is asserted: hosts differ (a KVM guest with haltpoll pays 10-30
 # times a switch, bare metal with idle=poll about once).
 set -u
@@ -100,6 +101,14 @@ taskset -c "$one" "$H" --quick >"$TW_TMP/one.json" || fail "handoff on one CPU e
 jq -e '.status == "skipped" and (.reason | test("needs two allowed CPUs; this process may run on 1$"))' \
 	"$TW_TMP/one.json" >/dev/null || fail "on one CPU: $(jq -c '{status, reason}' "$TW_TMP/one.json")"
 ok "on one CPU: $(jq -r .reason "$TW_TMP/one.json")"
+
+# A good citizen: the run queue during a default handoff run stays
+# within 8 of what the host ran without it (tests/regress/lib.sh).
+if [ "${two#*,}" != "$two" ]; then
+	runq_gentle 500 "$TW_TMP/runq.json" "$H"
+	jq -e '.status == "ok"' "$TW_TMP/runq.json" >/dev/null || fail "the run under runq: $(jq -c '{status, reason}' "$TW_TMP/runq.json")"
+	ok "run queue during a default handoff run: peak $RUNQ_PEAK, $RUNQ_HOST without it"
+fi
 
 # No topology at all: skipped, with the place it looked.
 "$H" --quick --sysfs-root "$TW_TMP/none" >"$TW_TMP/none.json" || fail "handoff without a tree exited $?"

@@ -9,7 +9,8 @@
 # tasks than that skips the run, one with fewer creators' room limits them,
 # and the measured runs read a quiet /proc/stat (this host may be busy with
 # other tests); the host's own /proc/stat gives either a run or a skip that
-# says what ran. No figure is asserted: contention differs by kernel, glibc
+# says what ran. The run queue stays within 8 of the host's own during a
+# default run. No figure is asserted: contention differs by kernel, glibc
 # and host.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -90,6 +91,14 @@ taskset -c "${two%%,*}" "$P" --quick >"$TW_TMP/one.json" || fail "createscale on
 jq -e '.status == "skipped" and (.reason | test("need two allowed CPUs; this process may run on 1$"))' \
 	"$TW_TMP/one.json" >/dev/null || fail "on one CPU: $(jq -c '{status, reason}' "$TW_TMP/one.json")"
 ok "on one CPU: $(jq -r .reason "$TW_TMP/one.json")"
+
+# A good citizen: the run queue during a default createscale run (its quiet check passed) stays
+# within 8 of what the host ran without it (tests/regress/lib.sh).
+if [ "${two#*,}" != "$two" ]; then
+	runq_gentle 500 "$TW_TMP/runq.json" "$P" --proc-stat "$TW_TMP/quiet"
+	jq -e '.status == "ok"' "$TW_TMP/runq.json" >/dev/null || fail "the run under runq: $(jq -c '{status, reason}' "$TW_TMP/runq.json")"
+	ok "run queue during a default createscale run (its quiet check passed): peak $RUNQ_PEAK, $RUNQ_HOST without it"
+fi
 
 if "$P" --bogus >/dev/null 2>"$TW_TMP/err"; then fail "--bogus succeeded"; fi
 grep -q usage "$TW_TMP/err" || fail "--bogus: no usage message"
