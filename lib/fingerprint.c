@@ -289,6 +289,7 @@ static const struct {
     {"capabilities", "thp", "thp", 1},
     {"capabilities", "thp_defrag", "thp defrag", 1},
     {"capabilities", "khugepaged_max_ptes_none", "khugepaged max_ptes_none", 1},
+    {"capabilities", "thp_sizes", "thp sizes", 1},
     {"capabilities", "pmu", "pmu", 1},
     {"capabilities", "constant_tsc", "constant_tsc", 1},
     {"capabilities", "nonstop_tsc", "nonstop_tsc", 1},

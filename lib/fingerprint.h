@@ -62,6 +62,12 @@ json_t *fingerprint_caps_read(const char *root, const char *release);
 /* The mode in brackets of a THP setting ("always [madvise] never" ->
  * "madvise"). 0 or -EINVAL. */
 int fingerprint_thp_mode(const char *text, char *out, size_t len);
+/* The mTHP sizes THP may use, smallest first, each with its setting unless
+ * "never" ("64kB:always,2048kB:inherit"), or "none", from the
+ * hugepages-*kB directories under ROOT/sys/kernel/mm/transparent_hugepage
+ * (root "" for this host). 0, -ENOSPC when out is too short, or -errno
+ * when the directory cannot be read. */
+int fingerprint_thp_sizes(const char *root, char *out, size_t len);
 
 /* ia32_emulation= on a kernel command line, read as the kernel reads it:
  * 1 on, 0 off, -ENOENT absent, -EINVAL unreadable. */

@@ -21,6 +21,7 @@
 #define THP_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 #define THP_DEFRAG_PATH "/sys/kernel/mm/transparent_hugepage/defrag"
 #define THP_PTES_PATH "/sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none"
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 #define PMU_DIR "/sys/bus/event_source/devices"
 #define CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
@@ -156,6 +157,65 @@ static json_t *max_ptes_none(const char *root)
 	return end != text && v >= 0 && v < 1 << 20 ? json_integer(v) : json_null();
 }
 
+static int by_kb(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return (x > y) - (x < y);
+}
+
+int fingerprint_thp_sizes(const char *root, char *out, size_t len)
+{
+	char path[FP_PATH_MAX], text[256], mode[64];
+	unsigned long kb[32];
+	size_t n = 0, used = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!len)
+		return -EINVAL;
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s%s", root, THP_DIR);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && n < sizeof(kb) / sizeof(kb[0])) {
+		char *end;
+		unsigned long v;
+
+		if (strncmp(de->d_name, "hugepages-", 10))
+			continue;
+		v = strtoul(de->d_name + 10, &end, 10);
+		if (end != de->d_name + 10 && !strcmp(end, "kB"))
+			kb[n++] = v;
+	}
+	closedir(d);
+	qsort(kb, n, sizeof(kb[0]), by_kb);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/hugepages-%lukB/enabled", THP_DIR, kb[i]);
+		if (fp_read_line(root, path, text, sizeof(text)) < 0 ||
+		    fingerprint_thp_mode(text, mode, sizeof(mode)) < 0 || !strcmp(mode, "never"))
+			continue;
+		used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%lukB:%s",
+		                         used ? "," : "", kb[i], mode);
+	}
+	if (used >= len)
+		return -ENOSPC;
+	if (!used)
+		snprintf(out, len, "none");
+	return 0;
+}
+
+/* The mTHP sizes THP may use and how (fingerprint_thp_sizes()), or null
+ * on a kernel without them. */
+static json_t *thp_sizes(const char *root)
+{
+	char text[512];
+
+	return fingerprint_thp_sizes(root, text, sizeof(text)) < 0 ? json_null()
+	                                                           : json_string(text);
+}
+
 static int is_pmu(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_LEN(pmu_names); i++) {
@@ -196,6 +256,7 @@ json_t *fingerprint_caps_read(const char *root, const char *release)
 	json_object_set_new(o, "thp", thp(root, THP_PATH));
 	json_object_set_new(o, "thp_defrag", thp(root, THP_DEFRAG_PATH));
 	json_object_set_new(o, "khugepaged_max_ptes_none", max_ptes_none(root));
+	json_object_set_new(o, "thp_sizes", thp_sizes(root));
 	json_object_set_new(o, "pmu", pmu(root));
 	for (size_t i = 0; i < ARRAY_LEN(tsc_flags); i++)
 		json_object_set_new(o, tsc_flags[i],

@@ -235,8 +235,8 @@ static const char *choice(const char *path, char *out, size_t len)
  * lists it. */
 static void report_thp(struct probe_doc *doc, int nh)
 {
-	char buf[256], en[32] = "", sizes[512] = "", path[256], tmp[128];
-	const char *e = choice(THP "/enabled", buf, sizeof(buf)), *c;
+	char buf[256], en[32] = "", sizes[512] = "";
+	const char *e = choice(THP "/enabled", buf, sizeof(buf));
 	long ptes = -1;
 
 	snprintf(en, sizeof(en), "%s", e ? e : "");
@@ -245,14 +245,8 @@ static void report_thp(struct probe_doc *doc, int nh)
 	if (sys_read_line(THP "/khugepaged/max_ptes_none", buf, sizeof(buf)) == 0)
 		ptes = strtol(buf, NULL, 10);
 	probe_info_num(doc, "khugepaged_max_ptes_none", ptes >= 0 ? (double)ptes : -1);
-	for (unsigned kb = 8; kb <= 2048; kb *= 2) {
-		snprintf(path, sizeof(path), THP "/hugepages-%ukB/enabled", kb);
-		c = choice(path, tmp, sizeof(tmp));
-		if (c && strcmp(c, "never"))
-			snprintf(sizes + strlen(sizes), sizeof(sizes) - strlen(sizes), "%s%ukB:%s",
-			         sizes[0] ? "," : "", kb, c);
-	}
-	probe_info_str(doc, "mthp_sizes", sizes[0] ? sizes : "none");
+	probe_info_str(doc, "mthp_sizes",
+	               fingerprint_thp_sizes("", sizes, sizeof(sizes)) == 0 ? sizes : "none");
 	if (!strcmp(en, "never"))
 		probe_info_str(doc, "khugepaged",
 		               "THP never: stacks get no huge pages, now or later");

@@ -219,15 +219,26 @@ static void test_caps_guest(void **state)
 	    {"proc/cmdline", "quiet ia32_emulation=0 pti=on\n"},
 	    {"boot/config-6.1.0-test", "CONFIG_X86_64=y\nCONFIG_IA32_EMULATION=y\n"},
 	    {"sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n"},
+	    /* mTHP: listed by size, not by name; "never" left out */
+	    {"sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled",
+	     "always [inherit] madvise never\n"},
+	    {"sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled",
+	     "[always] inherit madvise never\n"},
+	    {"sys/kernel/mm/transparent_hugepage/hugepages-16kB/enabled",
+	     "always inherit madvise [never]\n"},
+	    {"sys/kernel/mm/transparent_hugepage/hugepages-512kB/enabled",
+	     "always inherit [madvise] never\n"},
 	    {"sys/bus/event_source/devices/software/type", "1\n"},
 	    {"sys/bus/event_source/devices/tracepoint/type", "2\n"},
 	    {"sys/devices/system/clocksource/clocksource0/current_clocksource", "kvm-clock\n"},
 	    {NULL, NULL}};
-	static const struct pair want[] = {{"ia32_emulation", "off (kernel command line)"},
-	                                   {"thp", "madvise"},
-	                                   {"pmu", "none"},
-	                                   {"clocksource", "kvm-clock"},
-	                                   {NULL, NULL}};
+	static const struct pair want[] = {
+	    {"ia32_emulation", "off (kernel command line)"},
+	    {"thp", "madvise"},
+	    {"thp_sizes", "64kB:always,512kB:madvise,2048kB:inherit"},
+	    {"pmu", "none"},
+	    {"clocksource", "kvm-clock"},
+	    {NULL, NULL}};
 	const char *root = fixture("guest");
 	json_t *c;
 
@@ -260,6 +271,8 @@ static void test_caps_arm64(void **state)
 	c = fingerprint_caps_read(root, "6.1.0-arm");
 	assert_str(c, "ia32_emulation", NULL);
 	assert_str(c, "thp", "always");
+	/* a THP directory without mTHP sizes */
+	assert_str(c, "thp_sizes", "none");
 	assert_str(c, "pmu", "pmu");
 	assert_true(json_is_null(json_object_get(c, "constant_tsc")));
 	json_decref(c);
@@ -267,6 +280,7 @@ static void test_caps_arm64(void **state)
 	/* Nothing readable: every capability is null. */
 	c = fingerprint_caps_read(fixture("empty"), "x");
 	assert_str(c, "thp", NULL);
+	assert_str(c, "thp_sizes", NULL);
 	assert_str(c, "pmu", NULL);
 	assert_str(c, "clocksource", NULL);
 	json_decref(c);
