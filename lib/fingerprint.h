@@ -62,6 +62,11 @@ json_t *fingerprint_caps_read(const char *root, const char *release);
 /* The mode in brackets of a THP setting ("always [madvise] never" ->
  * "madvise"). 0 or -EINVAL. */
 int fingerprint_thp_mode(const char *text, char *out, size_t len);
+/* The hypervisor CPUID names ("kvm", "microsoft", "xen", or its
+ * signature as it is) into buf: 1; 0 on bare metal or where CPUID has no
+ * hypervisor bit (not x86). */
+int fingerprint_cpuid_hypervisor(char *buf, size_t len);
+
 /* The mTHP sizes THP may use, smallest first, each with its setting unless
  * "never" ("64kB:always,2048kB:inherit"), or "none", from the
  * hugepages-*kB directories under ROOT/sys/kernel/mm/transparent_hugepage

@@ -251,3 +251,8 @@ char *fingerprint_virt_name(const json_t *sources)
 		return xstrdup("unknown (the CPU's hypervisor flag is set)");
 	return xstrdup("none");
 }
+
+int fingerprint_cpuid_hypervisor(char *buf, size_t len)
+{
+	return fp_cpuid_hypervisor(buf, len);
+}

@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "defaults.h"
+#include "fingerprint.h"
 #include "futexw.h"
 #include "probe.h"
 #include "stats.h"
@@ -191,6 +192,9 @@ static int report_mechanism(struct probe_doc *doc)
 		snprintf(idle, sizeof(idle), "%.*s", p ? (int)strcspn(p, " ") : 4, p ? p : "none");
 		probe_info_str(doc, "idle_param", idle);
 	}
+	/* a KVM guest has no /sys/hypervisor/type: CPUID names it */
+	probe_info_str(doc, "hypervisor",
+	               fingerprint_cpuid_hypervisor(buf, sizeof(buf)) > 0 ? buf : "none");
 	probe_info_str(doc, "mechanism",
 	               mechanism(got[0][0] ? got[0] : NULL, got[1][0] ? got[1] : NULL, idle));
 	return !strcmp(got[0], "haltpoll") && !strcmp(got[1], "0");

@@ -61,6 +61,11 @@ else
 	jq -e '.probes.handoff.status == "ok"' "$TW_TMP/run.json" >/dev/null ||
 		fail "threadwatch run handoff: $(jq -c '.probes.handoff | {status, reason}' "$TW_TMP/run.json")"
 	ok "threadwatch run leaves the handoff probe the CPUs it needs"
+	# The hypervisor it names is the one the fingerprint's CPUID names.
+	jq -e '(.fingerprint.virtualization_sources.cpuid // "none") == .probes.handoff.info.hypervisor' \
+		"$TW_TMP/run.json" >/dev/null ||
+		fail "hypervisor: $(jq -c '[.fingerprint.virtualization_sources, .probes.handoff.info.hypervisor]' "$TW_TMP/run.json")"
+	ok "the hypervisor behind a hand-off: $(jq -r .probes.handoff.info.hypervisor "$TW_TMP/run.json")"
 
 	# A topology of the test's own over the two allowed CPUs.
 	fake() { # fake DIR KIND: the two CPUs as SMT siblings, or on two nodes
