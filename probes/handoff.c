@@ -173,6 +173,7 @@ static int report_mechanism(struct probe_doc *doc)
 	    {"haltpoll_guest_halt_poll_ns", "/sys/module/haltpoll/parameters/guest_halt_poll_ns"},
 	    {"haltpoll_grow", "/sys/module/haltpoll/parameters/guest_halt_poll_grow"},
 	    {"haltpoll_shrink", "/sys/module/haltpoll/parameters/guest_halt_poll_shrink"},
+	    {"haltpoll_grow_start", "/sys/module/haltpoll/parameters/guest_halt_poll_grow_start"},
 	    {"haltpoll_allow_shrink",
 	     "/sys/module/haltpoll/parameters/guest_halt_poll_allow_shrink"},
 	    {"hypervisor_type", "/sys/hypervisor/type"},
