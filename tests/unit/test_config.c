@@ -532,9 +532,10 @@ static void test_probes_disabled(void **state)
 	assert_true(config_disabled(&c, "ctxsw", "selector"));
 	assert_false(config_disabled(&c, "ctxsw", "aa"));
 	config_free(&c);
-	expect_error("probes_disabled = nosuch\n",
-	             "t.conf:1: probes_disabled: \"nosuch\" is not a built-in probe or arm "
-	             "(ctxsw, threads, map32, handoff, stackmem, createscale, ctxsw.selector, ctxsw.aa)");
+	expect_error(
+	    "probes_disabled = nosuch\n",
+	    "t.conf:1: probes_disabled: \"nosuch\" is not a built-in probe or arm "
+	    "(ctxsw, threads, map32, handoff, stackmem, createscale, ctxsw.selector, ctxsw.aa)");
 	expect_error("probes_disabled = ctxsw.nosuch\n", "\"ctxsw.nosuch\" is not a built-in");
 	expect_error("probes_disabled = map32.selector\n", "\"map32.selector\" is not a built-in");
 	expect_error("probes_disabled = ctxsw.\n", "\"ctxsw.\" is not a built-in");
