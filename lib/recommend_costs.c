@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -176,20 +175,6 @@ static int cost_parse(const json_t *inputs, struct cost_in *in, char *err, size_
 #define NUM(v) rec_fmt_num((char[48]){0}, 48, (v))
 #define DUR(v) rec_fmt_dur((char[48]){0}, 48, (v))
 
-/* A sentence made with printf's rules (malloc'd). */
-static char *say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *say(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s ? s : xstrdup("");
-}
-
 /* " [lo, hi]" of a 95% CI. */
 static const char *ci_text(char *buf, size_t len, double lo, double hi)
 {
@@ -219,10 +204,15 @@ static json_t *text_or_null(const char *s)
  * probe gave no figures. */
 static json_t *unmeasured(const char *probe, const char *why)
 {
-	char *f = why ? say("Not measured: %s's latest run was %s.", probe, why)
-	              : say("Not measured: no %s run yet.", probe);
-	json_t *o = json_pack("{s:b s:n s:s s:n s:n}", "measured", 0, "problem", "finding", f,
-	                      "cause", "fix");
+	char *f;
+	json_t *o;
+
+	if (why)
+		xasprintf(&f, "Not measured: %s's latest run was %s.", probe, why);
+	else
+		xasprintf(&f, "Not measured: no %s run yet.", probe);
+	o = json_pack("{s:b s:n s:s s:n s:n}", "measured", 0, "problem", "finding", f, "cause",
+	              "fix");
 
 	free(f);
 	return o;
@@ -249,10 +239,11 @@ static json_t *cost_create(const struct cost_in *in)
 		return unmeasured("createscale", in->createscale_why);
 	ns = 1e9 / in->c1.v;
 	nc = in->n1.set ? 1e9 / in->n1.v : NAN;
-	f = say("Creating and joining a thread takes %s here: 10^9 ns / %s creates per second by "
-	        "one creator with glibc's stack cache%s%s%s.",
-	        DUR(ns), NUM(in->c1.v), isfinite(nc) ? "; when the cache misses, " : "",
-	        isfinite(nc) ? DUR(nc) : "", isfinite(nc) ? " (its stack mapped anew)" : "");
+	xasprintf(&f,
+	          "Creating and joining a thread takes %s here: 10^9 ns / %s creates per second by "
+	          "one creator with glibc's stack cache%s%s%s.",
+	          DUR(ns), NUM(in->c1.v), isfinite(nc) ? "; when the cache misses, " : "",
+	          isfinite(nc) ? DUR(nc) : "", isfinite(nc) ? " (its stack mapped anew)" : "");
 	return measured(json_pack("{s:o s:o s:o s:o}", "ns", jnum_int(ns), "without_cache_ns",
 	                          isfinite(nc) ? jnum_int(nc) : json_null(), "rate_per_s",
 	                          jnum_int(in->c1.v), "without_cache_rate_per_s",
@@ -270,9 +261,10 @@ static json_t *cost_creators(const struct cost_in *in)
 	if (!in->neff.set && !in->ceff.set)
 		return unmeasured("createscale", in->createscale_why);
 	if (!in->neff.set) {
-		f = say("Two creators at once each make %s of one creator's creates with glibc's "
-		        "stack cache; without it was not measured.",
-		        NUM(in->ceff.v));
+		xasprintf(&f,
+		          "Two creators at once each make %s of one creator's creates with glibc's "
+		          "stack cache; without it was not measured.",
+		          NUM(in->ceff.v));
 		return measured(json_pack("{s:i s:o s:o s:n s:n}", "creators", 2,
 		                          "cached_efficiency", jnum_int(in->ceff.v),
 		                          "cached_efficiency_ci95",
@@ -281,12 +273,13 @@ static json_t *cost_creators(const struct cost_in *in)
 		                f, 0, NULL, NULL);
 	}
 	problem = in->neff.v < TW_CREATORS_PROBLEM_EFFICIENCY;
-	f = say("Two creators at once, when glibc's stack cache misses, each make %s%s of one "
-	        "creator's creates: together %s× one creator%s%s%s.",
-	        NUM(in->neff.v),
-	        in->have_neff_ci ? ci_text((char[112]){0}, 112, in->neff_lo, in->neff_hi) : "",
-	        NUM(2 * in->neff.v), in->ceff.set ? "; with the cache each makes " : "",
-	        in->ceff.set ? NUM(in->ceff.v) : "", in->ceff.set ? " of one creator's" : "");
+	xasprintf(&f,
+	          "Two creators at once, when glibc's stack cache misses, each make %s%s of one "
+	          "creator's creates: together %s× one creator%s%s%s.",
+	          NUM(in->neff.v),
+	          in->have_neff_ci ? ci_text((char[112]){0}, 112, in->neff_lo, in->neff_hi) : "",
+	          NUM(2 * in->neff.v), in->ceff.set ? "; with the cache each makes " : "",
+	          in->ceff.set ? NUM(in->ceff.v) : "", in->ceff.set ? " of one creator's" : "");
 	return measured(
 	    json_pack("{s:i s:o s:o s:o s:o}", "creators", 2, "efficiency", jnum_int(in->neff.v),
 	              "efficiency_ci95", ci_or_null(in->have_neff_ci, in->neff_lo, in->neff_hi),
@@ -329,10 +322,11 @@ static json_t *cost_handoff(const struct cost_in *in)
 		return unmeasured("handoff", in->handoff_why);
 	cross = in->same.v * in->ratio.v;
 	problem = in->ratio.v > TW_HANDOFF_PROBLEM_RATIO;
-	f = say("Waking a thread on %s takes %s here: %s%s times the %s of a switch on one CPU.",
-	        placement_words(in->placement), DUR(cross), NUM(in->ratio.v),
-	        in->have_ratio_ci ? ci_text((char[112]){0}, 112, in->ratio_lo, in->ratio_hi) : "",
-	        DUR(in->same.v));
+	xasprintf(&f,
+	          "Waking a thread on %s takes %s here: %s%s times the %s of a switch on one CPU.",
+	          placement_words(in->placement), DUR(cross), NUM(in->ratio.v),
+	          in->have_ratio_ci ? ci_text((char[112]){0}, 112, in->ratio_lo, in->ratio_hi) : "",
+	          DUR(in->same.v));
 	return measured(json_pack("{s:o s:o s:o s:o s:o}", "same_cpu_ns", jnum_int(in->same.v),
 	                          "cross_ns", jnum_int(cross), "ratio", jnum_int(in->ratio.v),
 	                          "ratio_ci95",
@@ -359,19 +353,19 @@ static json_t *cost_memory(const struct cost_in *in)
 	         : in->nohuge      ? " (this kernel gives MAP_STACK stacks VM_NOHUGEPAGE)"
 	                      : " and this kernel does not give MAP_STACK stacks VM_NOHUGEPAGE");
 	plain_huge = in->plain_huge.set && in->plain_huge.v > 0;
-	f = say("An idle thread keeps %s KiB%s resident with glibc's stacks%s%s%s%s%s%s%s.",
-	        NUM(in->glibc.v / 1024),
-	        in->have_glibc_ci
-	            ? ci_text((char[112]){0}, 112, in->glibc_lo / 1024, in->glibc_hi / 1024)
-	            : "",
-	        in->glibc_huge.set && in->glibc_huge.v > 0 ? ", on huge pages" : "",
-	        in->plain.set ? "; a stack mapped without MAP_STACK keeps " : "",
-	        in->plain.set ? NUM(in->plain.v / 1024) : "",
-	        in->plain.set ? (plain_huge ? " KiB, on huge pages" : " KiB") : "",
-	        in->huge.set ? "; one that THP backs (advised MADV_HUGEPAGE, as THP always backs "
-	                       "a stack mapped without MAP_STACK) keeps "
-	                     : "",
-	        in->huge.set ? NUM(in->huge.v / 1024) : "", in->huge.set ? " KiB" : "");
+	xasprintf(&f, "An idle thread keeps %s KiB%s resident with glibc's stacks%s%s%s%s%s%s%s.",
+	          NUM(in->glibc.v / 1024),
+	          in->have_glibc_ci
+	              ? ci_text((char[112]){0}, 112, in->glibc_lo / 1024, in->glibc_hi / 1024)
+	              : "",
+	          in->glibc_huge.set && in->glibc_huge.v > 0 ? ", on huge pages" : "",
+	          in->plain.set ? "; a stack mapped without MAP_STACK keeps " : "",
+	          in->plain.set ? NUM(in->plain.v / 1024) : "",
+	          in->plain.set ? (plain_huge ? " KiB, on huge pages" : " KiB") : "",
+	          in->huge.set ? "; one that THP backs (advised MADV_HUGEPAGE, as THP always backs "
+	                         "a stack mapped without MAP_STACK) keeps "
+	                       : "",
+	          in->huge.set ? NUM(in->huge.v / 1024) : "", in->huge.set ? " KiB" : "");
 	return measured(json_pack("{s:o s:o s:o s:o s:o s:o s:o}", "bytes_per_thread",
 	                          jnum_int(in->glibc.v), "bytes_per_thread_ci95",
 	                          ci_or_null(in->have_glibc_ci, in->glibc_lo, in->glibc_hi),
