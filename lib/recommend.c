@@ -720,7 +720,8 @@ json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
 	res = result_build(&m);
 	rec_failed_apply(&in.failed, inputs, res, in.ctxsw_why ? "ctxsw" : NULL);
 	rec_arch_apply(arch, res);
-	json_object_set_new(res, "costs", costs);
+	if (costs)
+		json_object_set_new(res, "costs", costs);
 out:
 	rec_in_free(&in);
 	return res;

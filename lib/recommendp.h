@@ -115,7 +115,8 @@ int rec_ci_parse(const json_t *sect, const char *section, const char *key, int *
 /* result.costs: what a thread costs here to create, with two creators,
  * to hand off across CPUs and to keep idle (recommend_costs.c), from
  * inputs.createscale, inputs.handoff and inputs.stackmem. 0 and a new
- * reference in *out, or -EINVAL naming the field in err. */
+ * reference in *out (NULL when the inputs have none of the three), or
+ * -EINVAL naming the field in err. */
 int rec_costs_build(const json_t *inputs, json_t **out, char *err, size_t errlen);
 
 /* A number for a sentence: grouped digits from 1000 up ("57,418"), else

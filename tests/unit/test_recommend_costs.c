@@ -168,13 +168,14 @@ static void test_limits(void **state)
 /* No documents, or one skipped: each cost says it was not measured. */
 static void test_unmeasured(void **state)
 {
-	json_t *c, *skipped = handoff(1000, 20);
+	json_t *c, *skipped = handoff(1000, 20), *in, *r;
+	char err[256];
 
 	(void)state;
-	c = costs_of(NULL, NULL, NULL);
-	for (const char *const *k =
-	         (const char *const[]){"create", "creators", "handoff", "memory", NULL};
-	     *k; k++) {
+	/* one probe measured: the other two costs say there was no run */
+	c = costs_of(createscale(1e5, 4e4, 0.9, 0.8), NULL, NULL);
+	assert_true(json_is_true(json_object_get(json_object_get(c, "create"), "measured")));
+	for (const char *const *k = (const char *const[]){"handoff", "memory", NULL}; *k; k++) {
 		assert_true(json_is_false(json_object_get(json_object_get(c, *k), "measured")));
 		assert_true(json_is_null(json_object_get(json_object_get(c, *k), "problem")));
 		assert_non_null(strstr(text(c, *k, "finding"), "Not measured: no "));
@@ -186,6 +187,13 @@ static void test_unmeasured(void **state)
 	assert_string_equal(text(c, "handoff", "finding"),
 	                    "Not measured: handoff's latest run was skipped: the host is busy.");
 	json_decref(c);
+	/* none of the three (inputs written for the low-stack question): no costs */
+	in = rec_inputs_build(NULL, NULL, NULL, NULL, NULL);
+	r = rec_compute(in, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(json_object_get(r, "costs"));
+	json_decref(r);
+	json_decref(in);
 }
 
 /* Inputs given by hand that are not what the probes give: refused, the
