@@ -229,6 +229,19 @@ verify "$TW_TMP/map32-tight.json" '
     check(.info[$l + "_class"] | type == "string"; "\($l): no class")),
   check(.info.fail_stopped_by == "budget" and .info.retry_stopped_by == "budget"; "stopped by \(.info.fail_stopped_by), \(.info.retry_stopped_by)")'
 ok "a 10 ms budget: ok, $(jq -c '[.info.fill_rungs, .info.fail_rungs, .info.retry_rungs]' "$TW_TMP/map32-tight.json") rungs, stopped by the budget"
+# The same on a busy host, made here: a busy loop per CPU at normal
+# priority while the probe runs at nice 19 stretches the window's fill
+# past the budget, which must not fail the run (it did, until the fill got
+# a time of its own).
+hogs=()
+for _ in $(seq "$(nproc)"); do (while :; do :; done) & hogs+=($!); done
+nice -n 19 "$MAP32" --quick --budget 10ms >"$TW_TMP/map32-busy.json" 2>"$TW_TMP/map32-busy.err"
+rc=$?
+kill "${hogs[@]}" 2>/dev/null
+wait "${hogs[@]}" 2>/dev/null
+[ "$rc" = 0 ] && jq -e '.status == "ok" and .info.window_stopped_by == "window_full"' "$TW_TMP/map32-busy.json" >/dev/null ||
+	fail "a 10 ms budget on a busy host: exit $rc, $(jq -c '{status, reason}' "$TW_TMP/map32-busy.json" 2>/dev/null) $(cat "$TW_TMP/map32-busy.err")"
+ok "a 10 ms budget beside a busy loop per CPU: ok, the window full"
 
 # --- the run queue during a default threads run ---------------------------
 # The probe keeps at most a few threads runnable. procs_running is
