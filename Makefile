@@ -125,7 +125,7 @@ LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c l
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
 	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \
-	probes/lib/map32bit.c probes/lib/topology.c
+	probes/lib/map32bit.c probes/lib/topology.c probes/lib/joinq.c
 PROBE_NAMES := ctxsw threads map32 handoff stackmem createscale
 # A probe of more than one file lists its sources (the others are one file).
 CTXSW_SRCS  := probes/ctxsw.c probes/ctxsw_ring.c

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "futexw.h"
+#include "joinq.h"
 #include "stats.h"
 #include "sysinfo.h"
 
@@ -82,13 +83,14 @@ static void *ring_main(void *p)
 		futexw_wake(&r->ready, 1);
 		/* quit is read while holding the token: thread 0 sets it only
 		 * once the token is back with it, so a token of an ordinary
-		 * lap never sees it set, and the last lap always does. */
-		for (int quit = 0; !quit;) {
+		 * lap never sees it set. A thread that sees it ends without
+		 * passing the token on: ring_stop() wakes the next. */
+		for (;;) {
 			ring_take(r, a->i);
-			quit = __atomic_load_n(&r->quit, __ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&r->quit, __ATOMIC_ACQUIRE))
+				return NULL;
 			ring_pass(r, a->i);
 		}
-		return NULL;
 	}
 	for (uint64_t k = 0; k < r->warm; k++) {
 		ring_pass(r, 0);
@@ -109,8 +111,18 @@ static void *ring_main(void *p)
 		r->switches = after >= r->switches ? after - r->switches : -1;
 	}
 	__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
-	ring_pass(r, 0);
 	return NULL;
+}
+
+/* Ends the ring threads from..n-1, which wait for their token with quit
+ * set: each is woken and joined (joinq_join()) before the next. */
+static void ring_stop(struct ctxsw_ring *r, pthread_t *th, int from)
+{
+	__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
+	for (int i = from; i < r->n; i++) {
+		futexw_store_wake(&r->slot[i], 1);
+		joinq_join(th[i]);
+	}
 }
 
 /* One ring sample: ns per hop and switches per hop (-1: not counted), or
@@ -132,13 +144,9 @@ static int ring_sample(struct ctxsw_ring *r, double *ns, double *sw, char *why, 
 		if (!err && i != 0)
 			futexw_wait_equal(&r->ready, started);
 	}
-	if (err && started) {
-		/* Thread 0 never ran: let the started ones pass the token out. */
-		__atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
-		futexw_store_wake(&r->slot[r->n - started], 1);
-	}
-	for (int i = r->n - 1; i > r->n - 1 - started; i--)
-		pthread_join(th[i], NULL);
+	if (!err)
+		joinq_join(th[0]); /* back from its laps, quit set */
+	ring_stop(r, th, err ? r->n - started : 1);
 	for (int i = 0; i < r->n; i++)
 		if (map[i])
 			munmap(map[i], CTXSW_STACK_BYTES);

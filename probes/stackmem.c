@@ -22,6 +22,7 @@
 
 #include "fingerprint.h"
 #include "futexw.h"
+#include "joinq.h"
 #include "probe.h"
 #include "readfile.h"
 #include "stats.h"
@@ -87,8 +88,17 @@ static const struct kind {
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 #define N_ARMS (2 * N_KINDS) /* each kind at the default size and at 2 MiB */
 
+/* Each thread of a batch parks on its own go word, so that the batch ends
+ * one thread at a time (joinq_join()): waking all at once put the whole
+ * batch on the run queue together. */
+struct batch_slot {
+	struct batch *b;
+	int go;
+};
+
 struct batch {
-	int parked, go;
+	int parked;
+	struct batch_slot slot[STACKMEM_THREADS];
 	pthread_t th[STACKMEM_THREADS];
 	void *map[STACKMEM_THREADS];
 	size_t len;
@@ -96,15 +106,15 @@ struct batch {
 
 static void *idle_thread(void *p)
 {
-	struct batch *b = p;
+	struct batch_slot *s = p;
 	volatile char used[2048];
 
 	/* a little work on the stack, as a thread that ran before it idled */
 	for (size_t i = 0; i < sizeof(used); i += 64)
 		used[i] = (char)i;
-	__atomic_add_fetch(&b->parked, 1, __ATOMIC_RELEASE);
-	futexw_wake(&b->parked, 1);
-	futexw_wait_equal(&b->go, 1);
+	__atomic_add_fetch(&s->b->parked, 1, __ATOMIC_RELEASE);
+	futexw_wake(&s->b->parked, 1);
+	futexw_wait_equal(&s->go, 1);
 	return NULL;
 }
 
@@ -151,8 +161,9 @@ static int start(struct batch *b, int i, const struct kind *k, size_t page)
 		mprotect(b->map[i], page, PROT_NONE);
 		r = pthread_attr_setstack(&a, (char *)b->map[i] + page, b->len - page);
 	}
+	b->slot[i].b = b;
 	if (!r)
-		r = pthread_create(&b->th[i], &a, idle_thread, b);
+		r = pthread_create(&b->th[i], &a, idle_thread, &b->slot[i]);
 	pthread_attr_destroy(&a);
 	return -r;
 }
@@ -166,17 +177,19 @@ static int batch_run(const struct kind *k, size_t len, int n, double *per, doubl
 	int started = 0, r;
 
 	r = rollup(&rss0, &h0);
+	/* One thread at a time: each parks before the next starts, so that
+	 * a batch adds at most one runnable thread to the probe. */
 	for (int i = 0; r == 0 && i < n; i++) {
 		r = start(&b, i, k, page);
 		started += r == 0;
+		futexw_wait_equal(&b.parked, started);
 	}
-	futexw_wait_equal(&b.parked, started);
 	if (r == 0)
 		r = rollup(&rss1, &h1);
-	futexw_store_wake(&b.go, 1);
-	futexw_wake(&b.go, INT_MAX);
-	for (int i = 0; i < started; i++)
-		pthread_join(b.th[i], NULL);
+	for (int i = 0; i < started; i++) {
+		futexw_store_wake(&b.slot[i].go, 1);
+		joinq_join(b.th[i]);
+	}
 	for (int i = 0; i < n; i++)
 		if (b.map[i])
 			munmap(b.map[i], len);

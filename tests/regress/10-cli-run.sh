@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # 10-cli-run: `threadwatch run` end to end: a real quick ctxsw run as one
-# JSON document with every contract figure, the readable table, usage
+# JSON document with every contract figure, a whole quick cycle within the
+# run-queue bound, the readable table, usage
 # errors (exit 2), and bad probes from --probe-dir and
 # $THREADWATCH_PROBE_DIR reported as errors (exit 1).
 set -u
@@ -114,6 +115,17 @@ grep -q '^host capabilities: ia32 emulation .*, thp .*, pmu .*, clocksource ' "$
 	fail "no host capabilities line: $(head -3 "$TW_TMP/m.txt")"
 grep -q '^ctxsw proved' "$TW_TMP/m.txt" && fail "a ctxsw line without ctxsw"
 ok "fingerprint: virtualization $virt; $(jq -c '.fingerprint.capabilities' "$TW_TMP/m.json")"
+
+# --- a whole cycle, a good citizen ---------------------------------------
+# Every built-in probe one after another, as a cycle runs them: the run
+# queue stays within 8 of what the host ran without it (the bound of
+# probes/PROTOCOL.md), and each probe is ok (createscale may be skipped on
+# a busy host, which it says).
+runq_gentle 500 "$TW_TMP/cycle.json" "$TW" run --quick --json
+jq -e --arg want "$TW_BUILTINS" "$JQ_RUN_GOOD"' (.probes | keys | sort) == ($want | split(" ") | sort) and
+	all(.probes | to_entries[]; run_good(.key; .value.status; .value.reason))' "$TW_TMP/cycle.json" >/dev/null ||
+	fail "a whole quick cycle: $(jq -c '.probes | map_values({status, reason})' "$TW_TMP/cycle.json")"
+ok "a whole quick cycle of $TW_NBUILTINS probes: run queue peak $RUNQ_PEAK, $RUNQ_HOST without it"
 
 # --- usage errors exit 2 ----------------------------------------------------
 expect_usage() {

@@ -64,6 +64,15 @@ jq -e '.probes.stackmem.status == "ok"' "$TW_TMP/run.json" >/dev/null ||
 	fail "threadwatch run stackmem: $(jq -c '.probes.stackmem | {status, reason}' "$TW_TMP/run.json")"
 ok "threadwatch run stackmem: ok"
 
+# A good citizen: a default run pinned to one CPU, as the runner pins it,
+# keeps the run queue within 8 of what the host ran without it
+# (tests/regress/lib.sh). Its batches of 16 once started all at once and
+# were woken all at once: procs_running peaked at 16 on a 2-CPU guest.
+cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+runq_gentle 500 "$TW_TMP/runq.json" taskset -c "$cpu" "$S"
+jq -e '.status == "ok"' "$TW_TMP/runq.json" >/dev/null || fail "the run under runq: $(jq -c '{status, reason}' "$TW_TMP/runq.json")"
+ok "run queue during a default stackmem run on CPU $cpu: peak $RUNQ_PEAK, $RUNQ_HOST without it"
+
 if "$S" --bogus >/dev/null 2>"$TW_TMP/err"; then fail "--bogus succeeded"; fi
 grep -q usage "$TW_TMP/err" || fail "--bogus: no usage message"
 ok "bad arguments refused"
