@@ -33,7 +33,6 @@ static const struct {
 /* The key figures of a row ("figures" of fleet_host_row()): the
  * catalogue's fleet_figures, by their row keys. */
 #define N_FIGURES FLEET_N_FIGURES
-#define FIG(f) fleet_figure_key((f), (char[128]){0}, 128)
 
 static const char *field_path(const char *name)
 {
@@ -152,8 +151,9 @@ static json_t *cohort_new(const json_t *rows, const char *by, const char *value,
 	}
 	for (size_t f = 0; f < N_FIGURES; f++)
 		json_object_set_new(
-		    figs, FIG(f),
-		    figure_summary(buf, collect(rows, by, value, FIG(f), buf), fleet[f]));
+		    figs, fleet_figure_key(f),
+		    figure_summary(buf, collect(rows, by, value, fleet_figure_key(f), buf),
+		                   fleet[f]));
 	return json_pack("{s:{s:s}, s:I, s:o, s:s, s:[]}", "values", by, value, "hosts",
 	                 (json_int_t)hosts, "figures", figs, "map32",
 	                 hosts && na == hosts ? "not applicable" : "measured", "flags");
@@ -182,13 +182,14 @@ static void flag_pairs(json_t *cohorts, const char *by)
 				       *b = json_array_get(cohorts, j);
 				double alo, ahi, blo, bhi;
 
-				if (i == j || !ci_of(a, FIG(f), &alo, &ahi) ||
-				    !ci_of(b, FIG(f), &blo, &bhi) || !(ahi < blo || bhi < alo))
+				if (i == j || !ci_of(a, fleet_figure_key(f), &alo, &ahi) ||
+				    !ci_of(b, fleet_figure_key(f), &blo, &bhi) ||
+				    !(ahi < blo || bhi < alo))
 					continue;
 				json_array_append_new(
 				    json_object_get(a, "flags"),
-				    json_pack("{s:s, s:s, s:O}", "figure", FIG(f), "field", by,
-				              "versus",
+				    json_pack("{s:s, s:s, s:O}", "figure", fleet_figure_key(f),
+				              "field", by, "versus",
 				              json_object_get(json_object_get(b, "values"), by)));
 			}
 }
@@ -201,10 +202,11 @@ json_t *fleet_cohorts(const json_t *rows, const char *by)
 	size_t i;
 
 	for (size_t f = 0; f < N_FIGURES; f++) {
-		size_t n = collect(rows, by, NULL, FIG(f), buf);
+		size_t n = collect(rows, by, NULL, fleet_figure_key(f), buf);
 
 		fleet[f] = n ? stats_median(buf, n) : NAN;
-		json_object_set_new(fleet_j, FIG(f), n ? json_real(fleet[f]) : json_null());
+		json_object_set_new(fleet_j, fleet_figure_key(f),
+		                    n ? json_real(fleet[f]) : json_null());
 	}
 	json_array_foreach(rows, i, row)
 	{
@@ -266,15 +268,17 @@ void fleet_print_cohorts(const json_t *doc)
 		char *value = shown(json_object_get(json_object_get(c, "values"), by));
 		char *map32 = shown(json_object_get(c, "map32"));
 
-		cell(json_object_get(figs, FIG(0)), fleet_figure_unit(0), a, sizeof(a));
-		cell(json_object_get(figs, FIG(1)), fleet_figure_unit(1), b, sizeof(b));
+		cell(json_object_get(figs, fleet_figure_key(0)), fleet_figure_unit(0), a,
+		     sizeof(a));
+		cell(json_object_get(figs, fleet_figure_key(1)), fleet_figure_unit(1), b,
+		     sizeof(b));
 		printf("%-40.40s %5lld  %-34s  %-30s  %s\n", value,
 		       (long long)json_integer_value(json_object_get(c, "hosts")), a, b, map32);
 		free(value);
 		free(map32);
 		/* the figures of the newer probes, a line each where measured */
 		for (size_t f = 2; f < N_FIGURES; f++) {
-			const json_t *s = json_object_get(figs, FIG(f));
+			const json_t *s = json_object_get(figs, fleet_figure_key(f));
 
 			if (!json_is_object(s))
 				continue;

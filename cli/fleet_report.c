@@ -23,12 +23,18 @@ const char *const fleet_figures[FLEET_N_FIGURES] = {
     "createscale.nocache_2_efficiency",
 };
 
-const char *fleet_figure_key(size_t i, char *buf, size_t len)
+const char *fleet_figure_key(size_t i)
 {
-	const struct catalog_metric *m = catalog_metric_find(fleet_figures[i]);
+	/* Made once from the catalogue (the CLI has one thread). */
+	static char keys[FLEET_N_FIGURES][128];
 
-	snprintf(buf, len, "%s_%s", m ? m->probe : "?", m ? m->scalar : "?");
-	return buf;
+	if (!keys[i][0]) {
+		const struct catalog_metric *m = catalog_metric_find(fleet_figures[i]);
+
+		snprintf(keys[i], sizeof(keys[i]), "%s_%s", m ? m->probe : "?",
+		         m ? m->scalar : "?");
+	}
+	return keys[i];
 }
 
 const char *fleet_figure_unit(size_t i)
@@ -74,12 +80,11 @@ static json_t *row_figures(const json_t *rec)
 
 	for (size_t i = 0; i < FLEET_N_FIGURES; i++) {
 		const struct catalog_metric *m = catalog_metric_find(fleet_figures[i]);
-		char path[160], key[128];
+		char path[160];
 
 		snprintf(path, sizeof(path), "inputs/%s/%s", m ? m->probe : "?",
 		         m ? m->scalar : "?");
-		json_object_set_new(o, fleet_figure_key(i, key, sizeof(key)),
-		                    or_null(at(rec, path)));
+		json_object_set_new(o, fleet_figure_key(i), or_null(at(rec, path)));
 	}
 	return o;
 }

@@ -103,8 +103,8 @@ json_t *fleet_host_row(const struct fleet_host *h);
  * at inputs/PROBE/SCALAR and named PROBE_SCALAR (fleet_report.c). */
 #define FLEET_N_FIGURES 5
 extern const char *const fleet_figures[FLEET_N_FIGURES];
-/* The row key of fleet_figures[i] ("ctxsw_high_ns") into buf. */
-const char *fleet_figure_key(size_t i, char *buf, size_t len);
+/* The row key of fleet_figures[i] ("ctxsw_high_ns"), made once. */
+const char *fleet_figure_key(size_t i);
 /* The catalogue unit of fleet_figures[i]. */
 const char *fleet_figure_unit(size_t i);
 void fleet_print_table(const json_t *rows);

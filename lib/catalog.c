@@ -365,10 +365,11 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Lower bound of the 95% CI of the cross-CPU ratio"},
     {SCALAR("handoff", "cross_ratio_ci_hi"), .unit = "ratio",
      .description = "Upper bound of the 95% CI of the cross-CPU ratio"},
-    PLACEMENT("smt", "two hardware threads of one core"),
-    PLACEMENT("llc", "two cores that share the last-level cache"),
-    PLACEMENT("cross_llc", "two last-level caches of one NUMA node"),
-    PLACEMENT("cross_node", "two NUMA nodes"),
+/* clang-format off */
+#define PLACEMENT_ROWS(p, between, to) PLACEMENT(p, between),
+    CATALOG_HANDOFF_PLACEMENTS(PLACEMENT_ROWS)
+#undef PLACEMENT_ROWS
+    /* clang-format on */
     {SCALAR("handoff", "aa_ns"), .unit = "ns",
      .description = "Median same-CPU hand-off of the A/A control"},
     {SCALAR("handoff", "aa_ci_lo"), .unit = "ns",

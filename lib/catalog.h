@@ -13,6 +13,18 @@
 
 #include <jansson.h>
 
+/* The handoff probe's placements across CPUs (its topo_place_names[] past
+ * same_cpu), the master copy of their words: X(name, between, to), where
+ * the catalogue describes "a hand-off between BETWEEN" and the
+ * recommendation's finding "a hand-off to TO". */
+#define CATALOG_HANDOFF_PLACEMENTS(X)                                                              \
+	X("smt", "two hardware threads of one core", "the other hardware thread of its core")      \
+	X("llc", "two cores that share the last-level cache",                                      \
+	  "another core of its last-level cache")                                                  \
+	X("cross_llc", "two last-level caches of one NUMA node",                                   \
+	  "a core of another last-level cache")                                                    \
+	X("cross_node", "two NUMA nodes", "a CPU of another NUMA node")
+
 /* How /metrics exports a metric (a gauge of the probe's last ok run; no
  * sample when that run has no value, such as a knee that did not occur). */
 struct catalog_prom {

@@ -25,13 +25,7 @@
 /* --- validated inputs -------------------------------------------------- */
 
 /* Every scalar field of the inputs: one table drives parsing and checks. */
-static const struct rec_field {
-	const char *section;
-	const char *key;
-	unsigned flags;
-	double max; /* 0: no upper bound */
-	size_t offset;
-} rec_fields[] = {
+static const struct rec_field rec_fields[] = {
     {"workload", "threads", REC_F_WHOLE, REC_MAX_THREADS, offsetof(struct rec_in, threads)},
     {"workload", "stack_bytes", REC_F_POSITIVE, 0, offsetof(struct rec_in, stack_bytes)},
     {"workload", "switches_per_thread", REC_F_NULL, 0, offsetof(struct rec_in, spt)},
@@ -102,10 +96,10 @@ int rec_number_check(const json_t *v, const char *what, unsigned flags, double m
 	return 0;
 }
 
-static int field_parse(const json_t *sect, const struct rec_field *f, struct rec_in *in, char *err,
+static int field_parse(const json_t *sect, const struct rec_field *f, void *base, char *err,
                        size_t errlen)
 {
-	struct rec_num *num = (struct rec_num *)((char *)in + f->offset);
+	struct rec_num *num = (struct rec_num *)((char *)base + f->offset);
 	const json_t *v = json_object_get(sect, f->key);
 	char what[128];
 
@@ -118,6 +112,20 @@ static int field_parse(const json_t *sect, const struct rec_field *f, struct rec
 	if (rec_number_check(v, what, f->flags, f->max, &num->v, err, errlen) < 0)
 		return -EINVAL;
 	num->set = 1;
+	return 0;
+}
+
+int rec_fields_parse(const json_t *inputs, const struct rec_field *f, size_t n, void *base,
+                     char *err, size_t errlen)
+{
+	const json_t *sect;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rec_section_get(inputs, f[i].section, &sect, err, errlen) < 0)
+			return -EINVAL;
+		if (sect && field_parse(sect, &f[i], base, err, errlen) < 0)
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -243,12 +251,9 @@ static int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size
 	memset(in, 0, sizeof(*in));
 	if (!json_is_object(inputs))
 		return errbuf_set(err, errlen, -EINVAL, "inputs: must be a JSON object");
-	for (i = 0; i < sizeof(rec_fields) / sizeof(rec_fields[0]); i++) {
-		if (rec_section_get(inputs, rec_fields[i].section, &sect, err, errlen) < 0)
-			return -EINVAL;
-		if (sect && field_parse(sect, &rec_fields[i], in, err, errlen) < 0)
-			return -EINVAL;
-	}
+	if (rec_fields_parse(inputs, rec_fields, sizeof(rec_fields) / sizeof(rec_fields[0]), in,
+	                     err, errlen) < 0)
+		return -EINVAL;
 	for (i = 0; i < sizeof(rec_curves) / sizeof(rec_curves[0]); i++) {
 		const struct rec_curve_field *f = &rec_curves[i];
 		struct rec_curve *c = (struct rec_curve *)((char *)in + f->offset);

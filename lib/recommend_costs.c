@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "defaults.h"
 #include "errbuf.h"
 #include "jnum.h"
@@ -43,22 +44,23 @@ struct cost_in {
 	const char *createscale_why, *handoff_why, *stackmem_why;
 };
 
-static const struct cost_num {
-	const char *section, *key;
-	unsigned flags;
-	size_t offset;
-} cost_nums[] = {
-    {"createscale", "cached_1_rate", REC_F_POSITIVE, offsetof(struct cost_in, c1)},
-    {"createscale", "nocache_1_rate", REC_F_POSITIVE, offsetof(struct cost_in, n1)},
-    {"createscale", "cached_2_efficiency", 0, offsetof(struct cost_in, ceff)},
-    {"createscale", "nocache_2_efficiency", 0, offsetof(struct cost_in, neff)},
-    {"handoff", "same_cpu_ns", REC_F_POSITIVE, offsetof(struct cost_in, same)},
-    {"handoff", "cross_ratio", REC_F_POSITIVE, offsetof(struct cost_in, ratio)},
-    {"stackmem", "glibc_bytes_per_thread", 0, offsetof(struct cost_in, glibc)},
-    {"stackmem", "glibc_huge_bytes_per_thread", 0, offsetof(struct cost_in, glibc_huge)},
-    {"stackmem", "plain_bytes_per_thread", 0, offsetof(struct cost_in, plain)},
-    {"stackmem", "plain_huge_bytes_per_thread", 0, offsetof(struct cost_in, plain_huge)},
-    {"stackmem", "huge_bytes_per_thread", 0, offsetof(struct cost_in, huge)},
+/* Null, as absent, leaves a figure unmeasured. */
+#define COST_NUM(sect, key, flags, member)                                                         \
+	{                                                                                          \
+		sect, key, REC_F_NULL | (flags), 0, offsetof(struct cost_in, member)               \
+	}
+static const struct rec_field cost_nums[] = {
+    COST_NUM("createscale", "cached_1_rate", REC_F_POSITIVE, c1),
+    COST_NUM("createscale", "nocache_1_rate", REC_F_POSITIVE, n1),
+    COST_NUM("createscale", "cached_2_efficiency", 0, ceff),
+    COST_NUM("createscale", "nocache_2_efficiency", 0, neff),
+    COST_NUM("handoff", "same_cpu_ns", REC_F_POSITIVE, same),
+    COST_NUM("handoff", "cross_ratio", REC_F_POSITIVE, ratio),
+    COST_NUM("stackmem", "glibc_bytes_per_thread", 0, glibc),
+    COST_NUM("stackmem", "glibc_huge_bytes_per_thread", 0, glibc_huge),
+    COST_NUM("stackmem", "plain_bytes_per_thread", 0, plain),
+    COST_NUM("stackmem", "plain_huge_bytes_per_thread", 0, plain_huge),
+    COST_NUM("stackmem", "huge_bytes_per_thread", 0, huge),
 };
 
 static const struct cost_ci {
@@ -90,25 +92,6 @@ static const struct cost_text {
 };
 
 #define FIELD(in, off, type) ((type *)((char *)(in) + (off)))
-
-static int parse_num(const json_t *inputs, const struct cost_num *f, struct cost_in *in, char *err,
-                     size_t errlen)
-{
-	struct rec_num *n = FIELD(in, f->offset, struct rec_num);
-	const json_t *sect, *v;
-	char what[128];
-
-	if (rec_section_get(inputs, f->section, &sect, err, errlen) < 0)
-		return -EINVAL;
-	v = json_object_get(sect, f->key);
-	if (!v || json_is_null(v))
-		return 0;
-	snprintf(what, sizeof(what), "%s.%s", f->section, f->key);
-	if (rec_number_check(v, what, f->flags, 0, &n->v, err, errlen) < 0)
-		return -EINVAL;
-	n->set = 1;
-	return 0;
-}
 
 static int parse_text(const json_t *inputs, const struct cost_text *f, struct cost_in *in,
                       char *err, size_t errlen)
@@ -151,9 +134,9 @@ static int cost_parse(const json_t *inputs, struct cost_in *in, char *err, size_
 	size_t i;
 
 	memset(in, 0, sizeof(*in));
-	for (i = 0; i < sizeof(cost_nums) / sizeof(cost_nums[0]); i++)
-		if (parse_num(inputs, &cost_nums[i], in, err, errlen) < 0)
-			return -EINVAL;
+	if (rec_fields_parse(inputs, cost_nums, sizeof(cost_nums) / sizeof(cost_nums[0]), in, err,
+	                     errlen) < 0)
+		return -EINVAL;
 	for (i = 0; i < sizeof(cost_cis) / sizeof(cost_cis[0]); i++) {
 		const struct cost_ci *f = &cost_cis[i];
 		const json_t *sect;
@@ -294,14 +277,14 @@ static json_t *cost_creators(const struct cost_in *in)
 	    "larger than the stacks a workload churns");
 }
 
-/* The handoff probe's placements, as the finding names them. */
+/* The handoff probe's placements, as the finding names them (the words
+ * of CATALOG_HANDOFF_PLACEMENTS). */
 static const struct {
 	const char *name, *words;
 } placements[] = {
-    {"smt", "the other hardware thread of its core"},
-    {"llc", "another core of its last-level cache"},
-    {"cross_llc", "a core of another last-level cache"},
-    {"cross_node", "a CPU of another NUMA node"},
+#define PLACEMENT_TO(p, between, to) {p, to},
+    CATALOG_HANDOFF_PLACEMENTS(PLACEMENT_TO)
+#undef PLACEMENT_TO
 };
 
 static const char *placement_words(const char *name)

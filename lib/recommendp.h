@@ -103,6 +103,20 @@ enum {
  * bound) into *out; 0, or -EINVAL naming `what` in err. */
 int rec_number_check(const json_t *v, const char *what, unsigned flags, double max, double *out,
                      char *err, size_t errlen);
+/* One number of the inputs: inputs[section][key] into the struct rec_num
+ * at offset of a struct of the caller's (struct rec_in, the costs' own). */
+struct rec_field {
+	const char *section;
+	const char *key;
+	unsigned flags;
+	double max; /* 0: no upper bound */
+	size_t offset;
+};
+/* Every field of the table, each checked by rec_number_check() into its
+ * rec_num of base (set when present); a missing section leaves its fields
+ * unset. 0, or -EINVAL naming the first bad field in err. */
+int rec_fields_parse(const json_t *inputs, const struct rec_field *f, size_t n, void *base,
+                     char *err, size_t errlen);
 /* inputs[name] as a section: absent or null is missing (*out NULL),
  * anything else must be an object. 0, or -EINVAL naming it in err. */
 int rec_section_get(const json_t *in, const char *name, const json_t **out, char *err,
