@@ -134,7 +134,7 @@ CTXSW_SRCS  := probes/ctxsw.c probes/ctxsw_ring.c
 DAEMON_MAIN := daemon/threadwatchd.c
 DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/cycle.c daemon/cycle_status.c daemon/health.c daemon/headroom.c daemon/events.c \
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
-	daemon/store_retention.c daemon/http.c daemon/http_framing.c daemon/api.c daemon/api_parse.c daemon/metrics.c \
+	daemon/store_retention.c daemon/http.c daemon/http_framing.c daemon/api.c daemon/api_format.c daemon/api_parse.c daemon/metrics.c \
 	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
 	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
 	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "api.h"
+#include "api_format.h"
 #include "health.h"
 #include "catalog.h"
 #include "headroom.h"
@@ -79,17 +80,27 @@ static unsigned simple(const struct api_target *t, int (*read)(struct store *, j
 unsigned api_host(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                   json_t **body, struct api_error *err)
 {
+	unsigned status;
+
 	(void)arg;
-	return simple(t, store_read_host, ctx, body, err, "no host fingerprint recorded yet");
+	status = simple(t, store_read_host, ctx, body, err, "no host fingerprint recorded yet");
+	if (status == 200)
+		apif_host(*body);
+	return status;
 }
 
 unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                             json_t **body, struct api_error *err)
 {
+	unsigned status;
+
 	(void)arg;
-	return simple(
-	    t, store_read_recommendation, ctx, body, err,
-	    "not enough data yet: a recommendation is computed once a probe has answered");
+	status =
+	    simple(t, store_read_recommendation, ctx, body, err,
+	           "not enough data yet: a recommendation is computed once a probe has answered");
+	if (status == 200)
+		apif_times(*body);
+	return status;
 }
 
 /* The recorded headroom with each limit's ratio and the warnings. */
@@ -104,6 +115,7 @@ unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, con
 	status = simple(t, store_read_headroom, ctx, body, err, "no headroom recorded yet");
 	if (status != 200)
 		return status;
+	apif_times(*body);
 	limits = headroom_limits(json_object_get(*body, "headroom"));
 	warnings = json_array();
 	json_array_foreach(limits, i, v)
@@ -133,14 +145,16 @@ unsigned api_runs(const struct api_ctx *ctx, const struct api_target *t, const c
                   json_t **body, struct api_error *err)
 {
 	struct store_runs_query q;
+	struct store_page page;
 	int rc;
 
 	(void)arg;
 	if (api_parse_runs_query(t, &q, err) < 0)
 		return err->status;
-	rc = store_read_runs(ctx->st, &q, body);
+	rc = store_read_runs(ctx->st, &q, &page);
 	if (rc < 0)
 		return api_store_error(err, rc, "no runs");
+	*body = apif_runs(&page);
 	return 200;
 }
 
@@ -148,14 +162,16 @@ unsigned api_events(const struct api_ctx *ctx, const struct api_target *t, const
                     json_t **body, struct api_error *err)
 {
 	struct store_events_query q;
+	struct store_page page;
 	int rc;
 
 	(void)arg;
 	if (api_parse_events_query(t, &q, err) < 0)
 		return err->status;
-	rc = store_read_events(ctx->st, &q, body);
+	rc = store_read_events(ctx->st, &q, &page);
 	if (rc < 0)
 		return api_store_error(err, rc, "no events");
+	*body = apif_events(&page);
 	return 200;
 }
 
@@ -173,7 +189,10 @@ unsigned api_run(const struct api_ctx *ctx, const struct api_target *t, const ch
 	rc = store_read_run(ctx->st, id, body);
 	if (rc == -ENOENT)
 		return api_fail(err, 404, "no run %lld", (long long)id);
-	return rc < 0 ? api_store_error(err, rc, "") : 200;
+	if (rc < 0)
+		return api_store_error(err, rc, "");
+	apif_run(*body);
+	return 200;
 }
 
 /* With no 'since' and an automatic step the range starts at the oldest

@@ -105,26 +105,36 @@ int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_
  * of cycle except_cycle_id (0: none left out). */
 int store_newest_run_ms(struct store *st, int64_t except_cycle_id, int64_t *ms);
 
-/* Reads for the API (each *out is a new reference shaped as the OpenAPI
- * document says). -ENOENT when there is nothing to return. Times come as
- * Unix ms ("*_ms") and, where a person reads them, RFC 3339 ("*_at").
+/* Reads (each *out is a new reference): rows of columns, times as Unix ms
+ * ("*_ms"). The API's formatter (daemon/api_format.h) makes the bodies of
+ * the OpenAPI document of them. -ENOENT when there is nothing to return.
  *
- * host: {"current": {"id", "first_seen_ms", "first_seen_at", "last_seen_ms",
- *        "last_seen_at", "fingerprint": {...}},
- *        "history": [{"id", "first_seen_ms", "first_seen_at", "last_seen_ms",
- *        "last_seen_at", "diff": "kernel a → b" | null, "identity": {...}}]}
+ * host: {"current": {"id", "first_seen_ms", "last_seen_ms",
+ *        "fingerprint": {...}},
+ *        "history": [{"id", "first_seen_ms", "last_seen_ms",
+ *        "diff": "kernel a → b" | null, "identity": {...}}]}
  *        (history newest first; diff is null on the first row) */
 int store_read_host(struct store *st, json_t **out);
 /* recommendation: the stored result ({verdict, confidence, sentence,
- * reasons, figures}) plus "id", "computed_ms", "computed_at", "inputs" and
- * "run_ids": [..]. */
+ * reasons, figures}) plus "id", "computed_ms", "inputs" and "run_ids":
+ * [..]. */
 int store_read_recommendation(struct store *st, json_t **out);
-/* runs: {"runs": [run, ...] newest first, "next_cursor": id | null}; each
- * run is {"id", "probe", "status", "reason", "cycle_id" (or null),
- * "started_ms", "started_at", "ended_ms", "duration_s", "key_figure":
- * {"metric", "value", "unit"} | null}. since/until filter started_ms
- * (both inclusive). An empty page is not an error. */
-int store_read_runs(struct store *st, const struct store_runs_query *q, json_t **out);
+/* One page of a listing: its rows, whether more match beyond it, the id of
+ * its last row (where the next page starts) and, where counted, how many
+ * match in all (-1: not counted). */
+struct store_page {
+	json_t *rows;
+	int more;
+	int64_t last_id;
+	int64_t total;
+};
+/* runs: rows newest first, each {"id", "probe", "status", "reason",
+ * "cycle_id" (or null), "started_ms", "ended_ms", "failure", "signal"} and,
+ * when its probe has a key figure recorded for the run, "key_metric",
+ * "key_value" and "key_unit". since/until filter started_ms (both
+ * inclusive). An empty page is not an error; -EINVAL for a limit outside
+ * 1..500. */
+int store_read_runs(struct store *st, const struct store_runs_query *q, struct store_page *page);
 /* run: the fields above plus "params", "loadavg1", "steal_pct", "cpu_s"
  * (null when unknown), "pruned_ms" (when retention dropped the document
  * and points, or null), "samples": [{"metric", "value", "unit"}],
@@ -140,7 +150,7 @@ int store_read_run(struct store *st, int64_t id, json_t **out);
 int store_read_series(struct store *st, const char *metric, int64_t since_ms, int64_t until_ms,
                       int64_t step_ms, json_t **out);
 int store_read_metric_names(struct store *st, json_t **out); /* [{name, unit}] */
-/* headroom: {"computed_ms", "computed_at", "headroom": what was recorded}. */
+/* headroom: {"computed_ms", "headroom": what was recorded}. */
 int store_read_headroom(struct store *st, json_t **out);
 /* Everything /metrics needs in one read (keys absent from the store are
  * null or empty, never missing):
@@ -185,10 +195,12 @@ int store_event_insert(struct store *st, int64_t now_ms, const json_t *event, in
  * of its last event, or 0 when it has none. */
 int store_event_last_ref(struct store *st, const char *metric, int64_t *ref_id);
 
-/* events: {"events": [event plus "id" and "recorded_ms", ...] newest change
- * first, "more": bool (the limit cut the list), "total": the number of
- * events that match without the limit}. An empty list is not an error. */
-int store_read_events(struct store *st, const struct store_events_query *q, json_t **out);
+/* events: rows, each an event plus "id" and "recorded_ms", newest change
+ * first; more (the limit cut the list) and total (the events that match
+ * without the limit) of the page. An empty list is not an error; -EINVAL
+ * for a limit outside 1..1000. */
+int store_read_events(struct store *st, const struct store_events_query *q,
+                      struct store_page *page);
 
 /* One run's value of a key figure and the fingerprint row it ran on (0:
  * unknown). */

@@ -1,8 +1,9 @@
 /*
- * store_read: the API's read model (daemon/store.h, store_read_*()): the
- * host, recommendation, runs, one run, series, metric names, headroom,
- * events and the /metrics snapshot as JSON, each from one read
- * transaction, plus the latest documents the scheduler starts from.
+ * store_read: the read model (daemon/store.h, store_read_*()): the host,
+ * recommendation, runs, one run, series, metric names, headroom, events
+ * and the /metrics snapshot as rows of JSON values (times as Unix ms), each
+ * from one read transaction, plus the latest documents the scheduler
+ * starts from. The API's bodies are made of them by daemon/api_format.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -54,16 +55,6 @@ static json_t *sq_col_text_json(sqlite3_stmt *s, int i)
 	const void *p = sqlite3_column_blob(s, i);
 
 	return p ? sq_jtextn(p, (size_t)sqlite3_column_bytes(s, i)) : json_null();
-}
-
-/* Unix ms as RFC 3339 UTC with milliseconds. */
-static json_t *sq_jtime(int64_t ms)
-{
-	char buf[48];
-
-	if (clock_rfc3339_ms(ms, buf, sizeof(buf)) < 0)
-		return json_null();
-	return sq_jcheck(json_string(buf));
 }
 
 /* ---- reads ---------------------------------------------------------------------- */
@@ -140,9 +131,7 @@ static int host_tx(struct store *st, void *ctx)
 		o = sq_jcheck(json_object());
 		sq_jset(o, "id", sq_jint(sqlite3_column_int64(s, 0)));
 		sq_jset(o, "first_seen_ms", sq_jint(sqlite3_column_int64(s, 1)));
-		sq_jset(o, "first_seen_at", sq_jtime(sqlite3_column_int64(s, 1)));
 		sq_jset(o, "last_seen_ms", sq_jint(sqlite3_column_int64(s, 2)));
-		sq_jset(o, "last_seen_at", sq_jtime(sqlite3_column_int64(s, 2)));
 		if (!json_object_get(c->out, "current")) {
 			r = sq_col_json(s, 4, "the fingerprint", &j);
 			if (r < 0) {
@@ -198,7 +187,6 @@ static int rec_tx(struct store *st, void *ctx)
 	sq_jset(c->out, "inputs", inputs);
 	sq_jset(c->out, "id", sq_jint(id));
 	sq_jset(c->out, "computed_ms", sq_jint(sqlite3_column_int64(s, 1)));
-	sq_jset(c->out, "computed_at", sq_jtime(sqlite3_column_int64(s, 1)));
 	runs = sq_jcheck(json_array());
 	sq_jset(c->out, "run_ids", runs);
 	const struct bind b[] = {B_INT(":id", id)};
@@ -240,13 +228,12 @@ static void run_failure(json_t *o, sqlite3_stmt *row)
 	sq_jset(o, "signal", f.signal[0] ? sq_jtext(f.signal) : json_null());
 }
 
-/* One run from a row of RUN_COLS, with its key figure. */
+/* One run from a row of RUN_COLS, with its key figure's value and unit. */
 static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 {
 	const char *probe = sq_col_text(row, 1), *key = key_figure(probe);
-	const int64_t id = sqlite3_column_int64(row, 0), t0 = sqlite3_column_int64(row, 5),
-	              t1 = sqlite3_column_int64(row, 6);
-	json_t *o = sq_jcheck(json_object()), *fig = json_null();
+	const int64_t id = sqlite3_column_int64(row, 0), t0 = sqlite3_column_int64(row, 5);
+	json_t *o = sq_jcheck(json_object());
 	int r = 0;
 
 	sq_jset(o, "id", sq_jint(id));
@@ -255,9 +242,7 @@ static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 	sq_jset(o, "reason", sq_col_text_json(row, 3));
 	sq_jset(o, "cycle_id", sq_col_int_json(row, 4));
 	sq_jset(o, "started_ms", sq_jint(t0));
-	sq_jset(o, "started_at", sq_jtime(t0));
-	sq_jset(o, "ended_ms", sq_jint(t1));
-	sq_jset(o, "duration_s", sq_jnum_checked(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
+	sq_jset(o, "ended_ms", sq_jint(sqlite3_column_int64(row, 6)));
 	run_failure(o, row);
 	if (key) {
 		char *metric;
@@ -268,16 +253,13 @@ static int run_brief(struct store *st, sqlite3_stmt *row, json_t **out)
 		                         B_TEXT(":metric", metric)};
 		r = sq_get(st, Q_RUN_KEY, b, SQ_LEN(b), &s);
 		if (r >= 0 && (r = sq_step(st, s, "reading a key figure")) > 0) {
-			json_decref(fig);
-			fig = sq_jcheck(json_object());
-			sq_jset(fig, "metric", sq_jtext(metric));
-			sq_jset(fig, "value", sq_col_real_json(s, 0));
-			sq_jset(fig, "unit", sq_jtext(sq_col_text(s, 1)));
+			sq_jset(o, "key_metric", sq_jtext(metric));
+			sq_jset(o, "key_value", sq_col_real_json(s, 0));
+			sq_jset(o, "key_unit", sq_jtext(sq_col_text(s, 1)));
 		}
 		sqlite3_reset(s);
 		free(metric);
 	}
-	sq_jset(o, "key_figure", fig);
 	*out = o;
 	return r < 0 ? r : 0;
 }
@@ -294,7 +276,7 @@ static int runs_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
 	const struct store_runs_query *q = c->in;
-	json_t *runs = sq_jcheck(json_array()), *run;
+	json_t *run;
 	sqlite3_stmt *s = NULL;
 	int64_t last = 0, n = 0;
 	const struct bind b[] = {
@@ -307,29 +289,29 @@ static int runs_tx(struct store *st, void *ctx)
 	};
 	int r = sq_get(st, runs_page_query(q), b, SQ_LEN(b), &s);
 
-	c->out = sq_jcheck(json_object());
-	sq_jset(c->out, "runs", runs);
+	c->out = sq_jcheck(json_array());
 	while (r >= 0 && (r = sq_step(st, s, "listing runs")) > 0) {
 		if (++n > q->limit)
 			break;
 		r = run_brief(st, s, &run);
-		json_array_append_new(runs, run);
+		json_array_append_new(c->out, run);
 		last = sqlite3_column_int64(s, 0);
 	}
-	sq_jset(c->out, "next_cursor", n > q->limit ? sq_jint(last) : json_null());
+	c->page->more = n > q->limit;
+	c->page->last_id = last;
 	return r < 0 ? r : 0;
 }
 
-int store_read_runs(struct store *st, const struct store_runs_query *q, json_t **out)
+int store_read_runs(struct store *st, const struct store_runs_query *q, struct store_page *page)
 {
-	struct read_args c = {.in = q};
+	struct read_args c = {.in = q, .page = page};
 
+	*page = (struct store_page){.total = -1};
 	if (q->limit < 1 || q->limit > 500) {
 		sq_clearerr();
-		*out = NULL;
 		return sq_seterr(-EINVAL, "limit %d is not within 1..500", q->limit);
 	}
-	return sq_read_call(st, runs_tx, &c, out, NULL);
+	return sq_read_call(st, runs_tx, &c, &page->rows, NULL);
 }
 
 /* The series of one run: {name: {x_unit, y_unit, points}}. */
@@ -601,9 +583,6 @@ static int headroom_read_tx(struct store *st, void *ctx)
 	struct read_args *c = ctx;
 	int r = headroom_latest(st, &c->out);
 
-	if (r >= 0)
-		sq_jset(c->out, "computed_at",
-		        sq_jtime(json_integer_value(json_object_get(c->out, "computed_ms"))));
 	return r;
 }
 
@@ -903,7 +882,7 @@ static int events_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
 	const struct store_events_query *q = c->in;
-	json_t *list = sq_jcheck(json_array()), *ev;
+	json_t *ev;
 	sqlite3_stmt *s = NULL;
 	int64_t total = 0;
 	int n = 0;
@@ -914,8 +893,7 @@ static int events_tx(struct store *st, void *ctx)
 	};
 	int r = sq_get(st, Q_EVENTS_PAGE, b, SQ_LEN(b), &s);
 
-	c->out = sq_jcheck(json_object());
-	sq_jset(c->out, "events", list);
+	c->out = sq_jcheck(json_array());
 	while (r >= 0 && (r = sq_step(st, s, "listing events")) > 0) {
 		if (++n > q->limit)
 			break;
@@ -930,24 +908,24 @@ static int events_tx(struct store *st, void *ctx)
 		}
 		sq_jset(ev, "id", sq_jint(sqlite3_column_int64(s, 0)));
 		sq_jset(ev, "recorded_ms", sq_jint(sqlite3_column_int64(s, 1)));
-		json_array_append_new(list, ev);
+		json_array_append_new(c->out, ev);
 	}
-	sq_jset(c->out, "more", json_boolean(n > q->limit));
 	if (r >= 0)
 		r = sq_int(st, Q_EVENTS_COUNT, b, SQ_LEN(b) - 1 /* all but :limit */,
 		           "counting events", &total);
-	sq_jset(c->out, "total", sq_jint(total));
+	c->page->more = n > q->limit;
+	c->page->total = total;
 	return r < 0 ? r : 0;
 }
 
-int store_read_events(struct store *st, const struct store_events_query *q, json_t **out)
+int store_read_events(struct store *st, const struct store_events_query *q, struct store_page *page)
 {
-	struct read_args c = {.in = q};
+	struct read_args c = {.in = q, .page = page};
 
+	*page = (struct store_page){.total = -1};
 	if (q->limit < 1 || q->limit > 1000) {
 		sq_clearerr();
-		*out = NULL;
 		return sq_seterr(-EINVAL, "limit %d is not within 1..1000", q->limit);
 	}
-	return sq_read_call(st, events_tx, &c, out, NULL);
+	return sq_read_call(st, events_tx, &c, &page->rows, NULL);
 }

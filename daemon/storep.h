@@ -183,6 +183,7 @@ int store_call(struct store *st, int write, store_fn *fn, void *ctx);
 struct read_args {
 	const void *in;
 	json_t *out, *out2;
+	struct store_page *page; /* a listing's facts besides its rows (out) */
 };
 /* Runs a read and hands over its result, or frees it on failure. */
 int sq_read_call(struct store *st, store_fn *fn, struct read_args *c, json_t **out, json_t **out2);

@@ -153,12 +153,12 @@ static inline int64_t add_error_run(struct store *st, const char *probe, int64_t
 static inline size_t count_runs(struct store *st, const char *probe)
 {
 	struct store_runs_query q = {.probe = probe, .limit = 500};
-	json_t *out = NULL;
+	struct store_page page;
 	size_t n;
 
-	assert_int_equal(store_read_runs(st, &q, &out), 0);
-	n = json_array_size(json_object_get(out, "runs"));
-	json_decref(out);
+	assert_int_equal(store_read_runs(st, &q, &page), 0);
+	n = json_array_size(page.rows);
+	json_decref(page.rows);
 	return n;
 }
 

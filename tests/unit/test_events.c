@@ -211,7 +211,8 @@ static void test_daemon_and_startup(void **state)
 	struct detect_config c;
 	struct stats_rng r[2];
 	struct store *st[2];
-	json_t *found, *all = json_array(), *list, *snap;
+	json_t *found, *all = json_array(), *snap;
+	struct store_page page;
 	struct store_events_query q = {.limit = 100};
 
 	detect_config_default(&c);
@@ -245,37 +246,36 @@ static void test_daemon_and_startup(void **state)
 	json_decref(found);
 
 	/* The API's reads. */
-	assert_int_equal(store_read_events(st[0], &q, &list), 0);
-	assert_int_equal(json_array_size(json_object_get(list, "events")), N_CHANGED + 1);
-	assert_true(json_is_false(json_object_get(list, "more")));
-	json_decref(list);
+	assert_int_equal(store_read_events(st[0], &q, &page), 0);
+	assert_int_equal(json_array_size(page.rows), N_CHANGED + 1);
+	assert_false(page.more);
+	json_decref(page.rows);
 	q.metric = "ctxsw.high_ns";
-	assert_int_equal(store_read_events(st[0], &q, &list), 0);
-	assert_int_equal(json_array_size(json_object_get(list, "events")), 1);
-	json_decref(list);
+	assert_int_equal(store_read_events(st[0], &q, &page), 0);
+	assert_int_equal(json_array_size(page.rows), 1);
+	json_decref(page.rows);
 	q.metric = NULL;
 	q.until_ms = T0 + CHANGE * EVERY; /* before the change */
-	assert_int_equal(store_read_events(st[0], &q, &list), 0);
-	assert_int_equal(json_array_size(json_object_get(list, "events")), 0);
-	json_decref(list);
+	assert_int_equal(store_read_events(st[0], &q, &page), 0);
+	assert_int_equal(json_array_size(page.rows), 0);
+	json_decref(page.rows);
 	q.until_ms = 0;
 	q.since_ms = T0 + (CHANGE + 1) * EVERY; /* only the flip, 5 cycles later */
-	assert_int_equal(store_read_events(st[0], &q, &list), 0);
-	assert_int_equal(json_array_size(json_object_get(list, "events")), 1);
-	json_decref(list);
+	assert_int_equal(store_read_events(st[0], &q, &page), 0);
+	assert_int_equal(json_array_size(page.rows), 1);
+	json_decref(page.rows);
 	q.since_ms = 0;
 	q.limit = 2;
-	assert_int_equal(store_read_events(st[0], &q, &list), 0);
-	assert_int_equal(json_array_size(json_object_get(list, "events")), 2);
-	assert_true(json_is_true(json_object_get(list, "more")));
-	assert_int_equal(json_integer_value(json_object_get(list, "total")), N_CHANGED + 1);
+	assert_int_equal(store_read_events(st[0], &q, &page), 0);
+	assert_int_equal(json_array_size(page.rows), 2);
+	assert_true(page.more);
+	assert_int_equal(page.total, N_CHANGED + 1);
 	/* newest change first: the flip */
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_array_get(json_object_get(list, "events"), 0), "kind")),
-	                    "flip");
-	json_decref(list);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(page.rows, 0), "kind")), "flip");
+	json_decref(page.rows);
 	q.limit = 0;
-	assert_int_equal(store_read_events(st[0], &q, &list), -EINVAL);
+	assert_int_equal(store_read_events(st[0], &q, &page), -EINVAL);
 
 	assert_int_equal(store_read_snapshot(st[0], &snap), 0);
 	assert_int_equal(
@@ -299,7 +299,7 @@ static void test_event_insert(void **state)
 	json_t *ev =
 	    json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "kind", "step", "metric", "ctxsw.ratio",
 	              "t_ms", 1000, "detected_ms", 2000, "run_id", 7, "message", "first");
-	json_t *list;
+	struct store_page page;
 	int64_t id, id2, ref;
 	struct store_events_query q = {.limit = 10, .metric = "ctxsw.ratio"};
 
@@ -312,11 +312,10 @@ static void test_event_insert(void **state)
 	assert_int_equal(ref, 7);
 	assert_int_equal(store_event_last_ref(st, "ctxsw.low_ns", &ref), 0);
 	assert_int_equal(ref, 0);
-	assert_int_equal(store_read_events(st, &q, &list), 0);
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_array_get(json_object_get(list, "events"), 0), "message")),
-	                    "first");
-	json_decref(list);
+	assert_int_equal(store_read_events(st, &q, &page), 0);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(page.rows, 0), "message")), "first");
+	json_decref(page.rows);
 	json_object_set_new(ev, "kind", json_string("boom"));
 	assert_int_equal(store_event_insert(st, 5, ev, &id), -EINVAL);
 	assert_non_null(strstr(store_last_error(), "kind"));

@@ -60,7 +60,8 @@ static void test_not_applicable_run(void **state)
 	struct fixture *f = *state;
 	struct store *st = open_rw(f->path);
 	struct store_runs_query q = {.status = "not_applicable", .limit = 10};
-	json_t *doc = doc_new("map32", T0 + 1000), *out = NULL;
+	json_t *doc = doc_new("map32", T0 + 1000);
+	struct store_page page;
 	int64_t id = 0;
 
 	add_run(st, "ctxsw", T0, 1);
@@ -74,12 +75,12 @@ static void test_not_applicable_run(void **state)
 	st = open_rw(f->path);
 	json_object_set_new(doc, "status", json_string("not_applicable"));
 	assert_int_equal(insert_doc(st, doc, T0 + 1000, 0, &id), 0);
-	assert_int_equal(store_read_runs(st, &q, &out), 0);
-	assert_int_equal(json_array_size(json_object_get(out, "runs")), 1);
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_array_get(json_object_get(out, "runs"), 0), "status")),
-	                    "not_applicable");
-	json_decref(out);
+	assert_int_equal(store_read_runs(st, &q, &page), 0);
+	assert_int_equal(json_array_size(page.rows), 1);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(page.rows, 0), "status")),
+	    "not_applicable");
+	json_decref(page.rows);
 	json_decref(doc);
 	store_close(st);
 }
