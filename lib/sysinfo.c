@@ -86,6 +86,40 @@ int sys_procs_running(const char *path, long *n)
 	return r;
 }
 
+int sys_cpu_jiffies(const char *path, struct sys_cpu_jiffies *j, int n)
+{
+	char line[512];
+	FILE *f = fopen(path ? path : "/proc/stat", "re");
+	int r = -ENODATA;
+
+	if (!f)
+		return -errno;
+	memset(j, 0, sizeof(*j) * (size_t)(n > 0 ? n : 0));
+	while (r != -EINVAL && fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = {0};
+		int cpu;
+
+		/* "cpuN user nice system idle iowait irq softirq steal ..." (guest
+		 * time is already in user and nice) */
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0],
+		           &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 ||
+		    cpu < 0) {
+			r = -EINVAL;
+			break;
+		}
+		r = 0;
+		if (cpu >= n)
+			continue;
+		for (int k = 0; k < 8; k++)
+			j[cpu].total += v[k];
+		j[cpu].busy = j[cpu].total - v[3] - v[4];
+	}
+	fclose(f);
+	return r;
+}
+
 /* Parses a decimal unsigned integer with optional surrounding blanks;
  * "max" is UINT64_MAX. */
 static int parse_u64(const char *s, uint64_t *out)

@@ -55,6 +55,17 @@ long sys_count_lines_at(int dirfd, const char *name);
  * when the file has no such line). */
 int sys_procs_running(const char *path, long *n);
 
+/* One CPU's time in jiffies from its "cpuN" line of /proc/stat: busy (all
+ * but idle and iowait) and in all. */
+struct sys_cpu_jiffies {
+	unsigned long long busy, total;
+};
+/* Fills j[0..n-1] from the cpu0..cpu(n-1) lines of a /proc/stat-format
+ * file (path NULL: /proc/stat); a CPU without a line stays 0. 0, or
+ * -errno (-ENODATA when the file has no cpuN line, -EINVAL for a line that
+ * is not numbers). */
+int sys_cpu_jiffies(const char *path, struct sys_cpu_jiffies *j, int n);
+
 /* Default pthread stack size as glibc picks it: RLIMIT_STACK, or 2 MiB
  * when unlimited, rounded to pages. */
 size_t sys_default_stack_size(void);

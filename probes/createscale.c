@@ -10,8 +10,14 @@
  * copy of this program runs those in a process of its own), in rounds of a
  * fresh random order; the efficiency's 95% CI comes from the rounds.
  * Creators keep CPUs busy, so they run only on CPUs the host leaves idle:
- * procs_running is sampled first, and a host without two idle CPUs is
- * skipped with what it ran.
+ * first, for 0.1 s, procs_running is sampled and the time of each CPU the
+ * process may use is read from /proc/stat; creators go to the CPUs that
+ * were idle (busy under half the time), and without two such CPUs the run
+ * is skipped with what the host ran. The CPUs' own time makes the check
+ * right for a process confined to a few CPUs of a many-core host (a
+ * cpuset), whose neighbours on other CPUs do not matter and whose own
+ * CPUs may be busy on a quiet host; where that time cannot be read, the
+ * host-wide count decides.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,6 +34,7 @@
 #include "probe.h"
 #include "stats.h"
 #include "sysinfo.h"
+#include "xmalloc.h"
 
 #define CS_MAX_CREATORS 4
 /* Every CPU it may use is busy while creators run: a run stays near a
@@ -42,6 +49,9 @@
  * apart (0.1 s), before the creators start. */
 #define CS_QUIET_SAMPLES 21
 #define CS_QUIET_GAP_US 5000
+#define CS_QUIET_S (CS_QUIET_SAMPLES * CS_QUIET_GAP_US / 1e6)
+/* A CPU busier than this over the window is not idle. */
+#define CS_CPU_BUSY_MAX 0.5
 /* The hidden option of the copy that runs without the stack cache. */
 #define CS_CHILD_OPT "--nocache-child"
 
@@ -54,7 +64,9 @@ struct creator {
 };
 
 struct cs_opts {
-	const char *proc_stat; /* /proc/stat unless a test points elsewhere */
+	/* /proc/stat unless a test points elsewhere; a test's file for the
+	 * window's first reading, and one for the later ones */
+	const char *proc_stat, *proc_stat_later;
 };
 
 static void *nothing(void *p)
@@ -114,8 +126,9 @@ static int rate(int n, const int *cpus, double seconds, double *per_creator)
 	return 0;
 }
 
-/* The CPUs creators run on: the allowed ones, CPU 0 last; how many. */
-static int pick_cpus(int *cpus)
+/* The CPUs creators may run on: the allowed ones, CPU 0 last, at most
+ * max; how many, or -errno. */
+static int allowed_cpus(int *cpus, int max)
 {
 	cpu_set_t set;
 	int n = 0;
@@ -123,18 +136,28 @@ static int pick_cpus(int *cpus)
 	if (sched_getaffinity(0, sizeof(set), &set) < 0)
 		return -errno;
 	for (int pass = 0; pass < 2; pass++)
-		for (int c = pass ? 0 : 1; c < CPU_SETSIZE && n < CS_MAX_CREATORS; c++)
+		for (int c = pass ? 0 : 1; c < CPU_SETSIZE && n < max; c++)
 			if (CPU_ISSET(c, &set) && (pass == 1) == (c == 0))
 				cpus[n++] = c;
 	return n;
 }
 
-/* What else the host runs: the median of procs_running over the samples,
- * less this thread. 0, or -errno. */
-static int others_running(const char *path, double *others)
+/* The quiet check's window: what else the host runs (the median of
+ * procs_running over the samples, less this thread) and each CPU's time at
+ * the window's start and end (times 0: not read). */
+struct quiet {
+	double others;
+	struct sys_cpu_jiffies t0[CPU_SETSIZE], t1[CPU_SETSIZE];
+};
+
+/* 0, or -errno when procs_running cannot be read. */
+static int quiet_sample(const struct cs_opts *co, struct quiet *q)
 {
+	const char *path = co->proc_stat_later;
 	double v[CS_QUIET_SAMPLES];
 
+	if (sys_cpu_jiffies(co->proc_stat, q->t0, CPU_SETSIZE) < 0)
+		memset(q->t0, 0, sizeof(q->t0));
 	for (int i = 0; i < CS_QUIET_SAMPLES; i++) {
 		long n;
 		int r = sys_procs_running(path, &n);
@@ -145,47 +168,105 @@ static int others_running(const char *path, double *others)
 		if (i + 1 < CS_QUIET_SAMPLES)
 			usleep(CS_QUIET_GAP_US);
 	}
-	*others = fmax(stats_median(v, CS_QUIET_SAMPLES) - 1, 0);
+	if (sys_cpu_jiffies(path, q->t1, CPU_SETSIZE) < 0)
+		memset(q->t1, 0, sizeof(q->t1));
+	q->others = fmax(stats_median(v, CS_QUIET_SAMPLES) - 1, 0);
 	return 0;
 }
 
-/* How many of the `counts` creators the host has idle CPUs for; below 2
- * the run is skipped (the document says why). */
-static int quiet_creators(struct probe_doc *doc, const char *path, int counts)
+/* How busy CPU c was over the window (0..1), or -1 when its time did not
+ * move (not read, or a file of a test that does not change). */
+static double cpu_busy(const struct quiet *q, int c)
+{
+	unsigned long long dt = q->t1[c].total - q->t0[c].total, db = q->t1[c].busy - q->t0[c].busy;
+
+	if (q->t1[c].total <= q->t0[c].total || q->t1[c].busy < q->t0[c].busy)
+		return -1;
+	return fmin((double)db / (double)dt, 1);
+}
+
+/* The host-wide check, where the CPUs' own time is unknown: creators on
+ * the first of the allowed CPUs, as many as the CPUs that other runnable
+ * tasks leave. */
+static int quiet_host_wide(struct probe_doc *doc, const struct quiet *q, int counts)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	double others;
-	int r = others_running(path, &others), room;
-	char msg[160];
+	int room = (int)(online - (long)q->others);
+	char msg[200];
 
-	if (r < 0) {
-		/* Unchecked, it takes no more than the least it needs. */
-		snprintf(msg, sizeof(msg), "not made: %s: %s", path ? path : "/proc/stat",
-		         strerror(-r));
-		probe_info_str(doc, "quiet_check", msg);
-		return counts < 2 ? counts : 2;
-	}
-	probe_info_num(doc, "others_running", others);
-	room = online - (long)others;
 	if (room < 2) {
 		probe_status(doc, PROBE_SKIPPED,
 		             "the host is busy: %g other tasks runnable on %ld CPUs (median of "
 		             "procs_running over %d samples in %.1f s); creators at once would "
 		             "take CPUs its work needs",
-		             others, online, CS_QUIET_SAMPLES,
-		             CS_QUIET_SAMPLES * CS_QUIET_GAP_US / 1e6);
+		             q->others, online, CS_QUIET_SAMPLES, CS_QUIET_S);
 		return 0;
 	}
-	if (room < counts) {
-		snprintf(msg, sizeof(msg),
-		         "%g other tasks runnable on %ld CPUs: %d creators at most, not %d", others,
-		         online, room, counts);
-		probe_info_str(doc, "quiet_check", msg);
-		return room;
-	}
-	snprintf(msg, sizeof(msg), "%g other tasks runnable on %ld CPUs", others, online);
+	snprintf(msg, sizeof(msg), "%g other tasks runnable on %ld CPUs", q->others, online);
+	if (room < counts)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+		         ": %d creators at most, not %d", room, counts);
 	probe_info_str(doc, "quiet_check", msg);
-	return counts;
+	return room < counts ? room : counts;
+}
+
+/* How many creators the host has idle CPUs for, on which CPUs (cpus[],
+ * from the n allowed ones); below 2 the run is skipped (the document says
+ * why). */
+static int quiet_creators(struct probe_doc *doc, const struct cs_opts *co, const int *allowed,
+                          int n, int *cpus)
+{
+	const char *path = co->proc_stat_later;
+	struct quiet *q = xcalloc(1, sizeof(*q));
+	int counts = n < CS_MAX_CREATORS ? n : CS_MAX_CREATORS, r = quiet_sample(co, q);
+	int known = 0, idle = 0, k = 0;
+	char msg[200];
+
+	memcpy(cpus, allowed, sizeof(*cpus) * (size_t)counts);
+	if (r < 0) {
+		/* Unchecked, it takes no more than the least it needs. */
+		snprintf(msg, sizeof(msg), "not made: %s: %s", path ? path : "/proc/stat",
+		         strerror(-r));
+		probe_info_str(doc, "quiet_check", msg);
+		free(q);
+		return counts < 2 ? counts : 2;
+	}
+	probe_info_num(doc, "others_running", q->others);
+	for (int i = 0; i < n; i++) {
+		double b = cpu_busy(q, allowed[i]);
+
+		known |= b >= 0;
+		if (b < 0 || b > CS_CPU_BUSY_MAX)
+			continue;
+		idle++;
+		if (k < CS_MAX_CREATORS)
+			cpus[k++] = allowed[i];
+	}
+	if (!known) {
+		probe_info_str(doc, "cpu_check",
+		               "not made: the CPUs' time in /proc/stat did not move");
+		r = quiet_host_wide(doc, q, counts);
+		free(q);
+		return r;
+	}
+	probe_info_num(doc, "idle_cpus", idle);
+	if (idle < 2) {
+		probe_status(
+		    doc, PROBE_SKIPPED,
+		    "the host is busy: %d of the %d CPUs this process may use idle over "
+		    "%.1f s (busy under half of it, by their time in /proc/stat); creators "
+		    "at once would take CPUs its work needs",
+		    idle, n, CS_QUIET_S);
+		free(q);
+		return 0;
+	}
+	snprintf(msg, sizeof(msg),
+	         "%d of the %d CPUs this process may use idle over %.1f s; %g other tasks runnable "
+	         "on the host",
+	         idle, n, CS_QUIET_S, q->others);
+	probe_info_str(doc, "quiet_check", msg);
+	free(q);
+	return k;
 }
 
 /* The copy of this program without the stack cache: one round of every
@@ -208,9 +289,10 @@ static int child_main(int counts, const int *cpus, double seconds)
 
 /* One round without the stack cache, in a copy of this program: rates[n]
  * for n = 1 .. counts. 0, or -errno. */
-static int nocache_round(int counts, double seconds, double *rates, char *tunables, size_t tlen)
+static int nocache_round(int counts, const int *cpus, double seconds, double *rates, char *tunables,
+                         size_t tlen)
 {
-	char arg_n[16], arg_s[32], line[128];
+	char arg_n[16], arg_s[32], arg_c[64] = "", line[128];
 	int fd[2], st, got = 0;
 	FILE *f;
 	pid_t pid;
@@ -219,6 +301,9 @@ static int nocache_round(int counts, double seconds, double *rates, char *tunabl
 		return -errno;
 	snprintf(arg_n, sizeof(arg_n), "%d", counts);
 	snprintf(arg_s, sizeof(arg_s), "%.17g", seconds);
+	for (int i = 0; i < counts; i++)
+		snprintf(arg_c + strlen(arg_c), sizeof(arg_c) - strlen(arg_c), "%s%d", i ? "," : "",
+		         cpus[i]);
 	pid = fork();
 	if (pid < 0) {
 		close(fd[0]);
@@ -227,7 +312,7 @@ static int nocache_round(int counts, double seconds, double *rates, char *tunabl
 	}
 	if (pid == 0) {
 		char a0[] = "createscale", a1[] = CS_CHILD_OPT, env[] = CS_NOCACHE_ENV;
-		char *argv[] = {a0, a1, arg_n, arg_s, NULL};
+		char *argv[] = {a0, a1, arg_n, arg_s, arg_c, NULL};
 		char *envp[] = {env, NULL};
 
 		dup2(fd[1], 1);
@@ -292,20 +377,21 @@ static void report(struct probe_doc *doc, const char *cache, int counts,
 static void run(struct probe_doc *doc, const struct probe_opts *po, const struct cs_opts *co)
 {
 	double cached[CS_ROUNDS][CS_MAX_CREATORS + 1], nocache[CS_ROUNDS][CS_MAX_CREATORS + 1];
-	int cpus[CS_MAX_CREATORS], counts = pick_cpus(cpus);
+	static int allowed[CPU_SETSIZE];
+	int cpus[CS_MAX_CREATORS], n_allowed = allowed_cpus(allowed, CPU_SETSIZE), counts;
 	int rounds = po->quick ? CS_QUICK_ROUNDS : CS_ROUNDS, r = 0, nocache_ok = 1;
 	double arm_s = po->quick ? CS_QUICK_ARM_S : CS_ARM_S;
 	struct stats_rng rng;
 	char list[64] = "", tunables[128] = "";
 
-	if (counts < 2) {
+	if (n_allowed < 2) {
 		probe_status(
 		    doc, PROBE_SKIPPED,
 		    "concurrent creators need two allowed CPUs; this process may run on %d",
-		    counts < 0 ? 0 : counts);
+		    n_allowed < 0 ? 0 : n_allowed);
 		return;
 	}
-	counts = quiet_creators(doc, co->proc_stat, counts);
+	counts = quiet_creators(doc, co, allowed, n_allowed, cpus);
 	if (counts < 2)
 		return;
 	for (int i = 0; i < counts; i++)
@@ -326,8 +412,8 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 			} else if (nocache_ok) {
 				/* a copy that cannot run (an emulator, a sandbox that
 				 * refuses exec) costs only the arm without the cache */
-				nocache_ok = nocache_round(counts, arm_s, nocache[i], tunables,
-				                           sizeof(tunables)) == 0;
+				nocache_ok = nocache_round(counts, cpus, arm_s, nocache[i],
+				                           tunables, sizeof(tunables)) == 0;
 			}
 		}
 	}
@@ -348,9 +434,16 @@ static void run(struct probe_doc *doc, const struct probe_opts *po, const struct
 	}
 }
 
+/* FILE, or FIRST,LATER: two readings of the kernel's file 0.1 s apart. */
 static int set_proc_stat(const char *arg, void *ctx)
 {
-	((struct cs_opts *)ctx)->proc_stat = arg;
+	struct cs_opts *co = ctx;
+	const char *comma = strchr(arg, ',');
+
+	if (!*arg || comma == arg || (comma && !comma[1]))
+		return -EINVAL;
+	co->proc_stat = comma ? xstrndup(arg, (size_t)(comma - arg)) : arg;
+	co->proc_stat_later = comma ? comma + 1 : arg;
 	return 0;
 }
 
@@ -358,17 +451,30 @@ int main(int argc, char **argv)
 {
 	struct cs_opts co = {0};
 	const struct probe_opt_ext ext[] = {
-	    {"proc-stat", "a file in /proc/stat's format to read procs_running from (tests)", 1,
-	     set_proc_stat, &co},
+	    {"proc-stat",
+	     "FILE or FIRST,LATER: /proc/stat's format to read procs_running and each CPU's "
+	     "time from; with two, the check's first reading comes from FIRST (tests)",
+	     1, set_proc_stat, &co},
 	};
 	struct probe_opts po;
 	struct probe_doc *doc;
 	int rc;
 
-	if (argc == 4 && !strcmp(argv[1], CS_CHILD_OPT)) {
-		int cpus[CS_MAX_CREATORS], n = pick_cpus(cpus), want = atoi(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], CS_CHILD_OPT)) {
+		/* the parent's creator count, arm time and creator CPUs */
+		int cpus[CS_MAX_CREATORS], n = 0, want = atoi(argv[2]);
+		char *end;
 
-		return n < want ? 1 : child_main(want, cpus, strtod(argv[3], NULL));
+		for (const char *p = argv[4]; n < CS_MAX_CREATORS; p = end + 1) {
+			long c = strtol(p, &end, 10);
+
+			if (end == p || c < 0 || c >= CPU_SETSIZE)
+				return 1;
+			cpus[n++] = (int)c;
+			if (*end != ',')
+				break;
+		}
+		return want < 1 || n < want ? 1 : child_main(want, cpus, strtod(argv[3], NULL));
 	}
 	if (probe_parse_args(argc, argv,
 	                     "Times thread creation by 1, 2 (up to 4) creators at once, each on a "

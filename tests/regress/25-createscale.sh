@@ -5,8 +5,11 @@
 # cache, and the scaling efficiency with its CI; the copy of the probe that
 # runs without the cache really runs with GLIBC_TUNABLES (it says so in its
 # own environment). Under one CPU it is skipped with the reason. Creators
-# run only on CPUs the host leaves idle: a /proc/stat with more runnable
-# tasks than that skips the run, one with fewer creators' room limits them,
+# run only on CPUs the host leaves idle: CPUs of its own that were busy
+# (cpuN lines that moved between two files, --proc-stat FIRST,LATER) skip the run, or leave the
+# creators the idle ones, whatever the host-wide count; without moving
+# cpuN lines, a /proc/stat with more runnable tasks than CPUs skips the
+# run, one with fewer creators' room limits them,
 # and the measured runs read a quiet /proc/stat (this host may be busy with
 # other tests); the host's own /proc/stat gives either a run or a skip that
 # says what ran. The run queue stays within 8 of the host's own during a
@@ -22,7 +25,29 @@ P=$B/probes/createscale
 # counts as one).
 stat() { printf 'cpu  1 2 3 4 5 6 7 8 9 10\nprocs_running %s\nprocs_blocked 0\n' "$2" >"$1"; }
 stat "$TW_TMP/quiet" 1
-BUSY_RE='^the host is busy: [0-9.]+ other tasks runnable on [0-9]+ CPUs \(median of procs_running over 21 samples in 0.1 s\)'
+# The two ways a busy host is told: the CPUs' own time (/proc/stat's cpuN
+# lines moved), or else the host-wide count of runnable tasks.
+BUSY_RE='^the host is busy: ([0-9]+ of the [0-9]+ CPUs this process may use idle over 0.1 s \(busy under half of it, by their time in /proc/stat\)|[0-9.]+ other tasks runnable on [0-9]+ CPUs \(median of procs_running over 21 samples in 0.1 s\))'
+# stat2 NAME RUNNING BUSY: two readings of /proc/stat, as the kernel's
+# show_stat() gives them 0.1 s apart, for --proc-stat FIRST,LATER
+# ($TW_TMP/NAME.0,$TW_TMP/NAME.1): a cpuN line per allowed CPU, 10 jiffies
+# on in the later one, of which the CPUs in the list BUSY were busy for all
+# 10 and the others for 1; procs_running RUNNING in both. Prints the
+# option's value.
+stat2() {
+	local f=$TW_TMP/$1 c lines0="" lines1=""
+	for c in $(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))'); do
+		lines0+="cpu$c 100 0 50 1000 5 0 0 0 0 0"$'\n'
+		if [[ ",$3," == *",$c,"* ]]; then
+			lines1+="cpu$c 108 0 52 1000 5 0 0 0 0 0"$'\n'
+		else
+			lines1+="cpu$c 101 0 50 1009 5 0 0 0 0 0"$'\n'
+		fi
+	done
+	printf 'cpu  1 2 3 4 5 6 7 8 9 10\n%sprocs_running %s\n' "$lines0" "$2" >"$f.0"
+	printf 'cpu  1 2 3 4 5 6 7 8 9 10\n%sprocs_running %s\n' "$lines1" "$2" >"$f.1"
+	echo "$f.0,$f.1"
+}
 
 two=$(python3 -c 'import os; print(",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:2]))')
 if [ "${two#*,}" = "$two" ]; then
@@ -80,6 +105,29 @@ else
 			"$TW_TMP/half.json" >/dev/null || fail "room for two: $(jq -c '{status, reason, params, info}' "$TW_TMP/half.json")"
 		ok "room for two creators: $(jq -r .info.quiet_check "$TW_TMP/half.json")"
 	fi
+	# A process confined to some CPUs of a host busy elsewhere: its own CPUs
+	# were idle, so it runs there, whatever the host-wide count says.
+	"$P" --quick --proc-stat "$(stat2 cpuset $((ncpu + 5)) "")" >"$TW_TMP/cpuset.json" ||
+		fail "createscale on idle CPUs of a busy host exited $?"
+	jq -e '.status == "ok" and .params.max_creators >= 2 and .info.idle_cpus >= 2 and
+		(.info.quiet_check | test("^[0-9]+ of the [0-9]+ CPUs this process may use idle over 0.1 s; [0-9.]+ other tasks runnable on the host$"))' \
+		"$TW_TMP/cpuset.json" >/dev/null || fail "idle CPUs of a busy host: $(jq -c '{status, reason, params, info}' "$TW_TMP/cpuset.json")"
+	ok "its own CPUs idle on a host with $((ncpu + 4)) other tasks runnable: $(jq -r .info.quiet_check "$TW_TMP/cpuset.json")"
+	# Its own CPUs busy on a host that looks quiet: all but one busy, skipped.
+	busy=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0))[1:])))')
+	"$P" --quick --proc-stat "$(stat2 owncpus 1 "$busy")" >"$TW_TMP/owncpus.json" || fail "createscale on busy CPUs exited $?"
+	jq -e --arg re "$BUSY_RE" '.status == "skipped" and (.reason | test($re)) and
+		(.reason | startswith("the host is busy: 1 of the ")) and .info.idle_cpus == 1 and .scalars == {}' \
+		"$TW_TMP/owncpus.json" >/dev/null || fail "busy CPUs of its own: $(jq -c '{status, reason, info}' "$TW_TMP/owncpus.json")"
+	ok "its CPUs $busy busy, with procs_running quiet: $(jq -r .reason "$TW_TMP/owncpus.json")"
+	# With three or more, the creators go to the idle ones.
+	if [ "$ncpu" -ge 3 ]; then
+		first=${two%%,*}
+		"$P" --quick --proc-stat "$(stat2 pick 1 "$first")" >"$TW_TMP/pick.json" || fail "createscale with one busy CPU exited $?"
+		jq -e --arg c "$first" '.status == "ok" and (.info.creator_cpus | split(",") | index($c) == null)' \
+			"$TW_TMP/pick.json" >/dev/null || fail "one busy CPU: $(jq -c '{status, reason, info}' "$TW_TMP/pick.json")"
+		ok "CPU $first busy: creators on $(jq -r .info.creator_cpus "$TW_TMP/pick.json")"
+	fi
 	printf 'cpu 1 2 3\n' >"$TW_TMP/none"
 	"$P" --quick --proc-stat "$TW_TMP/none" >"$TW_TMP/none.json" || fail "createscale without procs_running exited $?"
 	jq -e '.status == "ok" and .params.max_creators == 2 and (.info.quiet_check | test("^not made: .*: No data available$"))' \
@@ -100,6 +148,9 @@ if [ "${two#*,}" != "$two" ]; then
 	ok "run queue during a default createscale run (its quiet check passed): peak $RUNQ_PEAK, $RUNQ_HOST without it"
 fi
 
-if "$P" --bogus >/dev/null 2>"$TW_TMP/err"; then fail "--bogus succeeded"; fi
-grep -q usage "$TW_TMP/err" || fail "--bogus: no usage message"
+for args in "--bogus" "--proc-stat ,$TW_TMP/quiet" "--proc-stat $TW_TMP/quiet," "--proc-stat="; do
+	# shellcheck disable=SC2086
+	if "$P" $args >/dev/null 2>"$TW_TMP/err"; then fail "createscale $args succeeded"; fi
+	grep -q usage "$TW_TMP/err" || fail "createscale $args: no usage message"
+done
 ok "bad arguments refused"

@@ -1,5 +1,6 @@
 /*
- * test_sysinfo: sys_procs_running() and sys_mem_available() (lib/sysinfo.c)
+ * test_sysinfo: sys_procs_running(), sys_cpu_jiffies() and sys_mem_available()
+ * (lib/sysinfo.c)
  * on /proc/stat- and /proc/meminfo-format files of the test's own: the line
  * among the others, a missing line, a value that is not a count, a missing
  * file, and the host's own file.
@@ -101,6 +102,38 @@ static void test_host(void **state)
 	assert_true(n >= 1);
 }
 
+/* Each CPU's busy and total jiffies from its cpuN line (the line fs/proc/
+ * stat.c's show_stat() prints: user nice system idle iowait irq softirq
+ * steal guest guest_nice, guest time already counted in user and nice); the
+ * "cpu" sum is not a CPU; CPUs past the array are read over. */
+static void test_cpu_jiffies(void **state)
+{
+	struct sys_cpu_jiffies j[3];
+
+	(void)state;
+	put("cpu  100 0 20 300 7 0 0 0 0 0\ncpu0 10 1 2 150 3 4 5 6 9 0\n"
+	    "cpu2 40 0 10 50 0 0 0 0 0 0\ncpu7 1 1 1 1 1 1 1 1 0 0\nintr 123 4 5\n"
+	    "procs_running 7\n");
+	assert_int_equal(sys_cpu_jiffies(path, j, 3), 0);
+	assert_true(j[0].total == 10 + 1 + 2 + 150 + 3 + 4 + 5 + 6);
+	assert_true(j[0].busy == 10 + 1 + 2 + 4 + 5 + 6);
+	assert_true(j[1].total == 0 && j[1].busy == 0); /* offline: no line */
+	assert_true(j[2].total == 100 && j[2].busy == 50);
+	/* a kernel before 2.6: four fields */
+	put("cpu0 1 2 3 4\n");
+	assert_int_equal(sys_cpu_jiffies(path, j, 1), 0);
+	assert_true(j[0].total == 10 && j[0].busy == 6);
+	put("cpu 1 2 3 4\nprocs_running 1\n");
+	assert_int_equal(sys_cpu_jiffies(path, j, 1), -ENODATA);
+	put("cpu0 1 x 3 4\n");
+	assert_int_equal(sys_cpu_jiffies(path, j, 1), -EINVAL);
+	assert_int_equal(sys_cpu_jiffies("/nonexistent/stat", j, 1), -ENOENT);
+	if (access("/proc/stat", R_OK) == 0) {
+		assert_int_equal(sys_cpu_jiffies(NULL, j, 1), 0);
+		assert_true(j[0].total > 0 && j[0].busy <= j[0].total);
+	}
+}
+
 /* MemAvailable in bytes; a file without it (Linux before 3.14) or none at
  * all leaves the value alone. */
 static void test_mem_available(void **state)
@@ -129,6 +162,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_found_among_others, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 	    cmocka_unit_test(test_host),
+	    cmocka_unit_test_setup_teardown(test_cpu_jiffies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mem_available, setup, teardown),
 	};
 
