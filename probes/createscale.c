@@ -20,6 +20,7 @@
  * host-wide count decides.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -67,6 +68,7 @@ struct cs_opts {
 	/* /proc/stat unless a test points elsewhere; a test's file for the
 	 * window's first reading, and one for the later ones */
 	const char *proc_stat, *proc_stat_later;
+	char first[PATH_MAX]; /* FIRST of FIRST,LATER */
 };
 
 static void *nothing(void *p)
@@ -440,9 +442,12 @@ static int set_proc_stat(const char *arg, void *ctx)
 	struct cs_opts *co = ctx;
 	const char *comma = strchr(arg, ',');
 
-	if (!*arg || comma == arg || (comma && !comma[1]))
+	if (!*arg || comma == arg || (comma && !comma[1]) ||
+	    (comma && (size_t)(comma - arg) >= sizeof(co->first)))
 		return -EINVAL;
-	co->proc_stat = comma ? xstrndup(arg, (size_t)(comma - arg)) : arg;
+	if (comma)
+		snprintf(co->first, sizeof(co->first), "%.*s", (int)(comma - arg), arg);
+	co->proc_stat = comma ? co->first : arg;
 	co->proc_stat_later = comma ? comma + 1 : arg;
 	return 0;
 }
