@@ -1,7 +1,6 @@
 /* api_format: the API's one formatter, from the store's rows to the bodies
  * of the OpenAPI document (see api_format.h). */
 #include <stdint.h>
-#include <string.h>
 
 #include "api_format.h"
 #include "clock.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "sysinfo.h"
 
 /* The master copy of the modes' names: the config key's choices are these. */
 const char *const guard_mode_names[] = {
@@ -65,24 +66,19 @@ int guard_read_psi(const char *path, double *avg10)
 
 int guard_read_cpu(const char *path, struct guard_cpu *c)
 {
-	unsigned long long v[8] = {0};
+	struct sys_cpu_jiffies j;
+	char line[512];
 	FILE *f = fopen(path, "re");
-	int n;
+	int cpu, r;
 
 	if (!f)
 		return -errno;
-	/* user nice system idle iowait irq softirq steal (guest time is
-	 * already inside user and nice) */
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-	           &v[4], &v[5], &v[6], &v[7]);
+	/* the first line: the sum of all CPUs */
+	r = fgets(line, sizeof(line), f) ? sys_cpu_line(line, &cpu, &j) : 0;
 	fclose(f);
-	if (n < 4)
+	if (r <= 0 || cpu != -1)
 		return -EINVAL;
-	c->total = 0;
-	for (int i = 0; i < 8; i++)
-		c->total += v[i];
-	c->idle = v[3] + v[4];
-	c->steal = v[7];
+	*c = (struct guard_cpu){.total = j.total, .idle = j.total - j.busy, .steal = j.steal};
 	return 0;
 }
 

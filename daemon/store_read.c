@@ -14,7 +14,6 @@
 #include <time.h>
 
 #include "jnum.h"
-#include "clock.h"
 #include "catalog.h"
 #include "storep.h"
 #include "xmalloc.h"
@@ -581,9 +580,8 @@ static int headroom_latest(struct store *st, json_t **out)
 static int headroom_read_tx(struct store *st, void *ctx)
 {
 	struct read_args *c = ctx;
-	int r = headroom_latest(st, &c->out);
 
-	return r;
+	return headroom_latest(st, &c->out);
 }
 
 int store_read_headroom(struct store *st, json_t **out)

@@ -86,6 +86,29 @@ int sys_procs_running(const char *path, long *n)
 	return r;
 }
 
+int sys_cpu_line(const char *line, int *cpu, struct sys_cpu_jiffies *j)
+{
+	unsigned long long v[8] = {0};
+	const char *p = line + 3;
+
+	/* "cpu[N] user nice system idle iowait irq softirq steal ..." (guest
+	 * time is already in user and nice) */
+	if (strncmp(line, "cpu", 3) || (*p != ' ' && (*p < '0' || *p > '9')))
+		return 0;
+	*cpu = -1;
+	if (*p != ' ' && (sscanf(p, "%d", cpu) != 1 || *cpu < 0))
+		return -EINVAL;
+	p += strcspn(p, " ");
+	if (sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+	           &v[5], &v[6], &v[7]) < 4)
+		return -EINVAL;
+	*j = (struct sys_cpu_jiffies){.steal = v[7]};
+	for (int k = 0; k < 8; k++)
+		j->total += v[k];
+	j->busy = j->total - v[3] - v[4];
+	return 1;
+}
+
 int sys_cpu_jiffies(const char *path, struct sys_cpu_jiffies *j, int n)
 {
 	char line[512];
@@ -96,25 +119,16 @@ int sys_cpu_jiffies(const char *path, struct sys_cpu_jiffies *j, int n)
 		return -errno;
 	memset(j, 0, sizeof(*j) * (size_t)(n > 0 ? n : 0));
 	while (r != -EINVAL && fgets(line, sizeof(line), f)) {
-		unsigned long long v[8] = {0};
-		int cpu;
+		struct sys_cpu_jiffies one;
+		int cpu, got = sys_cpu_line(line, &cpu, &one);
 
-		/* "cpuN user nice system idle iowait irq softirq steal ..." (guest
-		 * time is already in user and nice) */
-		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
-			continue;
-		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0],
-		           &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 ||
-		    cpu < 0) {
-			r = -EINVAL;
-			break;
+		if (got < 0)
+			r = got;
+		else if (got && cpu >= 0) {
+			r = 0;
+			if (cpu < n)
+				j[cpu] = one;
 		}
-		r = 0;
-		if (cpu >= n)
-			continue;
-		for (int k = 0; k < 8; k++)
-			j[cpu].total += v[k];
-		j[cpu].busy = j[cpu].total - v[3] - v[4];
 	}
 	fclose(f);
 	return r;

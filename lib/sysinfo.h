@@ -55,11 +55,15 @@ long sys_count_lines_at(int dirfd, const char *name);
  * when the file has no such line). */
 int sys_procs_running(const char *path, long *n);
 
-/* One CPU's time in jiffies from its "cpuN" line of /proc/stat: busy (all
- * but idle and iowait) and in all. */
+/* CPU time in jiffies from a "cpu" or "cpuN" line of /proc/stat: busy
+ * (all but idle and iowait), steal, and in all. */
 struct sys_cpu_jiffies {
-	unsigned long long busy, total;
+	unsigned long long busy, steal, total;
 };
+/* Parses one line of /proc/stat: 1 for a "cpu" line (*cpu -1, the sum of
+ * all CPUs) or a "cpuN" line (*cpu N), 0 for another line, -EINVAL for a
+ * cpu line that does not hold at least user, nice, system and idle. */
+int sys_cpu_line(const char *line, int *cpu, struct sys_cpu_jiffies *j);
 /* Fills j[0..n-1] from the cpu0..cpu(n-1) lines of a /proc/stat-format
  * file (path NULL: /proc/stat); a CPU without a line stays 0. 0, or
  * -errno (-ENODATA when the file has no cpuN line, -EINVAL for a line that
