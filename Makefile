@@ -121,7 +121,9 @@ CMDS_TEST  := node=nodejs npm=npm
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
-	lib/contention.c
+	lib/contention.c lib/observe.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
+	lib/observe_read.c lib/observe_table.c lib/observe_stacks.c lib/observe_group.c \
+	lib/observe_mech.c lib/observe_price.c lib/observe_text.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
 	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \
@@ -140,7 +142,7 @@ DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/c
 	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
 	daemon/atomic_file.c daemon/netns.c
 # cli/: threadwatch.
-CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_fleet.c \
+CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_workloads.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
 	cli/fleet_ask.c cli/fleet_report.c cli/fleet_text.c cli/fleet_cohort.c
 

@@ -16,6 +16,8 @@
 #define CLI_SUMMARY_RECOMMEND                                                                      \
 	"Says whether low (MAP_32BIT) thread stacks pay on a host, with the arithmetic."
 #define CLI_SUMMARY_FLEET "Asks many threadwatchd daemons at once and prints one table."
+#define CLI_SUMMARY_WORKLOADS                                                                      \
+	"Shows which services on this host pay for threads, and how much."
 #define CLI_SUMMARY_DETECT_SIM "Judges simulated fleets with the daemon's regression detection."
 
 int cli_run(int argc, char **argv);
@@ -26,6 +28,7 @@ int cli_recommend(int argc, char **argv);
 struct json_t;
 int cli_run_inputs(int quick, const char *progress, struct json_t **inputs);
 int cli_fleet(int argc, char **argv);
+int cli_workloads(int argc, char **argv);
 int cli_detect_sim(int argc, char **argv);
 
 #endif

@@ -1,0 +1,280 @@
+/*
+ * observe: one window of the workload observer (observe.h). It listens to
+ * the proc connector for thread creates and exits, reads every thread's
+ * switch and migration counts at both ends of the window, and at the end
+ * each process's thread stacks; observe_group.c then makes the workloads.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "errbuf.h"
+#include "jnum.h"
+#include "observe.h"
+#include "observep.h"
+#include "xmalloc.h"
+
+/* Events read at once; the loop's longest sleep; and, when the socket
+ * holds at least OBS_BATCH_RCVBUF bytes (SO_RCVBUFFORCE took), the pause
+ * between drains that lets events gather (fewer wake-ups). */
+#define LOOP_EVENTS 64
+#define LOOP_POLL_MS 200
+#define LOOP_BATCH_NS 20000000L
+#define OBS_BATCH_RCVBUF (4 << 20)
+
+/* Identifies a process now and enters it as its tgid's latest entry:
+ * the index, or -errno when it is gone. */
+static long proc_enter(struct obs_run *r, pid_t tgid)
+{
+	struct obs_proc tmp;
+	int pdir = obs_proc_open(r, tgid), rc;
+	size_t i;
+
+	if (pdir < 0)
+		return pdir;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.tgid = tgid;
+	rc = obs_proc_identify(pdir, &tmp);
+	close(pdir);
+	if (rc < 0) {
+		free(tmp.exe);
+		obs_cgroup_free(&tmp.cg);
+		return rc;
+	}
+	i = obs_table_add(r, tgid);
+	r->procs[i] = tmp;
+	return (long)i;
+}
+
+static void on_event(struct obs_run *r, const struct obs_ev *ev)
+{
+	long i;
+
+	if (ev->what == OBS_EV_FORK) {
+		r->forks_heard++;
+		if (ev->pid == ev->tgid) {
+			r->process_forks++;
+			(void)proc_enter(r, ev->tgid); /* a reused PID: a new entry */
+			return;
+		}
+		r->thread_creates++;
+		i = obs_table_find(r, ev->tgid);
+		if (i < 0)
+			i = proc_enter(r, ev->tgid);
+		if (i < 0)
+			r->unattributed_creates++; /* ended before it could be looked up */
+		else
+			r->procs[i].creates++;
+	} else if (ev->what == OBS_EV_EXIT && ev->pid != ev->tgid) {
+		r->thread_exits++;
+		i = obs_table_find(r, ev->tgid);
+		if (i < 0)
+			r->unattributed_exits++;
+		else
+			r->procs[i].exits++;
+	} else if (ev->what == OBS_EV_EXIT) {
+		i = obs_table_find(r, ev->tgid);
+		if (i >= 0)
+			r->procs[i].gone = 1;
+	} else if (ev->what == OBS_EV_EXEC) {
+		/* a new program: a new identity from here on, same threads */
+		long old = obs_table_find(r, ev->tgid), now = proc_enter(r, ev->tgid);
+
+		if (old >= 0 && now >= 0) {
+			r->procs[now].start = r->procs[old].start;
+			r->procs[now].nstart = r->procs[old].nstart;
+			r->procs[old].start = NULL;
+			r->procs[old].nstart = 0;
+			r->procs[old].gone = 1;
+		}
+	}
+}
+
+static void drain(struct obs_run *r, struct obs_cn *cn)
+{
+	struct obs_ev evs[LOOP_EVENTS];
+	int n;
+
+	while ((n = obs_cn_read(cn, evs, LOOP_EVENTS)) > 0)
+		for (int k = 0; k < n; k++)
+			on_event(r, &evs[k]);
+}
+
+/* Calls fn for every process in /proc. */
+static void for_each_pid(struct obs_run *r, void (*fn)(struct obs_run *, pid_t))
+{
+	int fd = dup(r->procfd);
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] > '0' && e->d_name[0] <= '9')
+			fn(r, (pid_t)atoi(e->d_name));
+	closedir(d);
+}
+
+static void sweep_start_one(struct obs_run *r, pid_t pid)
+{
+	long i = proc_enter(r, pid);
+	int pdir;
+	long n;
+
+	if (i < 0 || (pdir = obs_proc_open(r, pid)) < 0)
+		return;
+	n = obs_threads_read(r, pdir, &r->procs[i].start);
+	r->procs[i].nstart = n > 0 ? (size_t)n : 0;
+	close(pdir);
+}
+
+static void sweep_end_one(struct obs_run *r, pid_t pid)
+{
+	long i = obs_table_find(r, pid);
+	struct obs_tcount *t = NULL;
+	struct obs_proc tmp;
+	struct obs_proc *p;
+	int pdir = obs_proc_open(r, pid);
+	long n;
+
+	if (pdir < 0)
+		return;
+	memset(&tmp, 0, sizeof(tmp));
+	if (obs_proc_identify(pdir, &tmp) < 0) {
+		close(pdir);
+		return;
+	}
+	if (i < 0 || r->procs[i].starttime != tmp.starttime) {
+		i = (long)obs_table_add(r, pid); /* started unheard, or a reused PID */
+		tmp.tgid = pid;
+		r->procs[i] = tmp;
+	} else {
+		r->procs[i].threads = tmp.threads;
+		free(tmp.exe);
+		obs_cgroup_free(&tmp.cg);
+	}
+	p = &r->procs[i];
+	n = obs_threads_read(r, pdir, &t);
+	if (n < 0)
+		p->counts_errno = (int)-n;
+	else
+		obs_counts_delta(p, t, (size_t)n);
+	free(t);
+	if (p->threads > 1)
+		obs_stacks_read(r, pdir, p);
+	close(pdir);
+}
+
+/* Sleeps until the window ends, reading the connector. */
+static void window_loop(struct obs_run *r, struct obs_cn *cn, double until, volatile int *stop)
+{
+	int batch = cn->fd >= 0 && cn->rcvbuf >= OBS_BATCH_RCVBUF;
+
+	while (!(stop && *stop)) {
+		double left = until - clock_mono_s();
+		int ms = left * 1000 < LOOP_POLL_MS ? (int)(left * 1000) + 1 : LOOP_POLL_MS;
+
+		if (left <= 0)
+			break;
+		if (cn->fd < 0) {
+			poll(NULL, 0, ms);
+			continue;
+		}
+		struct pollfd pfd = {.fd = cn->fd, .events = POLLIN};
+		if (poll(&pfd, 1, ms) > 0) {
+			drain(r, cn);
+			if (batch)
+				nanosleep(&(struct timespec){0, LOOP_BATCH_NS}, NULL);
+		}
+	}
+}
+
+static double ru_s(const struct rusage *a, const struct rusage *b)
+{
+	return (double)(b->ru_utime.tv_sec - a->ru_utime.tv_sec) +
+	       (double)(b->ru_stime.tv_sec - a->ru_stime.tv_sec) +
+	       ((double)(b->ru_utime.tv_usec - a->ru_utime.tv_usec) +
+	        (double)(b->ru_stime.tv_usec - a->ru_stime.tv_usec)) /
+	           1e6;
+}
+
+/* What the observer cost itself, measured (getrusage of its process). */
+static json_t *observer_cost(const struct rusage *ru0, const struct rusage *ru1, double wall,
+                             double sweep_s, const struct obs_run *r)
+{
+	double cpu = ru_s(ru0, ru1);
+
+	return json_pack("{s:o s:o s:o s:o s:I s:I}", "cpu_s", jnum(cpu), "wall_s", jnum(wall),
+	                 "share_of_cpu", jnum(wall > 0 ? cpu / wall : 0), "sweep_s", jnum(sweep_s),
+	                 "threads_read", (json_int_t)r->threads_read, "max_rss_kb",
+	                 (json_int_t)ru1->ru_maxrss);
+}
+
+json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
+{
+	struct obs_run r = {.procfd = -1};
+	struct obs_cn cn = {.fd = -1};
+	struct rusage ru0, ru1;
+	char cn_why[256] = "";
+	int cn_rc = -ENOTCONN, have_forks;
+	uint64_t f0 = 0, f1 = 0;
+	double w0, t0a, t0b, t1a, t1b, e0, e1;
+	json_t *doc;
+
+	r.procfd = open(o->proc ? o->proc : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r.procfd < 0)
+		return errbuf_set(err, errlen, -errno, "cannot open %s: %s",
+		                  o->proc ? o->proc : "/proc", strerror(errno)),
+		       NULL;
+	getrusage(RUSAGE_SELF, &ru0);
+	w0 = clock_mono_s();
+	if (!o->no_connector)
+		cn_rc = obs_cn_open(&cn, cn_why, sizeof(cn_why));
+	else
+		snprintf(cn_why, sizeof(cn_why), "not asked for (--no-connector)");
+	if (cn_rc == 0) {
+		struct obs_ev evs[LOOP_EVENTS];
+
+		while (obs_cn_read(&cn, evs, LOOP_EVENTS) > 0)
+			; /* what came before the window */
+	}
+	have_forks = obs_host_forks(&r, &f0) == 0;
+	e0 = t0a = clock_mono_s();
+	for_each_pid(&r, sweep_start_one);
+	t0b = clock_mono_s();
+	window_loop(&r, &cn, t0b + o->window_s, o->stop);
+	if (cn.fd >= 0)
+		drain(&r, &cn);
+	have_forks = have_forks && obs_host_forks(&r, &f1) == 0;
+	e1 = t1a = clock_mono_s();
+	obs_cn_close(&cn);
+	for_each_pid(&r, sweep_end_one);
+	t1b = clock_mono_s();
+	getrusage(RUSAGE_SELF, &ru1);
+
+	doc = json_object();
+	json_object_set_new(doc, "window_s", jnum((t1a + t1b) / 2 - (t0a + t0b) / 2));
+	json_object_set_new(doc, "workloads", obs_group(&r, o->by_process,
+	                                                (t1a + t1b) / 2 - (t0a + t0b) / 2,
+	                                                cn_rc == 0 ? e1 - e0 : 0));
+	json_object_set_new(doc, "events_window_s", jnum(e1 - e0));
+	json_object_set_new(doc, "mechanisms",
+	                    obs_mechanisms(&r, &cn, cn_rc, cn_why, have_forks, f1 - f0));
+	json_object_set_new(doc, "observer",
+	                    observer_cost(&ru0, &ru1, clock_mono_s() - w0, (t0b - t0a) + (t1b - t1a), &r));
+	obs_table_free(&r);
+	close(r.procfd);
+	return doc;
+}

@@ -1,0 +1,46 @@
+/*
+ * observe: the workload observer. Over a window it sees, for each workload
+ * on the host (a systemd unit, a cgroup of its own, or a process by its
+ * executable and comm), its live threads, the threads it creates and ends,
+ * its context switches and migrations summed over every thread, and its
+ * thread stacks (resident bytes, and those backed by huge pages), from the
+ * kernel's own interfaces: the proc connector, /proc and PAGEMAP_SCAN. It
+ * reads, never writes, and costs what its document says it cost.
+ */
+#ifndef TW_OBSERVE_H
+#define TW_OBSERVE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct obs_options {
+	double window_s;   /* the window, seconds (> 0) */
+	int by_process;    /* split every workload by process */
+	const char *proc;  /* the proc mount ("/proc" when NULL) */
+	int no_connector;  /* do not listen to the proc connector */
+	volatile int *stop; /* ends the window early when it becomes non-zero; may be NULL */
+};
+
+/* Observes for o->window_s and returns the document
+ *   {window_s, processes, threads, workloads: [..], mechanisms: {..},
+ *    observer: {cpu_s, share_of_cpu, ...}}
+ * with every workload's figures, unpriced (obs_price() adds the costs).
+ * NULL with the reason in err when nothing could be observed (no /proc). */
+json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen);
+
+/* Prices each workload of `doc` at the host's measured costs: `inputs` is
+ * a recommendation-inputs object (threadwatch run --json's
+ * recommendation.inputs), whose ctxsw, handoff, createscale and stackmem
+ * sections give the cost of a switch, a hand-off across CPUs, a create and
+ * an idle glibc stack; any may be missing, and a figure it would price is
+ * then null with the reason. Adds `costs`, `findings` and `recommendation`
+ * to each workload, `prices` to the document, and sorts the workloads by
+ * cost, dearest first. inputs NULL: no prices, sorted by activity. */
+void obs_price(json_t *doc, const json_t *inputs);
+
+/* The document as a top-like table (malloc'd); every name another user
+ * wrote is escaped, so the text holds no control byte. */
+char *obs_text(const json_t *doc, size_t top);
+
+#endif

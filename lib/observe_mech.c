@@ -1,0 +1,110 @@
+/*
+ * observe_mech: the document's `mechanisms`, how each figure was obtained
+ * on this host and what could not be seen, as data: the proc connector's
+ * answer and tally against /proc/stat, the files the counts came from, the
+ * stack measure, and the privileges the observer ran with.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "observep.h"
+#include "readfile.h"
+
+/* Capability bits (include/uapi/linux/capability.h). */
+#define CAP_BIT_NET_ADMIN 12
+#define CAP_BIT_SYS_PTRACE 19
+
+static unsigned long long cap_eff(void)
+{
+	char *text = NULL, *p;
+	unsigned long long caps = 0;
+
+	if (file_read_all("/proc/self/status", 1 << 16, &text, NULL) < 0)
+		return 0;
+	p = strstr(text, "\nCapEff:");
+	if (p)
+		sscanf(p + 8, "%llx", &caps);
+	free(text);
+	return caps;
+}
+
+static json_t *creates_json(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
+                            const char *cn_why, int have_forks, uint64_t host_forks)
+{
+	json_t *c = json_pack("{s:s s:b}", "source",
+	                      "the proc connector (cn_proc): a FORK event whose child pid differs "
+	                      "from its tgid is a new thread of that tgid",
+	                      "available", cn_rc == 0);
+
+	if (cn_rc != 0) {
+		json_object_set_new(c, "why", obs_jstr(cn_why));
+		return c;
+	}
+	json_object_set_new(c, "forks_heard", json_integer((json_int_t)r->forks_heard));
+	json_object_set_new(c, "thread_creates_heard", json_integer((json_int_t)r->thread_creates));
+	json_object_set_new(c, "thread_exits_heard", json_integer((json_int_t)r->thread_exits));
+	json_object_set_new(c, "host_tasks_created",
+	                    have_forks ? json_integer((json_int_t)host_forks) : json_null());
+	/* what /proc/stat counted and the connector did not deliver */
+	json_object_set_new(c, "missed",
+	                    have_forks ? json_integer((json_int_t)host_forks -
+	                                              (json_int_t)r->forks_heard)
+	                               : json_null());
+	json_object_set_new(c, "overruns", json_integer((json_int_t)cn->overruns));
+	json_object_set_new(c, "malformed", json_integer((json_int_t)cn->bad));
+	json_object_set_new(c, "unattributed_creates",
+	                    json_integer((json_int_t)r->unattributed_creates));
+	json_object_set_new(c, "unattributed_exits", json_integer((json_int_t)r->unattributed_exits));
+	json_object_set_new(c, "unattributed_why",
+	                    json_string("the process ended before its /proc directory could be "
+	                                "read, or is outside this PID namespace"));
+	return c;
+}
+
+json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
+                       const char *cn_why, int have_forks, uint64_t host_forks)
+{
+	unsigned long long caps = cap_eff();
+	const char *hier = NULL;
+
+	for (size_t i = 0; i < r->nprocs && !hier; i++)
+		hier = r->procs[i].cg.hierarchy;
+	return json_pack(
+	    "{s:s s:s? s:o s:{s:s s:s} s:{s:s? s:b s:s} s:{s:s s:s s:I s:I} s:{s:i s:b s:b}}",
+	    "workload_key",
+	    "the systemd unit; else a cgroup of its own (not the root, one process tree); "
+	    "else the executable and comm",
+	    "cgroup_hierarchy", hier, "creates",
+	    creates_json(r, cn, cn_rc, cn_why, have_forks, host_forks), "switches", "source",
+	    r->no_sched ? "/proc/PID/task/TID/status (voluntary_ctxt_switches, "
+	                  "nonvoluntary_ctxt_switches) of every thread"
+	                : "/proc/PID/task/TID/sched (nr_voluntary_switches, "
+	                  "nr_involuntary_switches) of every thread, at both ends of the window",
+	    "exact_when",
+	    "no thread of the workload ended within the window: a thread that ends takes its "
+	    "switches since the window's start with it (the kernel adds them to its process's "
+	    "signal struct, which only getrusage(2) in that process reads)",
+	    "migrations", "source",
+	    r->no_sched ? NULL : "se.nr_migrations of /proc/PID/task/TID/sched", "available",
+	    !r->no_sched, "what",
+	    "moves of a thread to another CPU; a wake-up on another CPU is not counted by any "
+	    "/proc file",
+	    "stacks", "source",
+	    r->no_pagemap_scan ? "smaps' Rss and AnonHugePages of each stack mapping, for a "
+	                         "process of at most 2,000 mappings (no PAGEMAP_SCAN: before "
+	                         "Linux 6.7)"
+	                       : "PAGEMAP_SCAN (Linux 6.7) over each stack mapping of "
+	                         "/proc/PID/maps: present pages, and those on huge pages",
+	    "layout",
+	    "a private anonymous read-write mapping directly above a PROT_NONE one of at most "
+	    "1 MiB: glibc's guard page, the JVM's guard zones",
+	    "smaps_read", (json_int_t)r->smaps_read, "smaps_skipped", (json_int_t)r->smaps_skipped,
+	    "privileges", "euid", (int)geteuid(), "cap_net_admin",
+	    (int)((caps >> CAP_BIT_NET_ADMIN) & 1), "cap_sys_ptrace",
+	    (int)((caps >> CAP_BIT_SYS_PTRACE) & 1));
+}

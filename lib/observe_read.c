@@ -1,0 +1,297 @@
+/*
+ * observe_read: what the observer reads of one process through its /proc
+ * directory: who it is (stat, cgroup, exe), every thread's switch and
+ * migration counts, and its thread stacks with what backs them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "sysinfo.h"
+#include "observep.h"
+#include "xmalloc.h"
+
+/* The per-thread counts at the window's start, sorted by tid. */
+static int tcount_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct obs_tcount *)a)->tid, y = ((const struct obs_tcount *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+/* Reads a small file relative to dirfd into buf (NUL-terminated): its
+ * length, or -errno. */
+static ssize_t read_at(int dirfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n = 0, r;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)n < len - 1 && (r = read(fd, buf + n, len - 1 - (size_t)n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			break;
+		}
+		n += r;
+	}
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* A whole /proc file of unknown size (maps, smaps), up to max bytes. */
+static int read_all_at(int dirfd, const char *name, size_t max, char **out)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t n = 0, cap = 65536;
+	char *buf;
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	buf = xmalloc(cap);
+	while ((r = read(fd, buf + n, cap - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			close(fd);
+			free(buf);
+			return (int)r;
+		}
+		n += (size_t)r;
+		if (n + 1 == cap) {
+			if (cap > max) {
+				close(fd);
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	return 0;
+}
+
+/* Loads who a process is (stat, cgroup, exe) through its /proc directory,
+ * which pins the process: a PID reused after it was opened answers ESRCH. */
+int obs_proc_identify(int pdir, struct obs_proc *p)
+{
+	char buf[4096], link[4096];
+	struct obs_stat st;
+	ssize_t n;
+
+	n = read_at(pdir, "stat", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (obs_stat_parse(buf, &st) < 0)
+		return -EINVAL;
+	memcpy(p->comm, st.comm, sizeof(p->comm));
+	p->ppid = st.ppid;
+	p->starttime = st.starttime;
+	p->threads = st.threads;
+	if (read_at(pdir, "cgroup", buf, sizeof(buf)) >= 0)
+		(void)obs_cgroup_parse(buf, &p->cg);
+	n = readlinkat(pdir, "exe", link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		p->exe = xstrdup(link);
+	} else {
+		p->exe_errno = n < 0 ? errno : ENOENT;
+	}
+	return 0;
+}
+
+/* One thread's counts, through the task directory. */
+static int thread_counts(int taskdir, const char *tid, struct obs_counts *c, int *no_sched)
+{
+	char name[64], buf[4096];
+	ssize_t n = -ENOENT;
+
+	if (!*no_sched) {
+		snprintf(name, sizeof(name), "%s/sched", tid);
+		n = read_at(taskdir, name, buf, sizeof(buf));
+		if (n == -ENOENT)
+			*no_sched = 1; /* a kernel without CONFIG_SCHED_DEBUG's file */
+	}
+	if (*no_sched) {
+		snprintf(name, sizeof(name), "%s/status", tid);
+		n = read_at(taskdir, name, buf, sizeof(buf));
+	}
+	if (n < 0)
+		return (int)n;
+	return obs_sched_parse(buf, c);
+}
+
+/* Every thread's counts into *out (sorted by tid): the count, or -errno. */
+long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount **out)
+{
+	int taskdir = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct obs_tcount *t = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (taskdir < 0)
+		return -errno;
+	d = fdopendir(taskdir);
+	if (!d) {
+		close(taskdir);
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		struct obs_counts c;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (thread_counts(dirfd(d), e->d_name, &c, &r->no_sched) < 0)
+			continue; /* the thread ended while we read */
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			t = xreallocarray(t, cap, sizeof(*t));
+		}
+		t[n].tid = (pid_t)atoi(e->d_name);
+		t[n].c = c;
+		n++;
+	}
+	closedir(d);
+	r->threads_read += n;
+	if (n)
+		qsort(t, n, sizeof(*t), tcount_cmp);
+	*out = t;
+	return (long)n;
+}
+
+/* The switches and migrations of the window: each thread's count at the
+ * end less its count at the start; a thread the start did not see began
+ * within the window, so all of its count is. */
+void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct obs_tcount *s =
+		    p->start ? bsearch(&end[i], p->start, p->nstart, sizeof(*s), tcount_cmp) : NULL;
+		struct obs_counts d = end[i].c;
+
+		/* a lower count is a new thread under a reused tid */
+		if (s && s->c.vol <= d.vol && s->c.invol <= d.invol && s->c.migr <= d.migr) {
+			d.vol -= s->c.vol;
+			d.invol -= s->c.invol;
+			d.migr -= s->c.migr;
+		}
+		p->vol += d.vol;
+		p->invol += d.invol;
+		p->migr += d.migr;
+		p->have_migr = d.have_migr;
+	}
+	p->counted = 1;
+}
+
+/* The smaps fallback, bounded: only a process of at most OBS_SMAPS_VMAS
+ * mappings, since smaps walks every page table of the process under its
+ * mmap_lock. */
+static int stacks_fallback(struct obs_run *r, int pdir, const struct obs_vma *v, size_t n,
+                        struct obs_stack_use *use)
+{
+	long vmas = sys_count_lines_at(pdir, "maps");
+	char *smaps = NULL;
+	int rc;
+
+	if (vmas < 0)
+		return (int)vmas;
+	if (vmas > OBS_SMAPS_VMAS) {
+		r->smaps_skipped++;
+		return -E2BIG;
+	}
+	rc = read_all_at(pdir, "smaps", OBS_MAPS_MAX * 4, &smaps);
+	if (rc < 0)
+		return rc;
+	rc = obs_smaps_stacks(smaps, v, n, use);
+	free(smaps);
+	r->smaps_read++;
+	return rc;
+}
+
+/* The stacks of a process and what backs them, at the window's end. */
+void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p)
+{
+	struct obs_stack_use *use;
+	struct obs_vma *v = NULL;
+	char *maps = NULL;
+	size_t n;
+	int rc, fd;
+
+	rc = read_all_at(pdir, "maps", OBS_MAPS_MAX, &maps);
+	if (rc < 0) {
+		p->stacks_errno = -rc;
+		return;
+	}
+	n = obs_stacks_find(maps, &v);
+	free(maps);
+	use = xcalloc(n ? n : 1, sizeof(*use));
+	rc = -ENOTTY;
+	if (n && !r->no_pagemap_scan && (fd = openat(pdir, "pagemap", O_RDONLY | O_CLOEXEC)) >= 0) {
+		rc = obs_pagemap_scan(fd, v, n, use);
+		close(fd);
+		if (rc == -ENOTTY || rc == -EINVAL)
+			r->no_pagemap_scan = 1; /* before 6.7: no such ioctl */
+	} else if (n && !r->no_pagemap_scan) {
+		rc = -errno;
+	}
+	if (n && rc < 0 && r->no_pagemap_scan) {
+		rc = stacks_fallback(r, pdir, v, n, use);
+	}
+	if (!n)
+		rc = 0;
+	if (rc < 0) {
+		p->stacks_errno = -rc;
+	} else {
+		p->stacks_measured = 1;
+		p->nstacks = n;
+		for (size_t i = 0; i < n; i++) {
+			p->stack_res += use[i].resident;
+			p->stack_huge += use[i].huge;
+			p->stack_thp += use[i].thp != 0;
+		}
+	}
+	free(use);
+	free(v);
+}
+
+int obs_proc_open(struct obs_run *r, pid_t pid)
+{
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	fd = openat(r->procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int obs_host_forks(struct obs_run *r, uint64_t *n)
+{
+	char *text = NULL, *p;
+	int rc = read_all_at(r->procfd, "stat", 1 << 20, &text);
+
+	if (rc < 0)
+		return rc;
+	/* "processes N": every task the kernel created since boot (copy_process()
+	 * counts total_forks for threads as for processes) */
+	p = strstr(text, "\nprocesses ");
+	rc = p && sscanf(p + 11, "%" SCNu64, n) == 1 ? 0 : -ENODATA;
+	free(text);
+	return rc;
+}

@@ -1,0 +1,207 @@
+/*
+ * observep: the private header of the workload observer (observe.h), whose
+ * parts share it: the proc connector (observe_cn.c), a process's /proc
+ * files (observe_proc.c), its cgroup and unit (observe_cgroup.c), its
+ * thread stacks (observe_stacks.c), the window (observe.c), the prices
+ * (observe_price.c) and the table (observe_text.c). The parsers here are
+ * pure, for the unit tests and the fuzz harness.
+ */
+#ifndef TW_OBSERVEP_H
+#define TW_OBSERVEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* --- the proc connector (drivers/connector/cn_proc.c) ------------------ */
+
+enum obs_ev_what { OBS_EV_OTHER, OBS_EV_FORK, OBS_EV_EXEC, OBS_EV_EXIT, OBS_EV_ACK };
+
+/* One event. FORK: pid/tgid are the child's, ppid/ptgid the parent's (a
+ * new thread has pid != tgid). EXEC and EXIT: pid/tgid are the task's.
+ * ACK: the answer to our LISTEN, err its errno (0: listening). */
+struct obs_ev {
+	enum obs_ev_what what;
+	pid_t pid, tgid, ppid, ptgid;
+	uint32_t seq, ack, err;
+};
+
+/* Parses one datagram read from a connector socket into at most `max`
+ * events. Each netlink message is checked for its length, its type
+ * (NLMSG_DONE, as cn_netlink_send() sends), the connector id (CN_IDX_PROC,
+ * CN_VAL_PROC) and a payload long enough for the fields its event type
+ * reads; a message that fails is counted in *bad and skipped. Returns the
+ * number of events. */
+size_t obs_cn_parse(const void *buf, size_t len, struct obs_ev *evs, size_t max, size_t *bad);
+
+struct obs_cn {
+	int fd;
+	uint32_t seq, ack;
+	uint64_t overruns; /* recv() answered ENOBUFS: events were dropped */
+	uint64_t bad;      /* messages obs_cn_parse() refused */
+	int rcvbuf;        /* the receive buffer the kernel granted, bytes */
+};
+
+/* Opens a connector socket and asks cn_proc for its events (the LISTEN
+ * op), then proves that it hears: a thread this process starts must come
+ * back as a FORK event. 0, or -errno with the reason in err: -EPROTONOSUPPORT
+ * no connector here, -EPERM the kernel refused (CAP_NET_ADMIN before Linux
+ * 6.6), -ETIMEDOUT no answer or no event (a PID or user namespace other
+ * than the initial one, where cn_proc_mcast_ctl() ignores the request). */
+int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen);
+/* Reads what is queued, without blocking, into evs: the count, 0 when
+ * nothing is queued, or -errno. */
+int obs_cn_read(struct obs_cn *cn, struct obs_ev *evs, size_t max);
+/* Sends IGNORE (cn_proc counts its listeners) and closes. NULL-safe. */
+void obs_cn_close(struct obs_cn *cn);
+
+/* --- a process's /proc files ------------------------------------------- */
+
+/* /proc/PID/stat: comm (up to 16 bytes, as the kernel keeps it, any byte
+ * but NUL), the parent, the threads and the start time in clock ticks. */
+struct obs_stat {
+	char comm[17];
+	pid_t ppid;
+	long threads;
+	unsigned long long starttime;
+};
+/* 0, or -EINVAL when the text is not a stat line. comm is read between the
+ * first '(' and the last ')', since a name may hold ") " itself. */
+int obs_stat_parse(const char *text, struct obs_stat *st);
+
+/* A thread's counts from /proc/PID/task/TID/sched (nr_voluntary_switches,
+ * nr_involuntary_switches, se.nr_migrations: proc_sched_show_task()) or,
+ * without it, status (voluntary_ctxt_switches, nonvoluntary_ctxt_switches:
+ * task_context_switch_counts()), which has no migrations. */
+struct obs_counts {
+	uint64_t vol, invol, migr;
+	int have_migr;
+};
+/* 0, or -EINVAL when the text holds neither switch count. */
+int obs_sched_parse(const char *text, struct obs_counts *c);
+
+/* --- cgroups and units --------------------------------------------------- */
+
+/* Where a process belongs, from /proc/PID/cgroup (proc_cgroup_show():
+ * "ID:CONTROLLERS:PATH" lines). The path is that of the hierarchy systemd
+ * tracks processes in: cgroup v2's ("0::"), or v1's name=systemd where the
+ * host is hybrid or legacy. unit is the systemd unit the path names
+ * (services, scopes and the like; slices are containers, not units), and
+ * for a user manager's unit, manager names it ("user@1000.service"). */
+struct obs_cgroup {
+	char *path;    /* NULL: no such hierarchy */
+	char *unit;    /* NULL: none */
+	char *manager; /* NULL: the system's */
+	const char *hierarchy; /* "v2", "v1 name=systemd" or NULL */
+};
+/* 0 (fields may be NULL), or -EINVAL for text that is not a cgroup file. */
+int obs_cgroup_parse(const char *text, struct obs_cgroup *cg);
+void obs_cgroup_free(struct obs_cgroup *cg);
+/* 1 when s is a unit name systemd would accept for a unit a process can
+ * run in (unit_name_is_valid(): a prefix of [A-Za-z0-9:_.\-] and \x
+ * escapes, an optional @instance, and one of the suffixes). */
+int obs_unit_name_valid(const char *s, size_t n);
+
+/* --- thread stacks --------------------------------------------------------- */
+
+struct obs_vma {
+	uint64_t start, end;
+};
+/* The thread stacks in a /proc/PID/maps text: a private anonymous
+ * read-write mapping directly above a private anonymous PROT_NONE one of
+ * at most OBS_GUARD_MAX bytes (glibc's guard page, allocate_stack(); the
+ * JVM's red, yellow and reserved zones), and neither the main thread's
+ * [stack] nor a named mapping. *out is malloc'd (NULL when none); returns
+ * the count. */
+#define OBS_GUARD_MAX (1024 * 1024)
+size_t obs_stacks_find(const char *maps, struct obs_vma **out);
+
+struct obs_stack_use {
+	uint64_t resident, huge; /* bytes present, and of them on huge pages */
+	int thp;                 /* any part on a huge page */
+};
+/* PAGEMAP_SCAN (Linux 6.7) over each stack: present pages and huge ones.
+ * 0, or -errno (-ENOTTY: a kernel without it, -EACCES: no ptrace read). */
+int obs_pagemap_scan(int pagemap_fd, const struct obs_vma *v, size_t n, struct obs_stack_use *use);
+/* The fallback before 6.7: the Rss and AnonHugePages of each stack VMA in
+ * a /proc/PID/smaps text. 0, or -EINVAL. */
+int obs_smaps_stacks(const char *smaps, const struct obs_vma *v, size_t n,
+                     struct obs_stack_use *use);
+
+/* --- one window ---------------------------------------------------------- */
+
+/* Bounds of what one process's files may hold: maps of 100,000 threads is
+ * about 15 MB; smaps is read (before 6.7) only for a process of at most
+ * OBS_SMAPS_VMAS mappings. */
+#define OBS_MAPS_MAX (64 << 20)
+#define OBS_SMAPS_VMAS 2000
+
+struct obs_tcount {
+	pid_t tid;
+	struct obs_counts c;
+};
+
+/* A process as the window saw it; a PID that is reused is a new entry. */
+struct obs_proc {
+	pid_t tgid, ppid;
+	unsigned long long starttime;
+	char comm[17];
+	char *exe;     /* NULL: unreadable (exe_errno) */
+	int exe_errno;
+	struct obs_cgroup cg;
+	long threads;   /* at the end (or when last seen) */
+	int gone;       /* ended within the window */
+	int counted;    /* its threads were read at the end */
+	int have_migr;
+	int counts_errno; /* why its threads could not be read */
+	uint64_t creates, exits, vol, invol, migr;
+	struct obs_tcount *start; /* its threads at the start */
+	size_t nstart;
+	int stacks_measured, stacks_errno;
+	size_t nstacks, stack_thp;
+	uint64_t stack_res, stack_huge;
+};
+
+struct obs_run {
+	int procfd;
+	int no_sched, no_pagemap_scan;
+	size_t threads_read, smaps_read, smaps_skipped;
+	struct obs_proc *procs;
+	size_t nprocs, cap;
+	long *slots; /* open addressing: tgid -> index of its latest entry, -1 empty */
+	size_t nslots;
+	/* what the connector told */
+	uint64_t forks_heard, process_forks, thread_creates, thread_exits;
+	uint64_t unattributed_creates, unattributed_exits;
+};
+
+/* The table of processes (observe_table.c): the latest entry of a tgid, or
+ * -1; a new entry for tgid, which becomes its latest; everything freed. */
+long obs_table_find(const struct obs_run *r, pid_t tgid);
+size_t obs_table_add(struct obs_run *r, pid_t tgid);
+void obs_table_free(struct obs_run *r);
+
+/* The reads of one process (observe_read.c), through its /proc directory
+ * (obs_proc_open(): a descriptor, or -errno once it is gone). */
+int obs_proc_open(struct obs_run *r, pid_t pid);
+int obs_proc_identify(int pdir, struct obs_proc *p);
+long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount **out);
+void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n);
+void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p);
+/* /proc/stat's processes: every task created since boot. */
+int obs_host_forks(struct obs_run *r, uint64_t *n);
+
+/* The workloads of a window (observe_group.c) as the document's list:
+ * switches over switch_s seconds, creates and exits over events_s (0: the
+ * connector did not listen, and they are null). */
+struct json_t;
+struct json_t *obs_group(struct obs_run *r, int by_process, double switch_s, double events_s);
+/* A JSON string of text another user wrote: as it is when it is UTF-8,
+ * escaped (escape_text()) when not. */
+struct json_t *obs_jstr(const char *s);
+/* How each figure was obtained here and what could not be seen
+ * (observe_mech.c): cn_rc and cn_why are obs_cn_open()'s answer. */
+struct json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
+                              const char *cn_why, int have_forks, uint64_t host_forks);
+
+#endif
