@@ -16,8 +16,7 @@
 #define CLI_SUMMARY_RECOMMEND                                                                      \
 	"Says whether low (MAP_32BIT) thread stacks pay on a host, with the arithmetic."
 #define CLI_SUMMARY_FLEET "Asks many threadwatchd daemons at once and prints one table."
-#define CLI_SUMMARY_WORKLOADS                                                                      \
-	"Shows which services on this host pay for threads, and how much."
+#define CLI_SUMMARY_WORKLOADS "Shows which services on this host pay for threads, and how much."
 #define CLI_SUMMARY_DETECT_SIM "Judges simulated fleets with the daemon's regression detection."
 
 int cli_run(int argc, char **argv);

@@ -201,8 +201,9 @@ int cli_workloads(int argc, char **argv)
 		return 1;
 	}
 	if (!a.no_costs && !inputs && !stop_flag) {
-		fprintf(stderr, "threadwatch workloads: measuring this host's costs (the quick probes; "
-		                "--costs FILE reads saved figures)\n");
+		fprintf(stderr,
+		        "threadwatch workloads: measuring this host's costs (the quick probes; "
+		        "--costs FILE reads saved figures)\n");
 		if (cli_run_inputs(1, "threadwatch workloads", &inputs) < 0)
 			inputs = NULL; /* priced as unmeasured, and said so */
 	}

@@ -266,14 +266,15 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 
 	doc = json_object();
 	json_object_set_new(doc, "window_s", jnum((t1a + t1b) / 2 - (t0a + t0b) / 2));
-	json_object_set_new(doc, "workloads", obs_group(&r, o->by_process,
-	                                                (t1a + t1b) / 2 - (t0a + t0b) / 2,
-	                                                cn_rc == 0 ? e1 - e0 : 0));
+	json_object_set_new(doc, "workloads",
+	                    obs_group(&r, o->by_process, (t1a + t1b) / 2 - (t0a + t0b) / 2,
+	                              cn_rc == 0 ? e1 - e0 : 0));
 	json_object_set_new(doc, "events_window_s", jnum(e1 - e0));
 	json_object_set_new(doc, "mechanisms",
 	                    obs_mechanisms(&r, &cn, cn_rc, cn_why, have_forks, f1 - f0));
-	json_object_set_new(doc, "observer",
-	                    observer_cost(&ru0, &ru1, clock_mono_s() - w0, (t0b - t0a) + (t1b - t1a), &r));
+	json_object_set_new(
+	    doc, "observer",
+	    observer_cost(&ru0, &ru1, clock_mono_s() - w0, (t0b - t0a) + (t1b - t1a), &r));
 	obs_table_free(&r);
 	close(r.procfd);
 	return doc;

@@ -15,10 +15,10 @@
 #include <jansson.h>
 
 struct obs_options {
-	double window_s;   /* the window, seconds (> 0) */
-	int by_process;    /* split every workload by process */
-	const char *proc;  /* the proc mount ("/proc" when NULL) */
-	int no_connector;  /* do not listen to the proc connector */
+	double window_s;    /* the window, seconds (> 0) */
+	int by_process;     /* split every workload by process */
+	const char *proc;   /* the proc mount ("/proc" when NULL) */
+	int no_connector;   /* do not listen to the proc connector */
 	volatile int *stop; /* ends the window early when it becomes non-zero; may be NULL */
 };
 

@@ -281,9 +281,10 @@ int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen)
 	cn->ack = (uint32_t)getpid() ^ (uint32_t)clock_ns();
 	cn->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
 	if (cn->fd < 0)
-		return errbuf_set(err, errlen, -errno,
-		                  "no proc connector here (socket(AF_NETLINK, NETLINK_CONNECTOR): %s)",
-		                  strerror(errno));
+		return errbuf_set(
+		    err, errlen, -errno,
+		    "no proc connector here (socket(AF_NETLINK, NETLINK_CONNECTOR): %s)",
+		    strerror(errno));
 	/* SO_RCVBUFFORCE needs CAP_NET_ADMIN; SO_RCVBUF is capped at rmem_max */
 	if (setsockopt(cn->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		(void)setsockopt(cn->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
@@ -294,7 +295,13 @@ int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen)
 	}
 	if (bind(cn->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = -errno;
-		goto fail_msg;
+		close(cn->fd);
+		cn->fd = -1;
+		/* netlink_bind(): a multicast group needs CAP_NET_ADMIN unless the
+		 * family lets others receive (NL_CFG_F_NONROOT_RECV), which the
+		 * connector does not, before 6.6 or since */
+		return errbuf_set(err, errlen, rc, "cannot join the proc connector's group (%s)%s",
+		                  strerror(-rc), rc == -EPERM ? ": it needs CAP_NET_ADMIN" : "");
 	}
 	rc = cn_send_op(cn, PROC_CN_MCAST_LISTEN);
 	if (rc < 0)
@@ -312,8 +319,8 @@ int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen)
 		/* the ack's errno: EPERM from cn_proc_mcast_ctl() before 6.6 */
 		rc = -(int)m.err;
 		obs_cn_close(cn);
-		return errbuf_set(err, errlen, rc,
-		                  "the proc connector refused to listen (%s)%s", strerror(-rc),
+		return errbuf_set(err, errlen, rc, "the proc connector refused to listen (%s)%s",
+		                  strerror(-rc),
 		                  rc == -EPERM ? ": before Linux 6.6 it needs CAP_NET_ADMIN" : "");
 	}
 	rc = cn_canary(cn);

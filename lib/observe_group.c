@@ -77,8 +77,7 @@ static size_t shared_cgroups(const struct obs_run *r, const char ***out)
 	return m;
 }
 
-static char *member_key(const struct obs_proc *p, int own_cgroup, int by_process,
-                        const char **kind)
+static char *member_key(const struct obs_proc *p, int own_cgroup, int by_process, const char **kind)
 {
 	char *k;
 
@@ -151,7 +150,8 @@ static const char *why_unreadable(int e)
 	switch (e) {
 	case EACCES:
 	case EPERM:
-		return "no ptrace read access (another user's process: CAP_SYS_PTRACE, or run as its user)";
+		return "no ptrace read access (another user's process: CAP_SYS_PTRACE, or run as "
+		       "its user)";
 	case E2BIG:
 		return "too many mappings for the smaps fallback without PAGEMAP_SCAN (Linux 6.7)";
 	case ESRCH:
@@ -193,8 +193,8 @@ static json_t *switches_json(const struct tally *t, double secs)
 }
 
 /* The workload of members m[0..n-1] (one key). */
-static json_t *workload_json(const struct obs_run *r, const struct member *m, size_t n,
-                             double sw_s, double ev_s)
+static json_t *workload_json(const struct obs_run *r, const struct member *m, size_t n, double sw_s,
+                             double ev_s)
 {
 	const struct obs_proc *first = &r->procs[m[0].proc];
 	struct tally t = {0};
@@ -228,8 +228,8 @@ static json_t *workload_json(const struct obs_run *r, const struct member *m, si
 	json_object_set_new(w, "stacks", stacks_json(&t));
 	if (t.unreadable)
 		json_object_set_new(w, "unreadable",
-		                    json_pack("{s:I s:s}", "processes", (json_int_t)t.unreadable, "why",
-		                              why_unreadable(t.counts_errno)));
+		                    json_pack("{s:I s:s}", "processes", (json_int_t)t.unreadable,
+		                              "why", why_unreadable(t.counts_errno)));
 	return w;
 }
 

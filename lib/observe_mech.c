@@ -52,14 +52,15 @@ static json_t *creates_json(const struct obs_run *r, const struct obs_cn *cn, in
 	                    have_forks ? json_integer((json_int_t)host_forks) : json_null());
 	/* what /proc/stat counted and the connector did not deliver */
 	json_object_set_new(c, "missed",
-	                    have_forks ? json_integer((json_int_t)host_forks -
-	                                              (json_int_t)r->forks_heard)
-	                               : json_null());
+	                    have_forks
+	                        ? json_integer((json_int_t)host_forks - (json_int_t)r->forks_heard)
+	                        : json_null());
 	json_object_set_new(c, "overruns", json_integer((json_int_t)cn->overruns));
 	json_object_set_new(c, "malformed", json_integer((json_int_t)cn->bad));
 	json_object_set_new(c, "unattributed_creates",
 	                    json_integer((json_int_t)r->unattributed_creates));
-	json_object_set_new(c, "unattributed_exits", json_integer((json_int_t)r->unattributed_exits));
+	json_object_set_new(c, "unattributed_exits",
+	                    json_integer((json_int_t)r->unattributed_exits));
 	json_object_set_new(c, "unattributed_why",
 	                    json_string("the process ended before its /proc directory could be "
 	                                "read, or is outside this PID namespace"));

@@ -63,6 +63,15 @@ static void prices_read(const json_t *in, struct prices *p)
 	p->stack_fix = text_at(in, "stackmem", "fix");
 }
 
+/* A JSON string of a malloc'd text, which it frees. */
+static json_t *take(char *text)
+{
+	json_t *j = json_string(text);
+
+	free(text);
+	return j;
+}
+
 /* x as printed with 4 significant digits, so that a printed formula
  * recomputes to its printed result. */
 static double r4(double x)
@@ -92,8 +101,8 @@ static json_t *price_create(const json_t *w, const struct prices *p, double *sha
 		return json_pack("{s:n s:s}", "cpu_share", "finding", "no create cost measured");
 	*share = cps * us / 1e6;
 	xasprintf(&f, "%.4g creates/s x %.4g µs = %.4g%% of one CPU", cps, us, r4(*share * 100));
-	return json_pack("{s:o s:o s:s%}", "cpu_share", jnum(*share), "create_ns",
-	                 jnum(p->create_ns), "finding", f);
+	return json_pack("{s:o s:o s:o}", "cpu_share", jnum(*share), "create_ns",
+	                 jnum(p->create_ns), "finding", take(f));
 }
 
 static json_t *price_switch(const json_t *w, const struct prices *p, double *lo, double *hi)
@@ -121,9 +130,9 @@ static json_t *price_switch(const json_t *w, const struct prices *p, double *lo,
 		          "if every one wakes a thread on another CPU",
 		          sps, us, r4(*lo * 100), xus, r4(*hi * 100));
 	}
-	return json_pack("{s:o s:o s:o s:s s:s%}", "cpu_share", jnum(*lo), "cpu_share_max",
-	                 jnum(*hi), "switch_ns", jnum(p->switch_ns), "switch_from",
-	                 p->switch_from, "finding", f);
+	return json_pack("{s:o s:o s:o s:s s:o}", "cpu_share", jnum(*lo), "cpu_share_max",
+	                 jnum(*hi), "switch_ns", jnum(p->switch_ns), "switch_from", p->switch_from,
+	                 "finding", take(f));
 }
 
 static json_t *price_memory(const json_t *w, const struct prices *p)
@@ -139,17 +148,16 @@ static json_t *price_memory(const json_t *w, const struct prices *p)
 	if (isnan(glibc))
 		return json_pack("{s:o s:n s:s}", "stack_bytes", jnum(res), "excess_bytes",
 		                 "finding", "no glibc stack figure measured");
-	xasprintf(&f, "%.0f stacks hold %.0f bytes; glibc's would hold %.0f x %.0f = %.0f",
-	          count, res, count, p->glibc_bytes, glibc);
-	return json_pack("{s:o s:o s:o s:s%}", "stack_bytes", jnum(res), "glibc_bytes",
-	                 jnum(glibc), "excess_bytes", jnum(res > glibc ? res - glibc : 0),
-	                 "finding", f);
+	xasprintf(&f, "%.0f stacks hold %.0f bytes; glibc's would hold %.0f x %.0f = %.0f", count,
+	          res, count, p->glibc_bytes, glibc);
+	return json_pack("{s:o s:o s:o s:o}", "stack_bytes", jnum(res), "glibc_bytes", jnum(glibc),
+	                 "excess_bytes", jnum(res > glibc ? res - glibc : 0), "finding", take(f));
 }
 
 static json_t *finding(const char *kind, char *text, const char *cause, const char *fix)
 {
-	return json_pack("{s:s s:s% s:s s:s}", "kind", kind, "finding", text, "cause", cause, "fix",
-	                 fix);
+	return json_pack("{s:s s:o s:s s:s}", "kind", kind, "finding", take(text), "cause", cause,
+	                 "fix", fix);
 }
 
 /* Stacks on huge pages: each idle thread holds 2 MiB instead of a few KiB. */
@@ -217,7 +225,8 @@ static json_t *workload_verdict(const json_t *inputs, const json_t *w)
 {
 	json_t *in = json_deep_copy(inputs), *wl = json_object(), *res, *out;
 	double threads = wnum(w, "threads"), cps = wnum(w, "creates_per_s");
-	double sps = json_number_value(json_object_get(json_object_get(w, "switches_per_s"), "total"));
+	double sps =
+	    json_number_value(json_object_get(json_object_get(w, "switches_per_s"), "total"));
 	char err[256];
 
 	json_object_set_new(wl, "threads", json_integer(isnan(threads) ? 0 : (json_int_t)threads));
@@ -277,9 +286,9 @@ static void price_one(json_t *w, const json_t *inputs, const struct prices *p)
 	json_object_set_new(costs, "switch", price_switch(w, p, &lo, &hi));
 	json_object_set_new(costs, "memory", price_memory(w, p));
 	json_object_set_new(costs, "cpu_share",
-	                    isnan(create) && isnan(lo) ? json_null()
-	                                               : jnum((isnan(create) ? 0 : create) +
-	                                                      (isnan(lo) ? 0 : lo)));
+	                    isnan(create) && isnan(lo)
+	                        ? json_null()
+	                        : jnum((isnan(create) ? 0 : create) + (isnan(lo) ? 0 : lo)));
 	find_thp(findings, w, p);
 	find_creates(findings, create);
 	find_handoff(findings, p, hi);
@@ -299,11 +308,11 @@ void obs_price(json_t *doc, const json_t *inputs)
 
 	if (inputs)
 		prices_read(inputs, &p);
-	json_object_set_new(
-	    doc, "prices",
-	    json_pack("{s:o s:s? s:o s:o s:o}", "switch_ns", jnum(p.switch_ns), "switch_from",
-	              p.switch_from, "cross_ratio", jnum(p.cross_ratio), "create_ns",
-	              jnum(p.create_ns), "glibc_stack_bytes", jnum(p.glibc_bytes)));
+	json_object_set_new(doc, "prices",
+	                    json_pack("{s:o s:s? s:o s:o s:o}", "switch_ns", jnum(p.switch_ns),
+	                              "switch_from", p.switch_from, "cross_ratio",
+	                              jnum(p.cross_ratio), "create_ns", jnum(p.create_ns),
+	                              "glibc_stack_bytes", jnum(p.glibc_bytes)));
 	w = xcalloc(n + 1, sizeof(*w));
 	json_array_foreach(list, i, v)
 	{

@@ -24,7 +24,7 @@ int obs_stat_parse(const char *text, struct obs_stat *st)
 		return -EINVAL; /* TASK_COMM_LEN less its NUL, or a kthread's 16 */
 	memcpy(st->comm, open + 1, n);
 	st->comm[n] = '\0';
-	/* after ") ": the state (field 3), then numbers: ppid (4) ...
+	/* after ") ": the state (field 3), then numbers: ppid (4), flags (9) ...
 	 * num_threads (20) ... starttime (22); tty_nr and nice may be negative */
 	p = close + 2;
 	if (!*p || p[1] != ' ')
@@ -40,6 +40,8 @@ int obs_stat_parse(const char *text, struct obs_stat *st)
 			return -EINVAL;
 		if (field == 4)
 			st->ppid = (pid_t)v;
+		else if (field == 9)
+			st->kthread = ((unsigned long long)v & OBS_PF_KTHREAD) != 0;
 		else if (field == 20)
 			st->threads = (long)v;
 		else if (field == 22)
@@ -77,7 +79,8 @@ int obs_sched_parse(const char *text, struct obs_counts *c)
 			char *end;
 			unsigned long long x;
 
-			if (strlen(count_keys[i].key) != klen || strncmp(line, count_keys[i].key, klen))
+			if (strlen(count_keys[i].key) != klen ||
+			    strncmp(line, count_keys[i].key, klen))
 				continue;
 			v = line + klen + strspn(line + klen, " \t:");
 			errno = 0;

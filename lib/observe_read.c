@@ -100,6 +100,8 @@ int obs_proc_identify(int pdir, struct obs_proc *p)
 		return (int)n;
 	if (obs_stat_parse(buf, &st) < 0)
 		return -EINVAL;
+	if (st.kthread)
+		return -ECHILD; /* a kernel thread: no workload's */
 	memcpy(p->comm, st.comm, sizeof(p->comm));
 	p->ppid = st.ppid;
 	p->starttime = st.starttime;
@@ -204,7 +206,7 @@ void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n
  * mappings, since smaps walks every page table of the process under its
  * mmap_lock. */
 static int stacks_fallback(struct obs_run *r, int pdir, const struct obs_vma *v, size_t n,
-                        struct obs_stack_use *use)
+                           struct obs_stack_use *use)
 {
 	long vmas = sys_count_lines_at(pdir, "maps");
 	char *smaps = NULL;

@@ -85,7 +85,8 @@ size_t obs_stacks_find(const char *maps, struct obs_vma **out)
 		if (maps_line(line, len, &cur) == 0) {
 			if (have_prev && cur.anon && prev.anon && !strcmp(cur.perms, "rw-p") &&
 			    !strcmp(prev.perms, "---p") && prev.end == cur.start &&
-			    prev.end - prev.start <= OBS_GUARD_MAX && cur.end - cur.start >= STACK_MIN) {
+			    prev.end - prev.start <= OBS_GUARD_MAX &&
+			    cur.end - cur.start >= STACK_MIN) {
 				if (n == cap) {
 					cap = cap ? cap * 2 : 16;
 					*out = xreallocarray(*out, cap, sizeof(**out));

@@ -143,8 +143,9 @@ char *obs_text(const json_t *doc, size_t top)
 		findings(f, w);
 	}
 	o = json_object_get(doc, "observer");
-	fprintf(f, "\nthe observer itself: %.3f s of CPU over %.1f s (%.3f%% of one CPU), %lld "
-	           "thread reads\n",
+	fprintf(f,
+	        "\nthe observer itself: %.3f s of CPU over %.1f s (%.3f%% of one CPU), %lld "
+	        "thread reads\n",
 	        num(o, "cpu_s"), num(o, "wall_s"), num(o, "share_of_cpu") * 100,
 	        (long long)json_integer_value(json_object_get(o, "threads_read")));
 	fclose(f);

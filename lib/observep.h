@@ -58,10 +58,13 @@ void obs_cn_close(struct obs_cn *cn);
 /* --- a process's /proc files ------------------------------------------- */
 
 /* /proc/PID/stat: comm (up to 16 bytes, as the kernel keeps it, any byte
- * but NUL), the parent, the threads and the start time in clock ticks. */
+ * but NUL), the parent, whether it is a kernel thread (PF_KTHREAD in its
+ * flags: no service's), the threads and the start time in clock ticks. */
+#define OBS_PF_KTHREAD 0x00200000ULL /* include/linux/sched.h */
 struct obs_stat {
 	char comm[17];
 	pid_t ppid;
+	int kthread;
 	long threads;
 	unsigned long long starttime;
 };
@@ -89,9 +92,9 @@ int obs_sched_parse(const char *text, struct obs_counts *c);
  * (services, scopes and the like; slices are containers, not units), and
  * for a user manager's unit, manager names it ("user@1000.service"). */
 struct obs_cgroup {
-	char *path;    /* NULL: no such hierarchy */
-	char *unit;    /* NULL: none */
-	char *manager; /* NULL: the system's */
+	char *path;            /* NULL: no such hierarchy */
+	char *unit;            /* NULL: none */
+	char *manager;         /* NULL: the system's */
 	const char *hierarchy; /* "v2", "v1 name=systemd" or NULL */
 };
 /* 0 (fields may be NULL), or -EINVAL for text that is not a cgroup file. */
@@ -146,12 +149,12 @@ struct obs_proc {
 	pid_t tgid, ppid;
 	unsigned long long starttime;
 	char comm[17];
-	char *exe;     /* NULL: unreadable (exe_errno) */
+	char *exe; /* NULL: unreadable (exe_errno) */
 	int exe_errno;
 	struct obs_cgroup cg;
-	long threads;   /* at the end (or when last seen) */
-	int gone;       /* ended within the window */
-	int counted;    /* its threads were read at the end */
+	long threads; /* at the end (or when last seen) */
+	int gone;     /* ended within the window */
+	int counted;  /* its threads were read at the end */
 	int have_migr;
 	int counts_errno; /* why its threads could not be read */
 	uint64_t creates, exits, vol, invol, migr;

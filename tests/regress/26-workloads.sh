@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# 26-workloads: `threadwatch workloads` finds services of known behaviour
+# (tests/tools/twload, which counts its own truth) beside unrelated load,
+# as a new user would run it: a process creating 2,000 threads a second,
+# two threads handing a futex word across CPUs, 200 threads on stacks that
+# huge pages back, 200 on glibc's stacks, and a process named with a
+# terminal escape and markup. Then the paths this host may not take: no
+# PAGEMAP_SCAN (a double of the pre-6.7 kernel), no CAP_NET_ADMIN, and a
+# PID namespace of its own, where the proc connector is deaf.
+set -u
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }
+TW=$B/threadwatch L=$B/tests/twload
+[ -x "$TW" ] && [ -x "$L" ] || fail "threadwatch or twload is not built"
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
+trap cleanup EXIT
+start() { # start NAME ARGS...: a twload in the background, its pid in $NAME
+	local n=$1
+	shift
+	"$L" "$@" --seconds 150 >"$TW_TMP/$n.out" 2>"$TW_TMP/$n.err" &
+	pids+=($!)
+	printf -v "$n" %s "$!"
+	wait_for grep -q ready "$TW_TMP/$n.out" || fail "twload $* did not get ready: $(cat "$TW_TMP/$n.err")"
+}
+# truth NAME FIELD: FIELD per second between the process's first and last
+# SIGUSR1 lines
+truth() {
+	awk -v f="$2" '$1 == "t" {n++; for (i = 1; i < NF; i++) if ($i == f) v[n] = $(i + 1); t[n] = $2}
+		END {printf "%.3f", (v[n] - v[1]) / (t[n] - t[1])}' "$TW_TMP/$1.out"
+}
+thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+
+# unrelated load: a busy loop at nice 19
+nice -n 19 bash -c 'while :; do :; done' &
+pids+=($!)
+start creator create 2000
+start pinger pingpong 1000
+[ "$thp" = never ] || [ -z "$thp" ] || start huge thpstacks 200
+start glibc glibcstacks 200 --name glibcpark
+start evil glibcstacks 2 --name $'\e[31m<i id=x>"}'
+
+kill -USR1 "$creator" "$pinger"
+"$TW" workloads --json --by process --for 15s >"$TW_TMP/w.json" 2>"$TW_TMP/w.err" ||
+	fail "workloads exited $?: $(cat "$TW_TMP/w.err")"
+kill -USR1 "$creator" "$pinger"
+sleep 0.2
+cr=$(truth creator creates) sw=$(truth pinger switches)
+echo "truth: $cr creates/s, $sw switches/s; THP $thp"
+
+bad=$(jq -r --argjson c "$creator" --argjson p "$pinger" --argjson g "$glibc" \
+	--argjson h "${huge:-0}" --argjson cr "$cr" --argjson sw "$sw" '
+def check(c; m): if c then empty else m end;
+def w($pid): [.workloads[] | select(.pids | index($pid))][0];
+check(.mechanisms.creates.available == true; "the connector did not listen: \(.mechanisms.creates.why)"),
+check((w($c).creates_per_s - $cr | fabs) <= 0.1 * $cr; "creates_per_s \(w($c).creates_per_s), truth \($cr)"),
+check((w($c).exits_per_s - $cr | fabs) <= 0.1 * $cr; "exits_per_s \(w($c).exits_per_s), truth \($cr)"),
+check((w($p).switches_per_s.total - $sw | fabs) <= 0.25 * $sw; "switches_per_s \(w($p).switches_per_s.total), truth \($sw)"),
+check(w($p).switches_per_s.voluntary + w($p).switches_per_s.involuntary - w($p).switches_per_s.total | fabs < 1e-6; "voluntary + involuntary != total"),
+check(w($p).threads == 2 and w($g).threads == 201; "threads \(w($p).threads), \(w($g).threads)"),
+check(w($g).stacks.count >= 200 and w($g).stacks.resident_bytes > 0; "glibc stacks \(w($g).stacks)"),
+check(w($g).kind == "process" and w($g).comm == "glibcpark" and (w($g).exe | endswith("twload")); "glibc workload \(w($g) | {kind, comm, exe})"),
+check([.workloads[] | .costs and .findings and (.switches_per_s != 0)] | all; "a workload without costs or findings"),
+check(.mechanisms | (.switches.source and .stacks.source and .migrations.what); "mechanisms incomplete"),
+check(.observer.share_of_cpu >= 0 and .observer.threads_read > 400; "observer cost \(.observer)"),
+(if $h > 0 then
+  check(w($h).stacks.thp_backed >= 180; "\(w($h).stacks.thp_backed) of 200 stacks on huge pages"),
+  check((w($h).stacks.thp_bytes / w($h).stacks.thp_backed - 2097152 | fabs) <= 0.15 * 2097152; "thp_bytes \(w($h).stacks.thp_bytes) for \(w($h).stacks.thp_backed) stacks"),
+  check([w($h).findings[] | select(.kind == "thp_stacks" and (.finding | test("huge pages")) and (.fix | test("MAP_STACK")))] | length == 1; "no huge-page finding: \(w($h).findings)")
+ else empty end)
+' "$TW_TMP/w.json")
+[ -z "$bad" ] || fail "$bad"
+ok "creates, exits, switches and stacks match their truth ($cr creates/s, $sw switches/s)"
+
+# glibc's stacks get no huge page, unless THP is always and the kernel
+# predates MAP_STACK's VM_NOHUGEPAGE (6.8): then they may, truly
+kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
+if [ "$thp" != always ] || [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -ge 8 ]; }; then
+	n=$(jq --argjson g "$glibc" '[.workloads[] | select(.pids | index($g))][0].stacks.thp_backed' "$TW_TMP/w.json")
+	[ "$n" = 0 ] || fail "$n glibc stacks on huge pages (THP $thp)"
+	ok "no glibc stack on huge pages"
+fi
+
+# the text: a table dearest first, the hostile name escaped
+"$TW" workloads --by process --for 1s --costs "$TW_TMP/w.json" --top 0 >"$TW_TMP/w.txt" 2>&1 ||
+	fail "workloads (text) exited $?"
+! grep -q $'\e' "$TW_TMP/w.txt" || fail "a raw ESC byte in the text"
+grep -qF '\x1b[31m<i id=x>' "$TW_TMP/w.txt" || fail "the escaped name is not in the table: $(cat "$TW_TMP/w.txt")"
+grep -q '^WORKLOAD ' "$TW_TMP/w.txt" || fail "no table header"
+ok "the text holds no control byte and shows the name escaped"
+jq -e --argjson e "$evil" '[.workloads[] | select(.pids | index($e))][0].comm == "\u001b[31m<i id=x>\"}"' \
+	"$TW_TMP/w.json" >/dev/null || fail "the JSON does not carry the name as written"
+ok "the JSON carries the name as written"
+
+# by unit (the default): the twloads named twload are one workload here,
+# where no unit or cgroup of their own holds them
+"$TW" workloads --json --for 1s --no-costs >"$TW_TMP/u.json" 2>/dev/null || fail "workloads --by unit"
+jq -e --argjson c "$creator" --argjson p "$pinger" \
+	'[.workloads[] | select((.pids | index($c)) and (.pids | index($p)))] | length == 1' \
+	"$TW_TMP/u.json" >/dev/null || fail "the creator and the pinger are not one workload by default"
+ok "workloads group processes by executable and comm where no unit holds them"
+
+# a kernel before 6.7: no PAGEMAP_SCAN; smaps of the stack mappings instead
+if [ -n "${huge:-}" ]; then
+	LD_PRELOAD=$B/tests/no_pagemap_scan.so "$TW" workloads --json --by process --for 1s --no-costs \
+		>"$TW_TMP/s.json" 2>/dev/null || fail "workloads without PAGEMAP_SCAN exited $?"
+	jq -e --argjson h "$huge" '(.mechanisms.stacks.source | test("smaps")) and
+		([.workloads[] | select(.pids | index($h))][0].stacks.thp_backed >= 180)' "$TW_TMP/s.json" >/dev/null ||
+		fail "the smaps fallback: $(jq -c '.mechanisms.stacks' "$TW_TMP/s.json")"
+	ok "without PAGEMAP_SCAN the smaps fallback finds the same huge-page stacks"
+fi
+
+# SIGINT ends the window early, with a document
+"$TW" workloads --json --for 60s --no-costs >"$TW_TMP/i.json" 2>/dev/null &
+p=$!
+sleep 1.5
+kill -INT $p
+wait $p || fail "workloads exited $? after SIGINT"
+jq -e '.window_s < 30 and (.workloads | length) > 0' "$TW_TMP/i.json" >/dev/null || fail "no document after SIGINT"
+ok "SIGINT ends the window early and the document still comes"
+
+# without CAP_NET_ADMIN: creates and exits unseen, and said so, not zeros
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --bounding-set=-net_admin --inh-caps=-net_admin "$TW" workloads --json --for 1s --no-costs \
+		>"$TW_TMP/n.json" 2>/dev/null || fail "workloads without CAP_NET_ADMIN exited $?"
+	jq -e '(.mechanisms.creates.available == false) and (.mechanisms.creates.why | test("CAP_NET_ADMIN")) and
+		([.workloads[].creates_per_s] | all(. == null)) and ([.workloads[].switches_per_s] | any(. != null))' \
+		"$TW_TMP/n.json" >/dev/null || fail "without CAP_NET_ADMIN: $(jq -c '.mechanisms.creates' "$TW_TMP/n.json")"
+	ok "without CAP_NET_ADMIN creates are null, and why"
+	# a PID namespace of its own: cn_proc ignores the listener
+	if unshare --pid --fork --mount-proc true 2>/dev/null; then
+		unshare --pid --fork --mount-proc "$TW" workloads --json --for 1s --no-costs >"$TW_TMP/c.json" 2>/dev/null ||
+			fail "workloads in a PID namespace exited $?"
+		jq -e '(.mechanisms.creates.available == false) and (.mechanisms.creates.why | test("namespace")) and
+			([.workloads[].creates_per_s] | all(. == null)) and (.workloads | length) >= 1' "$TW_TMP/c.json" >/dev/null ||
+			fail "in a PID namespace: $(jq -c '.mechanisms.creates' "$TW_TMP/c.json")"
+		ok "in a PID namespace of its own the deaf connector is named, not counted as zero"
+	fi
+fi
