@@ -137,26 +137,24 @@ size_t obs_cn_parse(const void *buf, size_t len, struct obs_ev *evs, size_t max,
 	return n;
 }
 
-/* Sends one multicast op (LISTEN or IGNORE) to the connector. */
+/* Sends one multicast op (LISTEN or IGNORE) to the connector: a netlink
+ * header, a connector header and the op, laid out as cn_rx_skb() reads
+ * them. */
 static int cn_send_op(struct obs_cn *cn, enum proc_cn_mcast_op op)
 {
-	struct {
-		struct nlmsghdr nh;
-		struct cn_msg cm;
-		uint32_t op;
-	} __attribute__((packed)) m;
+	unsigned char m[NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(uint32_t)];
+	struct nlmsghdr nh = {.nlmsg_len = sizeof(m), .nlmsg_type = NLMSG_DONE};
+	struct cn_msg cm = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
+	                    .seq = ++cn->seq,
+	                    .ack = cn->ack,
+	                    .len = sizeof(uint32_t)};
+	uint32_t v = (uint32_t)op;
 
-	memset(&m, 0, sizeof(m));
-	m.nh.nlmsg_len = sizeof(m);
-	m.nh.nlmsg_type = NLMSG_DONE;
-	m.nh.nlmsg_pid = 0;
-	m.cm.id.idx = CN_IDX_PROC;
-	m.cm.id.val = CN_VAL_PROC;
-	m.cm.seq = ++cn->seq;
-	m.cm.ack = cn->ack;
-	m.cm.len = sizeof(m.op);
-	m.op = (uint32_t)op;
-	if (send(cn->fd, &m, sizeof(m), 0) != (ssize_t)sizeof(m))
+	memset(m, 0, sizeof(m));
+	memcpy(m, &nh, sizeof(nh));
+	memcpy(m + NLMSG_HDRLEN, &cm, sizeof(cm));
+	memcpy(m + NLMSG_HDRLEN + sizeof(cm), &v, sizeof(v));
+	if (send(cn->fd, m, sizeof(m), 0) != (ssize_t)sizeof(m))
 		return -errno;
 	return 0;
 }

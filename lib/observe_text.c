@@ -2,7 +2,8 @@
  * observe_text: the observer's document as a table, top-like, dearest
  * workload first, with each finding's cause and fix under it. Every name
  * comes from other users (a comm, a cgroup path, a unit), so each is
- * escaped: the text holds no control byte and no byte outside ASCII.
+ * escaped: the text holds no control byte, and a name no byte outside
+ * ASCII.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "escape.h"
 #include "observe.h"
+#include "xmalloc.h"
 
 #define NAME_COLS 30
 
@@ -37,6 +39,18 @@ static char *esc(const char *s)
 	return escape_text(s ? s : "", s ? strlen(s) : 0);
 }
 
+/* Our own sentences (findings, causes, fixes) keep their UTF-8 ("µs"),
+ * but a text with a control character, C0, DEL or C1, is escaped whole. */
+static char *esc_prose(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	for (; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return esc(s);
+	return xstrdup(s ? s : "");
+}
+
 /* The workload's name as the table shows it, escaped. */
 static char *display_name(const json_t *w)
 {
@@ -48,12 +62,10 @@ static char *display_name(const json_t *w)
 	size_t n = strlen(e);
 
 	if (json_array_size(json_object_get(w, "pids")) == 1 && !strcmp(name, "comm")) {
-		if (asprintf(&out, "%s[%lld]", e,
-		             (long long)json_integer_value(
-		                 json_array_get(json_object_get(w, "pids"), 0))) < 0)
-			out = NULL;
+		xasprintf(&out, "%s[%lld]", e,
+		          (long long)json_integer_value(json_array_get(json_object_get(w, "pids"), 0)));
 		free(e);
-		e = out ? out : strdup("?");
+		e = out;
 		n = strlen(e);
 	}
 	if (n > NAME_COLS)
@@ -89,9 +101,9 @@ static void findings(FILE *f, const json_t *w)
 	json_array_foreach(json_object_get(w, "findings"), i, x)
 	{
 		char *name = display_name(w);
-		char *t = esc(json_string_value(json_object_get(x, "finding")));
-		char *c = esc(json_string_value(json_object_get(x, "cause")));
-		char *fx = esc(json_string_value(json_object_get(x, "fix")));
+		char *t = esc_prose(json_string_value(json_object_get(x, "finding")));
+		char *c = esc_prose(json_string_value(json_object_get(x, "cause")));
+		char *fx = esc_prose(json_string_value(json_object_get(x, "fix")));
 
 		fprintf(f, "\n%s: %s\n  cause: %s\n  fix: %s\n", name, t, c, fx);
 		free(name);

@@ -9,13 +9,19 @@
  *                           aligned, without MAP_STACK, advised
  *                           MADV_HUGEPAGE, each above a guard page of its own
  *   twload glibcstacks N    parks N threads on glibc's own stacks
+ *   twload mmaplat N        parks N threads on glibc's stacks, and its main
+ *                           thread maps and unmaps 64 KiB every millisecond,
+ *                           timing each pair (the stall a reader of its
+ *                           /proc files could cause it)
  *
  * Options: --name NAME sets the comm (prctl PR_SET_NAME: any bytes, a
  * terminal escape too); --seconds S ends it after S seconds (default 120).
  * It prints "ready" once set up. On SIGUSR1 it prints one line of its own
  * truth, "t MONOTONIC_S creates N switches N": the threads it created, and
  * the context switches of its working threads as getrusage(RUSAGE_THREAD)
- * in each of them counts them (not /proc, which the observer reads).
+ * in each of them counts them (not /proc, which the observer reads); in
+ * mmaplat mode, "lat n N p50_us X p99_us X p999_us X max_us X" of the
+ * pairs since the last SIGUSR1.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -169,7 +175,7 @@ static void *huge_stack(void)
 	return a;
 }
 
-static void run_stacks(unsigned n, int huge)
+static void start_stacks(unsigned n, int huge)
 {
 	for (unsigned i = 0; i < n; i++) {
 		pthread_attr_t attr;
@@ -188,14 +194,84 @@ static void run_stacks(unsigned n, int huge)
 		pthread_attr_destroy(&attr);
 		atomic_fetch_add(&creates, 1);
 	}
+}
+
+static void run_stacks_only(unsigned n)
+{
+	start_stacks(n, 0);
+}
+
+static void run_stacks(unsigned n, int huge)
+{
+	start_stacks(n, huge);
 	printf("ready\n");
 	fflush(stdout);
 	while (!atomic_load(&stopping))
 		pause();
 }
 
+/* mmaplat: the pairs' durations since the last report, in ns */
+#define LAT_MAX 1000000
+static uint32_t *lat;
+static atomic_ulong nlat;
+static atomic_int lat_report;
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void lat_print(void)
+{
+	unsigned long n = atomic_load(&nlat);
+
+	if (n > LAT_MAX)
+		n = LAT_MAX;
+	qsort(lat, n, sizeof(*lat), u32_cmp);
+#define PCT(q) (n ? lat[(size_t)((double)(n - 1) * (q))] / 1e3 : 0.0)
+	printf("lat n %lu p50_us %.1f p99_us %.1f p999_us %.1f max_us %.1f\n", n, PCT(0.5),
+	       PCT(0.99), PCT(0.999), PCT(1.0));
+#undef PCT
+	fflush(stdout);
+	atomic_store(&nlat, 0);
+}
+
+static void run_mmaplat(unsigned n)
+{
+	double next = now_s();
+
+	lat = calloc(LAT_MAX, sizeof(*lat));
+	run_stacks_only(n);
+	printf("ready\n");
+	fflush(stdout);
+	while (!atomic_load(&stopping)) {
+		double t0 = now_s();
+		void *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		unsigned long i;
+
+		if (p != MAP_FAILED) {
+			((volatile char *)p)[0] = 1;
+			munmap(p, 65536);
+		}
+		i = atomic_fetch_add(&nlat, 1);
+		if (i < LAT_MAX)
+			lat[i] = (uint32_t)((now_s() - t0) * 1e9);
+		if (atomic_exchange(&lat_report, 0))
+			lat_print();
+		next += 0.001;
+		sleep_until(next);
+	}
+}
+
 static void on_usr1(int sig)
 {
+	if (lat) {
+		(void)sig;
+		atomic_store(&lat_report, 1);
+		return;
+	}
 	char line[160];
 	int n;
 
@@ -245,6 +321,8 @@ int main(int argc, char **argv)
 			run_pingpong(arg);
 	} else if (!strcmp(mode, "thpstacks") || !strcmp(mode, "glibcstacks")) {
 		run_stacks((unsigned)arg, mode[0] == 't');
+	} else if (!strcmp(mode, "mmaplat")) {
+		run_mmaplat((unsigned)arg);
 	} else {
 		fprintf(stderr, "twload: unknown mode \"%s\"\n", mode);
 		return 2;

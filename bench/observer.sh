@@ -1,0 +1,109 @@
+#!/bin/bash
+# bench/observer.sh: the workload observer's own cost, run by bench/run.sh
+# (phase observer) or alone. Three scenes, each on services of known
+# behaviour (tests/tools/twload):
+#  cost    10,000 threads in 50 processes and a process creating 5,000
+#          threads a second; `threadwatch workloads --for OBS_WINDOW_S`
+#          OBS_ROUNDS times, its CPU taken by wait4() (bench/rusage.py);
+#  stall   a process of 10,000 threads whose main thread times an mmap and
+#          munmap every millisecond: its p99.9 over OBS_STALL_S without the
+#          observer and over the same while the observer reads it, rounds
+#          interleaved;
+#  large   100,000 threads in 20 processes, one window.
+# Writes $OBS_OUT/results.json (and each run's raw output beside it).
+#
+# Environment: B (build dir), SRC; OBS_OUT [$B/bench/observer]; OBS_ROUNDS [3];
+# OBS_WINDOW_S [60]; OBS_STALL_S [20]; OBS_LARGE [1] (0 skips the 100,000).
+set -euo pipefail
+: "${B:?B (the build directory) must be set}"
+SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+OUT=${OBS_OUT:-$B/bench/observer}
+ROUNDS=${OBS_ROUNDS:-3}
+WIN=${OBS_WINDOW_S:-60}
+STALL=${OBS_STALL_S:-20}
+LARGE=${OBS_LARGE:-1}
+TW=$B/threadwatch L=$B/tests/twload
+[ -x "$TW" ] && [ -x "$L" ] || { echo "observer.sh: build $TW and $L first" >&2; exit 1; }
+mkdir -p "$OUT"
+rm -f "$OUT"/*.json "$OUT"/*.out
+pids=()
+stop_all() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; pids=(); }
+trap stop_all EXIT
+log() { echo "[observer] $*" >&2; }
+ready() { # ready FILE: waits up to 120 s for twload's "ready"
+	for _ in $(seq 1 1200); do grep -q ready "$1" 2>/dev/null && return 0; sleep 0.1; done
+	echo "observer.sh: $1 never got ready" >&2
+	exit 1
+}
+twl() { # twl NAME ARGS...: a twload in the background
+	local n=$1
+	shift
+	"$L" "$@" --seconds 3600 >"$OUT/$n.out" 2>&1 &
+	pids+=($!)
+}
+observe() { # observe NAME SECONDS [ARGS]: one window, its cost by wait4()
+	local n=$1 s=$2
+	shift 2
+	python3 "$SRC/bench/rusage.py" --out "$OUT/$n.ru.json" --stdout "$OUT/$n.json" -- \
+		"$TW" workloads --json --no-costs --for "${s}s" "$@" 2>/dev/null
+}
+
+log "cost: 50 processes of 200 threads and 5,000 creates/s"
+for i in $(seq 1 50); do twl "park$i" glibcstacks 199; done
+twl creator create 5000
+for i in $(seq 1 50); do ready "$OUT/park$i.out"; done
+ready "$OUT/creator.out"
+for r in $(seq 1 "$ROUNDS"); do
+	log "cost round $r: a ${WIN} s window"
+	observe "cost$r" "$WIN"
+done
+stop_all
+
+log "stall: a 10,000-thread process timing mmap and munmap"
+twl lat mmaplat 10000
+ready "$OUT/lat.out"
+LAT=${pids[0]}
+sleep 2
+for r in $(seq 1 "$ROUNDS"); do
+	kill -USR1 "$LAT" # the window before is not counted
+	sleep "$STALL"
+	kill -USR1 "$LAT" # without the observer
+	observe "stall$r" "$STALL" --by process
+	kill -USR1 "$LAT" # while the observer read it
+done
+sleep 0.5
+grep '^lat ' "$OUT/lat.out" >"$OUT/lat.txt"
+stop_all
+
+if [ "$LARGE" = 1 ]; then
+	log "large: 20 processes of 5,000 threads"
+	for i in $(seq 1 20); do twl "big$i" glibcstacks 4999; done
+	for i in $(seq 1 20); do ready "$OUT/big$i.out"; done
+	observe large "$WIN"
+	stop_all
+fi
+
+python3 - "$OUT" "$ROUNDS" <<'PY'
+import json, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def run(n):
+    d, ru = json.load(open(f"{out}/{n}.json")), json.load(open(f"{out}/{n}.ru.json"))
+    cpu = ru.get("user_s", 0) + ru.get("sys_s", 0)
+    wl = d["workloads"]
+    return {"cpu_s": cpu, "wall_s": ru.get("wall_s"), "share_of_cpu": cpu / ru["wall_s"],
+            "self_share_of_cpu": d["observer"]["share_of_cpu"], "window_s": d["window_s"],
+            "threads": sum(w["threads"] or 0 for w in wl),
+            "creates_per_s": sum(w["creates_per_s"] or 0 for w in wl),
+            "sweep_s": d["observer"]["sweep_s"], "max_rss_kb": d["observer"]["max_rss_kb"]}
+res = {"cost": [run(f"cost{r}") for r in range(1, rounds + 1)]}
+lat = [dict(zip(l.split()[1::2], map(float, l.split()[2::2]))) for l in open(f"{out}/lat.txt")]
+# lines: [before, without, with] per round, after the first (warm-up) report
+res["stall"] = [{"without": lat[3 * r + 1], "with": lat[3 * r + 2]} for r in range(rounds)
+                if 3 * r + 2 < len(lat)]
+try:
+    res["large"] = run("large")
+except FileNotFoundError:
+    pass
+json.dump(res, open(f"{out}/results.json", "w"), indent=1)
+print(json.dumps(res, indent=1))
+PY
