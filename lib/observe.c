@@ -135,7 +135,7 @@ static void sweep_start_one(struct obs_run *r, pid_t pid)
 
 	if (i < 0 || (pdir = obs_proc_open(r, pid)) < 0)
 		return;
-	n = obs_threads_read(r, pdir, &r->procs[i].start);
+	n = obs_threads_read(r, pdir, NULL, 0, &r->procs[i].start);
 	r->procs[i].nstart = n > 0 ? (size_t)n : 0;
 	close(pdir);
 }
@@ -166,12 +166,13 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 		obs_cgroup_free(&tmp.cg);
 	}
 	p = &r->procs[i];
-	n = obs_threads_read(r, pdir, &t);
+	n = obs_threads_read(r, pdir, p->start, p->nstart, &t);
 	if (n < 0)
 		p->counts_errno = (int)-n;
 	else
 		obs_counts_delta(p, t, (size_t)n);
 	free(t);
+	obs_tcounts_close(r, p->start, p->nstart);
 	if (p->threads > 1)
 		obs_stacks_read(r, pdir, p);
 	close(pdir);
@@ -222,8 +223,26 @@ static json_t *observer_cost(const struct rusage *ru0, const struct rusage *ru1,
 	                 (json_int_t)ru1->ru_maxrss);
 }
 
+/* Lets the window keep a descriptor per thread from its start to its end:
+ * the soft limit on open files up to the hard one, OBS_FD_SPARE left for
+ * everything else. *old keeps the limit to put back. */
+#define OBS_FD_SPARE 256
+static size_t fds_allow(struct rlimit *old)
+{
+	struct rlimit up;
+
+	if (getrlimit(RLIMIT_NOFILE, old) < 0)
+		return 0;
+	up = *old;
+	up.rlim_cur = up.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &up) < 0)
+		up.rlim_cur = old->rlim_cur;
+	return up.rlim_cur > 2 * OBS_FD_SPARE ? (size_t)(up.rlim_cur - OBS_FD_SPARE) : 0;
+}
+
 json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 {
+	struct rlimit nofile;
 	struct obs_run r = {.procfd = -1};
 	struct obs_cn cn = {.fd = -1};
 	struct rusage ru0, ru1;
@@ -240,6 +259,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 		       NULL;
 	getrusage(RUSAGE_SELF, &ru0);
 	w0 = clock_mono_s();
+	r.fds_max = fds_allow(&nofile);
 	if (!o->no_connector)
 		cn_rc = obs_cn_open(&cn, cn_why, sizeof(cn_why));
 	else
@@ -277,5 +297,6 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	    observer_cost(&ru0, &ru1, clock_mono_s() - w0, (t0b - t0a) + (t1b - t1a), &r));
 	obs_table_free(&r);
 	close(r.procfd);
+	(void)setrlimit(RLIMIT_NOFILE, &nofile);
 	return doc;
 }

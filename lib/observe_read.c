@@ -119,28 +119,59 @@ int obs_proc_identify(int pdir, struct obs_proc *p)
 }
 
 /* One thread's counts, through the task directory. */
-static int thread_counts(int taskdir, const char *tid, struct obs_counts *c, int *no_sched)
+/* Reads a thread's counts through a descriptor kept from the window's
+ * start (one pread() rather than an open, a read and a close: the sweep's
+ * cost is mostly system calls); -errno once the thread is gone. */
+static int counts_pread(int fd, struct obs_counts *c)
 {
-	char name[64], buf[4096];
-	ssize_t n = -ENOENT;
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 
-	if (!*no_sched) {
-		snprintf(name, sizeof(name), "%s/sched", tid);
-		n = read_at(taskdir, name, buf, sizeof(buf));
-		if (n == -ENOENT)
-			*no_sched = 1; /* a kernel without CONFIG_SCHED_DEBUG's file */
-	}
-	if (*no_sched) {
-		snprintf(name, sizeof(name), "%s/status", tid);
-		n = read_at(taskdir, name, buf, sizeof(buf));
-	}
 	if (n < 0)
-		return (int)n;
+		return -errno;
+	buf[n] = '\0';
 	return obs_sched_parse(buf, c);
 }
 
-/* Every thread's counts into *out (sorted by tid): the count, or -errno. */
-long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount **out)
+/* A thread's counts, through the task directory; *keep (when not NULL)
+ * gets the open descriptor for the window's end, or -1. */
+static int thread_counts(struct obs_run *r, int taskdir, const char *tid, struct obs_counts *c,
+                         int *keep)
+{
+	char name[300]; /* a d_name is at most 255 bytes */
+	int fd = -1, rc;
+
+	if (!r->no_sched) {
+		snprintf(name, sizeof(name), "%s/sched", tid);
+		fd = openat(taskdir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 && errno == ENOENT && faccessat(taskdir, tid, F_OK, 0) == 0)
+			r->no_sched = 1; /* a kernel without CONFIG_SCHED_DEBUG's file */
+	}
+	if (r->no_sched) {
+		snprintf(name, sizeof(name), "%s/status", tid);
+		fd = openat(taskdir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	}
+	if (fd < 0)
+		return -errno;
+	rc = counts_pread(fd, c);
+	if (keep && rc == 0 && r->fds_kept < r->fds_max) {
+		*keep = fd;
+		r->fds_kept++;
+	} else {
+		close(fd);
+	}
+	return rc;
+}
+
+static const struct obs_tcount *start_of(const struct obs_tcount *start, size_t n, pid_t tid)
+{
+	struct obs_tcount key = {.tid = tid};
+
+	return start ? bsearch(&key, start, n, sizeof(key), tcount_cmp) : NULL;
+}
+
+long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *start, size_t nstart,
+                      struct obs_tcount **out)
 {
 	int taskdir = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct obs_tcount *t = NULL;
@@ -156,18 +187,27 @@ long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount **out)
 		return -errno;
 	}
 	while ((e = readdir(d))) {
+		const struct obs_tcount *s;
 		struct obs_counts c;
+		int keep = -1;
+		pid_t tid;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		if (thread_counts(dirfd(d), e->d_name, &c, &r->no_sched) < 0)
+		tid = (pid_t)atoi(e->d_name);
+		s = start_of(start, nstart, tid);
+		/* the descriptor of the start, else the file anew (a new thread,
+		 * or a reused tid whose old descriptor answers ESRCH) */
+		if (!(s && s->fd >= 0 && counts_pread(s->fd, &c) == 0) &&
+		    thread_counts(r, dirfd(d), e->d_name, &c, start ? NULL : &keep) < 0)
 			continue; /* the thread ended while we read */
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			t = xreallocarray(t, cap, sizeof(*t));
 		}
-		t[n].tid = (pid_t)atoi(e->d_name);
+		t[n].tid = tid;
 		t[n].c = c;
+		t[n].fd = keep;
 		n++;
 	}
 	closedir(d);
@@ -178,14 +218,23 @@ long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount **out)
 	return (long)n;
 }
 
+void obs_tcounts_close(struct obs_run *r, struct obs_tcount *t, size_t n)
+{
+	for (size_t i = 0; t && i < n; i++)
+		if (t[i].fd >= 0) {
+			close(t[i].fd);
+			t[i].fd = -1;
+			r->fds_kept--;
+		}
+}
+
 /* The switches and migrations of the window: each thread's count at the
  * end less its count at the start; a thread the start did not see began
  * within the window, so all of its count is. */
 void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct obs_tcount *s =
-		    p->start ? bsearch(&end[i], p->start, p->nstart, sizeof(*s), tcount_cmp) : NULL;
+		const struct obs_tcount *s = start_of(p->start, p->nstart, end[i].tid);
 		struct obs_counts d = end[i].c;
 
 		/* a lower count is a new thread under a reused tid */

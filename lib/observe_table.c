@@ -77,6 +77,7 @@ void obs_table_free(struct obs_run *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nprocs; i++) {
+		obs_tcounts_close(r, r->procs[i].start, r->procs[i].nstart);
 		free(r->procs[i].exe);
 		free(r->procs[i].start);
 		obs_cgroup_free(&r->procs[i].cg);

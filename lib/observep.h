@@ -142,6 +142,7 @@ int obs_smaps_stacks(const char *smaps, const struct obs_vma *v, size_t n,
 struct obs_tcount {
 	pid_t tid;
 	struct obs_counts c;
+	int fd; /* its sched (or status) file, kept open from the start; -1 */
 };
 
 /* A process as the window saw it; a PID that is reused is a new entry. */
@@ -168,6 +169,7 @@ struct obs_proc {
 struct obs_run {
 	int procfd;
 	int no_sched, no_pagemap_scan;
+	size_t fds_kept, fds_max; /* descriptors kept from the start, and the bound */
 	size_t threads_read, smaps_read, smaps_skipped;
 	struct obs_proc *procs;
 	size_t nprocs, cap;
@@ -188,7 +190,12 @@ void obs_table_free(struct obs_run *r);
  * (obs_proc_open(): a descriptor, or -errno once it is gone). */
 int obs_proc_open(struct obs_run *r, pid_t pid);
 int obs_proc_identify(int pdir, struct obs_proc *p);
-long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount **out);
+/* Every thread's counts, sorted by tid: at the start (start NULL) each
+ * file's descriptor is kept while r->fds_max allows; at the end, a thread
+ * of start is read through its descriptor. The count, or -errno. */
+long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *start, size_t nstart,
+                      struct obs_tcount **out);
+void obs_tcounts_close(struct obs_run *r, struct obs_tcount *t, size_t n);
 void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n);
 void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p);
 /* /proc/stat's processes: every task created since boot. */
