@@ -140,7 +140,10 @@ DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/c
 	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
 	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
 	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
-	daemon/atomic_file.c daemon/netns.c
+	daemon/atomic_file.c daemon/netns.c daemon/observer_link.c
+# daemon/observerd.c: threadwatch-observer, the privileged observer that
+# hands threadwatchd its windows (lib/observe*).
+OBSERVER_SRCS := daemon/observerd.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_workloads.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
@@ -172,7 +175,7 @@ FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(B)/tests/replay_%,$(FUZZ_SRCS))
 FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
 BUILTIN_IN := $(sort $(wildcard sql/*.sql) $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.json))
 
-BINS := $(B)/threadwatchd $(B)/threadwatch
+BINS := $(B)/threadwatchd $(B)/threadwatch $(B)/threadwatch-observer
 
 .PHONY: all clean install run test deps-build deps-test deps-run deps-deb deps-cross add-arch check-unit \
 	check-regress check-sanitize check-fuzz check-systemd fuzz soak format check-format bench deb docs
@@ -211,6 +214,9 @@ $(B)/libprobe.a: $(PLIB_OBJS)
 
 $(B)/threadwatchd: $(B)/daemon/threadwatchd.o $(DAEMON_OBJS) $(B)/libtw.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(LIBS_DAEMON)) -lm
+
+$(B)/threadwatch-observer: $(patsubst %.c,$(B)/%.o,$(OBSERVER_SRCS)) $(B)/libtw.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(LIBS_LIB)) -lm
 
 $(B)/threadwatch: $(CLI_OBJS) $(B)/libtw.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(call pkg_libs,$(LIBS_CLI)) -lm
@@ -424,6 +430,7 @@ install: all
 		$(DESTDIR)$(DOCDIR)
 	install -m 0755 $(B)/threadwatch $(DESTDIR)$(BINDIR)/threadwatch
 	install -m 0755 $(B)/threadwatchd $(DESTDIR)$(SBINDIR)/threadwatchd
+	install -m 0755 $(B)/threadwatch-observer $(DESTDIR)$(PKGLIBDIR)/threadwatch-observer
 	install -m 0755 $(PROBES) $(DESTDIR)$(PROBEDIR)/
 	install -m 0644 sql/*.sql $(DESTDIR)$(DATADIR)/
 	install -m 0644 contrib/prometheus/threadwatch.rules.yml contrib/remote-scrape.conf \

@@ -66,6 +66,7 @@ struct config {
 	uint64_t http_memory_limit;
 	char *dygraphs_dir;
 	char *textfile_path;
+	char *observer_socket;
 	int workload_threads;
 	uint64_t workload_stack_size;
 	double workload_switches_per_thread;

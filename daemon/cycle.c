@@ -24,6 +24,7 @@
 #include "fingerprint.h"
 #include "guard.h"
 #include "headroom.h"
+#include "observer_link.h"
 #include "health.h"
 #include "log.h"
 #include "metrics.h"
@@ -360,13 +361,18 @@ out:
 static void record_headroom(struct sched *s)
 {
 	struct headroom_sample hs;
-	json_t *h, *w;
+	json_t *h, *w, *obs;
 	size_t i;
 	int r;
 
 	r = headroom_read(&hs);
 	if (r < 0)
 		log_warning("Failed to scan /proc for VMA counts: %s, ignoring", strerror(-r));
+	/* the observer sees every process; this daemon, sandboxed, its own */
+	obs = olink_latest(OLINK_FRESH_S);
+	if (obs)
+		(void)headroom_take_observer(&hs, json_object_get(obs, "largest_vmas"));
+	json_decref(obs);
 	h = headroom_json(&hs);
 	json_array_foreach(json_object_get(h, "warnings"), i, w)
 	    log_warning("Headroom: %s", json_string_value(w));

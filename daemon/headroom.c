@@ -75,6 +75,22 @@ int headroom_scan_vmas(const char *proc_root, struct headroom_sample *s)
 	return 0;
 }
 
+int headroom_take_observer(struct headroom_sample *s, const json_t *largest)
+{
+	const json_t *v = json_object_get(largest, "vmas"), *pid = json_object_get(largest, "pid");
+	const char *comm = json_string_value(json_object_get(largest, "comm"));
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || !json_is_integer(pid))
+		return -EINVAL;
+	s->largest_vmas = (long)json_integer_value(v);
+	s->largest_pid = (int)json_integer_value(pid);
+	snprintf(s->largest_comm, sizeof(s->largest_comm), "%s", comm ? comm : "");
+	s->scanned = (unsigned)json_integer_value(json_object_get(largest, "processes_scanned"));
+	s->unreadable =
+	    (unsigned)json_integer_value(json_object_get(largest, "processes_unreadable"));
+	return 0;
+}
+
 int headroom_read(struct headroom_sample *s)
 {
 	struct sys_limits l;

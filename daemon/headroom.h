@@ -36,6 +36,13 @@ struct headroom_sample {
  * listed. */
 int headroom_scan_vmas(const char *proc_root, struct headroom_sample *s);
 
+/* Takes the largest process from the observer's window (largest_vmas of
+ * its document: {pid, comm, vmas, processes_scanned,
+ * processes_unreadable}), which sees every process where this daemon's
+ * sandbox shows it its own. 0, or -EINVAL (s unchanged) when it holds no
+ * count. */
+int headroom_take_observer(struct headroom_sample *s, const json_t *largest);
+
 /* Reads the whole sample from /proc and the cgroup. 0 or -errno. */
 int headroom_read(struct headroom_sample *s);
 

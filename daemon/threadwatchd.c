@@ -26,6 +26,7 @@
 #include "http.h"
 #include "log.h"
 #include "netns.h"
+#include "observer_link.h"
 #include "opt.h"
 #include "runner.h"
 #include "scheduler.h"
@@ -633,6 +634,25 @@ static void thread_fini(struct daemon *d)
 	sched_stop(d->sched);
 }
 
+static int observer_init(struct daemon *d)
+{
+	char err[256];
+	int r;
+
+	if (!d->boot.observer_socket || !d->boot.observer_socket[0])
+		return 0;
+	r = olink_start(d->boot.observer_socket, err, sizeof(err));
+	if (r < 0)
+		log_err("Failed to listen for the observer on \"%s\": %s", d->boot.observer_socket, err);
+	return r;
+}
+
+static void observer_fini(struct daemon *d)
+{
+	(void)d;
+	olink_stop();
+}
+
 static int ready_init(struct daemon *d)
 {
 	char c = 'R';
@@ -665,8 +685,8 @@ static const struct step {
     {signals_init, signals_fini},   {wake_init, wake_fini},
     {store_init, store_fini},       {ro_init, ro_fini},
     {sched_init, sched_fini},       {http_init, http_fini},
-    {portfile_init, portfile_fini}, {thread_init, thread_fini},
-    {ready_init, ready_fini},
+    {portfile_init, portfile_fini}, {observer_init, observer_fini},
+    {thread_init, thread_fini},     {ready_init, ready_fini},
 };
 
 /* --- the main loop --------------------------------------------------------------- */

@@ -175,6 +175,8 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 	obs_tcounts_close(r, p->start, p->nstart);
 	if (p->threads > 1)
 		obs_stacks_read(r, pdir, p);
+	if (!p->vmas)
+		obs_vmas_count(pdir, p);
 	close(pdir);
 }
 
@@ -290,6 +292,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	                    obs_group(&r, o->by_process, (t1a + t1b) / 2 - (t0a + t0b) / 2,
 	                              cn_rc == 0 ? e1 - e0 : 0));
 	json_object_set_new(doc, "events_window_s", jnum(e1 - e0));
+	json_object_set_new(doc, "largest_vmas", obs_largest_vmas(&r));
 	json_object_set_new(doc, "mechanisms",
 	                    obs_mechanisms(&r, &cn, cn_rc, cn_why, have_forks, f1 - f0));
 	json_object_set_new(

@@ -265,3 +265,28 @@ json_t *obs_group(struct obs_run *r, int by_process, double sw_s, double ev_s)
 	free(shared);
 	return list;
 }
+
+json_t *obs_largest_vmas(const struct obs_run *r)
+{
+	const struct obs_proc *big = NULL;
+	size_t scanned = 0, unreadable = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct obs_proc *p = &r->procs[i];
+
+		if (!p->counted)
+			continue;
+		if (p->vmas < 0) {
+			unreadable++;
+			continue;
+		}
+		scanned++;
+		if (!big || p->vmas > big->vmas)
+			big = p;
+	}
+	return json_pack("{s:o s:o s:o s:I s:I}", "pid",
+	                 big ? json_integer(big->tgid) : json_null(), "comm",
+	                 big ? obs_jstr(big->comm) : json_null(), "vmas",
+	                 big ? json_integer(big->vmas) : json_null(), "processes_scanned",
+	                 (json_int_t)scanned, "processes_unreadable", (json_int_t)unreadable);
+}

@@ -288,8 +288,12 @@ void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p)
 	rc = read_all_at(pdir, "maps", OBS_MAPS_MAX, &maps);
 	if (rc < 0) {
 		p->stacks_errno = -rc;
+		p->vmas = rc;
 		return;
 	}
+	p->vmas = 0;
+	for (const char *c = maps; (c = strchr(c, '\n')); c++)
+		p->vmas++;
 	n = obs_stacks_find(maps, &v);
 	free(maps);
 	use = xcalloc(n ? n : 1, sizeof(*use));
@@ -320,6 +324,13 @@ void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p)
 	}
 	free(use);
 	free(v);
+}
+
+void obs_vmas_count(int pdir, struct obs_proc *p)
+{
+	long n = sys_count_lines_at(pdir, "maps");
+
+	p->vmas = n;
 }
 
 int obs_proc_open(struct obs_run *r, pid_t pid)

@@ -62,8 +62,9 @@ static char *display_name(const json_t *w)
 	size_t n = strlen(e);
 
 	if (json_array_size(json_object_get(w, "pids")) == 1 && !strcmp(name, "comm")) {
-		xasprintf(&out, "%s[%lld]", e,
-		          (long long)json_integer_value(json_array_get(json_object_get(w, "pids"), 0)));
+		xasprintf(
+		    &out, "%s[%lld]", e,
+		    (long long)json_integer_value(json_array_get(json_object_get(w, "pids"), 0)));
 		free(e);
 		e = out;
 		n = strlen(e);

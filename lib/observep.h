@@ -162,6 +162,7 @@ struct obs_proc {
 	struct obs_tcount *start; /* its threads at the start */
 	size_t nstart;
 	int stacks_measured, stacks_errno;
+	long vmas; /* lines of its maps at the end; < 0: -errno, 0: not read */
 	size_t nstacks, stack_thp;
 	uint64_t stack_res, stack_huge;
 };
@@ -198,6 +199,9 @@ long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *star
 void obs_tcounts_close(struct obs_run *r, struct obs_tcount *t, size_t n);
 void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n);
 void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p);
+/* Its mappings (lines of maps) into p->vmas, for a process whose stacks
+ * were not read (-errno when maps is unreadable). */
+void obs_vmas_count(int pdir, struct obs_proc *p);
 /* /proc/stat's processes: every task created since boot. */
 int obs_host_forks(struct obs_run *r, uint64_t *n);
 
@@ -209,6 +213,10 @@ struct json_t *obs_group(struct obs_run *r, int by_process, double switch_s, dou
 /* A JSON string of text another user wrote: as it is when it is UTF-8,
  * escaped (escape_text()) when not. */
 struct json_t *obs_jstr(const char *s);
+/* The process with the most mappings, the figure vm.max_map_count bounds
+ * (observe_group.c): {pid, comm, vmas, processes_scanned,
+ * processes_unreadable}, vmas null when none could be read. */
+struct json_t *obs_largest_vmas(const struct obs_run *r);
 /* How each figure was obtained here and what could not be seen
  * (observe_mech.c): cn_rc and cn_why are obs_cn_open()'s answer. */
 struct json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
