@@ -445,6 +445,9 @@ install: all
 		sed 's|^ExecStart=/usr/sbin/|ExecStart=$(SBINDIR)/|' systemd/threadwatchd.service \
 			>$(DESTDIR)$(UNITDIR)/threadwatchd.service && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/threadwatchd.service && \
+		sed 's|^ExecStart=/usr/lib/threadwatch/|ExecStart=$(PKGLIBDIR)/|' \
+			systemd/threadwatch-observer.service >$(DESTDIR)$(UNITDIR)/threadwatch-observer.service && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/threadwatch-observer.service && \
 		install -m 0644 systemd/threadwatchd.socket $(DESTDIR)$(UNITDIR)/; fi
 	if [ -f systemd/threadwatchd.conf ]; then \
 		install -m 0644 systemd/threadwatchd.conf $(DESTDIR)$(SYSCONFDIR)/threadwatch/; fi

@@ -15,7 +15,7 @@
 # Writes $OBS_OUT/results.json (and each run's raw output beside it).
 #
 # Environment: B (build dir), SRC; OBS_OUT [$B/bench/observer]; OBS_ROUNDS [3];
-# OBS_WINDOW_S [60]; OBS_STALL_S [20]; OBS_LARGE [1] (0 skips the 100,000).
+# OBS_WINDOW_S [60]; OBS_STALL_S [20]; OBS_SCENES ["cost stall large"].
 set -euo pipefail
 : "${B:?B (the build directory) must be set}"
 SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -23,11 +23,12 @@ OUT=${OBS_OUT:-$B/bench/observer}
 ROUNDS=${OBS_ROUNDS:-3}
 WIN=${OBS_WINDOW_S:-60}
 STALL=${OBS_STALL_S:-20}
-LARGE=${OBS_LARGE:-1}
+SCENES=${OBS_SCENES:-cost stall large}
+scene() { [[ " $SCENES " == *" $1 "* ]]; }
 TW=$B/threadwatch L=$B/tests/twload
 [ -x "$TW" ] && [ -x "$L" ] || { echo "observer.sh: build $TW and $L first" >&2; exit 1; }
 mkdir -p "$OUT"
-rm -f "$OUT"/*.json "$OUT"/*.out
+for s in $SCENES; do rm -f "$OUT/$s"*.json; done
 pids=()
 stop_all() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; pids=(); }
 trap stop_all EXIT
@@ -50,34 +51,44 @@ observe() { # observe NAME SECONDS [ARGS]: one window, its cost by wait4()
 		"$TW" workloads --json --no-costs --for "${s}s" "$@" 2>/dev/null
 }
 
-log "cost: 50 processes of 200 threads and 5,000 creates/s"
-for i in $(seq 1 50); do twl "park$i" glibcstacks 199; done
-twl creator create 5000
-for i in $(seq 1 50); do ready "$OUT/park$i.out"; done
-ready "$OUT/creator.out"
-for r in $(seq 1 "$ROUNDS"); do
-	log "cost round $r: a ${WIN} s window"
-	observe "cost$r" "$WIN"
-done
-stop_all
+if scene cost; then
+	log "cost: 50 processes of 200 threads and 5,000 creates/s"
+	for i in $(seq 1 50); do twl "park$i" glibcstacks 199; done
+	twl creator create 5000
+	for i in $(seq 1 50); do ready "$OUT/park$i.out"; done
+	ready "$OUT/creator.out"
+	for r in $(seq 1 "$ROUNDS"); do
+		log "cost round $r: a ${WIN} s window"
+		observe "cost$r" "$WIN"
+	done
+	stop_all
+fi
 
-log "stall: a 10,000-thread process timing mmap and munmap"
-twl lat mmaplat 10000
-ready "$OUT/lat.out"
-LAT=${pids[0]}
-sleep 2
-for r in $(seq 1 "$ROUNDS"); do
-	kill -USR1 "$LAT" # the window before is not counted
-	sleep "$STALL"
-	kill -USR1 "$LAT" # without the observer
-	observe "stall$r" "$STALL" --by process
-	kill -USR1 "$LAT" # while the observer read it
-done
-sleep 0.5
-grep '^lat ' "$OUT/lat.out" >"$OUT/lat.txt"
-stop_all
+# lat_mark NAME: the sampler's figures since its last mark, as line NAME
+lat_mark() {
+	local n
+	n=$(grep -c '^lat ' "$OUT/lat.out")
+	kill -USR1 "$LAT"
+	for _ in $(seq 1 200); do [ "$(grep -c '^lat ' "$OUT/lat.out")" -gt "$n" ] && break; sleep 0.05; done
+	grep '^lat ' "$OUT/lat.out" | tail -n 1 | sed "s/^lat /$1 /" >>"$OUT/lat.txt"
+}
+if scene stall; then
+	log "stall: a 10,000-thread process timing mmap and munmap"
+	twl lat mmaplat 10000
+	ready "$OUT/lat.out"
+	LAT=${pids[0]}
+	: >"$OUT/lat.txt"
+	for r in $(seq 1 "$ROUNDS"); do
+		lat_mark before # not counted
+		sleep "$STALL"
+		lat_mark without
+		observe "stall$r" "$STALL" --by process
+		lat_mark with
+	done
+	stop_all
+fi
 
-if [ "$LARGE" = 1 ]; then
+if scene large; then
 	room=$(($(cat /proc/sys/kernel/pid_max) < $(cat /proc/sys/kernel/threads-max) ?
 		$(cat /proc/sys/kernel/pid_max) : $(cat /proc/sys/kernel/threads-max)))
 	room=$((room - $(ls /proc/*/task 2>/dev/null | grep -c '^[0-9]') - 4000))
@@ -101,11 +112,22 @@ def run(n):
             "threads": sum(w["threads"] or 0 for w in wl),
             "creates_per_s": sum(w["creates_per_s"] or 0 for w in wl),
             "sweep_s": d["observer"]["sweep_s"], "max_rss_kb": d["observer"]["max_rss_kb"]}
-res = {"cost": [run(f"cost{r}") for r in range(1, rounds + 1)]}
-lat = [dict(zip(l.split()[1::2], map(float, l.split()[2::2]))) for l in open(f"{out}/lat.txt")]
-# lines: [before, without, with] per round, after the first (warm-up) report
-res["stall"] = [{"without": lat[3 * r + 1], "with": lat[3 * r + 2]} for r in range(rounds)
-                if 3 * r + 2 < len(lat)]
+import os
+old = json.load(open(f"{out}/results.json")) if os.path.exists(f"{out}/results.json") else {}
+res = dict(old)
+if os.path.exists(f"{out}/cost1.json"):
+    res["cost"] = [run(f"cost{r}") for r in range(1, rounds + 1)]
+if os.path.exists(f"{out}/lat.txt"):
+    marks = [l.split() for l in open(f"{out}/lat.txt")]
+    fig = lambda m: dict(zip(m[1::2], map(float, m[2::2])))
+    rows, cur = [], {}
+    for m in marks:
+        if m[0] in ("without", "with"):
+            cur[m[0]] = fig(m)
+        if m[0] == "with":
+            rows.append(cur)
+            cur = {}
+    res["stall"] = rows
 try:
     res["large"] = run("large")
     # the cost per thread read, carried to 100,000 threads (two reads each)

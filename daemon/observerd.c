@@ -26,6 +26,9 @@
 #define OBSD_MIN_WINDOW_S 1.0
 #define OBSD_MAX_WINDOW_S 3600.0
 #define OBSD_SEND_TIMEOUT_S 10
+/* The first window, and one after threadwatchd did not take the last, is
+ * at most this long: a daemon that just started gets a window soon. */
+#define OBSD_SHORT_WINDOW_S 10.0
 
 struct obsd_args {
 	const char *push;
@@ -162,9 +165,12 @@ static int run(const struct obsd_args *a)
 
 	LOG(6, "threadwatch-observer: windows of %g s to %s", a->window_s, a->push);
 	while (!stop_flag) {
-		json_t *doc = obs_observe(&o, err, sizeof(err));
+		json_t *doc;
 		int rc;
 
+		o.window_s = last_rc != 0 && a->window_s > OBSD_SHORT_WINDOW_S ? OBSD_SHORT_WINDOW_S
+		                                                                 : a->window_s;
+		doc = obs_observe(&o, err, sizeof(err));
 		if (!doc) {
 			LOG(3, "threadwatch-observer: %s", err);
 			return 1;

@@ -25,9 +25,9 @@
 /* Events read at once; the loop's longest sleep; and, when the socket
  * holds at least OBS_BATCH_RCVBUF bytes (SO_RCVBUFFORCE took), the pause
  * between drains that lets events gather (fewer wake-ups). */
-#define LOOP_EVENTS 64
+#define LOOP_EVENTS 256
 #define LOOP_POLL_MS 200
-#define LOOP_BATCH_NS 20000000L
+#define LOOP_BATCH_NS 50000000L
 #define OBS_BATCH_RCVBUF (4 << 20)
 
 /* Identifies a process now and enters it as its tgid's latest entry:

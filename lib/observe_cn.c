@@ -31,7 +31,7 @@
 #define CN_RCVBUF (8 << 20)
 /* Datagrams one read takes, and the room for each (a message is 76 bytes
  * today; a larger struct proc_event of a later kernel still fits). */
-#define CN_BATCH 32
+#define CN_BATCH 128
 #define CN_DGRAM 512
 
 /* The fields an event type reads must lie within the payload. */

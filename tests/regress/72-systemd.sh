@@ -283,6 +283,46 @@ ok "fleet set-up: remote-scrape.conf (IPAddressAllow=$allow), the socket's resta
 	"the service, [::1]:8437 answers; /run/threadwatch/threadwatch.prom mode $prom, read by" \
 	"nobody through $TF"
 
+# --- the observer: the privileged half, as packaged ------------------------------------------
+# threadwatch-observer.service runs with CAP_NET_ADMIN and CAP_SYS_PTRACE
+# alone and hands its windows to threadwatchd, whose headroom then names a
+# process outside threadwatchd's own unit (its sandbox, ProtectProc=
+# invisible under a dynamic user, hides every other).
+osvc() { in_ct systemctl show threadwatch-observer.service -p "$1" --value; }
+[ "$(in_ct systemctl is-active threadwatch-observer.service)" = active ] ||
+	fail "the observer is not active: $(in_ct systemctl status threadwatch-observer.service --no-pager)"
+[ "$(osvc CapabilityBoundingSet)" = "cap_net_admin cap_sys_ptrace" ] ||
+	fail "the observer's capabilities: $(osvc CapabilityBoundingSet)"
+ocaps=$(in_ct grep CapEff "/proc/$(osvc MainPID)/status" | awk '{print $2}')
+# CAP_SYS_PTRACE (bit 19), and CAP_NET_ADMIN (12) where the container's bounding set has it
+(((0x$ocaps & ~0x81000) == 0 && (0x$ocaps & 0x80000) != 0)) || fail "the observer's effective capabilities: $ocaps"
+head_outside() { # the headroom's process is not one of threadwatchd's
+	local c p
+	c=$(in_ct curl -sf -X POST -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8437/api/v1/runs | jq -r .cycle_id)
+	wait_secs 60 status_is .last_cycle.id "$c" || return 1
+	p=$(api /api/v1/headroom | jq -r '.headroom.largest_vmas_pid // empty')
+	[ -n "$p" ] && ! in_ct grep -q 'threadwatchd\.service' "/proc/$p/cgroup"
+}
+wait_secs 120 head_outside ||
+	fail "the headroom never named a process outside threadwatchd: $(api /api/v1/headroom) $(in_ct journalctl -u threadwatch-observer.service --no-pager -n 20)"
+hp=$(api /api/v1/headroom | jq -c '.headroom | [.largest_vmas_pid, .largest_vmas, .largest_vmas_comm]')
+in_ct journalctl -u threadwatch-observer.service --no-pager -o cat | grep -q 'threadwatchd takes the windows' ||
+	fail "the observer never logged its windows taken"
+osec=$(in_ct systemd-analyze security threadwatch-observer.service --no-pager 2>&1 |
+	sed -n 's/.*Overall exposure level for threadwatch-observer.service: \([0-9.]*\).*/\1/p')
+ok "observer: CapEff $ocaps (NET_ADMIN, SYS_PTRACE), exposure $osec; the headroom through it names $hp, outside threadwatchd"
+# two units running the same program are two workloads
+in_ct systemd-run --quiet --unit=tw-a /bin/sleep 600 && in_ct systemd-run --quiet --unit=tw-b /bin/sleep 600 ||
+	fail "systemd-run failed"
+wl=$(in_ct threadwatch workloads --json --for 2s --no-costs 2>/dev/null)
+jq -e '[.workloads[] | select(.kind == "unit" and (.unit == "tw-a.service" or .unit == "tw-b.service") and
+	.comm == "sleep" and .processes == 1)] | length == 2' <<<"$wl" >/dev/null ||
+	fail "tw-a and tw-b are not two workloads: $(jq -c '[.workloads[] | {key, kind, comm}]' <<<"$wl")"
+jq -e '[.workloads[] | select(.unit == "threadwatchd.service")] | length == 1' <<<"$wl" >/dev/null ||
+	fail "threadwatchd.service is not a workload: $(jq -c '[.workloads[] | .key]' <<<"$wl")"
+in_ct systemctl stop tw-a.service tw-b.service
+ok "two units of one program are two workloads ($(jq -r .mechanisms.cgroup_hierarchy <<<"$wl") hierarchy): $(jq -c '[.workloads[] | select(.kind == "unit") | .unit]' <<<"$wl")"
+
 # --- regression events in the journal -------------------------------------------------------
 STEP_ID=78d06f1af1ac4ee9afec21ee1a5d4526
 SD=$R/var/lib/private/threadwatch
@@ -329,7 +369,7 @@ ok "upgrade to $up_version: restarted, no failed unit, database ($n_ev events) a
 
 apt_in remove threadwatch >"$TW_TMP/remove.log" 2>&1 || fail "remove: $(cat "$TW_TMP/remove.log")"
 no_failed_units "after remove"
-for u in threadwatchd.socket threadwatchd.service; do
+for u in threadwatchd.socket threadwatchd.service threadwatch-observer.service; do
 	[ "$(in_ct systemctl is-active "$u")" != active ] || fail "$u is still active after remove"
 done
 in_ct curl -s --max-time 3 http://127.0.0.1:8437/ >/dev/null && fail "port 8437 still answers after remove"
@@ -339,7 +379,7 @@ no_failed_units "after purge"
 for p in /var/lib/private/threadwatch /var/lib/threadwatch /etc/threadwatch; do
 	[ ! -e "$R$p" ] && [ ! -L "$R$p" ] || fail "purge left $p"
 done
-left=$(find "$R/etc/systemd/system" -name 'threadwatchd.*' ! -name '*.d') # drop-in directories are the admin's
+left=$(find "$R/etc/systemd/system" \( -name 'threadwatchd.*' -o -name 'threadwatch-observer.*' \) ! -name '*.d') # drop-in directories are the admin's
 [ -z "$left" ] || fail "purge left unit links: $left"
 ok "remove: units stopped, nothing on port 8437, database and configuration kept; purge: both gone"
 
