@@ -67,9 +67,9 @@ fi
 # lat_mark NAME: the sampler's figures since its last mark, as line NAME
 lat_mark() {
 	local n
-	n=$(grep -c '^lat ' "$OUT/lat.out")
+	n=$(grep -c '^lat ' "$OUT/lat.out" || true)
 	kill -USR1 "$LAT"
-	for _ in $(seq 1 200); do [ "$(grep -c '^lat ' "$OUT/lat.out")" -gt "$n" ] && break; sleep 0.05; done
+	for _ in $(seq 1 200); do [ "$(grep -c '^lat ' "$OUT/lat.out" || true)" -gt "$n" ] && break; sleep 0.05; done
 	grep '^lat ' "$OUT/lat.out" | tail -n 1 | sed "s/^lat /$1 /" >>"$OUT/lat.txt"
 }
 if scene stall; then

@@ -31,10 +31,10 @@
 #   BENCH_LOAD_MAX [0.3]   load1 per CPU above which a phase (or a citizen run) does not
 #                          start; it waits up to BENCH_SETTLE_S [300] s for the load to fall,
 #                          and one that still starts above it is refused in the report
-#   BENCH_PHASES [all]     or some of: idle ctxsw handoff threads cycles seed api citizen fleet
+#   BENCH_PHASES [all]     or some of: idle ctxsw handoff threads cycles seed api citizen fleet observer
 #                          (api needs seed); a partial run writes its report to
 #                          $BENCH_WORK/RESULTS.md and leaves bench/RESULTS.md as it is, but for
-#                          fleet and handoff, whose sections of bench/RESULTS.md it rewrites
+#                          fleet, handoff and observer, whose sections of bench/RESULTS.md it rewrites
 #                          (`make bench BENCH_PHASES=handoff`)
 set -euo pipefail
 
@@ -207,7 +207,7 @@ for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatc
 	[ -x "$f" ] || die "\"$f\" is not built (run make B=$B all first)"
 done
 for p in $BENCH_PHASES; do
-	case $p in all | idle | ctxsw | handoff | threads | cycles | seed | api | citizen | fleet) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
+	case $p in all | idle | ctxsw | handoff | threads | cycles | seed | api | citizen | fleet | observer) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
 done
 want api && ! want seed && die "BENCH_PHASES: api needs seed (the year it queries)"
 need_pkgs linux-perf stress-ng wrk nginx-light curl jq sqlite3 procps util-linux time python3
@@ -600,6 +600,13 @@ if want fleet; then
 	rm -f "$W/fleet/seed.db"*
 fi
 
+# --- 8b. the workload observer's own cost (bench/observer.sh) ---------------------
+if want observer; then
+	phase observer
+	B="$B" SRC="$SRC" OBS_OUT="$W/observer" "$HERE/observer.sh" >"$W/observer.log" 2>&1 ||
+		log "bench/observer.sh failed: $(tail -n 3 "$W/observer.log")"
+fi
+
 # --- 9. the end of the idle window ---------------------------------------------
 if want idle; then
 	phase idle-wait
@@ -624,8 +631,8 @@ echo "elapsed_s=$(($(date +%s) - T0))" >>"$W/meta.env"
 if [ "$BENCH_PHASES" != all ]; then
 	python3 "$HERE/report.py" --work "$W" --out "$W/RESULTS.md" --src "$SRC" ||
 		log "the partial report failed"
-	if want fleet || want handoff; then
-		for sect in fleet handoff; do
+	if want fleet || want handoff || want observer; then
+		for sect in fleet handoff observer; do
 			want "$sect" && python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC" --only "$sect"
 		done
 		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\"; of \"$OUT\", only the sections of $BENCH_PHASES rewritten"
