@@ -125,13 +125,14 @@ static int push(const char *path, const json_t *doc, char *why, size_t wlen)
 		rc = -errno;
 		goto out;
 	}
+	/* a peer threadwatchd refuses is answered before the window is read:
+	 * the write then fails (EPIPE) and the answer says why */
 	rc = write_all(fd, text, strlen(text));
-	if (rc < 0)
-		goto out;
-	shutdown(fd, SHUT_WR);
+	if (rc == 0)
+		shutdown(fd, SHUT_WR);
 	n = read(fd, answer, sizeof(answer) - 1);
 	if (n <= 0) {
-		rc = n < 0 ? -errno : -EPROTO;
+		rc = rc < 0 ? rc : n < 0 ? -errno : -EPROTO;
 		goto out;
 	}
 	answer[n] = '\0';

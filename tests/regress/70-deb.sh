@@ -66,6 +66,7 @@ contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/threadwatch ./usr/sbin/threadwatchd ./usr/lib/threadwatch/probes/ctxsw \
 	./usr/lib/threadwatch/probes/threads ./usr/lib/threadwatch/probes/map32 \
 	./usr/lib/threadwatch/probes.d/ ./lib/systemd/system/threadwatchd.service \
+	./usr/lib/threadwatch/threadwatch-observer ./lib/systemd/system/threadwatch-observer.service \
 	./lib/systemd/system/threadwatchd.socket ./etc/threadwatch/threadwatchd.conf \
 	./etc/threadwatch/threadwatchd.conf.d/ \
 	./usr/share/man/man1/threadwatch.1.gz ./usr/share/man/man8/threadwatchd.8.gz \
@@ -90,7 +91,8 @@ dpkg -L threadwatch | sort >"$TW_TMP/files"
 ok "installed with apt-get: $(wc -l <"$TW_TMP/files") paths"
 
 # Hardening (hardening=+all): PIE, full RELRO, BIND_NOW, stack protector, fortify.
-for f in /usr/bin/threadwatch /usr/sbin/threadwatchd /usr/lib/threadwatch/probes/ctxsw; do
+for f in /usr/bin/threadwatch /usr/sbin/threadwatchd /usr/lib/threadwatch/threadwatch-observer \
+	/usr/lib/threadwatch/probes/ctxsw; do
 	readelf -h "$f" | grep -q 'Type:.*DYN' || fail "$f is not PIE"
 	readelf -lW "$f" | grep -q GNU_RELRO || fail "$f has no RELRO"
 	readelf -dW "$f" | grep -Eq 'BIND_NOW|FLAGS_1.*NOW' || fail "$f is not linked with -z now"
@@ -120,6 +122,15 @@ for u in /lib/systemd/system/threadwatchd.service /lib/systemd/system/threadwatc
 		grep -qwF "$want" <<<"$docs" || fail "$u: no Documentation=$want"
 	done
 done
+# The observer's unit names the command's page and doc/workloads.md.
+for d in $(sed -n 's/^Documentation=//p' /lib/systemd/system/threadwatch-observer.service); do
+	case $d in
+	'man:threadwatch(1)') [ -f /usr/share/man/man1/threadwatch.1.gz ] || fail "observer: $d is not installed" ;;
+	file:*) [ -f "${d#file:}" ] || fail "observer: $d is not installed" ;;
+	*) fail "observer: unexpected Documentation=$d" ;;
+	esac
+	ndoc=$((ndoc + 1))
+done
 # The documents the README links to are installed beside it, where its
 # relative links point.
 for l in $(grep -o '](doc/[a-z_-]*\.md)' "$SRC/README.md" | sort -u | sed 's/^](//;s/)$//'); do
@@ -133,7 +144,9 @@ ok "$ndoc Documentation= entries of the units and the README's linked documents 
 # The enablement dh_installsystemd arranges (no running systemd is needed).
 [ -L /etc/systemd/system/multi-user.target.wants/threadwatchd.service ] ||
 	fail "threadwatchd.service is not enabled"
-ok "threadwatchd.service is enabled"
+[ -L /etc/systemd/system/multi-user.target.wants/threadwatch-observer.service ] ||
+	fail "threadwatch-observer.service is not enabled"
+ok "threadwatchd.service and threadwatch-observer.service are enabled"
 
 # --- the installed programs ---------------------------------------------------------
 out=$(threadwatch run --quick --json 2>"$TW_TMP/run.err") || {

@@ -1,7 +1,8 @@
 /*
  * test_headroom: the limits and warnings built from a sample (a warning at
  * 90% of a limit, unknown and unlimited limits left out), the VMA scan of a
- * fake /proc, and a real reading of this host.
+ * fake /proc, a real reading of this host, and the largest process taken
+ * from the observer's window.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -198,6 +199,36 @@ static void test_headroom_limits(void **state)
 	json_decref(rec);
 }
 
+/* The observer's largest process replaces what the daemon's own scan saw;
+ * a window without a count leaves the sample alone. */
+static void test_take_observer(void **state)
+{
+	struct headroom_sample s = {.largest_vmas = 12, .largest_pid = 7};
+	json_t *big = json_pack("{s:i s:s s:i s:i s:i}", "pid", 4242, "comm", "java", "vmas", 30001,
+	                        "processes_scanned", 80, "processes_unreadable", 2);
+	json_t *none = json_pack("{s:n s:n s:n s:i s:i}", "pid", "comm", "vmas",
+	                         "processes_scanned", 0, "processes_unreadable", 80);
+	json_t *h;
+
+	(void)state;
+	assert_int_equal(headroom_take_observer(&s, none), -EINVAL);
+	assert_int_equal(s.largest_vmas, 12);
+	assert_int_equal(headroom_take_observer(&s, NULL), -EINVAL);
+	assert_int_equal(headroom_take_observer(&s, big), 0);
+	assert_int_equal(s.largest_vmas, 30001);
+	assert_int_equal(s.largest_pid, 4242);
+	assert_string_equal(s.largest_comm, "java");
+	assert_int_equal(s.scanned, 80);
+	assert_int_equal(s.unreadable, 2);
+	s.max_map_count = 32768;
+	h = headroom_json(&s);
+	/* 30001 of 32768 mappings: past 90%, a warning names it */
+	assert_true(json_is_true(json_object_get(limit(h, "max_map_count"), "warning")));
+	json_decref(h);
+	json_decref(big);
+	json_decref(none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +236,7 @@ int main(void)
 	    cmocka_unit_test(test_headroom_limits),
 	    cmocka_unit_test(test_scan),
 	    cmocka_unit_test(test_this_host),
+	    cmocka_unit_test(test_take_observer),
 	};
 
 	return cmocka_run_group_tests_name("headroom", tests, setup, teardown);
