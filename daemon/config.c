@@ -224,11 +224,13 @@ static const struct cfg_key keys[] = {
      "textfile collector. Under the packaged unit use /run/threadwatch/threadwatch.prom and "
      "link it into the collector's directory. Empty: off.",
      OFF(textfile_path), F_EMPTY_OK, NULL},
-    {"observer_socket", T_PATH, 0, 0, "",
+    {"observer_socket", T_PATH, 0, 0, "auto",
      "A Unix socket on which threadwatch-observer, the privileged observer of which services "
      "pay for threads, hands each window to the daemon (taken from root or the daemon's own "
      "user only). It feeds the headroom's process with the most mappings, which a sandboxed "
-     "daemon cannot see. The packaged unit sets /run/threadwatch/observer.sock. Empty: off.",
+     "daemon cannot see. auto: observer.sock in the runtime directory systemd gives the "
+     "daemon ($RUNTIME_DIRECTORY: /run/threadwatch under the packaged unit), off without one. "
+     "Empty: off.",
      OFF(observer_socket), F_RESTART | F_EMPTY_OK, NULL},
     {"workload_threads", T_INT, 1, 10000000, TW_STR(TW_DEFAULT_THREADS),
      "Recommendation input: the threads the host's workload creates.", OFF(workload_threads), 0,

@@ -634,16 +634,25 @@ static void thread_fini(struct daemon *d)
 	sched_stop(d->sched);
 }
 
+/* observer_socket: a path, "" (off), or "auto": observer.sock in the
+ * first runtime directory systemd names, off without one. */
 static int observer_init(struct daemon *d)
 {
-	char err[256];
+	const char *p = d->boot.observer_socket, *rd = getenv("RUNTIME_DIRECTORY");
+	char path[PATH_MAX], err[256];
 	int r;
 
-	if (!d->boot.observer_socket || !d->boot.observer_socket[0])
+	if (!p || !p[0])
 		return 0;
-	r = olink_start(d->boot.observer_socket, err, sizeof(err));
+	if (!strcmp(p, "auto")) {
+		if (!rd || !rd[0] || rd[0] != '/')
+			return 0;
+		snprintf(path, sizeof(path), "%.*s/observer.sock", (int)strcspn(rd, ":"), rd);
+		p = path;
+	}
+	r = olink_start(p, err, sizeof(err));
 	if (r < 0)
-		log_err("Failed to listen for the observer on \"%s\": %s", d->boot.observer_socket, err);
+		log_err("Failed to listen for the observer on \"%s\": %s", p, err);
 	return r;
 }
 
