@@ -170,7 +170,7 @@ static int run(const struct obsd_args *a)
 		int rc;
 
 		o.window_s = last_rc != 0 && a->window_s > OBSD_SHORT_WINDOW_S ? OBSD_SHORT_WINDOW_S
-		                                                                 : a->window_s;
+		                                                               : a->window_s;
 		doc = obs_observe(&o, err, sizeof(err));
 		if (!doc) {
 			LOG(3, "threadwatch-observer: %s", err);

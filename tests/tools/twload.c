@@ -248,7 +248,8 @@ static void run_mmaplat(unsigned n)
 	fflush(stdout);
 	while (!atomic_load(&stopping)) {
 		double t0 = now_s();
-		void *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p =
+		    mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		unsigned long i;
 
 		if (p != MAP_FAILED) {

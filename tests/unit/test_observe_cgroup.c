@@ -30,8 +30,8 @@ static const struct case_ cases[] = {
      "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "foo.service",
      "user@1000.service", "v2"},
     {"0::/user.slice/user-1000.slice/user@1000.service/init.scope\n",
-     "/user.slice/user-1000.slice/user@1000.service/init.scope", "init.scope",
-     "user@1000.service", "v2"},
+     "/user.slice/user-1000.slice/user@1000.service/init.scope", "init.scope", "user@1000.service",
+     "v2"},
     {"0::/user.slice/user-1000.slice/session-3.scope\n",
      "/user.slice/user-1000.slice/session-3.scope", "session-3.scope", NULL, "v2"},
     {"0::/system.slice/getty@tty1.service\n", "/system.slice/getty@tty1.service",
@@ -50,8 +50,8 @@ static const struct case_ cases[] = {
     {"0::/system.slice/docker-0123.scope/inner\n", "/system.slice/docker-0123.scope/inner",
      "docker-0123.scope", NULL, "v2"},
     /* cg_escape(): "_" before a name that would clash */
-    {"0::/system.slice/_cgroup.service\n", "/system.slice/_cgroup.service", "cgroup.service",
-     NULL, "v2"},
+    {"0::/system.slice/_cgroup.service\n", "/system.slice/_cgroup.service", "cgroup.service", NULL,
+     "v2"},
     /* hostile: a directory named like a unit with bytes systemd refuses */
     {"0::/system.slice/\x1b[31m.service\n", "/system.slice/\x1b[31m.service", NULL, NULL, "v2"},
     {"0::/\"}<i id=x>.service\n", "/\"}<i id=x>.service", NULL, NULL, "v2"},
@@ -91,8 +91,8 @@ static void test_cases(void **state)
 
 static void test_not_cgroup(void **state)
 {
-	static const char *const bad[] = {"", "\n", "garbage\n", "x:y:/z\n", ":name=systemd:/\n",
-	                                  "0:/only-two-fields\n"};
+	static const char *const bad[] = {
+	    "", "\n", "garbage\n", "x:y:/z\n", ":name=systemd:/\n", "0:/only-two-fields\n"};
 	struct obs_cgroup cg;
 
 	(void)state;
@@ -110,11 +110,11 @@ static void test_unit_names(void **state)
 		const char *name;
 		int valid;
 	} names[] = {
-	    {"a.service", 1},         {"getty@tty1.service", 1}, {"x-y_z:w.scope", 1},
-	    {"a\\x2db.mount", 1},     {"dev-sda.swap", 1},       {"sshd.socket", 1},
-	    {"@x.service", 0},        {".service", 0},           {"a.slice", 0},
-	    {"a.target", 0},          {"a b.service", 0},        {"a/b.service", 0},
-	    {"\x1b.service", 0},      {"a@b@c.service", 0},      {"service", 0},
+	    {"a.service", 1},     {"getty@tty1.service", 1}, {"x-y_z:w.scope", 1},
+	    {"a\\x2db.mount", 1}, {"dev-sda.swap", 1},       {"sshd.socket", 1},
+	    {"@x.service", 0},    {".service", 0},           {"a.slice", 0},
+	    {"a.target", 0},      {"a b.service", 0},        {"a/b.service", 0},
+	    {"\x1b.service", 0},  {"a@b@c.service", 0},      {"service", 0},
 	    {"a.service.bak", 0},
 	};
 	char longname[300];

@@ -37,10 +37,11 @@ static void test_stat(void **state)
 	assert_int_equal(st.starttime, 123456);
 	assert_int_equal(st.kthread, 0);
 	/* kthreadd's child: PF_KTHREAD (0x00200000) in the flags */
-	assert_int_equal(obs_stat_parse("12 (kworker/0:1) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 20 0 "
-	                                "1 0 50",
-	                                &st),
-	                 0);
+	assert_int_equal(
+	    obs_stat_parse("12 (kworker/0:1) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 20 0 "
+	                   "1 0 50",
+	                   &st),
+	    0);
 	assert_int_equal(st.kthread, 1);
 	assert_int_equal(obs_stat_parse("12 (no close paren S 1", &st), -EINVAL);
 	assert_int_equal(obs_stat_parse("12 (short) S 1 2 3", &st), -EINVAL);
@@ -78,9 +79,9 @@ static void test_sched(void **state)
 	assert_int_equal(c.invol, 3);
 	assert_int_equal(c.have_migr, 0);
 	assert_int_equal(obs_sched_parse("nr_voluntary_switches : 3\n", &c), -EINVAL);
-	assert_int_equal(obs_sched_parse("nr_voluntary_switches : x\nnr_involuntary_switches : 1\n",
-	                                 &c),
-	                 -EINVAL);
+	assert_int_equal(
+	    obs_sched_parse("nr_voluntary_switches : x\nnr_involuntary_switches : 1\n", &c),
+	    -EINVAL);
 	assert_int_equal(obs_sched_parse("", &c), -EINVAL);
 }
 
@@ -126,14 +127,16 @@ static void test_stacks(void **state)
 
 static void test_smaps(void **state)
 {
-	static const char smaps[] =
-	    "7f0000000000-7f0000001000 ---p 00000000 00:00 0 \n"
-	    "Size:                  4 kB\nRss:                   0 kB\nAnonHugePages:         0 kB\n"
-	    "7f0000001000-7f0000800000 rw-p 00000000 00:00 0 \n"
-	    "Size:               8188 kB\nRss:                  12 kB\nAnonHugePages:         0 kB\n"
-	    "7f3000200000-7f3000400000 rw-p 00000000 00:00 0 \n"
-	    "Size:               2048 kB\nRss:                2048 kB\nAnonHugePages:      2048 kB\n"
-	    "VmFlags: rd wr mr mw me ac hg\n";
+	static const char smaps[] = "7f0000000000-7f0000001000 ---p 00000000 00:00 0 \n"
+	                            "Size:                  4 kB\nRss:                   0 "
+	                            "kB\nAnonHugePages:         0 kB\n"
+	                            "7f0000001000-7f0000800000 rw-p 00000000 00:00 0 \n"
+	                            "Size:               8188 kB\nRss:                  12 "
+	                            "kB\nAnonHugePages:         0 kB\n"
+	                            "7f3000200000-7f3000400000 rw-p 00000000 00:00 0 \n"
+	                            "Size:               2048 kB\nRss:                2048 "
+	                            "kB\nAnonHugePages:      2048 kB\n"
+	                            "VmFlags: rd wr mr mw me ac hg\n";
 	const struct obs_vma v[] = {{0x7f0000001000ULL, 0x7f0000800000ULL},
 	                            {0x7f3000200000ULL, 0x7f3000400000ULL},
 	                            {0x7f9000000000ULL, 0x7f9000100000ULL}};
@@ -156,8 +159,8 @@ static size_t frame(unsigned char *buf, uint32_t what, const uint32_t *fields, s
 	size_t evlen = sizeof(struct proc_event);
 	struct nlmsghdr nh = {.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + sizeof(struct cn_msg) + evlen),
 	                      .nlmsg_type = type};
-	struct cn_msg cm = {.id = {.idx = idx, .val = CN_VAL_PROC}, .seq = 7, .ack = 9,
-	                    .len = (uint16_t)evlen};
+	struct cn_msg cm = {
+	    .id = {.idx = idx, .val = CN_VAL_PROC}, .seq = 7, .ack = 9, .len = (uint16_t)evlen};
 	unsigned char *pe = buf + NLMSG_HDRLEN + sizeof(cm);
 
 	memset(buf, 0, NLMSG_ALIGN(nh.nlmsg_len));
@@ -270,8 +273,9 @@ static void test_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stat),   cmocka_unit_test(test_sched), cmocka_unit_test(test_stacks),
-	    cmocka_unit_test(test_smaps),  cmocka_unit_test(test_cn),    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_stat),   cmocka_unit_test(test_sched),
+	    cmocka_unit_test(test_stacks), cmocka_unit_test(test_smaps),
+	    cmocka_unit_test(test_cn),     cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

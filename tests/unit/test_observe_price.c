@@ -62,8 +62,9 @@ static const json_t *by_comm(const json_t *doc, const char *comm)
 	const json_t *w;
 	size_t i;
 
-	json_array_foreach(json_object_get(doc, "workloads"), i, w) if (
-	    !strcmp(json_string_value(json_object_get(w, "comm")), comm)) return w;
+	json_array_foreach(
+	    json_object_get(doc, "workloads"), i,
+	    w) if (!strcmp(json_string_value(json_object_get(w, "comm")), comm)) return w;
 	fail_msg("no workload %s", comm);
 	return NULL;
 }
@@ -73,10 +74,10 @@ static int has_finding(const json_t *w, const char *kind)
 	const json_t *f;
 	size_t i;
 
-	json_array_foreach(json_object_get(w, "findings"), i, f) if (
-	    !strcmp(json_string_value(json_object_get(f, "kind")), kind) &&
-	    json_string_value(json_object_get(f, "cause")) &&
-	    json_string_value(json_object_get(f, "fix"))) return 1;
+	json_array_foreach(json_object_get(w, "findings"), i,
+	                   f) if (!strcmp(json_string_value(json_object_get(f, "kind")), kind) &&
+	                          json_string_value(json_object_get(f, "cause")) &&
+	                          json_string_value(json_object_get(f, "fix"))) return 1;
 	return 0;
 }
 
@@ -174,8 +175,8 @@ static void test_unmeasured(void **state)
 static void test_text_hostile(void **state)
 {
 	json_t *in = inputs(10.0);
-	json_t *doc = doc_of(workload("\x1b[2J<i id=x>", 2000, 0, 0, 0), workload("c1\xc2\x9b", 0, 0, 0, 0),
-	                     workload("ok", 0, 0, 0, 0));
+	json_t *doc = doc_of(workload("\x1b[2J<i id=x>", 2000, 0, 0, 0),
+	                     workload("c1\xc2\x9b", 0, 0, 0, 0), workload("ok", 0, 0, 0, 0));
 	char *text;
 
 	(void)state;
@@ -183,7 +184,8 @@ static void test_text_hostile(void **state)
 	text = obs_text(doc, 0);
 	assert_non_null(text);
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-		if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f ||
+		    (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
 			fail_msg("control byte 0x%02x in the table", *p);
 	assert_non_null(strstr(text, "\\x1b[2J<i id=x>"));
 	assert_non_null(strstr(text, "c1\\xc2\\x9b"));

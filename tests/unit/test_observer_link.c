@@ -90,7 +90,8 @@ static void test_take(void **state)
 	assert_string_equal(send_doc(good), "ok");
 	doc = olink_latest(60);
 	assert_non_null(doc);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "largest_vmas"), "vmas")), 9);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(doc, "largest_vmas"), "vmas")), 9);
 	json_decref(doc);
 	/* refused, each with why, and the last good one kept */
 	assert_non_null(strstr(send_doc("not json"), "error: "));
@@ -137,8 +138,9 @@ static void test_check(void **state)
 
 	(void)state;
 	assert_int_equal(olink_check(d, err, sizeof(err)), 0);
-	assert_int_equal(olink_check(json_array_get(json_object_get(d, "workloads"), 0), err, sizeof(err)),
-	                 -EINVAL);
+	assert_int_equal(
+	    olink_check(json_array_get(json_object_get(d, "workloads"), 0), err, sizeof(err)),
+	    -EINVAL);
 	assert_string_equal(err, "window_s is not a positive number");
 	assert_int_equal(olink_check(NULL, err, sizeof(err)), -EINVAL);
 	json_decref(d);
