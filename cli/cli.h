@@ -26,6 +26,10 @@ int cli_recommend(int argc, char **argv);
  * them (for `recommend` without --input). 0, -ENOENT (no probes) or -EINTR. */
 struct json_t;
 int cli_run_inputs(int quick, const char *progress, struct json_t **inputs);
+/* Reads recommendation inputs from path ("-": standard input); the output
+ * of `threadwatch run --json` is unwrapped to its recommendation.inputs.
+ * NULL with one message on stderr, which opens with cmd. */
+struct json_t *cli_inputs_read(const char *path, const char *cmd);
 int cli_fleet(int argc, char **argv);
 int cli_workloads(int argc, char **argv);
 int cli_detect_sim(int argc, char **argv);

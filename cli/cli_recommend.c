@@ -162,9 +162,7 @@ static int parse_args(int argc, char **argv, struct recommend_args *a)
 	return 0;
 }
 
-/* Reads the inputs; `threadwatch run --json` output is unwrapped to its
- * recommendation.inputs. NULL with one message on stderr. */
-static json_t *inputs_read(const char *path)
+json_t *cli_inputs_read(const char *path, const char *cmd)
 {
 	const char *name = strcmp(path, "-") ? path : "stdin";
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
@@ -172,17 +170,15 @@ static json_t *inputs_read(const char *path)
 	json_t *doc, *inner;
 
 	if (!f) {
-		fprintf(stderr, "threadwatch recommend: cannot read \"%s\": %s\n", name,
-		        strerror(errno));
+		fprintf(stderr, "%s: cannot read \"%s\": %s\n", cmd, name, strerror(errno));
 		return NULL;
 	}
 	doc = json_loadf(f, 0, &je);
 	if (f != stdin)
 		fclose(f);
 	if (!doc) {
-		fprintf(stderr,
-		        "threadwatch recommend: cannot read \"%s\": not JSON: %s (line %d)\n", name,
-		        je.text, je.line);
+		fprintf(stderr, "%s: cannot read \"%s\": not JSON: %s (line %d)\n", cmd, name, je.text,
+		        je.line);
 		return NULL;
 	}
 	inner = json_object_get(json_object_get(doc, "recommendation"), "inputs");
@@ -259,7 +255,7 @@ int cli_recommend(int argc, char **argv)
 		return 0;
 	}
 	if (a.input) {
-		inputs = inputs_read(a.input);
+		inputs = cli_inputs_read(a.input, "threadwatch recommend");
 		if (!inputs)
 			return 2;
 	} else {

@@ -123,30 +123,17 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-/* The saved figures of --costs: recommendation inputs, or `threadwatch run
- * --json` output unwrapped. NULL with one message. */
+/* The saved figures of --costs: an object, or NULL with one message. */
 static json_t *costs_read(const char *path)
 {
-	json_error_t je;
-	json_t *doc = strcmp(path, "-") ? json_load_file(path, 0, &je) : json_loadf(stdin, 0, &je);
-	json_t *inner;
+	json_t *in = cli_inputs_read(path, "threadwatch workloads");
 
-	if (!doc) {
-		fprintf(stderr, "threadwatch workloads: cannot read \"%s\": %s\n", path, je.text);
-		return NULL;
-	}
-	inner = json_object_get(json_object_get(doc, "recommendation"), "inputs");
-	if (json_is_object(inner)) {
-		json_incref(inner);
-		json_decref(doc);
-		return inner;
-	}
-	if (!json_is_object(doc)) {
+	if (in && !json_is_object(in)) {
 		fprintf(stderr, "threadwatch workloads: \"%s\" is not a JSON object\n", path);
-		json_decref(doc);
+		json_decref(in);
 		return NULL;
 	}
-	return doc;
+	return in;
 }
 
 static int print_doc(const json_t *doc, const struct workloads_args *a)
@@ -175,8 +162,9 @@ int cli_workloads(int argc, char **argv)
 
 	first = opt_parse(argc, argv, workloads_opts, N_OPTS, &a, err, sizeof(err));
 	if (first < 0 || first < argc) {
-		fprintf(stderr, "threadwatch workloads: %s\n",
-		        first < 0 ? err : "unexpected argument");
+		if (first >= 0)
+			snprintf(err, sizeof(err), "unexpected argument \"%.200s\"", argv[first]);
+		fprintf(stderr, "threadwatch workloads: %s\n", err);
 		opt_try_help(stderr, "threadwatch workloads");
 		return 2;
 	}

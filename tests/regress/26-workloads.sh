@@ -29,6 +29,18 @@ truth() {
 	awk -v f="$2" '$1 == "t" {n++; for (i = 1; i < NF; i++) if ($i == f) v[n] = $(i + 1); t[n] = $2}
 		END {printf "%.3f", (v[n] - v[1]) / (t[n] - t[1])}' "$TW_TMP/$1.out"
 }
+# bad input: a clear message and exit 2, before any window
+for args in "--by nonsense" "--for 0" "--for 2d" "--top x" "--costs $TW_TMP/none.json" "extra"; do
+	# shellcheck disable=SC2086
+	"$TW" workloads $args >"$TW_TMP/bad.out" 2>"$TW_TMP/bad.err"
+	rc=$?
+	[ "$rc" = 2 ] && [ -s "$TW_TMP/bad.err" ] && [ ! -s "$TW_TMP/bad.out" ] ||
+		fail "workloads $args: exit $rc, \"$(cat "$TW_TMP/bad.err")\""
+done
+echo '[1, 2]' | "$TW" workloads --costs - 2>"$TW_TMP/bad.err" && fail "--costs took an array"
+grep -q 'not a JSON object' "$TW_TMP/bad.err" || fail "--costs -: $(cat "$TW_TMP/bad.err")"
+ok "bad options and bad --costs: exit 2 with a message, nothing on standard output"
+
 thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
 
 # unrelated load: a busy loop at nice 19
