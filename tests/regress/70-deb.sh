@@ -122,10 +122,13 @@ for u in /lib/systemd/system/threadwatchd.service /lib/systemd/system/threadwatc
 		grep -qwF "$want" <<<"$docs" || fail "$u: no Documentation=$want"
 	done
 done
-# The observer's unit names the command's page and doc/workloads.md.
+# The observer's unit names its page, the command's and doc/workloads.md.
 for d in $(sed -n 's/^Documentation=//p' /lib/systemd/system/threadwatch-observer.service); do
 	case $d in
-	'man:threadwatch(1)') [ -f /usr/share/man/man1/threadwatch.1.gz ] || fail "observer: $d is not installed" ;;
+	man:*)
+		page=${d#man:} sec=${page##*(} sec=${sec%)} page=${page%(*}
+		[ -f "/usr/share/man/man$sec/$page.$sec.gz" ] || fail "observer: $d is not installed"
+		;;
 	file:*) [ -f "${d#file:}" ] || fail "observer: $d is not installed" ;;
 	*) fail "observer: unexpected Documentation=$d" ;;
 	esac

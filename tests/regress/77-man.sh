@@ -3,20 +3,20 @@
 # documents exactly the keys of `threadwatchd --dump-config-doc`, each with
 # its default; threadwatchd(8) names every option of `threadwatchd --help`;
 # threadwatch(1) has a section for every subcommand of `threadwatch --help`
-# naming each of its options; and man(1) renders all three without a
-# warning.
+# naming each of its options; threadwatch-observer(8) names every option of
+# its --help; and man(1) renders all four without a warning.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v man >/dev/null || { echo "man is not installed"; exit 77; }
 MAN=$SRC/doc/man
 for p in threadwatchd threadwatch; do [ -x "$B/$p" ] || fail "\"$B/$p\" is not built"; done
 
-for page in "$MAN/threadwatch.1" "$MAN/threadwatchd.8" "$MAN/threadwatchd.conf.5"; do
+for page in "$MAN/threadwatch.1" "$MAN/threadwatchd.8" "$MAN/threadwatchd.conf.5" "$MAN/threadwatch-observer.8"; do
 	[ -f "$page" ] || fail "no \"$page\""
 	err=$(MANWIDTH=80 man --warnings -E UTF-8 -l "$page" 2>&1 >/dev/null)
 	[ -z "$err" ] || fail "$(basename "$page"): $err"
 done
-ok "the three pages render without warnings"
+ok "the four pages render without warnings"
 
 "$B/threadwatchd" --dump-config-doc >"$TW_TMP/keys.md" || fail "--dump-config-doc failed"
 python3 - "$TW_TMP/keys.md" "$MAN/threadwatchd.conf.5" <<'EOF' || exit 1
@@ -59,6 +59,12 @@ flags=$("$B/threadwatchd" --help | sed -n '/^Options:/,/^$/p' | grep -o '^  --[a
 # shellcheck disable=SC2086
 mentions "$MAN/threadwatchd.8" $flags
 ok "threadwatchd.8 names all $(wc -w <<<"$flags") options:" $flags
+
+oflags=$("$B/threadwatch-observer" --help | sed -n '/^Options:/,/^$/p' | grep -o '^  [-a-z, ]*--[a-z-]*' | grep -o -- '--[a-z-]*')
+[ "$(wc -w <<<"$oflags")" -ge 4 ] || fail "threadwatch-observer --help lists no options"
+# shellcheck disable=SC2086
+mentions "$MAN/threadwatch-observer.8" $oflags
+ok "threadwatch-observer.8 names all $(wc -w <<<"$oflags") options:" $oflags
 
 cmds=$("$B/threadwatch" --help | awk '$1 == "threadwatch" && $2 !~ /^-/ {print $2}')
 [ -n "$cmds" ] || fail "threadwatch --help lists no commands"
