@@ -123,7 +123,7 @@ LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c l
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
 	lib/contention.c lib/observe.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
 	lib/observe_read.c lib/observe_table.c lib/observe_stacks.c lib/observe_group.c \
-	lib/observe_mech.c lib/observe_price.c lib/observe_text.c
+	lib/observe_mech.c lib/observe_price.c lib/observe_text.c lib/observe_ts.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
 	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \

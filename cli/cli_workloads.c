@@ -26,7 +26,7 @@ struct workloads_args {
 	double window_s;
 	unsigned top;
 	const char *costs, *proc;
-	int by_process, no_costs, no_connector, json, help;
+	int by_process, no_costs, no_connector, exact_switches, json, help;
 };
 
 static int set_by(void *ctx, const char *v, char *why, size_t wlen)
@@ -93,6 +93,10 @@ static const struct opt workloads_opts[] = {
      offsetof(struct workloads_args, no_costs)},
     {"no-connector", 0, NULL, "do not listen to the proc connector (creates and exits unseen)",
      NULL, offsetof(struct workloads_args, no_connector)},
+    {"exact-switches", 0, NULL,
+     "count the switches of threads that end within the window too (taskstats: "
+     "CAP_NET_ADMIN, a message per exit)",
+     NULL, offsetof(struct workloads_args, exact_switches)},
     {"proc", 0, "DIR", "the proc file system to read (default /proc)", set_proc, 0},
     {"json", 0, NULL, "print the document as JSON instead of a table", NULL,
      offsetof(struct workloads_args, json)},
@@ -180,6 +184,7 @@ int cli_workloads(int argc, char **argv)
 	o.by_process = a.by_process;
 	o.proc = a.proc;
 	o.no_connector = a.no_connector;
+	o.exact_switches = a.exact_switches;
 	o.stop = &stop_flag;
 	fprintf(stderr, "threadwatch workloads: watching for %g s\n", a.window_s);
 	doc = obs_observe(&o, err, sizeof(err));

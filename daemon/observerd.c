@@ -33,7 +33,7 @@
 struct obsd_args {
 	const char *push;
 	double window_s;
-	int once, help, by_process;
+	int once, help, by_process, exact_switches;
 };
 
 static volatile int stop_flag;
@@ -71,6 +71,10 @@ static const struct opt obsd_opts[] = {
     {"window", 0, "DURATION", "the window, 1s to 1h (default 60s)", set_window, 0},
     {"by-process", 0, NULL, "split every workload by process", NULL,
      offsetof(struct obsd_args, by_process)},
+    {"exact-switches", 0, NULL,
+     "count the switches of threads that end within a window too (taskstats: a message per "
+     "exit)",
+     NULL, offsetof(struct obsd_args, exact_switches)},
     {"once", 0, NULL, "one window, printed as JSON on standard output; nothing is pushed", NULL,
      offsetof(struct obsd_args, once)},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct obsd_args, help)},

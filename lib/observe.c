@@ -108,6 +108,45 @@ static void drain(struct obs_run *r, struct obs_cn *cn)
 			on_event(r, &evs[k]);
 }
 
+/* A task's exit as taskstats reports it: its switches since the window's
+ * start (all of them for a thread the start did not see) go to its
+ * process. */
+static void on_exit_stats(struct obs_run *r, const struct obs_ts_exit *e)
+{
+	long i = e->tgid > 0 ? obs_table_find(r, e->tgid) : -1;
+	struct obs_tcount *s;
+	struct obs_proc *p;
+
+	if (i < 0) {
+		r->ts_unattributed++; /* before struct taskstats v12: no tgid */
+		return;
+	}
+	p = &r->procs[i];
+	s = obs_tcount_find(p->start, p->nstart, e->tid);
+	if (s && !s->gone && s->c.vol <= e->vol && s->c.invol <= e->invol) {
+		p->ts_vol += e->vol - s->c.vol;
+		p->ts_invol += e->invol - s->c.invol;
+		s->gone = 1;
+	} else {
+		p->ts_vol += e->vol;
+		p->ts_invol += e->invol;
+	}
+	if (e->tid == e->tgid)
+		p->ts_leader_exits++;
+	else
+		p->ts_thread_exits++;
+}
+
+static void drain_ts(struct obs_run *r, struct obs_ts *ts)
+{
+	struct obs_ts_exit ex[LOOP_EVENTS];
+	int n;
+
+	while ((n = obs_ts_read(ts, ex, LOOP_EVENTS)) > 0)
+		for (int k = 0; k < n; k++)
+			on_exit_stats(r, &ex[k]);
+}
+
 /* Calls fn for every process in /proc. */
 static void for_each_pid(struct obs_run *r, void (*fn)(struct obs_run *, pid_t))
 {
@@ -180,27 +219,27 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 	close(pdir);
 }
 
-/* Sleeps until the window ends, reading the connector. */
-static void window_loop(struct obs_run *r, struct obs_cn *cn, double until, volatile int *stop)
+/* Sleeps until the window ends, reading the connector and taskstats. */
+static void window_loop(struct obs_run *r, struct obs_cn *cn, struct obs_ts *ts, double until,
+                        volatile int *stop)
 {
 	int batch = cn->fd >= 0 && cn->rcvbuf >= OBS_BATCH_RCVBUF;
 
 	while (!(stop && *stop)) {
 		double left = until - clock_mono_s();
 		int ms = left * 1000 < LOOP_POLL_MS ? (int)(left * 1000) + 1 : LOOP_POLL_MS;
+		struct pollfd pfd[2] = {{.fd = cn->fd, .events = POLLIN}, {.fd = ts->fd, .events = POLLIN}};
 
 		if (left <= 0)
 			break;
-		if (cn->fd < 0) {
-			poll(NULL, 0, ms);
+		if (poll(pfd, 2, ms) <= 0)
 			continue;
-		}
-		struct pollfd pfd = {.fd = cn->fd, .events = POLLIN};
-		if (poll(&pfd, 1, ms) > 0) {
+		if (pfd[0].revents)
 			drain(r, cn);
-			if (batch)
-				nanosleep(&(struct timespec){0, LOOP_BATCH_NS}, NULL);
-		}
+		if (pfd[1].revents)
+			drain_ts(r, ts);
+		if (batch)
+			nanosleep(&(struct timespec){0, LOOP_BATCH_NS}, NULL);
 	}
 }
 
@@ -247,9 +286,10 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	struct rlimit nofile;
 	struct obs_run r = {.procfd = -1};
 	struct obs_cn cn = {.fd = -1};
+	struct obs_ts ts = {.fd = -1};
 	struct rusage ru0, ru1;
-	char cn_why[256] = "";
-	int cn_rc = -ENOTCONN, have_forks;
+	char cn_why[256] = "", ts_why[256] = "";
+	int cn_rc = -ENOTCONN, ts_rc = -ENOTCONN, have_forks;
 	uint64_t f0 = 0, f1 = 0;
 	double w0, t0a, t0b, t1a, t1b, e0, e1;
 	json_t *doc;
@@ -266,19 +306,32 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 		cn_rc = obs_cn_open(&cn, cn_why, sizeof(cn_why));
 	else
 		snprintf(cn_why, sizeof(cn_why), "not asked for (--no-connector)");
+	if (o->exact_switches) {
+		ts_rc = obs_ts_open(&ts, ts_why, sizeof(ts_why));
+		r.exact = ts_rc == 0;
+	}
 	if (cn_rc == 0) {
 		struct obs_ev evs[LOOP_EVENTS];
 
 		while (obs_cn_read(&cn, evs, LOOP_EVENTS) > 0)
 			; /* what came before the window */
 	}
+	if (ts_rc == 0) {
+		struct obs_ts_exit ex[LOOP_EVENTS];
+
+		while (obs_ts_read(&ts, ex, LOOP_EVENTS) > 0)
+			; /* likewise */
+	}
 	have_forks = obs_host_forks(&r, &f0) == 0;
 	e0 = t0a = clock_mono_s();
 	for_each_pid(&r, sweep_start_one);
 	t0b = clock_mono_s();
-	window_loop(&r, &cn, t0b + o->window_s, o->stop);
+	window_loop(&r, &cn, &ts, t0b + o->window_s, o->stop);
 	if (cn.fd >= 0)
 		drain(&r, &cn);
+	if (ts.fd >= 0)
+		drain_ts(&r, &ts);
+	obs_ts_close(&ts); /* before the end's sweep: a thread it reads is not also an exit */
 	have_forks = have_forks && obs_host_forks(&r, &f1) == 0;
 	e1 = t1a = clock_mono_s();
 	obs_cn_close(&cn);
@@ -295,6 +348,9 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	json_object_set_new(doc, "largest_vmas", obs_largest_vmas(&r));
 	json_object_set_new(doc, "mechanisms",
 	                    obs_mechanisms(&r, &cn, cn_rc, cn_why, have_forks, f1 - f0));
+	json_object_set_new(json_object_get(json_object_get(doc, "mechanisms"), "switches"),
+	                    "exited_threads",
+	                    obs_mech_exits(&r, &ts, o->exact_switches, ts_rc, ts_why));
 	json_object_set_new(
 	    doc, "observer",
 	    observer_cost(&ru0, &ru1, clock_mono_s() - w0, (t0b - t0a) + (t1b - t1a), &r));

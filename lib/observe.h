@@ -19,6 +19,8 @@ struct obs_options {
 	int by_process;     /* split every workload by process */
 	const char *proc;   /* the proc mount ("/proc" when NULL) */
 	int no_connector;   /* do not listen to the proc connector */
+	int exact_switches; /* count the switches of threads that end, from
+	                     * taskstats (CAP_NET_ADMIN; a message per exit) */
 	volatile int *stop; /* ends the window early when it becomes non-zero; may be NULL */
 };
 

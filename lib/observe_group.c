@@ -110,6 +110,9 @@ static json_t *rate(uint64_t n, double secs, int seen)
 
 struct tally {
 	size_t procs, counted, unreadable, stack_procs, stack_unreadable, migr_procs;
+	size_t ended, ended_accounted; /* processes gone by the end; of them, taskstats's */
+	uint64_t ts_thread_exits;
+	int ts_any;
 	long threads;
 	uint64_t creates, exits, vol, invol, migr, nstacks, thp, res, huge;
 	int stack_errno, counts_errno;
@@ -120,6 +123,11 @@ static void tally_add(struct tally *t, const struct obs_proc *p)
 	t->procs++;
 	t->creates += p->creates;
 	t->exits += p->exits;
+	/* what taskstats told of the threads that ended */
+	t->vol += p->ts_vol;
+	t->invol += p->ts_invol;
+	t->ts_thread_exits += p->ts_thread_exits;
+	t->ts_any |= p->ts_thread_exits || p->ts_leader_exits;
 	if (p->counted) {
 		t->counted++;
 		t->threads += p->threads;
@@ -127,10 +135,12 @@ static void tally_add(struct tally *t, const struct obs_proc *p)
 		t->invol += p->invol;
 		t->migr += p->migr;
 		t->migr_procs += p->have_migr != 0;
-	} else if (!p->gone || p->counts_errno) {
-		t->unreadable += p->counts_errno != 0;
-		if (p->counts_errno)
-			t->counts_errno = p->counts_errno;
+	} else if (p->counts_errno) {
+		t->unreadable++;
+		t->counts_errno = p->counts_errno;
+	} else {
+		t->ended++;
+		t->ended_accounted += p->ts_leader_exits > 0;
 	}
 	if (p->stacks_measured) {
 		t->stack_procs++;
@@ -183,9 +193,17 @@ static json_t *stacks_json(const struct tally *t)
 	return s;
 }
 
+/* Every switch of the window is counted: no thread or process ended
+ * unseen (taskstats, when it listened, reports each as it ends). */
+static int switches_exact(const struct tally *t)
+{
+	return (t->counted || t->ts_any) && t->exits == t->ts_thread_exits &&
+	       t->ended == t->ended_accounted;
+}
+
 static json_t *switches_json(const struct tally *t, double secs)
 {
-	if (!t->counted || secs <= 0)
+	if (!(t->counted || t->ts_any) || secs <= 0)
 		return json_null();
 	return json_pack("{s:o s:o s:o}", "total", jnum((double)(t->vol + t->invol) / secs),
 	                 "voluntary", jnum((double)t->vol / secs), "involuntary",
@@ -223,8 +241,8 @@ static json_t *workload_json(const struct obs_run *r, const struct member *m, si
 	json_object_set_new(w, "exits_per_s", rate(t.exits, ev_s, ev_s > 0));
 	json_object_set_new(w, "switches_per_s", switches_json(&t, sw_s));
 	json_object_set_new(w, "migrations_per_s", rate(t.migr, sw_s, t.migr_procs > 0));
-	/* threads that ended took their switches since the start with them */
-	json_object_set_new(w, "switches_exact", json_boolean(t.counted && t.exits == 0));
+	/* without taskstats, threads that ended took their switches with them */
+	json_object_set_new(w, "switches_exact", json_boolean(switches_exact(&t)));
 	json_object_set_new(w, "stacks", stacks_json(&t));
 	if (t.unreadable)
 		json_object_set_new(w, "unreadable",

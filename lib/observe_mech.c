@@ -87,9 +87,10 @@ json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_
 	                : "/proc/PID/task/TID/sched (nr_voluntary_switches, "
 	                  "nr_involuntary_switches) of every thread, at both ends of the window",
 	    "exact_when",
-	    "no thread of the workload ended within the window: a thread that ends takes its "
-	    "switches since the window's start with it (the kernel adds them to its process's "
-	    "signal struct, which only getrusage(2) in that process reads)",
+	    "every thread and process of the workload that ended within the window was reported "
+	    "by taskstats (exited_threads); without it, one that ends takes its switches since the "
+	    "window's start with it (the kernel adds them to its process's signal struct, which "
+	    "only getrusage(2) in that process reads), and the figure is a lower bound",
 	    "migrations", "source",
 	    r->no_sched ? NULL : "se.nr_migrations of /proc/PID/task/TID/sched", "available",
 	    !r->no_sched, "what",
@@ -108,4 +109,26 @@ json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_
 	    "privileges", "euid", (int)geteuid(), "cap_net_admin",
 	    (int)((caps >> CAP_BIT_NET_ADMIN) & 1), "cap_sys_ptrace",
 	    (int)((caps >> CAP_BIT_SYS_PTRACE) & 1));
+}
+
+json_t *obs_mech_exits(const struct obs_run *r, const struct obs_ts *ts, int asked, int ts_rc,
+                       const char *ts_why)
+{
+	json_t *e = json_pack("{s:s s:b}", "source",
+	                      "taskstats (kernel/taskstats.c): each task's nvcsw and nivcsw as it "
+	                      "exits, to a listener of every CPU; the last switch away from an "
+	                      "ending thread comes after it and is not counted",
+	                      "available", asked && ts_rc == 0);
+
+	if (!asked)
+		json_object_set_new(e, "why", json_string("not asked for (--exact-switches): a message "
+		                                          "per exit, and CAP_NET_ADMIN"));
+	else if (ts_rc != 0)
+		json_object_set_new(e, "why", obs_jstr(ts_why));
+	else
+		json_object_set_new(e, "tally",
+		                    json_pack("{s:I s:I s:I}", "unattributed", (json_int_t)r->ts_unattributed,
+		                              "overruns", (json_int_t)ts->overruns, "malformed",
+		                              (json_int_t)ts->bad));
+	return e;
 }

@@ -163,11 +163,20 @@ static int thread_counts(struct obs_run *r, int taskdir, const char *tid, struct
 	return rc;
 }
 
-static const struct obs_tcount *start_of(const struct obs_tcount *start, size_t n, pid_t tid)
+struct obs_tcount *obs_tcount_find(struct obs_tcount *start, size_t n, pid_t tid)
 {
 	struct obs_tcount key = {.tid = tid};
 
 	return start ? bsearch(&key, start, n, sizeof(key), tcount_cmp) : NULL;
+}
+
+/* A thread of the start that is still the same thread: not reported
+ * ended by taskstats. */
+static const struct obs_tcount *start_of(const struct obs_tcount *start, size_t n, pid_t tid)
+{
+	const struct obs_tcount *s = obs_tcount_find((struct obs_tcount *)(uintptr_t)start, n, tid);
+
+	return s && !s->gone ? s : NULL;
 }
 
 long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *start, size_t nstart,

@@ -55,6 +55,40 @@ int obs_cn_read(struct obs_cn *cn, struct obs_ev *evs, size_t max);
 /* Sends IGNORE (cn_proc counts its listeners) and closes. NULL-safe. */
 void obs_cn_close(struct obs_cn *cn);
 
+/* --- taskstats: the switches of threads as they exit (observe_ts.c) ---- */
+
+struct obs_ts {
+	int fd;
+	uint16_t family; /* the TASKSTATS generic netlink family */
+	uint32_t seq;
+	int registered;
+	char cpus[256]; /* the cpumask registered ("0-1") */
+	uint64_t overruns, bad;
+};
+
+/* One task's exit: its tid, its tgid (0 before struct taskstats v12),
+ * and its switch counts at exit. */
+struct obs_ts_exit {
+	pid_t tid, tgid;
+	uint64_t vol, invol;
+};
+
+/* Resolves the family, registers a listener for every possible CPU. 0, or
+ * -errno with the reason in err (-EPERM: no CAP_NET_ADMIN). */
+int obs_ts_open(struct obs_ts *ts, char *err, size_t errlen);
+/* Reads one datagram's exits without blocking: the count, 0, or -errno. */
+int obs_ts_read(struct obs_ts *ts, struct obs_ts_exit *out, size_t max);
+/* Parses a datagram: each message of `family` whose AGGR_PID holds a PID
+ * and a struct taskstats long enough for nvcsw and nivcsw is an exit; any
+ * other attribute is passed over, a malformed one counted in *bad. */
+size_t obs_ts_parse(const void *buf, size_t len, uint16_t family, struct obs_ts_exit *out,
+                    size_t max, size_t *bad);
+/* CTRL_ATTR_FAMILY_ID of a CTRL_CMD_NEWFAMILY payload (after the netlink
+ * header), or 0. */
+uint16_t obs_ts_family_id(const void *genl, size_t len);
+/* Deregisters and closes. NULL-safe. */
+void obs_ts_close(struct obs_ts *ts);
+
 /* --- a process's /proc files ------------------------------------------- */
 
 /* /proc/PID/stat: comm (up to 16 bytes, as the kernel keeps it, any byte
@@ -142,7 +176,8 @@ int obs_smaps_stacks(const char *smaps, const struct obs_vma *v, size_t n,
 struct obs_tcount {
 	pid_t tid;
 	struct obs_counts c;
-	int fd; /* its sched (or status) file, kept open from the start; -1 */
+	int fd;   /* its sched (or status) file, kept open from the start; -1 */
+	int gone; /* taskstats reported its exit: a tid seen again is new */
 };
 
 /* A process as the window saw it; a PID that is reused is a new entry. */
@@ -159,6 +194,9 @@ struct obs_proc {
 	int have_migr;
 	int counts_errno; /* why its threads could not be read */
 	uint64_t creates, exits, vol, invol, migr;
+	/* taskstats: exits accounted (threads other than the leader, and the
+	 * leader), and their switches within the window */
+	uint64_t ts_thread_exits, ts_leader_exits, ts_vol, ts_invol;
 	struct obs_tcount *start; /* its threads at the start */
 	size_t nstart;
 	int stacks_measured, stacks_errno;
@@ -179,6 +217,8 @@ struct obs_run {
 	/* what the connector told */
 	uint64_t forks_heard, process_forks, thread_creates, thread_exits;
 	uint64_t unattributed_creates, unattributed_exits;
+	int exact;               /* taskstats listened */
+	uint64_t ts_unattributed; /* exits whose process could not be told */
 };
 
 /* The table of processes (observe_table.c): the latest entry of a tgid, or
@@ -198,6 +238,8 @@ long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *star
                       struct obs_tcount **out);
 void obs_tcounts_close(struct obs_run *r, struct obs_tcount *t, size_t n);
 void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n);
+/* A thread of start (sorted by tid), or NULL. */
+struct obs_tcount *obs_tcount_find(struct obs_tcount *start, size_t n, pid_t tid);
 void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p);
 /* Its mappings (lines of maps) into p->vmas, for a process whose stacks
  * were not read (-errno when maps is unreadable). */
@@ -221,5 +263,9 @@ struct json_t *obs_largest_vmas(const struct obs_run *r);
  * (observe_mech.c): cn_rc and cn_why are obs_cn_open()'s answer. */
 struct json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
                               const char *cn_why, int have_forks, uint64_t host_forks);
+/* mechanisms.switches.exited_threads: taskstats's answer (ts_rc, ts_why)
+ * and tally, or that it was not asked for (asked 0). */
+struct json_t *obs_mech_exits(const struct obs_run *r, const struct obs_ts *ts, int asked,
+                              int ts_rc, const char *ts_why);
 
 #endif

@@ -41,6 +41,11 @@ echo '[1, 2]' | "$TW" workloads --costs - 2>"$TW_TMP/bad.err" && fail "--costs t
 grep -q 'not a JSON object' "$TW_TMP/bad.err" || fail "--costs -: $(cat "$TW_TMP/bad.err")"
 ok "bad options and bad --costs: exit 2 with a message, nothing on standard output"
 
+# truth_last NAME FIELD: the same between its last two SIGUSR1 lines
+truth_last() {
+	awk -v f="$2" '$1 == "t" {n++; for (i = 1; i < NF; i++) if ($i == f) v[n] = $(i + 1); t[n] = $2}
+		END {printf "%.3f", (v[n] - v[n - 1]) / (t[n] - t[n - 1])}' "$TW_TMP/$1.out"
+}
 thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
 
 # unrelated load: a busy loop at nice 19
@@ -56,8 +61,12 @@ kill -USR1 "$creator" "$pinger"
 "$TW" workloads --json --by process --for 15s >"$TW_TMP/w.json" 2>"$TW_TMP/w.err" ||
 	fail "workloads exited $?: $(cat "$TW_TMP/w.err")"
 kill -USR1 "$creator" "$pinger"
+# the same with taskstats: the switches of the threads that ended too
+"$TW" workloads --json --by process --for 5s --no-costs --exact-switches >"$TW_TMP/x.json" 2>"$TW_TMP/x.err" ||
+	fail "workloads --exact-switches exited $?: $(cat "$TW_TMP/x.err")"
+kill -USR1 "$creator"
 sleep 0.2
-cr=$(truth creator creates) sw=$(truth pinger switches)
+cr=$(truth creator creates) sw=$(truth pinger switches) csw=$(truth_last creator switches)
 echo "truth: $cr creates/s, $sw switches/s; THP $thp"
 
 bad=$(jq -r --argjson c "$creator" --argjson p "$pinger" --argjson g "$glibc" \
@@ -83,6 +92,20 @@ check(.observer.share_of_cpu >= 0 and .observer.threads_read > 400; "observer co
 ' "$TW_TMP/w.json")
 [ -z "$bad" ] || fail "$bad"
 ok "creates, exits, switches and stacks match their truth ($cr creates/s, $sw switches/s)"
+
+# threads that end take their switches with them, unless taskstats reports
+# them: a lower bound, said so; then exact, within 10% of the truth
+jq -e --argjson c "$creator" --argjson t "$csw" '[.workloads[] | select(.pids | index($c))][0] |
+	.switches_exact == false and .switches_per_s.total < $t' "$TW_TMP/w.json" >/dev/null ||
+	fail "without taskstats the creator's switches are not a lower bound said so (truth $csw)"
+if jq -e '.mechanisms.switches.exited_threads.available' "$TW_TMP/x.json" >/dev/null; then
+	xs=$(jq --argjson c "$creator" '[.workloads[] | select(.pids | index($c))][0] | [.switches_exact, .switches_per_s.total]' "$TW_TMP/x.json")
+	jq -e --argjson t "$csw" '.[0] == true and ((.[1] - $t) | fabs) <= 0.1 * $t' <<<"$xs" >/dev/null ||
+		fail "with taskstats the creator's switches [exact, per s] are $xs, truth $csw"
+	ok "switches of threads that end: a lower bound without taskstats, exact with it ($(jq -c . <<<"$xs") against $csw)"
+else
+	ok "taskstats is not to be had here: $(jq -r .mechanisms.switches.exited_threads.why "$TW_TMP/x.json")"
+fi
 
 # glibc's stacks get no huge page, unless THP is always and the kernel
 # predates MAP_STACK's VM_NOHUGEPAGE (6.8): then they may, truly

@@ -2,7 +2,8 @@
  * twload: a service of known behaviour for the observer's tests, each
  * mode doing one thing at a rate it keeps and counting it itself:
  *
- *   twload create RATE      creates and joins RATE threads a second
+ *   twload create RATE      creates and joins RATE threads a second, each
+ *                           sleeping 100 us before it ends
  *   twload pingpong RATE    two threads, on two CPUs, hand a futex word to
  *                           each other RATE times a second
  *   twload thpstacks N      parks N threads on stacks it maps itself, 2 MiB
@@ -45,6 +46,7 @@
 
 static atomic_ulong creates;
 static atomic_ulong switches[2]; /* per working thread: its own count */
+static atomic_ulong ended_switches; /* those of the threads create made, as each ended */
 static atomic_int stopping;
 static int word; /* the ping-pong's futex word: 0 A's turn, 1 B's */
 
@@ -73,8 +75,13 @@ static unsigned long own_switches(void)
 	return (unsigned long)(ru.ru_nvcsw + ru.ru_nivcsw);
 }
 
-static void *nothing(void *arg)
+static unsigned long own_switches(void);
+
+/* A created thread: one sleep (a switch at least), then its own count. */
+static void *short_life(void *arg)
 {
+	usleep(100);
+	atomic_fetch_add(&ended_switches, own_switches());
 	return arg;
 }
 
@@ -86,10 +93,11 @@ static void run_create(double rate)
 		pthread_t t;
 
 		sleep_until(t0 + (double)i / rate);
-		if (pthread_create(&t, NULL, nothing, NULL) == 0) {
+		if (pthread_create(&t, NULL, short_life, NULL) == 0) {
 			pthread_join(t, NULL);
 			atomic_fetch_add(&creates, 1);
 		}
+		atomic_store(&switches[0], own_switches());
 	}
 }
 
@@ -278,7 +286,9 @@ static void on_usr1(int sig)
 
 	(void)sig;
 	n = snprintf(line, sizeof(line), "t %.6f creates %lu switches %lu\n", now_s(),
-	             atomic_load(&creates), atomic_load(&switches[0]) + atomic_load(&switches[1]));
+	             atomic_load(&creates),
+	             atomic_load(&switches[0]) + atomic_load(&switches[1]) +
+	                 atomic_load(&ended_switches));
 	(void)!write(1, line, (size_t)n);
 }
 
