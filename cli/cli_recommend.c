@@ -177,8 +177,8 @@ json_t *cli_inputs_read(const char *path, const char *cmd)
 	if (f != stdin)
 		fclose(f);
 	if (!doc) {
-		fprintf(stderr, "%s: cannot read \"%s\": not JSON: %s (line %d)\n", cmd, name, je.text,
-		        je.line);
+		fprintf(stderr, "%s: cannot read \"%s\": not JSON: %s (line %d)\n", cmd, name,
+		        je.text, je.line);
 		return NULL;
 	}
 	inner = json_object_get(json_object_get(doc, "recommendation"), "inputs");

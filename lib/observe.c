@@ -228,7 +228,8 @@ static void window_loop(struct obs_run *r, struct obs_cn *cn, struct obs_ts *ts,
 	while (!(stop && *stop)) {
 		double left = until - clock_mono_s();
 		int ms = left * 1000 < LOOP_POLL_MS ? (int)(left * 1000) + 1 : LOOP_POLL_MS;
-		struct pollfd pfd[2] = {{.fd = cn->fd, .events = POLLIN}, {.fd = ts->fd, .events = POLLIN}};
+		struct pollfd pfd[2] = {{.fd = cn->fd, .events = POLLIN},
+		                        {.fd = ts->fd, .events = POLLIN}};
 
 		if (left <= 0)
 			break;

@@ -121,14 +121,16 @@ json_t *obs_mech_exits(const struct obs_run *r, const struct obs_ts *ts, int ask
 	                      "available", asked && ts_rc == 0);
 
 	if (!asked)
-		json_object_set_new(e, "why", json_string("not asked for (--exact-switches): a message "
-		                                          "per exit, and CAP_NET_ADMIN"));
+		json_object_set_new(e, "why",
+		                    json_string("not asked for (--exact-switches): a message "
+		                                "per exit, and CAP_NET_ADMIN"));
 	else if (ts_rc != 0)
 		json_object_set_new(e, "why", obs_jstr(ts_why));
 	else
 		json_object_set_new(e, "tally",
-		                    json_pack("{s:I s:I s:I}", "unattributed", (json_int_t)r->ts_unattributed,
-		                              "overruns", (json_int_t)ts->overruns, "malformed",
+		                    json_pack("{s:I s:I s:I}", "unattributed",
+		                              (json_int_t)r->ts_unattributed, "overruns",
+		                              (json_int_t)ts->overruns, "malformed",
 		                              (json_int_t)ts->bad));
 	return e;
 }

@@ -40,8 +40,8 @@ struct ts_req {
 
 /* Sends one request with one attribute (NLM_F_ACK: the kernel answers
  * with an error message, 0 for success). 0 or -errno. */
-static int ts_send(struct obs_ts *ts, uint16_t type, uint8_t cmd, uint8_t version,
-                   uint16_t attr, const void *val, size_t len)
+static int ts_send(struct obs_ts *ts, uint16_t type, uint8_t cmd, uint8_t version, uint16_t attr,
+                   const void *val, size_t len)
 {
 	struct ts_req r;
 	struct nlattr na = {.nla_len = (uint16_t)(NLA_HDRLEN + len), .nla_type = attr};
@@ -86,7 +86,8 @@ static int ts_answer(struct obs_ts *ts, uint16_t *family)
 			    nh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct nlmsgerr)))
 				return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
 			if (family && nh->nlmsg_type == GENL_ID_CTRL)
-				*family = obs_ts_family_id(NLMSG_DATA(nh), nh->nlmsg_len - NLMSG_HDRLEN);
+				*family =
+				    obs_ts_family_id(NLMSG_DATA(nh), nh->nlmsg_len - NLMSG_HDRLEN);
 		}
 	}
 }
@@ -192,7 +193,8 @@ static int ts_aggr(const unsigned char *p, size_t len, struct obs_ts_exit *e)
 			memcpy(&s, p + NLA_HDRLEN, body < sizeof(s) ? body : sizeof(s));
 			e->vol = s.nvcsw;
 			e->invol = s.nivcsw;
-			if (s.version >= TS_TGID_VERSION && body >= offsetof(struct taskstats, ac_tgid) + 4)
+			if (s.version >= TS_TGID_VERSION &&
+			    body >= offsetof(struct taskstats, ac_tgid) + 4)
 				e->tgid = (pid_t)s.ac_tgid;
 			have_stats = 1;
 		}
@@ -233,7 +235,8 @@ size_t obs_ts_parse(const void *buf, size_t len, uint16_t family, struct obs_ts_
 					break;
 				}
 				if (na.nla_type == TASKSTATS_TYPE_AGGR_PID) {
-					if (ts_aggr(a + NLA_HDRLEN, na.nla_len - NLA_HDRLEN, &out[n]) == 0)
+					if (ts_aggr(a + NLA_HDRLEN, na.nla_len - NLA_HDRLEN,
+					            &out[n]) == 0)
 						n++;
 					else
 						++*bad;
@@ -279,7 +282,8 @@ void obs_ts_close(struct obs_ts *ts)
 		return;
 	if (ts->registered)
 		(void)ts_send(ts, ts->family, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION,
-		              TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, ts->cpus, strlen(ts->cpus) + 1);
+		              TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, ts->cpus,
+		              strlen(ts->cpus) + 1);
 	close(ts->fd);
 	ts->fd = -1;
 	ts->registered = 0;

@@ -217,7 +217,7 @@ struct obs_run {
 	/* what the connector told */
 	uint64_t forks_heard, process_forks, thread_creates, thread_exits;
 	uint64_t unattributed_creates, unattributed_exits;
-	int exact;               /* taskstats listened */
+	int exact;                /* taskstats listened */
 	uint64_t ts_unattributed; /* exits whose process could not be told */
 };
 

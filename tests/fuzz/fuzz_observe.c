@@ -4,7 +4,8 @@
  * picks the parser: a proc connector datagram (obs_cn_parse), a
  * /proc/PID/cgroup text, a stat line (whose comm anyone writes), a sched
  * or status text, a maps text (the stacks in it), an smaps text over the
- * stacks the same text's maps lines name. Whatever each accepts must hold
+ * stacks the same text's maps lines name, a taskstats datagram. Whatever
+ * each accepts must hold
  * together: events within their buffer, a unit only with a path, stacks
  * ordered and within their mappings.
  */
@@ -75,14 +76,31 @@ static void stacks(const char *s, int smaps)
 	free(v);
 }
 
+static void ts(const uint8_t *d, size_t n)
+{
+	struct obs_ts_exit ex[8];
+	size_t bad = 0, got = obs_ts_parse(d, n, 27, ex, 8, &bad);
+
+	if (got > 8)
+		abort();
+	for (size_t i = 0; i < got; i++)
+		if (ex[i].tid <= 0)
+			abort();
+	(void)obs_ts_family_id(d, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
 
 	if (size < 1)
 		return 0;
-	if (data[0] % 6 == 0) {
+	if (data[0] % 7 == 0) {
 		cn(data + 1, size - 1);
+		return 0;
+	}
+	if (data[0] % 7 == 6) {
+		ts(data + 1, size - 1);
 		return 0;
 	}
 	s = malloc(size);
@@ -90,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 1:
 		cgroup(s);
 		break;

@@ -45,7 +45,7 @@
 #define GUARD_BYTES 4096UL
 
 static atomic_ulong creates;
-static atomic_ulong switches[2]; /* per working thread: its own count */
+static atomic_ulong switches[2];    /* per working thread: its own count */
 static atomic_ulong ended_switches; /* those of the threads create made, as each ended */
 static atomic_int stopping;
 static int word; /* the ping-pong's futex word: 0 A's turn, 1 B's */
@@ -285,10 +285,9 @@ static void on_usr1(int sig)
 	int n;
 
 	(void)sig;
-	n = snprintf(line, sizeof(line), "t %.6f creates %lu switches %lu\n", now_s(),
-	             atomic_load(&creates),
-	             atomic_load(&switches[0]) + atomic_load(&switches[1]) +
-	                 atomic_load(&ended_switches));
+	n = snprintf(
+	    line, sizeof(line), "t %.6f creates %lu switches %lu\n", now_s(), atomic_load(&creates),
+	    atomic_load(&switches[0]) + atomic_load(&switches[1]) + atomic_load(&ended_switches));
 	(void)!write(1, line, (size_t)n);
 }
 

@@ -5,7 +5,9 @@
  * status counts as proc_sched_show_task() and task_context_switch_counts()
  * print them, maps layouts of glibc's and the JVM's stacks against those
  * that are not stacks, smaps' per-mapping figures, connector messages as
- * cn_netlink_send() frames them (and cut, wrong or foreign ones), and a
+ * cn_netlink_send() frames them (and cut, wrong or foreign ones), taskstats
+ * exits as taskstats_exit() sends them (an older struct without ac_tgid, a
+ * cut one, another family's), the family id of a CTRL_CMD_NEWFAMILY, and a
  * reused PID in the table.
  */
 #include <errno.h>
@@ -19,7 +21,9 @@
 #include <cmocka.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
+#include <linux/taskstats.h>
 
 #include "observep.h"
 
@@ -244,6 +248,100 @@ static void test_cn(void **state)
 	assert_int_equal(obs_cn_parse(buf, len, ev, 1, &bad), 1);
 }
 
+/* A taskstats exit as taskstats_exit() sends it: a generic netlink
+ * message of the family, an AGGR_PID holding PID and STATS. */
+static size_t ts_frame(unsigned char *buf, uint16_t family, uint32_t tid, uint32_t tgid,
+                       uint16_t version, uint64_t vol, uint64_t invol, size_t stats_len)
+{
+	struct taskstats st;
+	struct nlattr aggr = {.nla_type = TASKSTATS_TYPE_AGGR_PID},
+	              pid = {.nla_len = NLA_HDRLEN + 4, .nla_type = TASKSTATS_TYPE_PID},
+	              sta = {.nla_len = (uint16_t)(NLA_HDRLEN + stats_len),
+	                     .nla_type = TASKSTATS_TYPE_STATS};
+	struct genlmsghdr gh = {.cmd = TASKSTATS_CMD_NEW, .version = 1};
+	struct nlmsghdr nh = {.nlmsg_type = family};
+	size_t at = NLMSG_HDRLEN + GENL_HDRLEN;
+
+	memset(&st, 0, sizeof(st));
+	st.version = version;
+	st.nvcsw = vol;
+	st.nivcsw = invol;
+	st.ac_tgid = tgid;
+	aggr.nla_len = (uint16_t)(NLA_HDRLEN + NLA_ALIGN(pid.nla_len) + NLA_ALIGN(sta.nla_len));
+	nh.nlmsg_len = (uint32_t)(at + aggr.nla_len);
+	memset(buf, 0, NLMSG_ALIGN(nh.nlmsg_len));
+	memcpy(buf, &nh, sizeof(nh));
+	memcpy(buf + NLMSG_HDRLEN, &gh, sizeof(gh));
+	memcpy(buf + at, &aggr, sizeof(aggr));
+	at += NLA_HDRLEN;
+	memcpy(buf + at, &pid, sizeof(pid));
+	memcpy(buf + at + NLA_HDRLEN, &tid, 4);
+	at += NLA_ALIGN(pid.nla_len);
+	memcpy(buf + at, &sta, sizeof(sta));
+	memcpy(buf + at + NLA_HDRLEN, &st, stats_len);
+	return NLMSG_ALIGN(nh.nlmsg_len);
+}
+
+static void test_ts(void **state)
+{
+	static unsigned char buf[4096] __attribute__((aligned(8)));
+	struct obs_ts_exit ex[4];
+	size_t bad = 0, len;
+	const size_t full = sizeof(struct taskstats);
+	const size_t v1 = offsetof(struct taskstats, nivcsw) + 8; /* no ac_tgid yet */
+
+	(void)state;
+	len = ts_frame(buf, 27, 105, 100, 13, 40, 3, full);
+	len += ts_frame(buf + len, 27, 106, 100, 13, 7, 0, full);
+	assert_int_equal(obs_ts_parse(buf, len, 27, ex, 4, &bad), 2);
+	assert_int_equal(bad, 0);
+	assert_int_equal(ex[0].tid, 105);
+	assert_int_equal(ex[0].tgid, 100);
+	assert_int_equal(ex[0].vol, 40);
+	assert_int_equal(ex[0].invol, 3);
+	assert_int_equal(ex[1].tid, 106);
+	/* an older struct: counts, but no tgid to tell the process by */
+	len = ts_frame(buf, 27, 105, 100, 8, 40, 3, v1);
+	assert_int_equal(obs_ts_parse(buf, len, 27, ex, 4, &bad), 1);
+	assert_int_equal(ex[0].tgid, 0);
+	assert_int_equal(ex[0].vol, 40);
+	/* another family's message is not ours */
+	len = ts_frame(buf, 28, 105, 100, 13, 40, 3, full);
+	assert_int_equal(obs_ts_parse(buf, len, 27, ex, 4, &bad), 0);
+	assert_int_equal(bad, 0);
+	/* a STATS too short for the counts, a length past the datagram */
+	len = ts_frame(buf, 27, 105, 100, 13, 40, 3, 16);
+	assert_int_equal(obs_ts_parse(buf, len, 27, ex, 4, &bad), 0);
+	assert_int_equal(bad, 1);
+	len = ts_frame(buf, 27, 105, 100, 13, 40, 3, full);
+	assert_int_equal(obs_ts_parse(buf, len - 8, 27, ex, 4, &bad), 0);
+	assert_int_equal(bad, 2);
+	assert_int_equal(obs_ts_parse(buf, 3, 27, ex, 4, &bad), 0);
+}
+
+static void test_ts_family(void **state)
+{
+	unsigned char b[64];
+	struct genlmsghdr gh = {.cmd = CTRL_CMD_NEWFAMILY};
+	struct nlattr name = {.nla_len = NLA_HDRLEN + 10, .nla_type = CTRL_ATTR_FAMILY_NAME},
+	              id = {.nla_len = NLA_HDRLEN + 2, .nla_type = CTRL_ATTR_FAMILY_ID};
+	uint16_t v = 27;
+	size_t at = GENL_HDRLEN;
+
+	(void)state;
+	memset(b, 0, sizeof(b));
+	memcpy(b, &gh, sizeof(gh));
+	memcpy(b + at, &name, sizeof(name));
+	memcpy(b + at + NLA_HDRLEN, "TASKSTATS", 10);
+	at += NLA_ALIGN(name.nla_len);
+	memcpy(b + at, &id, sizeof(id));
+	memcpy(b + at + NLA_HDRLEN, &v, 2);
+	at += NLA_ALIGN(id.nla_len);
+	assert_int_equal(obs_ts_family_id(b, at), 27);
+	assert_int_equal(obs_ts_family_id(b, at - NLA_ALIGN(id.nla_len)), 0);
+	assert_int_equal(obs_ts_family_id(b, 2), 0);
+}
+
 static void test_table(void **state)
 {
 	struct obs_run r = {.procfd = -1};
@@ -273,9 +371,10 @@ static void test_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stat),   cmocka_unit_test(test_sched),
-	    cmocka_unit_test(test_stacks), cmocka_unit_test(test_smaps),
-	    cmocka_unit_test(test_cn),     cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_stat),      cmocka_unit_test(test_sched),
+	    cmocka_unit_test(test_stacks),    cmocka_unit_test(test_smaps),
+	    cmocka_unit_test(test_cn),        cmocka_unit_test(test_ts),
+	    cmocka_unit_test(test_ts_family), cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
