@@ -105,35 +105,30 @@ ok "hardened: PIE, RELRO, BIND_NOW, stack protector, _FORTIFY_SOURCE"
 # package installed: man:PAGE(N) a manual page, file:PATH a file as it is
 # (not one dh_compress renamed to PATH.gz).
 ndoc=0
+# doc_installed UNIT ENTRY: the entry names what the package installed
+doc_installed() {
+	local u=$1 d=$2 page sec
+	case $d in
+	man:*)
+		page=${d#man:} sec=${page##*(} sec=${sec%)} page=${page%(*}
+		[ -f "/usr/share/man/man$sec/$page.$sec.gz" ] || fail "$u: $d is not installed"
+		;;
+	file:*) [ -f "${d#file:}" ] || fail "$u: $d is not installed" ;;
+	*) fail "$u: unexpected Documentation=$d" ;;
+	esac
+	ndoc=$((ndoc + 1))
+}
 for u in /lib/systemd/system/threadwatchd.service /lib/systemd/system/threadwatchd.socket; do
 	docs=$(sed -n 's/^Documentation=//p' "$u")
-	for d in $docs; do
-		case $d in
-		man:*)
-			page=${d#man:} sec=${page##*(} sec=${sec%)} page=${page%(*}
-			[ -f "/usr/share/man/man$sec/$page.$sec.gz" ] || fail "$u: $d is not installed"
-			;;
-		file:*) [ -f "${d#file:}" ] || fail "$u: $d is not installed" ;;
-		*) fail "$u: unexpected Documentation=$d" ;;
-		esac
-		ndoc=$((ndoc + 1))
-	done
+	for d in $docs; do doc_installed "$u" "$d"; done
 	for want in 'man:threadwatchd(8)' 'man:threadwatchd.conf(5)' 'file:/usr/share/doc/threadwatch/README.md'; do
 		grep -qwF "$want" <<<"$docs" || fail "$u: no Documentation=$want"
 	done
 done
 # The observer's unit names its page, the command's and doc/workloads.md.
-for d in $(sed -n 's/^Documentation=//p' /lib/systemd/system/threadwatch-observer.service); do
-	case $d in
-	man:*)
-		page=${d#man:} sec=${page##*(} sec=${sec%)} page=${page%(*}
-		[ -f "/usr/share/man/man$sec/$page.$sec.gz" ] || fail "observer: $d is not installed"
-		;;
-	file:*) [ -f "${d#file:}" ] || fail "observer: $d is not installed" ;;
-	*) fail "observer: unexpected Documentation=$d" ;;
-	esac
-	ndoc=$((ndoc + 1))
-done
+u=/lib/systemd/system/threadwatch-observer.service
+for d in $(sed -n 's/^Documentation=//p' "$u"); do doc_installed "$u" "$d"; done
+grep -q '^Documentation=man:threadwatch-observer(8)' "$u" || fail "$u: no Documentation=man:threadwatch-observer(8)"
 # The documents the README links to are installed beside it, where its
 # relative links point.
 for l in $(grep -o '](doc/[a-z_-]*\.md)' "$SRC/README.md" | sort -u | sed 's/^](//;s/)$//'); do
