@@ -50,6 +50,7 @@ static long proc_enter(struct obs_run *r, pid_t tgid)
 		return rc;
 	}
 	i = obs_table_add(r, tgid);
+	tmp.t_read0 = clock_mono_s(); /* a process seen now has no switch before now */
 	r->procs[i] = tmp;
 	return (long)i;
 }
@@ -176,6 +177,7 @@ static void sweep_start_one(struct obs_run *r, pid_t pid)
 		return;
 	n = obs_threads_read(r, pdir, NULL, 0, &r->procs[i].start);
 	r->procs[i].nstart = n > 0 ? (size_t)n : 0;
+	r->procs[i].t_read0 = clock_mono_s();
 	close(pdir);
 }
 
@@ -205,7 +207,10 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 		obs_cgroup_free(&tmp.cg);
 	}
 	p = &r->procs[i];
+	if (!p->t_read0)
+		p->t_read0 = r->t_window0; /* started unheard within the window */
 	n = obs_threads_read(r, pdir, p->start, p->nstart, &t);
+	p->t_read1 = clock_mono_s();
 	if (n < 0)
 		p->counts_errno = (int)-n;
 	else
@@ -326,7 +331,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	have_forks = obs_host_forks(&r, &f0) == 0;
 	e0 = t0a = clock_mono_s();
 	for_each_pid(&r, sweep_start_one);
-	t0b = clock_mono_s();
+	t0b = r.t_window0 = clock_mono_s();
 	window_loop(&r, &cn, &ts, t0b + o->window_s, o->stop);
 	if (cn.fd >= 0)
 		drain(&r, &cn);
@@ -343,8 +348,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	doc = json_object();
 	json_object_set_new(doc, "window_s", jnum((t1a + t1b) / 2 - (t0a + t0b) / 2));
 	json_object_set_new(doc, "workloads",
-	                    obs_group(&r, o->by_process, (t1a + t1b) / 2 - (t0a + t0b) / 2,
-	                              cn_rc == 0 ? e1 - e0 : 0));
+	                    obs_group(&r, o->by_process, cn_rc == 0 ? e1 - e0 : 0));
 	json_object_set_new(doc, "events_window_s", jnum(e1 - e0));
 	json_object_set_new(doc, "largest_vmas", obs_largest_vmas(&r));
 	json_object_set_new(doc, "mechanisms",

@@ -113,8 +113,10 @@ struct tally {
 	size_t ended, ended_accounted; /* processes gone by the end; of them, taskstats's */
 	uint64_t ts_thread_exits;
 	int ts_any;
+	/* per second, each process over its own reading times */
+	double vol_ps, invol_ps, migr_ps;
 	long threads;
-	uint64_t creates, exits, vol, invol, migr, nstacks, thp, res, huge;
+	uint64_t creates, exits, ts_vol, ts_invol, nstacks, thp, res, huge;
 	int stack_errno, counts_errno;
 };
 
@@ -124,16 +126,16 @@ static void tally_add(struct tally *t, const struct obs_proc *p)
 	t->creates += p->creates;
 	t->exits += p->exits;
 	/* what taskstats told of the threads that ended */
-	t->vol += p->ts_vol;
-	t->invol += p->ts_invol;
 	t->ts_thread_exits += p->ts_thread_exits;
 	t->ts_any |= p->ts_thread_exits || p->ts_leader_exits;
-	if (p->counted) {
+	if (p->counted && p->t_read1 > p->t_read0) {
+		double secs = p->t_read1 - p->t_read0;
+
 		t->counted++;
 		t->threads += p->threads;
-		t->vol += p->vol;
-		t->invol += p->invol;
-		t->migr += p->migr;
+		t->vol_ps += (double)(p->vol + p->ts_vol) / secs;
+		t->invol_ps += (double)(p->invol + p->ts_invol) / secs;
+		t->migr_ps += (double)p->migr / secs;
 		t->migr_procs += p->have_migr != 0;
 	} else if (p->counts_errno) {
 		t->unreadable++;
@@ -141,6 +143,8 @@ static void tally_add(struct tally *t, const struct obs_proc *p)
 	} else {
 		t->ended++;
 		t->ended_accounted += p->ts_leader_exits > 0;
+		t->ts_vol += p->ts_vol; /* an ended process's, over the events' window */
+		t->ts_invol += p->ts_invol;
 	}
 	if (p->stacks_measured) {
 		t->stack_procs++;
@@ -194,25 +198,36 @@ static json_t *stacks_json(const struct tally *t)
 }
 
 /* Every switch of the window is counted: no thread or process ended
- * unseen (taskstats, when it listened, reports each as it ends). */
+ * unseen (taskstats, when it listened, reports each as it ends). The two
+ * reports of one exit come apart at the window's edges: taskstats_exit()
+ * runs before proc_exit_connector() in do_exit(), so a thread ending at
+ * the start may leave only its connector event in the window, one that
+ * ends at the close only its taskstats report; neither had time to switch
+ * within it. */
 static int switches_exact(const struct tally *t)
 {
-	return (t->counted || t->ts_any) && t->exits == t->ts_thread_exits &&
+	return (t->counted || t->ts_any) && t->exits <= t->ts_thread_exits + 1 &&
 	       t->ended == t->ended_accounted;
 }
 
-static json_t *switches_json(const struct tally *t, double secs)
+/* Each process's switches over its own reading times, and those of
+ * processes that ended over the events' window. */
+static json_t *switches_json(const struct tally *t, double ev_s)
 {
-	if (!(t->counted || t->ts_any) || secs <= 0)
+	double vol = t->vol_ps, invol = t->invol_ps;
+
+	if (!(t->counted || t->ts_any))
 		return json_null();
-	return json_pack("{s:o s:o s:o}", "total", jnum((double)(t->vol + t->invol) / secs),
-	                 "voluntary", jnum((double)t->vol / secs), "involuntary",
-	                 jnum((double)t->invol / secs));
+	if (ev_s > 0) {
+		vol += (double)t->ts_vol / ev_s;
+		invol += (double)t->ts_invol / ev_s;
+	}
+	return json_pack("{s:o s:o s:o}", "total", jnum(vol + invol), "voluntary", jnum(vol),
+	                 "involuntary", jnum(invol));
 }
 
 /* The workload of members m[0..n-1] (one key). */
-static json_t *workload_json(const struct obs_run *r, const struct member *m, size_t n, double sw_s,
-                             double ev_s)
+static json_t *workload_json(const struct obs_run *r, const struct member *m, size_t n, double ev_s)
 {
 	const struct obs_proc *first = &r->procs[m[0].proc];
 	struct tally t = {0};
@@ -239,8 +254,9 @@ static json_t *workload_json(const struct obs_run *r, const struct member *m, si
 	json_object_set_new(w, "threads", t.counted ? json_integer(t.threads) : json_null());
 	json_object_set_new(w, "creates_per_s", rate(t.creates, ev_s, ev_s > 0));
 	json_object_set_new(w, "exits_per_s", rate(t.exits, ev_s, ev_s > 0));
-	json_object_set_new(w, "switches_per_s", switches_json(&t, sw_s));
-	json_object_set_new(w, "migrations_per_s", rate(t.migr, sw_s, t.migr_procs > 0));
+	json_object_set_new(w, "switches_per_s", switches_json(&t, ev_s));
+	json_object_set_new(w, "migrations_per_s",
+	                    t.migr_procs > 0 ? jnum(t.migr_ps) : json_null());
 	/* without taskstats, threads that ended took their switches with them */
 	json_object_set_new(w, "switches_exact", json_boolean(switches_exact(&t)));
 	json_object_set_new(w, "stacks", stacks_json(&t));
@@ -251,7 +267,7 @@ static json_t *workload_json(const struct obs_run *r, const struct member *m, si
 	return w;
 }
 
-json_t *obs_group(struct obs_run *r, int by_process, double sw_s, double ev_s)
+json_t *obs_group(struct obs_run *r, int by_process, double ev_s)
 {
 	struct member *m = xcalloc(r->nprocs + 1, sizeof(*m));
 	const char **shared;
@@ -275,7 +291,7 @@ json_t *obs_group(struct obs_run *r, int by_process, double sw_s, double ev_s)
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && !strcmp(m[j].key, m[i].key); j++)
 			;
-		json_array_append_new(list, workload_json(r, m + i, j - i, sw_s, ev_s));
+		json_array_append_new(list, workload_json(r, m + i, j - i, ev_s));
 	}
 	for (size_t i = 0; i < n; i++)
 		free(m[i].key);

@@ -217,6 +217,7 @@ long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *star
 		t[n].tid = tid;
 		t[n].c = c;
 		t[n].fd = keep;
+		t[n].gone = 0;
 		n++;
 	}
 	closedir(d);

@@ -193,6 +193,10 @@ struct obs_proc {
 	int counted;  /* its threads were read at the end */
 	int have_migr;
 	int counts_errno; /* why its threads could not be read */
+	/* when its threads were read at the start (or it was first seen) and
+	 * at the end: its switches are over that time, which a long sweep
+	 * makes differ from one process to the next */
+	double t_read0, t_read1;
 	uint64_t creates, exits, vol, invol, migr;
 	/* taskstats: exits accounted (threads other than the leader, and the
 	 * leader), and their switches within the window */
@@ -219,6 +223,7 @@ struct obs_run {
 	uint64_t unattributed_creates, unattributed_exits;
 	int exact;                /* taskstats listened */
 	uint64_t ts_unattributed; /* exits whose process could not be told */
+	double t_window0;         /* clock_mono_s() at the end of the start's sweep */
 };
 
 /* The table of processes (observe_table.c): the latest entry of a tgid, or
@@ -248,10 +253,11 @@ void obs_vmas_count(int pdir, struct obs_proc *p);
 int obs_host_forks(struct obs_run *r, uint64_t *n);
 
 /* The workloads of a window (observe_group.c) as the document's list:
- * switches over switch_s seconds, creates and exits over events_s (0: the
- * connector did not listen, and they are null). */
+ * each process's switches and migrations over its own reading times,
+ * creates and exits (and the switches of processes that ended) over
+ * events_s (0: the connector did not listen: creates and exits null). */
 struct json_t;
-struct json_t *obs_group(struct obs_run *r, int by_process, double switch_s, double events_s);
+struct json_t *obs_group(struct obs_run *r, int by_process, double events_s);
 /* A JSON string of text another user wrote: as it is when it is UTF-8,
  * escaped (escape_text()) when not. */
 struct json_t *obs_jstr(const char *s);

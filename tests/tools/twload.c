@@ -19,8 +19,10 @@
  * terminal escape too); --seconds S ends it after S seconds (default 120).
  * It prints "ready" once set up. On SIGUSR1 it prints one line of its own
  * truth, "t MONOTONIC_S creates N switches N": the threads it created, and
- * the context switches of its working threads as getrusage(RUSAGE_THREAD)
- * in each of them counts them (not /proc, which the observer reads); in
+ * the context switches of all its threads, those that ended too, as
+ * getrusage(RUSAGE_SELF) counts them (the signal struct the kernel folds
+ * each ending thread into: not /proc, which the observer reads, nor
+ * taskstats); in
  * mmaplat mode, "lat n N p50_us X p99_us X p999_us X max_us X" of the
  * pairs since the last SIGUSR1.
  */
@@ -45,8 +47,6 @@
 #define GUARD_BYTES 4096UL
 
 static atomic_ulong creates;
-static atomic_ulong switches[2];    /* per working thread: its own count */
-static atomic_ulong ended_switches; /* those of the threads create made, as each ended */
 static atomic_int stopping;
 static int word; /* the ping-pong's futex word: 0 A's turn, 1 B's */
 
@@ -67,21 +67,19 @@ static void sleep_until(double t)
 		;
 }
 
-static unsigned long own_switches(void)
+/* Every switch of the process's threads, live and ended. */
+static unsigned long process_switches(void)
 {
 	struct rusage ru;
 
-	getrusage(RUSAGE_THREAD, &ru);
+	getrusage(RUSAGE_SELF, &ru);
 	return (unsigned long)(ru.ru_nvcsw + ru.ru_nivcsw);
 }
 
-static unsigned long own_switches(void);
-
-/* A created thread: one sleep (a switch at least), then its own count. */
+/* A created thread: one sleep, a switch at least. */
 static void *short_life(void *arg)
 {
 	usleep(100);
-	atomic_fetch_add(&ended_switches, own_switches());
 	return arg;
 }
 
@@ -97,7 +95,6 @@ static void run_create(double rate)
 			pthread_join(t, NULL);
 			atomic_fetch_add(&creates, 1);
 		}
-		atomic_store(&switches[0], own_switches());
 	}
 }
 
@@ -130,7 +127,6 @@ static void *pong(void *arg)
 	while (!atomic_load(&stopping)) {
 		futex_wait(&word, 0);
 		futex_set(&word, 0);
-		atomic_store(&switches[1], own_switches());
 	}
 	return NULL;
 }
@@ -146,7 +142,6 @@ static void run_pingpong(double rate)
 		sleep_until(t0 + (double)i / rate);
 		futex_set(&word, 1);
 		futex_wait(&word, 1);
-		atomic_store(&switches[0], own_switches());
 	}
 	futex_set(&word, 1);
 	pthread_join(b, NULL);
@@ -285,9 +280,8 @@ static void on_usr1(int sig)
 	int n;
 
 	(void)sig;
-	n = snprintf(
-	    line, sizeof(line), "t %.6f creates %lu switches %lu\n", now_s(), atomic_load(&creates),
-	    atomic_load(&switches[0]) + atomic_load(&switches[1]) + atomic_load(&ended_switches));
+	n = snprintf(line, sizeof(line), "t %.6f creates %lu switches %lu\n", now_s(),
+	             atomic_load(&creates), process_switches());
 	(void)!write(1, line, (size_t)n);
 }
 
