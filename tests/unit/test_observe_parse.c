@@ -92,7 +92,8 @@ static void test_sched(void **state)
 /* show_map_vma()'s layout: glibc's stacks (a 4 KiB guard under 8 MiB less
  * the guard), one of the JVM's (16 KiB of zones under 1 MiB less them),
  * the main thread's [stack], a malloc arena (read-write BELOW its reserve),
- * a file, a guard too large, and a read-write mapping with no guard. */
+ * a file, a guard too large, a read-write mapping with no guard, and one a
+ * page above a PROT_NONE mapping (not its guard). */
 static const char maps[] =
     "55d0c0a00000-55d0c0a21000 r--p 00000000 fd:01 1234 /usr/bin/twload\n"
     "7f0000000000-7f0000001000 ---p 00000000 00:00 0 \n"
@@ -108,6 +109,8 @@ static const char maps[] =
     "7f4000000000-7f4000001000 ---p 00000000 fd:01 99 /usr/lib/libx.so\n"
     "7f4000001000-7f4000100000 rw-p 00000000 00:00 0 \n"
     "7f5000000000-7f5000100000 rw-p 00000000 00:00 0 \n"
+    "7f6000000000-7f6000001000 ---p 00000000 00:00 0 \n"
+    "7f6000002000-7f6000100000 rw-p 00000000 00:00 0 \n"
     "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n"
     "not a maps line\n"
     "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";
