@@ -186,25 +186,29 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 	long i = obs_table_find(r, pid);
 	struct obs_tcount *t = NULL;
 	struct obs_proc tmp;
+	struct obs_stat st;
 	struct obs_proc *p;
 	int pdir = obs_proc_open(r, pid);
 	long n;
 
 	if (pdir < 0)
 		return;
-	memset(&tmp, 0, sizeof(tmp));
-	if (obs_proc_identify(pdir, &tmp) < 0) {
+	/* a process it knows needs its stat alone (is it the same one?) */
+	if (obs_proc_stat(pdir, &st) < 0) {
 		close(pdir);
 		return;
 	}
-	if (i < 0 || r->procs[i].starttime != tmp.starttime) {
+	if (i >= 0 && r->procs[i].starttime == st.starttime) {
+		r->procs[i].threads = st.threads;
+	} else {
+		memset(&tmp, 0, sizeof(tmp));
+		if (obs_proc_identify(pdir, &tmp) < 0) {
+			close(pdir);
+			return;
+		}
 		i = (long)obs_table_add(r, pid); /* started unheard, or a reused PID */
 		tmp.tgid = pid;
 		r->procs[i] = tmp;
-	} else {
-		r->procs[i].threads = tmp.threads;
-		free(tmp.exe);
-		obs_cgroup_free(&tmp.cg);
 	}
 	p = &r->procs[i];
 	if (!p->t_read0)

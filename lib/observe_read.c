@@ -89,19 +89,27 @@ static int read_all_at(int dirfd, const char *name, size_t max, char **out)
 
 /* Loads who a process is (stat, cgroup, exe) through its /proc directory,
  * which pins the process: a PID reused after it was opened answers ESRCH. */
+int obs_proc_stat(int pdir, struct obs_stat *st)
+{
+	char buf[4096];
+	ssize_t n = read_at(pdir, "stat", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	if (obs_stat_parse(buf, st) < 0)
+		return -EINVAL;
+	return st->kthread ? -ECHILD : 0; /* a kernel thread: no workload's */
+}
+
 int obs_proc_identify(int pdir, struct obs_proc *p)
 {
 	char buf[4096], link[4096];
 	struct obs_stat st;
 	ssize_t n;
+	int rc = obs_proc_stat(pdir, &st);
 
-	n = read_at(pdir, "stat", buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	if (obs_stat_parse(buf, &st) < 0)
-		return -EINVAL;
-	if (st.kthread)
-		return -ECHILD; /* a kernel thread: no workload's */
+	if (rc < 0)
+		return rc;
 	memcpy(p->comm, st.comm, sizeof(p->comm));
 	p->ppid = st.ppid;
 	p->starttime = st.starttime;

@@ -236,6 +236,8 @@ void obs_table_free(struct obs_run *r);
  * (obs_proc_open(): a descriptor, or -errno once it is gone). */
 int obs_proc_open(struct obs_run *r, pid_t pid);
 int obs_proc_identify(int pdir, struct obs_proc *p);
+/* Its stat alone: 0, -ECHILD for a kernel thread, or -errno. */
+int obs_proc_stat(int pdir, struct obs_stat *st);
 /* Every thread's counts, sorted by tid: at the start (start NULL) each
  * file's descriptor is kept while r->fds_max allows; at the end, a thread
  * of start is read through its descriptor. The count, or -errno. */
