@@ -25,7 +25,9 @@
 
 static const struct fleet_endpoint {
 	const char *path; /* NULL: the latest threads run found by STEP_RUNS */
-	int optional;     /* 404 means "nothing yet" or "not in this version" */
+	/* 404 means "nothing yet" or "not in this version", as does a 503
+	 * with Retry-After (a daemon in its first cycle) */
+	int optional;
 } endpoints[STEP_DONE] = {
     [STEP_STATUS] = {"/api/v1/status", 0},
     [STEP_HOST] = {"/api/v1/host", 1},
@@ -173,10 +175,12 @@ static int keep_answer(struct fleet_host *h, const char *path)
 	json_t *doc = json_loadb(h->body.buf ? h->body.buf : "", h->body.len, 0, NULL);
 	const char *msg = error_message(doc);
 	long code = 0;
+	curl_off_t retry = 0;
 
 	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(h->easy, CURLINFO_RETRY_AFTER, &retry);
 	h->http_code = code;
-	if (code == 404 && endpoints[h->step].optional) {
+	if ((code == 404 || (code == 503 && retry > 0)) && endpoints[h->step].optional) {
 		json_decref(doc);
 		return 0;
 	}

@@ -89,6 +89,30 @@ unsigned api_host(const struct api_ctx *ctx, const struct api_target *t, const c
 	return status;
 }
 
+/* What is not there yet but will be: 503 with Retry-After, saying what it
+ * waits for (the running cycle and its probe, or the next cycle), so that a
+ * script tells "not yet" from a wrong URL (404). */
+static unsigned api_not_yet(struct api_error *err, const char *said)
+{
+	struct health_cycle h;
+	int64_t now = clock_wall_ms(), wait_ms;
+	char what[sizeof(err->message)];
+
+	snprintf(what, sizeof(what), "%s", said); /* said may be err->message */
+
+	err->retry_after_s = 10;
+	if (health_get_cycle(&h) < 0)
+		return api_fail(err, 503, "%s; the scheduler has not started yet", what);
+	if (h.running)
+		return api_fail(err, 503, "%s; a cycle is running (probe %s), and this comes at its end",
+		                what, h.probe[0] ? h.probe : "none yet");
+	wait_ms = h.next_cycle_ms - now;
+	if (wait_ms > 0)
+		err->retry_after_s = wait_ms / 1000 + 1 > 3600 ? 3600 : (unsigned)(wait_ms / 1000 + 1);
+	return api_fail(err, 503, "%s; the next cycle starts in %lld s", what,
+	                (long long)(wait_ms > 0 ? wait_ms / 1000 + 1 : 0));
+}
+
 unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                             json_t **body, struct api_error *err)
 {
@@ -98,6 +122,8 @@ unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *
 	status =
 	    simple(t, store_read_recommendation, ctx, body, err,
 	           "not enough data yet: a recommendation is computed once a probe has answered");
+	if (status == 404)
+		return api_not_yet(err, err->message);
 	if (status == 200)
 		apif_times(*body);
 	return status;
@@ -113,6 +139,8 @@ unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, con
 
 	(void)arg;
 	status = simple(t, store_read_headroom, ctx, body, err, "no headroom recorded yet");
+	if (status == 404)
+		return api_not_yet(err, err->message);
 	if (status != 200)
 		return status;
 	apif_times(*body);
@@ -225,6 +253,21 @@ static int series_narrowed(struct store *st, struct api_series_query *q, json_t 
 	}
 }
 
+/* A metric with no point stored: a probe scalar the catalogue has is 200
+ * with no points (as Prometheus answers an empty range), any other 404. */
+static unsigned series_none_yet(const struct api_series_query *q, json_t **body,
+                                struct api_error *err)
+{
+	const struct catalog_metric *d = catalog_metric_find(q->metric);
+
+	if (!d || !d->scalar)
+		return api_fail(err, 404, "no metric \"%s\" (see /api/v1/metrics)", q->metric);
+	*body = json_pack("{s:s,s:s,s:I,s:I,s:I,s:[],s:[]}", "metric", d->name, "unit", d->unit,
+	                  "since_ms", (json_int_t)q->since_ms, "until_ms", (json_int_t)q->until_ms,
+	                  "step_ms", (json_int_t)q->step_ms, "points", "markers");
+	return 200;
+}
+
 unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                     json_t **body, struct api_error *err)
 {
@@ -239,7 +282,7 @@ unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const
 	else
 		rc = store_read_series(ctx->st, q.metric, q.since_ms, q.until_ms, q.step_ms, body);
 	if (rc == -ENOENT)
-		return api_fail(err, 404, "no metric \"%s\" (see /api/v1/metrics)", q.metric);
+		return series_none_yet(&q, body, err);
 	if (rc == -EINVAL)
 		return api_fail(err, 400, "parameter 'step' does not fit the range");
 	return rc < 0 ? api_store_error(err, rc, "") : 200;

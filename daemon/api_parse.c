@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api_parse.h"
+#include "catalog.h"
 #include "units.h"
 #include "xmalloc.h"
 
@@ -546,7 +547,15 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 		return -EINVAL;
 	}
 	if (!metric_name_ok(q->metric)) {
-		api_fail(err, 400, "parameter 'metric' must look like \"ctxsw.ratio\"");
+		const struct catalog_metric *d = catalog_metric_find_prom(q->metric);
+
+		if (d)
+			api_fail(err, 400, "parameter 'metric' takes the API's names (\"%s\" for "
+			                   "%s%s%s%s; see /api/v1/catalog)", d->name, d->prom.name,
+			         d->prom.labels ? "{" : "", d->prom.labels ? d->prom.labels : "",
+			         d->prom.labels ? "}, one of several" : "");
+		else
+			api_fail(err, 400, "parameter 'metric' must look like \"ctxsw.ratio\"");
 		return -EINVAL;
 	}
 	q->until_ms = now_ms;
@@ -557,6 +566,10 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 		q->since_ms = q->until_ms > API_SERIES_MAX_RANGE_MS
 		                  ? q->until_ms - API_SERIES_MAX_RANGE_MS
 		                  : 0;
+	if (q->since_ms >= q->until_ms && !given) {
+		api_fail(err, 400, "parameter 'since' is in the future ('until' defaults to now)");
+		return -EINVAL;
+	}
 	if (q->since_ms >= q->until_ms) {
 		api_fail(err, 400, "parameter 'since' must be before 'until'");
 		return -EINVAL;

@@ -42,6 +42,9 @@ struct api_error {
 	unsigned status;
 	char message[256];
 	char detail[256]; /* for the log only (the store's own message), or "" */
+	/* A 503 that says "not yet" rather than "broken": the seconds for
+	 * Retry-After (0: none). Such an answer is expected, so not logged. */
+	unsigned retry_after_s;
 };
 
 /* Parses a raw request target (origin or absolute form). 0, or -EINVAL

@@ -87,8 +87,8 @@ static const struct cfg_key keys[] = {
     {"quick", T_BOOL, 0, 0, "no", "Pass --quick to the probes: short, less precise runs.",
      OFF(quick), 0, NULL},
     {"probe_dir", T_PATH, 0, 0, TW_PROBEDIR,
-     "Directory of the built-in probes (ctxsw, threads, map32); a colon-separated list is "
-     "searched in order.",
+     "Directory of the built-in probes (`threadwatch run --help` lists them); a "
+     "colon-separated list is searched in order.",
      OFF(probe_dir), F_BUILD, NULL},
     {"probes_d", T_PATH, 0, 0, TW_PROBESDDIR,
      "Directory of extra probes: every executable in it that speaks the probe protocol runs "

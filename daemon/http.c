@@ -136,7 +136,7 @@ static enum MHD_Result send_json(struct ctx *c, unsigned status, json_t *v)
 static enum MHD_Result send_api_error_hdr(struct ctx *c, const struct api_error *err,
                                           struct hdr extra)
 {
-	if (err->status >= 500) {
+	if (err->status >= 500 && !err->retry_after_s) {
 		char method[32], path[160], msg[sizeof(err->message)];
 
 		api_printable(method, sizeof(method), c->method);
@@ -232,6 +232,13 @@ static enum MHD_Result h_api(struct ctx *c)
 	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
 		return send_cached(c, "application/json", text, len);
 	status = c->route->api(&c->srv->api, &c->target, c->cap, &body, &err);
+	if (status != MHD_HTTP_OK && err.retry_after_s) {
+		char retry[16];
+
+		json_decref(body);
+		snprintf(retry, sizeof(retry), "%u", err.retry_after_s);
+		return send_api_error_hdr(c, &err, (struct hdr){"Retry-After", retry});
+	}
 	if (status != MHD_HTTP_OK) {
 		json_decref(body);
 		return send_api_error(c, &err);
@@ -457,7 +464,8 @@ static enum MHD_Result h_trigger(struct ctx *c)
 
 	if (!c->srv->token)
 		return send_error(c, MHD_HTTP_FORBIDDEN,
-		                  "starting a cycle over HTTP is off: no token is configured");
+		                  "starting a cycle over HTTP is off: no token is configured "
+		                  "(set token or token_file in threadwatchd.conf, or --token)");
 	if (!bearer_ok(c, c->srv->token))
 		return send_unauthorized(c);
 	if (!c->srv->hooks.trigger)

@@ -553,12 +553,12 @@ const struct catalog_metric catalog_metrics[] = {
 const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
 
 const struct catalog_probe catalog_probes[] = {
-    {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}, 0},
-    {"threads", 40, "low_steady_rate", {NULL}, {NULL}, 0},
-    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}, 0},
-    {"handoff", 20, "cross_ratio", {"cross_placement"}, {NULL}, 1},
-    {"stackmem", 20, "glibc_bytes_per_thread", {"thp_enabled"}, {NULL}, 0},
-    {"createscale", 30, "nocache_2_efficiency", {NULL}, {NULL}, 1},
+    {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}, 0, "context-switch"},
+    {"threads", 40, "low_steady_rate", {NULL}, {NULL}, 0, "thread-creation"},
+    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}, 0, "MAP_32BIT"},
+    {"handoff", 20, "cross_ratio", {"cross_placement"}, {NULL}, 1, "hand-off"},
+    {"stackmem", 20, "glibc_bytes_per_thread", {"thp_enabled"}, {NULL}, 0, "stack-memory"},
+    {"createscale", 30, "nocache_2_efficiency", {NULL}, {NULL}, 1, "concurrent-create"},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
 
@@ -574,6 +574,14 @@ const struct catalog_metric *catalog_metric_find(const char *name)
 {
 	for (size_t i = 0; i < catalog_n_metrics; i++)
 		if (!strcmp(catalog_metrics[i].name, name))
+			return &catalog_metrics[i];
+	return NULL;
+}
+
+const struct catalog_metric *catalog_metric_find_prom(const char *family)
+{
+	for (size_t i = 0; i < catalog_n_metrics; i++)
+		if (catalog_metrics[i].prom.name && !strcmp(catalog_metrics[i].prom.name, family))
 			return &catalog_metrics[i];
 	return NULL;
 }
@@ -621,8 +629,8 @@ json_t *catalog_json(void)
 
 		snprintf(key, sizeof(key), "%s.%s", p->name, p->key_scalar);
 		json_array_append_new(probes,
-		                      json_pack("{s:s,s:f,s:s}", "name", p->name, "timeout_s",
-		                                p->timeout_s, "key_figure", key));
+		                      json_pack("{s:s,s:s,s:f,s:s}", "name", p->name, "title",
+		                                p->title, "timeout_s", p->timeout_s, "key_figure", key));
 	}
 	return json_pack("{s:o,s:o}", "metrics", metrics, "probes", probes);
 }

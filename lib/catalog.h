@@ -69,6 +69,8 @@ struct catalog_probe {
 	/* The probe pins its own threads to several CPUs: the runner leaves it
 	 * the caller's CPUs instead of pinning it to one. */
 	int own_cpus;
+	/* What it measures, in words, as the page names it ("context-switch"). */
+	const char *title;
 };
 
 extern const struct catalog_metric catalog_metrics[];
@@ -81,6 +83,8 @@ extern const char *const catalog_units[];
 
 /* The metric of that name, or NULL. */
 const struct catalog_metric *catalog_metric_find(const char *name);
+/* The metric exported to /metrics as that family (its prom.name), or NULL. */
+const struct catalog_metric *catalog_metric_find_prom(const char *family);
 /* The built-in probe of that name, or NULL. */
 const struct catalog_probe *catalog_probe_find(const char *name);
 /* 1 when the built-in probe has an arm of that name that may be skipped. */

@@ -363,7 +363,7 @@ static void report(struct probe_doc *doc, struct arm *arms, int blocks, uint64_t
 		    "let an idle vCPU poll before it halts: haltpoll.guest_halt_poll_ns=200000 "
 		    "on the guest kernel's command line (or written to "
 		    "/sys/module/haltpoll/parameters/guest_halt_poll_ns) keeps a vCPU awake "
-		    "200 us after it idles, which the host counts as busy time");
+		    "200 µs after it idles, which the host counts as busy time");
 }
 
 static void run(struct probe_doc *doc, const struct probe_opts *po, const char *root)

@@ -37,9 +37,11 @@ window.twCharts = charts;
 const state = { catalog: null, range: '30d', cursor: null, skew: 0, oldest: null, stored: new Set(), status: null, failed: false, loadedOnce: false, events: [] };
 
 class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, notYet) {
     super(message);
     this.status = status;
+    /* a 503 with Retry-After: the answer comes later (the first cycle) */
+    this.notYet = !!notYet;
   }
 }
 
@@ -57,17 +59,18 @@ async function api(path, opts) {
   }
   if (!res.ok) {
     const msg = body && (body.detail || (body.error && body.error.message)) || res.statusText;
-    throw new ApiError(res.status, msg);
+    throw new ApiError(res.status, msg, res.status === 503 && res.headers.has('Retry-After'));
   }
   return body;
 }
 
-/* null for "nothing there yet" (404), the body otherwise. */
+/* null for "nothing there yet" (404, or 503 with Retry-After), the body
+ * otherwise. */
 async function apiMaybe(path) {
   try {
     return await api(path);
   } catch (e) {
-    if (e.status === 404) return null;
+    if (e.status === 404 || e.notYet) return null;
     throw e;
   }
 }
@@ -391,7 +394,7 @@ function renderStatus(st, hasRuns) {
   $('#trigger').hidden = !st.trigger_enabled;
   if (hasRuns) return banner(null);
   const next = st.next_cycle_ms;
-  const pending = 'Pending: the context-switch (ctxsw), thread-creation (threads) and MAP_32BIT (map32) probes; ';
+  const pending = `Pending: ${probeList()}; `;
   if (st.cycle_running)
     banner('info', 'No runs yet — the first cycle is under way' + (st.current_probe ? `: ${st.current_probe} is running.` : '.'),
       pending + (st.current_probe ? 'results appear here as each one finishes.'
@@ -399,6 +402,15 @@ function renderStatus(st, hasRuns) {
   else
     banner('info', `No runs yet — the first cycle starts at ${next ? fmtWhen(next) : 'start-up'}.`,
       pending + (st.trigger_enabled ? 'or start it now with the token under Probe cycles.' : 'the charts fill in after it.'));
+}
+
+/* "the context-switch (ctxsw), ... and hand-off (handoff) probes", from the
+ * catalogue's list of built-in probes. */
+function probeList() {
+  const ps = ((state.catalog && state.catalog.probes) || []).map((p) => `${p.title} (${p.name})`);
+  if (!ps.length) return 'the built-in probes';
+  const last = ps.pop();
+  return `the ${ps.length ? ps.join(', ') + ' and ' : ''}${last} probe${ps.length ? 's' : ''}`;
 }
 
 function renderHeadroom(h) {

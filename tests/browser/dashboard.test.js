@@ -423,6 +423,9 @@ async function testEmpty(browser) {
   check(/No runs yet — the first cycle (starts at \d{4}-|is under way)/.test(text), 'the empty state says when the first cycle comes', text);
   check(/Pending: .*ctxsw.*threads.*map32/.test(text) && /quiet-host guard|starts at/.test(text),
     'the empty state says what is pending and what it waits for', text);
+  /* every built-in probe the catalogue lists, not a list written once */
+  const probes = await page.evaluate(async () => (await (await fetch('/api/v1/catalog')).json()).probes.map((p) => p.name));
+  check(probes.length >= 6 && probes.every((p) => text.includes(`(${p})`)), 'the pending list names every built-in probe', { probes, text });
   check(/Not enough data yet/.test(await page.textContent('#rec-sentence')), 'the empty state says there is not enough data yet');
   await page.screenshot({ path: path.join(OUT, 'dashboard-empty.png') });
   check(rec.errors.length === 0, 'no console errors on an empty database', rec.errors);

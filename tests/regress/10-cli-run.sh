@@ -4,6 +4,7 @@
 # run-queue bound, the readable table, usage
 # errors (exit 2), and bad probes from --probe-dir and
 # $THREADWATCH_PROBE_DIR reported as errors (exit 1).
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 TW=$B/threadwatch

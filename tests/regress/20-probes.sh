@@ -11,6 +11,7 @@
 # window's capacity (127 stacks of 8 MiB) and failing past it, and the
 # recommendation's extra create cost at the top bucket within a factor of
 # 1.5 of what the threads probe measured.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -10,6 +10,7 @@
 # 23), which must still succeed. Every other kind of host (no segment path,
 # the LDT fallback, paths refused before or after the proof, no PMU, no
 # FSGSBASE) is 22-hostkinds' matrix.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -12,6 +12,7 @@
 # On the three kinds known so far: everything runs on an Intel Xeon or AMD
 # Zen 4 KVM guest (int $0x80 and LDT loads work); on the AMD EPYC PVM guest
 # the kinds that need a loading selector are reported as not modelled.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 

@@ -9,6 +9,7 @@
 # The run queue stays within 8 of the host's own during a default run.
 # No figure is asserted: hosts differ (a KVM guest with haltpoll pays 10-30
 # times a switch, bare metal with idle=poll about once).
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }

@@ -13,6 +13,7 @@
 #    "never" gives no stack one, "madvise" none but the MADV_HUGEPAGE kind
 #    (VM_HUGEPAGE); the khugepaged sentence names the mode;
 #  - resident memory per thread holds its huge pages (Rss >= AnonHugePages).
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }

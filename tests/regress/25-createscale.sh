@@ -15,6 +15,7 @@
 # says what ran. The run queue stays within 8 of the host's own during a
 # default run. No figure is asserted: contention differs by kernel, glibc
 # and host.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }

@@ -7,6 +7,7 @@
 # terminal escape and markup. Then the paths this host may not take: no
 # PAGEMAP_SCAN (a double of the pre-6.7 kernel), no CAP_NET_ADMIN, and a
 # PID namespace of its own, where the proc connector is deaf.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }

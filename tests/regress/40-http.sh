@@ -153,6 +153,15 @@ req e-step GET /api/v1/series '/api/v1/series?metric=ctxsw.ratio&step=0'
 expect e-step 400 "'step'"
 req e-nometric GET /api/v1/series '/api/v1/series?metric=nosuch.thing'
 expect e-nometric 404 'nosuch.thing'
+# A catalogued metric no run has stored yet (no handoff probe here) is an
+# empty history, not an unknown name; a /metrics family name is told the
+# API's name.
+req series-none GET /api/v1/series '/api/v1/series?metric=handoff.aa_ns'
+expect series-none 200 '"points":[]'
+jq -e '.unit == "ns" and .metric == "handoff.aa_ns"' "$OUT/series-none" >/dev/null ||
+	fail "an empty catalogued series: $(cat "$OUT/series-none")"
+req e-promname GET /api/v1/series '/api/v1/series?metric=threadwatch_ctxsw_ratio'
+expect e-promname 400 '\"ctxsw.ratio\" for threadwatch_ctxsw_ratio'
 req e-events GET /api/v1/events '/api/v1/events?metric=ratio'
 expect e-events 400 "'metric'"
 req e-id GET '/api/v1/runs/{id}' /api/v1/runs/abc

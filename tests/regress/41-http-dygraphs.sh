@@ -8,6 +8,7 @@
 # CPU time, not wall time, so a loaded machine does not fail it, and
 # against this host's own uncompressed cost, since a request's CPU differs
 # by host (a PVM guest's system calls cost several times a KVM guest's).
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"

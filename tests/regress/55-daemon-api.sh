@@ -37,8 +37,9 @@ wait_cycle "$cycle" 120
 
 last=$(api /api/v1/status | jq -c .last_cycle)
 [ "$(jq -r .trigger <<<"$last")" = api ] || fail "the cycle's trigger is not api: $last"
-[ "$(jq -r .status <<<"$last")" = ok ] || fail "the cycle did not end ok: $last"
 runs=$(runs_json | jq -c --argjson c "$cycle" '[.[] | select(.cycle_id == $c)]')
+[ "$(jq -r .status <<<"$last")" = ok ] ||
+	fail "the cycle did not end ok: $last; $(jq -c '[.[] | select(.status != "ok") | {probe, status, reason}]' <<<"$runs")"
 want=$(printf '%s\n' $TW_BUILTINS slow | sort | paste -sd,)
 [ "$(jq -r '[.[].probe] | sort | join(",")' <<<"$runs")" = "$want" ] ||
 	fail "cycle $cycle's runs (want $want): $runs"
@@ -67,9 +68,11 @@ stop_daemon
 start_daemon d2 --interval 1h
 [ "$(http_code /api/v1/runs -X POST -H "Authorization: Bearer $TOKEN")" = 403 ] ||
 	fail "POST without a configured token was not 403"
+api /api/v1/runs -X POST | jq -r .detail | grep -q 'set token or token_file in threadwatchd.conf, or --token' ||
+	fail "the 403 does not name the setting: $(api /api/v1/runs -X POST)"
 [ "$(api /api/v1/status | jq -r .trigger_enabled)" = false ] || fail "trigger_enabled is not false"
 stop_daemon
-ok "without a token POST is 403"
+ok "without a token POST is 403, naming the setting"
 
 # The quiet-host guard: a threshold no host can meet makes the start cycle
 # wait for load_wait_max, and the cycle records the wait.

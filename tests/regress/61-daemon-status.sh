@@ -36,8 +36,29 @@ expect_cycle() {
 	ok "$name: a $want cycle is $want in the API, /metrics, /healthz, the log and fleet"
 }
 
-# Every built-in probe missing: failed, and no recommendation from nothing.
+# During the first cycle the recommendation and the headroom are "not yet":
+# 503 with Retry-After, naming the probe that runs (a 404 would read as a
+# wrong URL); the page and fleet take that as nothing yet.
 mkdir -p "$TW_TMP/probes" "$TW_TMP/probes.d"
+fake_probe "$TW_TMP/slow" ctxsw ok 8
+start_daemon first --interval 1h --probe-dir "$TW_TMP/slow"
+wait_for sh -c "curl -s http://127.0.0.1:$PORT/api/v1/status | jq -e '.current_probe == \"ctxsw\"'" ||
+	fail "the slow probe never showed as running: $(api /api/v1/status)"
+for path in /api/v1/recommendation /api/v1/headroom; do
+	out=$(curl -sS -D "$TW_TMP/first.h" --max-time 10 "http://127.0.0.1:$PORT$path")
+	code=$(awk 'NR == 1 {print $2}' "$TW_TMP/first.h")
+	[ "$code" = 503 ] || fail "$path during the first cycle: $code $out"
+	grep -qi '^Retry-After: [1-9]' "$TW_TMP/first.h" || fail "$path: no Retry-After: $(cat "$TW_TMP/first.h")"
+	jq -r .detail <<<"$out" | grep -q 'a cycle is running (probe ctxsw)' || fail "$path: $out"
+done
+f=$("$B/threadwatch" fleet "http://127.0.0.1:$PORT") || fail "fleet during the first cycle: $f"
+! grep -qi 'error\|503' <<<"$f" || fail "fleet calls a daemon in its first cycle failed: $f"
+grep -q 'not yet computed\|/api/v1/recommendation' "$TW_TMP/first.log" &&
+	fail "a 'not yet' answer was logged as a failure: $(grep 503 "$TW_TMP/first.log")"
+stop_daemon
+ok "during the first cycle: 503 with Retry-After naming the running probe; fleet takes it as nothing yet"
+
+# Every built-in probe missing: failed, and no recommendation from nothing.
 start_daemon none --interval 1h
 wait_cycle 1 60
 expect_cycle none failed

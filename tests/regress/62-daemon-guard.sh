@@ -5,6 +5,7 @@
 # run its first cycle within a minute, under PSI and under the busy-time
 # measure. While the host is really busy, the guard holds the cycle and
 # says what it measured. Timing margins are wide: CI hosts are loaded.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"

@@ -8,6 +8,7 @@
 # upgrade path), removes (the database and the configuration stay) and
 # purges (both go) the package, and checks that nothing of it is left.
 # Needs root; leaves an existing threadwatch installation alone.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "not root: the package test needs root"; exit 77; }

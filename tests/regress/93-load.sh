@@ -6,6 +6,7 @@
 # after another. Zero errors (socket errors or statuses >= 400); prints the
 # p50 and p99 latency of each endpoint and the daemon's RSS before and
 # after (bounded growth: the SQLite page caches fill up, nothing more).
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
@@ -72,8 +73,15 @@ done
 wait "${wpids[@]}"
 kill "$cpid"
 wait "$cpid" 2>/dev/null
-c1=$(api /api/v1/status | jq -r .last_cycle.id)
 rss1=$(rss)
+# The cycle that started under the load wrote while it lasted; on a slow or
+# busy machine it may still be running when wrk stops, so it is waited for
+# (the store's writes overlapped the load either way).
+for _ in $(seq 1 600); do
+	grep -q "Cycle $((c0 + 1)) finished" "$TW_TMP/l.log" && break
+	sleep 0.5
+done
+c1=$(api /api/v1/status | jq -r .last_cycle.id)
 
 errors=0 total=0
 for e in recommendation metrics series; do
@@ -88,9 +96,16 @@ for e in recommendation metrics series; do
 	[ "$err" = 0 ] || fail "$e: $err errors under load: $(cat "$TW_TMP/wrk-$e.txt")"
 	[ "${f[requests]}" -gt 0 ] || fail "$e: no request completed"
 done
-[ "$c1" -gt "$c0" ] || fail "no probe cycle finished during the load"
-grep -q "Cycle $c1 finished: ok" "$TW_TMP/l.log" || fail "cycle $c1 did not end ok"
-ok "$total requests in ${SECS} s on 64 connections, 0 errors, during cycles $((c0 + 1))..$c1"
+[ "$c1" -gt "$c0" ] || fail "the cycle started under the load never finished: $(tail -5 "$TW_TMP/l.log")"
+# A probe may rightly give up as too busy under this load (a partial cycle,
+# said so); a failed cycle, or one that says ok with a probe missing, is not.
+status=$(sed -n "s/.*Cycle $c1 finished: \([a-z]*\).*/\1/p" "$TW_TMP/l.log")
+case $status in
+ok) ;;
+partial) grep -i 'busy\|probe' "$TW_TMP/l.log" | tail -3 ;;
+*) fail "cycle $c1 ended ${status:-without a status}: $(tail -5 "$TW_TMP/l.log")" ;;
+esac
+ok "$total requests in ${SECS} s on 64 connections, 0 errors, during cycles $((c0 + 1))..$c1 ($status)"
 growth=$((rss1 - rss0))
 ok "RSS $rss0 kB before, $rss1 kB after the load (${growth} kB)"
 asan_build || [ "$growth" -lt 65536 ] || fail "RSS grew by $growth kB under load"
