@@ -119,7 +119,7 @@ CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson, zlib and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
-	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
+	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_formula.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
 	lib/contention.c lib/observe.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
 	lib/observe_read.c lib/observe_table.c lib/observe_stacks.c lib/observe_group.c \
@@ -364,22 +364,22 @@ check-systemd: all
 # The unit and regress tiers again under ASan and UBSan, built in SAN_B.
 # Left out there: the regress tests named in SANITIZE_SKIP (packaging, the
 # package lists, the house rules, the container, the browser, the load
-# test, valgrind, the guard's timing, the lint of published files and the
-# detection simulation measure, package or check files rather than run
-# more code; the honest status's full disk and read-only file (91-faults
+# test, valgrind, the guard's timing, the lint of published files, the
+# detection simulation and the dashboard's gzip CPU bound measure, package
+# or check files rather than run more code; the honest status's full disk and read-only file (91-faults
 # runs the store's failures under them), the retention clock, the splay,
 # Prometheus, the cohorts and 59's kill loop mostly wait, on code the other
 # scripts run under the sanitizers too; 76-fleet's many daemons, whose
 # fleet client 97-fleet-hostile runs under them); the crash tests kill
-# fewer times.
+# fewer times and 26-workloads watches a shorter window (WORKLOADS_WINDOW).
 SAN_B         ?= $(B)-san
 SANITIZE_SKIP ?= 60-browser 83-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 71-prism 81-detect-sim \
 	93-load 94-valgrind 76-fleet 69-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts \
-	08-packages 09-house 68-daemon-honest-status
+	08-packages 09-house 68-daemon-honest-status 41-http-dygraphs
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
 	$(MAKE) B=$(SAN_B) SANITIZE=1 check-regress REGRESS_SKIP="$(SANITIZE_SKIP)" \
-		TW_CRASH_KILLS=40 CRASH_KILLS=10 CRASH_CYCLES=40 FRAMING_FLOOD_SECONDS=5
+		TW_CRASH_KILLS=20 CRASH_KILLS=6 CRASH_CYCLES=20 FRAMING_FLOOD_SECONDS=5 WORKLOADS_WINDOW=6s
 
 # Fuzzing: every build replays the seed corpus; clang with libFuzzer then runs
 # each harness for FUZZ_SECONDS (TEST_FUZZ_SECONDS within `make test`, which

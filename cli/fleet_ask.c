@@ -160,7 +160,11 @@ static const char *error_message(const json_t *doc)
 /* Why the request failed at the transport level. */
 static void transport_error(struct fleet_host *h, CURLcode res, const char *path, double timeout_s)
 {
+	curl_off_t connect_us = 0;
+
 	h->curl_code = res;
+	curl_easy_getinfo(h->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+	h->connected = connect_us > 0;
 	if (res == CURLE_OPERATION_TIMEDOUT)
 		host_fail(h, "no answer within %g s (GET %s)", timeout_s, path);
 	else if (res == CURLE_WRITE_ERROR && h->body.overflow)

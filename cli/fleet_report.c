@@ -188,6 +188,9 @@ static const char *failure_kind(const struct fleet_host *h)
 	    code_in(h->curl_code, not_http_codes,
 	            sizeof(not_http_codes) / sizeof(not_http_codes[0])))
 		return "no HTTP answer (an HTTPS port? try --scheme https)";
+	/* it took the connection, then said nothing in time: up, but stuck */
+	if (h->curl_code == CURLE_OPERATION_TIMEDOUT && h->connected)
+		return "no answer (connected, then silent)";
 	return "unreachable";
 }
 
@@ -452,10 +455,12 @@ static size_t text_width(const char *s)
 }
 
 /* Which columns the table has: LABELS when some target has labels, EVENTS
- * when some daemon offers /api/v1/events. */
+ * unless every daemon that answered lacks /api/v1/events (threadwatch 0.1);
+ * a fleet where no host answered keeps the whole layout. */
 static void columns_shown(const json_t *rows, int shown[N_COLS])
 {
 	const json_t *row;
+	int answered = 0, events = 0;
 	size_t i;
 
 	for (int c = 0; c < N_COLS; c++)
@@ -463,8 +468,10 @@ static void columns_shown(const json_t *rows, int shown[N_COLS])
 	json_array_foreach(rows, i, row)
 	{
 		shown[COL_LABELS] |= json_object_size(json_object_get(row, "labels")) > 0;
-		shown[COL_EVENTS] |= json_is_integer(json_object_get(row, "events"));
+		events |= json_is_integer(json_object_get(row, "events"));
+		answered |= json_is_true(json_object_get(row, "reachable"));
 	}
+	shown[COL_EVENTS] = events || !answered;
 }
 
 /* One line: the cells of the shown columns, padded but the last; a row

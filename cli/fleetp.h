@@ -86,6 +86,7 @@ struct fleet_host {
 	long long run_id;          /* the latest ok threads run; 0: none */
 	int reachable;             /* /api/v1/status answered */
 	CURLcode curl_code;        /* the last transfer's result */
+	int connected;             /* ... whose connection was made (TCP, and TLS) */
 	long http_code;            /* the last answer's HTTP status; 0: none */
 	char *error;               /* why the host could not be read */
 	json_t *row;               /* fleet_host_row(), made when the host is done */

@@ -268,6 +268,23 @@ static unsigned series_none_yet(const struct api_series_query *q, json_t **body,
 	return 200;
 }
 
+/* A /metrics family given as the metric (threadwatch_ctxsw_ratio): the 400
+ * names the API's name for it, from the catalogue (the parser, which
+ * links no catalogue, only says the form is wrong). */
+static unsigned series_name_hint(const struct api_target *t, struct api_error *err)
+{
+	const char *m = api_param_get(t, "metric");
+	const struct catalog_metric *d = m ? catalog_metric_find_prom(m) : NULL;
+
+	if (d && strstr(err->message, "parameter 'metric' must look like"))
+		api_fail(err, 400,
+		         "parameter 'metric' takes the API's names (\"%s\" for %s%s%s%s; see "
+		         "/api/v1/catalog)",
+		         d->name, d->prom.name, d->prom.labels ? "{" : "",
+		         d->prom.labels ? d->prom.labels : "", d->prom.labels ? "}, one of several" : "");
+	return err->status;
+}
+
 unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                     json_t **body, struct api_error *err)
 {
@@ -276,7 +293,7 @@ unsigned api_series(const struct api_ctx *ctx, const struct api_target *t, const
 
 	(void)arg;
 	if (api_parse_series_query(t, clock_wall_ms(), &q, err) < 0)
-		return err->status;
+		return series_name_hint(t, err);
 	if (!q.since_given && q.step_auto)
 		rc = series_narrowed(ctx->st, &q, body);
 	else
@@ -407,6 +424,13 @@ static void overlay_health(json_t *body)
 		json_object_set_new(body, "current_probe",
 		                    h.probe[0] ? json_string(h.probe) : json_null());
 		json_object_set_new(body, "next_cycle_retry", json_integer(h.retry));
+		json_object_set_new(
+		    body, "waiting_for_quiet_host",
+		    h.wait.measure[0]
+		        ? json_pack("{s:s,s:f,s:f,s:s,s:I}", "measure", h.wait.measure, "value",
+		                    h.wait.value, "limit", h.wait.limit, "unit", h.wait.unit,
+		                    "until_ms", (json_int_t)h.wait.until_ms)
+		        : json_null());
 	}
 	json_object_set_new(body, "store_error",
 	                    health_store_error(why, sizeof(why)) < 0 ? json_string(why)

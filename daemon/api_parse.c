@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "api_parse.h"
-#include "catalog.h"
 #include "units.h"
 #include "xmalloc.h"
 
@@ -547,15 +546,7 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 		return -EINVAL;
 	}
 	if (!metric_name_ok(q->metric)) {
-		const struct catalog_metric *d = catalog_metric_find_prom(q->metric);
-
-		if (d)
-			api_fail(err, 400, "parameter 'metric' takes the API's names (\"%s\" for "
-			                   "%s%s%s%s; see /api/v1/catalog)", d->name, d->prom.name,
-			         d->prom.labels ? "{" : "", d->prom.labels ? d->prom.labels : "",
-			         d->prom.labels ? "}, one of several" : "");
-		else
-			api_fail(err, 400, "parameter 'metric' must look like \"ctxsw.ratio\"");
+		api_fail(err, 400, "parameter 'metric' must look like \"ctxsw.ratio\"");
 		return -EINVAL;
 	}
 	q->until_ms = now_ms;

@@ -76,9 +76,23 @@ static double load_guard(struct sched *s, const struct config *c)
 			log_info("%s is %.2f%s, above %.2f; waiting up to %.0f s for a quiet host",
 			         look.measure, look.value, look.unit, look.limit,
 			         c->guard_wait_max - waited);
-		if (look.known && !s->status.waiting_for_load) {
-			s->status.waiting_for_load = 1;
-			sched_notify(s);
+		if (look.known) {
+			struct health_wait *w = &s->status.wait;
+
+			memset(w, 0, sizeof(*w)); /* compared whole by health */
+			snprintf(w->measure, sizeof(w->measure), "%s", look.measure);
+			snprintf(w->unit, sizeof(w->unit), "%s", look.unit);
+			w->value = look.value;
+			w->limit = look.limit;
+			w->until_ms = clock_wall_ms() +
+			              (int64_t)(1000 * fmax(0, c->guard_wait_max - waited));
+			/* The first look tells everyone (the store, systemd); the
+			 * next ones only the status in memory that the API reads. */
+			if (!s->status.waiting_for_load) {
+				s->status.waiting_for_load = 1;
+				sched_notify(s);
+			} else
+				sched_publish_health_locked(s);
 		}
 		{
 			double until =
@@ -90,6 +104,7 @@ static double load_guard(struct sched *s, const struct config *c)
 		}
 	}
 	s->status.waiting_for_load = 0;
+	memset(&s->status.wait, 0, sizeof(s->status.wait));
 	pthread_mutex_unlock(&s->lock);
 	return clock_mono_s() - start;
 }

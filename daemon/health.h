@@ -13,6 +13,15 @@
 
 #include "cycle_status.h"
 
+/* What a cycle waits for before its probes run: a quiet host, by the
+ * guard's measure against its limit, until it runs anyway. */
+struct health_wait {
+	char measure[64]; /* "CPU pressure (PSI some avg10)"; "" when not waiting */
+	char unit[16];    /* "%" or " per CPU" */
+	double value, limit;
+	int64_t until_ms; /* when the cycle runs anyway, Unix ms */
+};
+
 /* What the scheduler last published (daemon/scheduler.c publish()). */
 struct health_cycle {
 	int running;                   /* a cycle is going */
@@ -21,6 +30,7 @@ struct health_cycle {
 	int64_t next_cycle_ms;         /* the next planned cycle, Unix ms */
 	char probe[65];                /* the probe running now, or "" */
 	unsigned retry;                /* the retry due next, 0: none */
+	struct health_wait wait;       /* measure "" unless waiting for a quiet host */
 };
 
 /* Replaces the published status; never fails. */

@@ -77,6 +77,9 @@ static inline struct timespec sched_mono_ts(double t)
 void sched_notify(struct sched *s);
 void sched_promise(struct sched *s, double seconds);
 void sched_publish(struct sched *s);
+/* Only the status in memory (daemon/health.h), no store write; with the
+ * lock held, while a cycle waits for a quiet host. */
+void sched_publish_health_locked(struct sched *s);
 void sched_step(struct sched *s);
 void sched_set_probe(struct sched *s, const char *name, double bound_s);
 void sched_plan_next_locked(struct sched *s, double from, double delay);

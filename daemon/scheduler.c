@@ -272,7 +272,14 @@ static void publish_health(const struct sched_status *st)
 	h.retry = st->retry;
 	h.last_status = st->last_status;
 	snprintf(h.probe, sizeof(h.probe), "%s", st->probe);
+	if (st->waiting_for_load)
+		h.wait = st->wait;
 	health_set_cycle(&h);
+}
+
+void sched_publish_health_locked(struct sched *s)
+{
+	publish_health(&s->status);
 }
 
 /* Publishes the scheduler's state for the API (GET /api/v1/status). */

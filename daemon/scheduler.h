@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cycle_status.h"
+#include "health.h"
 
 struct config;
 struct store;
@@ -28,7 +29,8 @@ struct sched;
 /* What the main loop shows in STATUS= and the watchdog looks at. */
 struct sched_status {
 	int running;                   /* a cycle is going (including its quiet-host wait) */
-	int waiting_for_load;          /* ... and it is waiting for a quiet host */
+	int waiting_for_load;          /* ... and it is waiting for a quiet host, */
+	struct health_wait wait;       /* ... for this (measure "" otherwise) */
 	int64_t cycle_id;              /* the running cycle, else the last one (0: none) */
 	char probe[65];                /* the probe running now, or "" */
 	int64_t last_cycle_ms;         /* end of the last cycle, Unix ms (0: none) */

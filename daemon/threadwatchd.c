@@ -717,7 +717,9 @@ static void update_status(struct daemon *d)
 	sched_get_status(d->sched, &s);
 	format_time(s.next_cycle_ms, next, sizeof(next));
 	if (s.running && s.waiting_for_load)
-		snprintf(text, sizeof(text), "Cycle starting: waiting for a quiet host");
+		snprintf(text, sizeof(text),
+		         "Cycle starting: waiting for a quiet host (%s is %.2f%s, above %.2f)",
+		         s.wait.measure, s.wait.value, s.wait.unit, s.wait.limit);
 	else if (s.running)
 		snprintf(text, sizeof(text), "Cycle %lld running%s%s", (long long)s.cycle_id,
 		         s.probe[0] ? ": probe " : "", s.probe);

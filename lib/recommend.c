@@ -708,6 +708,38 @@ static json_t *result_build(const struct rec_model *m)
 	return res;
 }
 
+/* What each verdict asks of the operator, in plain words (the CLI's first
+ * line, the page's headline): the first row that matches; NULL matches any. */
+static const struct {
+	const char *verdict, *confidence, *rule, *action;
+} actions[] = {
+    {"low", NULL, NULL, "Change: low (MAP_32BIT) thread stacks pay on this host."},
+    {"high", NULL, "not_applicable",
+     "Nothing to change: this architecture has no low thread stacks."},
+    {"high", "none", NULL,
+     "Nothing to change until the probes have answered: keep glibc's default thread "
+     "stacks (MAP_STACK)."},
+    {"high", NULL, NULL, "Nothing to change: keep glibc's default thread stacks (MAP_STACK)."},
+};
+
+static int field_is(const json_t *res, const char *key, const char *want)
+{
+	const char *v = json_string_value(json_object_get(res, key));
+
+	return !want || (v && !strcmp(v, want));
+}
+
+static void action_apply(json_t *res)
+{
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (field_is(res, "verdict", actions[i].verdict) &&
+		    field_is(res, "confidence", actions[i].confidence) &&
+		    field_is(res, "rule", actions[i].rule)) {
+			json_object_set_new(res, "action", json_string(actions[i].action));
+			return;
+		}
+}
+
 json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
 {
 	struct rec_in in;
@@ -725,6 +757,7 @@ json_t *rec_compute(const json_t *inputs, char *err, size_t errlen)
 	res = result_build(&m);
 	rec_failed_apply(&in.failed, inputs, res, in.ctxsw_why ? "ctxsw" : NULL);
 	rec_arch_apply(arch, res);
+	action_apply(res);
 	if (costs)
 		json_object_set_new(res, "costs", costs);
 out:

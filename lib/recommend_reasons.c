@@ -80,6 +80,10 @@ static const char *fmt_dur_paren(char *buf, size_t len, double ns)
 
 #define DURP(v) fmt_dur_paren((char[56]){0}, 56, (v))
 
+/* Where the expected thread count comes from, and so how to change it. */
+#define WORKLOAD_THREADS_FROM                                                                      \
+	"(workload_threads in threadwatchd.conf; --threads for threadwatch recommend)"
+
 static void add_reason(json_t *reasons, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_reason(json_t *reasons, const char *fmt, ...)
 {
@@ -137,10 +141,27 @@ static const char *switch_significance(const struct rec_model *m, char *buf, siz
 	return buf;
 }
 
+static double eval_saving(const double *p)
+{
+	return fabs(p[0] * (1 - p[1]));
+}
+
+static double eval_break_even(const double *p)
+{
+	return p[0] / (p[1] * p[2]);
+}
+
+static double eval_product(const double *p)
+{
+	return p[0] * p[1] * p[2];
+}
+
 void rec_reason_switch(const struct rec_model *m, json_t *r)
 {
+	struct rec_formula f = {2, {m->high_ns, m->ratio}, eval_saving, {""}};
 	char ci[160], sig[200];
 
+	rec_formula_fit(&f, fabs(m->s));
 	if (m->have_ci)
 		snprintf(ci, sizeof(ci), "95%% CI %.3f to %.3f, so %s to %s ns", m->ci_lo, m->ci_hi,
 		         NUM(m->s_lo), NUM(m->s_hi));
@@ -148,10 +169,10 @@ void rec_reason_switch(const struct rec_model *m, json_t *r)
 		snprintf(ci, sizeof(ci), "no CI given");
 	add_reason(r,
 	           "A context switch takes %s ns with a low stack and %s ns with a high one "
-	           "(medians); the paired ratio low/high is %.3f, so low stacks %s %s ns per "
-	           "switch, %s × (1 - %.3f), a %.1f%% %s (%s): %s.",
-	           NUM(m->low_ns), NUM(m->high_ns), m->ratio, m->s >= 0 ? "save" : "lose",
-	           NUM(fabs(m->s)), NUM(m->high_ns), m->ratio, 100 * fabs(1 - m->ratio),
+	           "(medians); the paired ratio low/high is %s, so low stacks %s %s ns per "
+	           "switch, %s × (1 - %s), a %.1f%% %s (%s): %s.",
+	           NUM(m->low_ns), NUM(m->high_ns), f.text[1], m->s >= 0 ? "save" : "lose",
+	           NUM(fabs(m->s)), f.text[0], f.text[1], 100 * fabs(1 - m->ratio),
 	           m->s >= 0 ? "benefit" : "loss", ci, switch_significance(m, sig, sizeof(sig)));
 }
 
@@ -220,13 +241,13 @@ void rec_reason_window(const struct rec_model *m, json_t *r)
 		    r,
 		    "The MAP_32BIT window of %s bytes held %s stacks of %s bytes with their "
 		    "guard page when map32 filled it (floor(%s / (%s + %.0f)) = %s would fit "
-		    "were its free space one piece); the workload expects %s threads, so %s.",
+		    "were its free space one piece); the workload expects %s threads " WORKLOAD_THREADS_FROM ", so %s.",
 		    NUM(m->window), NUM(m->cap), NUM(m->stack), NUM(m->window), NUM(m->stack),
 		    REC_GUARD_BYTES, NUM(m->cap_computed), NUM(m->n), fit);
 	else
 		add_reason(r,
 		           "%s %s bytes holds floor(%s / (%s + %.0f)) = %s stacks of %s bytes with "
-		           "their guard page; the workload expects %s threads, so %s.",
+		           "their guard page; the workload expects %s threads " WORKLOAD_THREADS_FROM ", so %s.",
 		           m->window_assumed
 		               ? "Assuming (no map32 figures) the x86-64 MAP_32BIT window, its"
 		               : "The MAP_32BIT window of",
@@ -312,13 +333,15 @@ static void reason_extra_map32(const struct rec_model *m, json_t *r, const char 
 		add_reason(
 		    r,
 		    "Cross-check: the threads probe measured a low-policy create at %s threads "
-		    "%s ns dearer than a high-policy one; E is %.2f times that.",
-		    NUM(m->e_at), NUM(m->e_measured), m->et.extra / m->e_measured);
+		    "%s ns dearer than a high-policy one; the extra cost per create above, %s ns, "
+		    "is %.2f times that.",
+		    NUM(m->e_at), NUM(m->e_measured), NUM(m->et.extra), m->et.extra / m->e_measured);
 	else if (m->e_measured == 0)
 		/* No ratio to a cost that did not show: E over 0 is no figure. */
 		add_reason(r,
 		           "Cross-check: the threads probe measured a low-policy create at %s "
-		           "threads no dearer than a high-policy one, where E is %s ns.",
+		           "threads no dearer than a high-policy one, where the extra cost per "
+		           "create above is %s ns.",
 		           NUM(m->e_at), NUM(m->et.extra));
 }
 
@@ -392,32 +415,37 @@ static void reason_churn(const struct rec_model *m, json_t *r)
 void rec_reason_break_even(const struct rec_model *m, json_t *r)
 {
 	double low = fmin(m->n, m->cap);
+	struct rec_formula be = {3, {m->extra_total, low, m->s}, eval_break_even, {""}};
+	struct rec_formula gain = {3, {low, m->spt, m->s}, eval_product, {""}};
 
 	reason_total(m, r);
 	reason_churn(m, r);
 	if (!m->significant || isnan(m->be))
 		return;
+	rec_formula_fit(&be, m->be);
 	add_reason(r,
 	           "Break-even: the creates cost %s ns%s more in all, so each of the %s "
 	           "low-stack threads must make more than %s / (%s × %s ns) = %s context "
 	           "switches to repay it (%s to %s with the saving's CI).",
-	           NUM(m->extra_total), DURP(m->extra_total), NUM(low), NUM(m->extra_total),
-	           NUM(low), NUM(m->s), NUM(m->be), NUM(m->be_lo), NUM(m->be_hi));
-	if (m->spt_known)
-		add_reason(
-		    r,
-		    "The workload expects %s switches per thread%s: the low-stack threads save "
-		    "%s × %s × %s ns = %s ns%s, %s the %s ns the creates cost.",
-		    NUM(m->spt), isnan(m->sps) ? "" : " (switches per second / creates per second)",
-		    NUM(low), NUM(m->spt), NUM(m->s), NUM(m->benefit_total), DURP(m->benefit_total),
-		    m->benefit_total > m->extra_total ? "more than" : "not more than",
-		    NUM(m->extra_total));
-	else
+	           NUM(m->extra_total), DURP(m->extra_total), NUM(low), be.text[0], be.text[1],
+	           be.text[2], NUM(m->be), NUM(m->be_lo), NUM(m->be_hi));
+	if (!m->spt_known)
 		add_reason(r,
 		           "The workload's switches per thread are unknown (give "
 		           "switches_per_thread, or --switches N), so the break-even of %s cannot "
 		           "be compared with them.",
 		           NUM(m->be));
+	if (!m->spt_known)
+		return;
+	rec_formula_fit(&gain, m->benefit_total);
+	add_reason(r,
+	           "The workload expects %s switches per thread%s: the low-stack threads save "
+	           "%s × %s × %s ns = %s ns%s, %s the %s ns the creates cost.",
+	           NUM(m->spt), isnan(m->sps) ? "" : " (switches per second / creates per second)",
+	           gain.text[0], gain.text[1], gain.text[2], NUM(m->benefit_total),
+	           DURP(m->benefit_total),
+	           m->benefit_total > m->extra_total ? "more than" : "not more than",
+	           NUM(m->extra_total));
 }
 
 void rec_reason_sensitivity(const struct rec_model *m, json_t *r)

@@ -150,11 +150,15 @@ char *rec_text(const json_t *result)
 	const json_t *reasons = json_object_get(result, "reasons"), *v;
 	size_t i;
 
+	sb_wrap(&b, json_string_value(json_object_get(result, "action")) ?: "", "", "");
 	sb_str(&b, "verdict: ");
 	sb_str(&b, json_string_value(json_object_get(result, "verdict")) ?: "?");
-	sb_str(&b, " (confidence: ");
+	sb_str(&b, !strcmp(json_string_value(json_object_get(result, "verdict")) ?: "", "low")
+	               ? " stacks (MAP_32BIT)"
+	               : " stacks (glibc's default, MAP_STACK)");
+	sb_str(&b, ", confidence: ");
 	sb_str(&b, json_string_value(json_object_get(result, "confidence")) ?: "?");
-	sb_str(&b, ")\n");
+	sb_str(&b, "\n");
 	sb_wrap(&b, json_string_value(json_object_get(result, "sentence")) ?: "", "", "");
 	text_failed(&b, json_object_get(result, "failed_probes"));
 	sb_str(&b, "\nreasons:\n");

@@ -139,6 +139,22 @@ const char *rec_fmt_num(char *buf, size_t len, double v);
 /* A duration in ns in the unit that reads best ("8.32 ms", "412 ns"). */
 const char *rec_fmt_dur(char *buf, size_t len, double ns);
 
+/* A printed formula (recommend_formula.c): its operands v, and eval, which
+ * computes its result from them. rec_formula_fit() fills text[i] with each
+ * operand in rec_fmt_num()'s form, all with the fewest significant digits
+ * (3 up to 15) for which eval of the printed operands prints as `result`
+ * does, so that every formula shown checks by hand. */
+#define REC_FORMULA_MAX 3
+struct rec_formula {
+	int n;
+	double v[REC_FORMULA_MAX];
+	double (*eval)(const double *p);
+	char text[REC_FORMULA_MAX][48];
+};
+void rec_formula_fit(struct rec_formula *f, double result);
+/* A number as rec_fmt_num() printed it ("1,781.42"), read back. */
+double rec_num_parse(const char *text);
+
 /* --- the model's state (recommend.c), shared with its sentences
  * (recommend_reasons.c) --------------------------------------------------- */
 

@@ -134,12 +134,24 @@ function fmtUnit(v, unit) {
       return v >= 1e4 ? `${fmtNum(v / 1e3)} µs` : `${fmtNum(v)} ns`;
     case 'per_s': return `${fmtNum(v)}/s`;
     case 'ratio': return fmtNum(v, 3);
-    case 'bytes': return v >= 2 ** 30 ? `${fmtNum(v / 2 ** 30)} GiB` : `${fmtNum(v / 2 ** 20)} MiB`;
+    case 'bytes': {
+      const [div, name] = bytesScale(v);
+      return `${fmtNum(v / div)} ${name}`;
+    }
     case 'bool': return v ? 'yes' : 'no';
     case 's': return fmtDuration(v);
     case 'count': return fmtNum(v);
     default: return unit ? `${fmtNum(v)} ${unit}` : fmtNum(v);
   }
+}
+
+/* The binary unit bytes read best in: KiB below 1 MiB (an idle thread's
+ * 8 KiB stack), MiB below 1 GiB, else GiB; the card, the chart and the
+ * runs table all show a figure in it. */
+function bytesScale(v) {
+  const a = Math.abs(v);
+  if (a >= 2 ** 30) return [2 ** 30, 'GiB'];
+  return a >= 2 ** 20 ? [2 ** 20, 'MiB'] : [1024, 'KiB'];
 }
 
 /* Axis labels: 1.5k, 2M, 0.93; never milli-prefixes for ratios. */
@@ -313,11 +325,6 @@ function breakEven(r) {
   return NO_BREAK_EVEN[r.rule] || 'not computed';
 }
 
-/* What each verdict asks of the operator, in plain words. */
-const VERDICT_ACTIONS = {
-  high: 'Nothing to change: keep glibc\'s default thread stacks (MAP_STACK).',
-  low: 'Change: low (MAP_32BIT) thread stacks pay on this host.',
-};
 
 /* result.costs: one line per cost, with the cause and the fix of each
  * that is a problem here. */
@@ -332,7 +339,8 @@ function renderCosts(costs) {
     const c = costs[k];
     return el('li', { class: c.problem ? 'problem' : '', 'data-cost': k },
       el('strong', { text: title }),
-      c.problem ? el('span', { class: 'badge change', text: 'a problem' }) : null,
+      c.problem ? el('span', { class: 'badge change', text: 'a problem' })
+        : c.near_limit ? el('span', { class: 'badge', text: 'near the limit' }) : null,
       el('p', { text: c.finding }),
       c.cause ? el('p', { class: 'muted', text: `Cause: ${c.cause}.` }) : null,
       c.fix ? el('p', { text: `Fix: ${c.fix}.` }) : null);
@@ -355,7 +363,7 @@ function renderRecommendation(r) {
   const f = r.figures || {};
   /* The action first, in plain words; the why after it. High stacks are
    * glibc's default: nothing to change, so its chip is not a warning. */
-  $('#rec-action').textContent = VERDICT_ACTIONS[r.verdict] || '';
+  $('#rec-action').textContent = r.action || '';
   s.textContent = r.sentence;
   v.textContent = r.verdict === 'low' ? 'verdict: low stacks (MAP_32BIT)' : 'verdict: high stacks (MAP_STACK)';
   v.className = 'badge ' + (r.verdict === 'low' ? 'change' : 'keep');
@@ -367,7 +375,7 @@ function renderRecommendation(r) {
     ['Saving per switch', f.switch_saving_ns != null ? `${fmtNum(f.switch_saving_ns, 1)} ns` +
       (ci && ci[0] != null ? ` (95% CI ${fmtNum(ci[0], 1)} to ${fmtNum(ci[1], 1)})` : '') : null],
     ['Extra per create', f.extra_create_ns != null ? `${fmtUnit(f.extra_create_ns, 'ns')} once the window is full` : null],
-    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads` +
+    ['Stacks in window', f.window_stacks != null ? `${fmtNum(f.window_stacks, 0)} of ${fmtNum(f.threads, 0)} expected threads (workload_threads in threadwatchd.conf)` +
       (f.window_assumed ? ' (assumed window, not measured: no map32 figures yet)' :
         f.window_stacks_source === 'measured' ? ' (as map32 filled the window)' : '') : null],
     ['Failed probes', (r.failed_probes || []).length ? r.failed_probes.map((x) => `${x.probe}: ${x.reason}`).join('; ') : null],
@@ -378,10 +386,19 @@ function renderRecommendation(r) {
   $('#rec-reasons-box').hidden = !(r.reasons || []).length;
 }
 
+/* "CPU pressure (PSI some avg10) is 25.2%, above 10%; it runs anyway at
+ * 14:03": what a cycle waits for before its probes run. */
+function waitText(w) {
+  return `${w.measure} is ${fmtNum(w.value, 2)}${w.unit}, above ${fmtNum(w.limit, 2)}${w.unit}; ` +
+    `the cycle runs anyway at ${fmtWhen(w.until_ms)}`;
+}
+
 function renderStatus(st, hasRuns) {
   const lc = st.last_cycle;
   const last = st.last_cycle_ms || (lc && lc.ended_ms);
-  const status = st.cycle_running ? `running${st.current_probe ? `: ${st.current_probe}` : ''}`
+  const w = st.cycle_running && st.waiting_for_quiet_host;
+  const status = w ? 'waiting for a quiet host'
+    : st.cycle_running ? `running${st.current_probe ? `: ${st.current_probe}` : ''}`
     : lc ? `${lc.status || 'unfinished'}, took ${fmtDuration(lc.duration_s)} (${lc.trigger})` : '—';
   /* ok: every probe answered; partial: some failed; failed: none did */
   const dot = st.cycle_running ? 'run' : !lc ? 'bad' : lc.status === 'ok' ? 'ok' : lc.status === 'partial' ? 'warn' : 'bad';
@@ -389,13 +406,16 @@ function renderStatus(st, hasRuns) {
   facts($('#cycle-facts'), [
     ['Last cycle', last ? fmtWhen(last) : 'none yet'],
     ['Status', lc || st.cycle_running ? badge : null],
+    ['Waiting for', w ? waitText(w) : null],
     ['Next due', st.cycle_running ? 'after this one' : fmtWhen(st.next_cycle_ms)],
   ]);
   $('#trigger').hidden = !st.trigger_enabled;
   if (hasRuns) return banner(null);
   const next = st.next_cycle_ms;
   const pending = `Pending: ${probeList()}; `;
-  if (st.cycle_running)
+  if (w)
+    banner('info', 'No runs yet — the first cycle waits for a quiet host.', `${pending}${waitText(w)}.`);
+  else if (st.cycle_running)
     banner('info', 'No runs yet — the first cycle is under way' + (st.current_probe ? `: ${st.current_probe} is running.` : '.'),
       pending + (st.current_probe ? 'results appear here as each one finishes.'
         : 'it starts as soon as the quiet-host guard finds the machine quiet.'));
@@ -823,6 +843,14 @@ async function drawHistory() {
       box.append(el('div', { class: 'small' }, el('h3', { text: `${title} (${unit === 'per_s' ? 'per s' : unit})` }),
         el('div', { class: 'plot', id: `chart-history-${m}` }), el('p', { class: 'muted note', id: `note-history-${m}` })));
   const all = await Promise.all(figures.map(([m]) => fetchSeries(m, 250)));
+  /* A chart of bytes is drawn in the unit its largest point reads best in
+   * (KiB for a thread's stack), as the card and the runs table show it. */
+  const scale = figures.map(([, , unit], i) => (unit === 'bytes'
+    ? bytesScale(Math.max(0, ...all[i].points.map((p) => Math.abs(p.max ?? p.avg ?? 0)))) : [1, unit]));
+  figures.forEach(([m, , unit], i) => {
+    const h = box.querySelector(`#chart-history-${m}`);
+    if (unit === 'bytes' && h) h.previousElementSibling.textContent = h.previousElementSibling.textContent.replace(/\((bytes|[KMG]iB)\)$/, `(${scale[i][1]})`);
+  });
   /* One point is not yet a history: say when the second comes. */
   const st = state.status || {};
   const next = st.cycle_running ? 'with the cycle running now' : st.next_cycle_ms ? `with the next cycle, due ${fmtWhen(st.next_cycle_ms)}` : 'with the next cycle';
@@ -831,13 +859,14 @@ async function drawHistory() {
     document.getElementById(`note-history-${m}`).textContent = pts.length === 1 ? `One run so far: the history starts ${next}.` : '';
     if (!pts.length) return emptyChart(id, 'no data in this range');
     const marks = fpMarks(all[i]), events = eventMarks([m]);
-    draw(id, pts.map((p) => [new Date(p.t), [p.min, p.avg, p.max]]), {
+    const div = scale[i][0];
+    draw(id, pts.map((p) => [new Date(p.t), [p.min / div, p.avg / div, p.max / div]]), {
       labels: ['time', title],
       colors: [cssVar('--accent')],
       customBars: true,
       fillAlpha: 0.2,
       legend: 'never',
-      axes: { y: { axisLabelWidth: 46, axisLabelFormatter: axisFmt('y'), ticker: logAwareTicks, valueFormatter: (v) => fmtUnit(v, unit) } },
+      axes: { y: { axisLabelWidth: 46, axisLabelFormatter: axisFmt('y'), ticker: logAwareTicks, valueFormatter: (v) => fmtUnit(v * div, unit) } },
       twMarks: marks,
       twEvents: events,
       underlayCallback: marksUnderlay(marks, events),
@@ -912,6 +941,16 @@ async function loadRuns(append) {
   $('#runs-count').textContent = `(${tbody.querySelectorAll('tr[data-id]').length} shown)`;
 }
 
+/* "SCHED_IDLE, nice 10, CPU 1": what a run's figures were measured under
+ * (a switch between SCHED_IDLE threads costs more than between normal ones). */
+function runConditions(doc) {
+  const i = (doc && doc.info) || {};
+  if (i.sched_policy == null && i.cpus_allowed == null) return null;
+  const policy = { normal: 'SCHED_OTHER', idle: 'SCHED_IDLE', batch: 'SCHED_BATCH' }[i.sched_policy] || i.sched_policy;
+  return [policy, i.nice != null ? `nice ${i.nice}` : null,
+    i.cpus_allowed != null ? `CPU ${i.cpus_allowed}` : null].filter(Boolean).join(', ');
+}
+
 async function openRun(id) {
   const d = $('#run-dialog');
   $('#run-title').textContent = `Run ${id}`;
@@ -927,6 +966,7 @@ async function openRun(id) {
       ['Reason', run.reason],
       ['Duration', fmtDuration(run.duration_s)],
       ['Key figure', run.status === 'ok' ? keyFigure(run) : null],
+      ['Ran at', runConditions(run.doc)],
       ['Load average', run.loadavg1 != null ? fmtNum(run.loadavg1, 2) : null],
       ['CPU steal', run.steal_pct != null ? `${fmtNum(run.steal_pct, 1)}%` : null],
       ['Cycle', run.cycle_id != null ? String(run.cycle_id) : null],

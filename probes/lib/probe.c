@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <jansson.h>
 
@@ -47,10 +48,42 @@ static void *must(void *p)
 	return p;
 }
 
+/* The scheduling policies by the names the runner's configuration uses. */
+static const struct {
+	int policy;
+	const char *name;
+} policies[] = {
+    {SCHED_OTHER, "normal"}, {SCHED_IDLE, "idle"}, {SCHED_BATCH, "batch"},
+    {SCHED_FIFO, "fifo"},    {SCHED_RR, "rr"},
+};
+
+/* The conditions every figure was measured under, as the runner set them:
+ * a switch between SCHED_IDLE threads costs more than between normal ones,
+ * so a figure is read with its policy, nice and CPUs. */
+static void run_conditions(struct probe_doc *doc)
+{
+	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	const char *name = "unknown";
+	char cpus[256];
+	int niceness;
+
+	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+		if (policies[i].policy == policy)
+			name = policies[i].name;
+	probe_info_str(doc, "sched_policy", name);
+	errno = 0;
+	niceness = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0)
+		probe_info_num(doc, "nice", niceness);
+	/* Where it ran: the runner pins a probe to one CPU by default. */
+	if (place_allowed_list(cpus, sizeof(cpus)) == 0)
+		probe_info_str(doc, "cpus_allowed", cpus);
+}
+
 struct probe_doc *probe_doc_new(const char *name)
 {
 	struct probe_doc *doc = must(calloc(1, sizeof(*doc)));
-	char when[40], cpus[256];
+	char when[40];
 
 	doc->t0 = clock_ns();
 	int64_t wall = clock_wall_ns();
@@ -70,9 +103,7 @@ struct probe_doc *probe_doc_new(const char *name)
 	json_object_set(doc->root, "scalars", doc->scalars);
 	json_object_set(doc->root, "series", doc->series);
 	json_object_set(doc->root, "info", doc->info);
-	/* Where it ran: the runner pins a probe to one CPU by default. */
-	if (place_allowed_list(cpus, sizeof(cpus)) == 0)
-		probe_info_str(doc, "cpus_allowed", cpus);
+	run_conditions(doc);
 	return doc;
 }
 

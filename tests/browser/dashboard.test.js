@@ -105,6 +105,8 @@ async function checkFirstScreen(page) {
   check(be != null && recFacts.includes(`Break-even${fmtInt(be)} context switches`), 'the break-even is shown',
     { be, recFacts });
   check((await page.textContent('#rec-confidence')).includes(rec.confidence), 'the confidence is shown');
+  check(/expected threads \(workload_threads in threadwatchd\.conf\)/.test(recFacts),
+    'the expected thread count says which setting it comes from', recFacts);
   /* What a thread costs: each cost's finding, and the cause and fix of each
    * that is a problem, as the API gives them. */
   check(rec.costs && rec.costs.problems.includes('handoff'), 'the seeded host has a hand-off problem', rec.costs);
@@ -291,6 +293,14 @@ async function checkRuns(page) {
   const raw = JSON.parse(await page.textContent('#run-json'));
   check(raw.id === bad.id && raw.status === 'error' && raw.reason === bad.reason &&
     (await page.textContent('#run-facts')).includes(bad.reason), 'clicking the failed run opens its details and raw JSON');
+  await page.keyboard.press('Escape');
+  /* an ok run says what its figures were measured under */
+  const good = rows.find((r) => r.cells[2] === 'ok');
+  await page.click(`#runs tbody tr[data-id="${good.id}"]`);
+  await page.waitForFunction((id) => document.querySelector('#run-dialog').open &&
+    document.querySelector('#run-title').textContent.startsWith(`Run ${id}:`), good.id);
+  const runFacts = await page.textContent('#run-facts');
+  check(runFacts.includes('Ran atSCHED_IDLE, nice 10, CPU 1'), 'a run shows the policy, nice and CPU it ran at', runFacts);
   await page.screenshot({ path: path.join(OUT, 'dashboard-run-dialog.png') });
   await page.keyboard.press('Escape');
 }
@@ -420,9 +430,9 @@ async function testEmpty(browser) {
   await page.goto(URL_EMPTY);
   check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'empty', 'an empty database shows the empty state');
   const text = await page.textContent('#banner');
-  check(/No runs yet — the first cycle (starts at \d{4}-|is under way)/.test(text), 'the empty state says when the first cycle comes', text);
-  check(/Pending: .*ctxsw.*threads.*map32/.test(text) && /quiet-host guard|starts at/.test(text),
-    'the empty state says what is pending and what it waits for', text);
+  check(/No runs yet — the first cycle (starts at \d{4}-|is under way|waits for a quiet host)/.test(text), 'the empty state says when the first cycle comes', text);
+  check(/Pending: .*ctxsw.*threads.*map32/.test(text) && /quiet-host guard|starts at|is [\d.]+.* above [\d.]+.*; the cycle runs anyway at \d{4}-/.test(text),
+    'the empty state says what is pending and what it waits for (the measure against its limit, until when)', text);
   /* every built-in probe the catalogue lists, not a list written once */
   const probes = await page.evaluate(async () => (await (await fetch('/api/v1/catalog')).json()).probes.map((p) => p.name));
   check(probes.length >= 6 && probes.every((p) => text.includes(`(${p})`)), 'the pending list names every built-in probe', { probes, text });

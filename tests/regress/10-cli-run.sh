@@ -211,7 +211,11 @@ want() { local n=$(($1 + base_nice)); [ $n -gt 19 ] && n=19; echo "[$2,$n,\"idle
 [ "$(prio)" = "$(want 0 "$(cut -d' ' -f41 /proc/$$/stat)")" ] || fail "default: $(prio)"
 [ "$(prio --sched idle --nice 3)" = "$(want 3 5)" ] ||
 	fail "--sched idle --nice 3: $(prio --sched idle --nice 3), expected $(want 3 5)"
-ok "probes run in the idle I/O class at the caller's policy and nice; --sched idle --nice 3: SCHED_IDLE at nice +3"
+# Each document records what it was measured under (a SCHED_IDLE switch
+# costs more than a normal one): the built-in stackmem, which runs briefly.
+cond=$("$TW" run --json --quick --sched idle --nice 3 stackmem | jq -c '.probes.stackmem.info | [.sched_policy, .nice, .cpus_allowed != null]')
+[ "$cond" = "[\"idle\",$(want 3 5 | jq '.[1]'),true]" ] || fail "the document's run conditions: $cond"
+ok "probes run in the idle I/O class at the caller's policy and nice; --sched idle --nice 3: SCHED_IDLE at nice +3, which the document records"
 
 # Where: by default each probe is pinned to one CPU, not CPU 0 when another
 # is allowed (the kernel's Cpus_allowed_list); --cpu all leaves the caller's
@@ -251,6 +255,28 @@ grep -Eq '^hello +ok .*answer 42' "$TW_TMP/mixed.txt" ||
 THREADWATCH_PROBE_DIR=$pd "$TW" run hello >/dev/null || fail "a good user probe gave exit $?"
 ok "THREADWATCH_PROBE_DIR: crash reported, a user's own probe ran"
 
+# Two selector figures, each named by what it compares: the table's
+# selector/high (in-process) and selector/control (against a child process,
+# the one the reasons use), so neither reads as the other.
+sd=$TW_TMP/selprobe
+mkdir -p "$sd"
+cat >"$sd/ctxsw" <<'EOF'
+#!/bin/sh
+s() { printf '"%s": {"value": %s, "unit": "%s"}' "$1" "$2" "$3"; }
+printf '{"probe":"ctxsw","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":1,"info":{"fsgsbase":"on"},"scalars":{%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s}}\n' \
+	"$(s low_ns 1800 ns)" "$(s high_ns 1801 ns)" "$(s ratio 0.9995 ratio)" "$(s ratio_ci_lo 0.998 ratio)" \
+	"$(s ratio_ci_hi 1.001 ratio)" "$(s selector_ratio 1.002 ratio)" "$(s selector_ratio_ci_lo 1.000 ratio)" \
+	"$(s selector_ratio_ci_hi 1.005 ratio)" "$(s selector_child_ratio 1.004 ratio)" \
+	"$(s selector_child_ratio_ci_lo 1.001 ratio)" "$(s selector_child_ratio_ci_hi 1.006 ratio)"
+EOF
+chmod 755 "$sd/ctxsw"
+out=$(THREADWATCH_PROBE_DIR=$sd "$TW" run ctxsw 2>&1)
+grep -q 'selector/high 1.002 \[1.000, 1.005\]' <<<"$out" && grep -q 'selector/control 1.004 \[1.001, 1.006\]' <<<"$out" ||
+	fail "the table does not name both selector comparisons: $out"
+tr '\n' ' ' <<<"$out" | tr -s ' ' | grep -q 'switch at 1.004 times the time of high stacks sampled the same way, in a child process' ||
+	fail "the reasons do not use selector/control's figure: $out"
+ok "two selector figures, each named: selector/high and selector/control (the reasons')"
+
 # Every built-in probe fails: no verdict from assumptions alone.
 mkdir -p "$TW_TMP/failing"
 for p in $TW_BUILTINS; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/$p"; chmod +x "$TW_TMP/failing/$p"; done
@@ -258,7 +284,9 @@ out=$(THREADWATCH_PROBE_DIR=$TW_TMP/failing "$TW" run 2>&1)
 [ $? = 1 ] || fail "all probes failing did not exit 1: $out"
 # The verdict stays at glibc's default with no confidence, and names each
 # failed probe and why.
-grep -q '^verdict: high (confidence: none)' <<<"$out" || fail "a confident verdict without data: $out"
+grep -q "^verdict: high stacks (glibc's default, MAP_STACK), confidence: none" <<<"$out" ||
+	fail "a confident verdict without data: $out"
+grep -q '^Nothing to change until the probes have answered' <<<"$out" || fail "the plain sentence: $out"
 for p in ctxsw threads map32; do
 	grep -q "^  - $p: exited with status 3 without a document" <<<"$out" || fail "$p's failure is not named: $out"
 done

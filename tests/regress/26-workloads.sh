@@ -7,6 +7,7 @@
 # terminal escape and markup. Then the paths this host may not take: no
 # PAGEMAP_SCAN (a double of the pre-6.7 kernel), no CAP_NET_ADMIN, and a
 # PID namespace of its own, where the proc connector is deaf.
+# (WORKLOADS_WINDOW, default 15s, sets the main window.)
 # regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -57,7 +58,7 @@ start evil glibcstacks 2 --name $'\e[31m<i id=x>"}'
 # window's two ends, which the command names on standard error (the probes
 # it runs after the window load the host, and slow a service that cannot
 # keep its pace, as under the sanitizers)
-"$TW" workloads --json --by process --for 15s >"$TW_TMP/w.json" 2>"$TW_TMP/w.err" &
+"$TW" workloads --json --by process --for "${WORKLOADS_WINDOW:-15s}" >"$TW_TMP/w.json" 2>"$TW_TMP/w.err" &
 wp=$!
 wait_for grep -q 'watching for' "$TW_TMP/w.err" || fail "workloads did not start: $(cat "$TW_TMP/w.err")"
 kill -USR1 "$creator" "$pinger"

@@ -38,7 +38,9 @@ linear="$D/recommend-p4-linear-search.json"
 
 # --- verdicts ---------------------------------------------------------------
 "$TW" recommend --input "$few" >"$TW_TMP/text" || fail "text output failed"
-grep -q '^verdict: low (confidence: strong)$' "$TW_TMP/text" || fail "P4, few threads: $(head -1 "$TW_TMP/text")"
+[ "$(head -1 "$TW_TMP/text")" = "Change: low (MAP_32BIT) thread stacks pay on this host." ] ||
+	fail "P4, few threads, the plain sentence: $(head -1 "$TW_TMP/text")"
+grep -q '^verdict: low stacks (MAP_32BIT), confidence: strong$' "$TW_TMP/text" || fail "P4, few threads: $(head -2 "$TW_TMP/text")"
 "$TW" recommend --input "$few" --json | jq -r '.result.reasons[]' |
 	grep -qF 'floor(1,073,741,824 / (8,388,608 + 4096)) = 127 stacks' ||
 	fail "the window reason lacks its arithmetic"

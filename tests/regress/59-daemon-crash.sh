@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # 59-daemon-crash: crash safety. The daemon is killed with SIGKILL at a
 # random moment of a probe cycle, again and again (TW_CRASH_KILLS, default
-# 80; `make soak` kills 1000 times), and restarted on the same database each time. After every kill:
+# 40; `make soak` kills 1000 times), and restarted on the same database each time. After every kill:
 # PRAGMA integrity_check is ok, no run lacks its samples and no sample its
 # run, and every run the API reported just before the kill is still there.
 # Prints the number of kills, of cycles begun and of runs checked.
+# regress: long
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 command -v sqlite3 >/dev/null || { echo "sqlite3 is not installed"; exit 77; }
-KILLS=${TW_CRASH_KILLS:-80}
+KILLS=${TW_CRASH_KILLS:-40}
 fake_builtins "$TW_TMP/probes"
 mkdir -p "$TW_TMP/d"
 DB=$TW_TMP/d/threadwatch.db

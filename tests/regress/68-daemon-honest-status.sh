@@ -11,6 +11,7 @@
 #   - a store found corrupt while running: /healthz 503 once it was seen;
 #   - a daemon killed during a cycle: after the restart that cycle is
 #     recorded as interrupted, and every status says so.
+# regress: long
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-daemon.sh"

@@ -17,6 +17,7 @@
 # minutes. The test's drop-in turns the quiet-host guard off (the build
 # machine is busy) and the splay off, and shortens WatchdogSec to 10 s. Needs root; skips
 # when nspawn, debootstrap or namespaces are missing.
+# regress: long
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-nspawn.sh"

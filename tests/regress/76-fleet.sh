@@ -9,6 +9,7 @@
 # recorded from h3), alone and mixed with dead ports; --concurrency;
 # --token against the stub, which checks the header as the daemon's POST
 # does; --cacert and --insecure against a daemon with a test certificate.
+# regress: long
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
@@ -190,7 +191,9 @@ fleet --timeout 1 "$U1" "127.0.0.1:$silent" "127.0.0.1:$web" "127.0.0.1:$broken"
 secs=$(echo "$(date +%s.%N) - $start" | bc)
 echo "$OUT"
 [ "$RC" = 1 ] || fail "a silent host: exit status $RC, expected 1"
-row "127.0.0.1:$silent" | grep -q "unreachable: no answer within 1 s" ||
+# It took the connection (the kernel's backlog) and said nothing: up but
+# stuck, not "unreachable" as a refused or unroutable host is.
+row "127.0.0.1:$silent" | grep -q "no answer (connected, then silent): no answer within 1 s" ||
 	fail "the silent host's row: $(row "127.0.0.1:$silent")"
 row "127.0.0.1:$web" | grep -q "not a threadwatchd API: GET /api/v1/status: HTTP 404" ||
 	fail "the web server's row: $(row "127.0.0.1:$web")"
@@ -201,9 +204,12 @@ expect_cell "$U1" VERDICT low
 [ "$(echo "$secs < 3" | bc)" = 1 ] || fail "--timeout 1 took $secs s"
 fleet --json "127.0.0.1:$silent" "127.0.0.1:$broken" --timeout 1
 jq_true "$OUT" '.hosts_unreachable == 1 and .hosts_failed == 2 and .hosts[1].reachable and
-	.hosts[0].failure == "unreachable" and .hosts[1].failure == "error"' ||
+	.hosts[0].failure == "no answer (connected, then silent)" and .hosts[1].failure == "error"' ||
 	fail "--json: a broken daemon is reachable but failed: $OUT"
-ok "a silent host times out after its own budget (${secs}s in all); a foreign server and a failing endpoint are named"
+# Every host failing: the table keeps its columns (EVENTS too).
+fleet --timeout 1 "127.0.0.1:$silent" "$DEAD"
+grep -q '^URL .*EVENTS' <<<"$OUT" || fail "with every host failing the EVENTS column went: $(head -1 <<<"$OUT")"
+ok "a silent host times out after its own budget (${secs}s in all); a foreign server and a failing endpoint are named; with every host failing the columns stay"
 
 # --- file_sd JSON and YAML, with labels ----------------------------------------------
 H1=127.0.0.1:${FLEET_PORTS[0]}

@@ -15,6 +15,7 @@
 # their versions differ, and pthread_create then loops for ever in glibc's
 # stack cache.) Skipped (77), saying why, when the toolchain or qemu is
 # missing and cannot be installed (not root).
+# regress: long
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }
@@ -112,11 +113,19 @@ for i in $(seq 1 600); do
 	st=$(api /api/v1/status 2>/dev/null) && [ "$(jq -r '.last_cycle.status // empty' <<<"$st")" != "" ] && break
 	sleep 0.5
 done
-[ "$(jq -r .last_cycle.status <<<"$st")" = ok ] ||
-	{ tail -20 "$TW_TMP/d.log"; fail "the arm64 cycle did not end ok: $(jq -c .last_cycle <<<"$st")"; }
 runs=$(api '/api/v1/runs?limit=20' | jq -c '[.runs[] | {probe, status, reason}] | sort_by(.probe)')
-jq -e --arg want "$TW_BUILTINS" "$JQ_RUN_GOOD"' ([.[].probe] | sort) == ($want | split(" ") | sort) and
-	all(.[]; if .probe == "map32" then .status == "not_applicable" else run_good(.probe; .status; .reason) end)' \
+# Under emulation a timing probe may rightly give up as too busy (qemu on a
+# machine busy with other tests): that cycle is partial, and says why.
+JQ_EMU_GOOD="$JQ_RUN_GOOD"' def emu_good($p; $s; $r): run_good($p; $s; $r) or
+  ($s == "error" and (($r // "") | test("the host is too busy")));'
+case $(jq -r .last_cycle.status <<<"$st") in
+ok) ;;
+partial) jq -e "$JQ_EMU_GOOD"' all(.[]; .probe == "map32" or emu_good(.probe; .status; .reason))' <<<"$runs" >/dev/null ||
+	{ tail -20 "$TW_TMP/d.log"; fail "the arm64 cycle was partial for more than a busy host: $runs"; } ;;
+*) tail -20 "$TW_TMP/d.log"; fail "the arm64 cycle did not end ok: $(jq -c .last_cycle <<<"$st")" ;;
+esac
+jq -e --arg want "$TW_BUILTINS" "$JQ_EMU_GOOD"' ([.[].probe] | sort) == ($want | split(" ") | sort) and
+	all(.[]; if .probe == "map32" then .status == "not_applicable" else emu_good(.probe; .status; .reason) end)' \
 	<<<"$runs" >/dev/null || fail "the arm64 cycle's runs: $runs"
 [ "$(api '/api/v1/runs?status=not_applicable' | jq -r '.runs[0].reason')" != null ] ||
 	fail "the not_applicable run has no reason"

@@ -6,16 +6,17 @@
 # listed, unchanged, and the database passes PRAGMA integrity_check with no
 # partial run (tests/regress/lib-store-check.sh): an ok run has its
 # document, one sample per scalar and every point of every series, and the
-# per-probe counters match. (59-daemon-crash kills 80 times, once per
+# per-probe counters match. (59-daemon-crash kills 40 times, once per
 # cycle, with lighter checks; `make soak` runs both far longer.) Goes on until both
-# CRASH_KILLS kills (default 20) and CRASH_CYCLES cycles (default 120) are
+# CRASH_KILLS kills (default 12) and CRASH_CYCLES cycles (default 60) are
 # done. CRASH_SEED makes the moments reproducible.
+# regress: long
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$SRC/tests/regress/lib-daemon.sh"
 . "$SRC/tests/regress/lib-store-check.sh"
-KILLS=${CRASH_KILLS:-20}
-CYCLES=${CRASH_CYCLES:-120}
+KILLS=${CRASH_KILLS:-12}
+CYCLES=${CRASH_CYCLES:-60}
 SEED=${CRASH_SEED:-$$}
 RANDOM=$SEED
 echo "seed $SEED (CRASH_SEED=$SEED repeats these moments)"

@@ -2,7 +2,7 @@
 # 93-load: wrk on loopback against /api/v1/recommendation, /metrics and a
 # one-year /api/v1/series query (a year of history at the default 6 h
 # cadence, written by twseed), 64 connections in all for LOAD_SECONDS
-# (default 15; `make soak` runs 300), while probe cycles of the real probes (--quick) run one
+# (default 10; `make soak` runs 300), while probe cycles of the real probes (--quick) run one
 # after another. Zero errors (socket errors or statuses >= 400); prints the
 # p50 and p99 latency of each endpoint and the daemon's RSS before and
 # after (bounded growth: the SQLite page caches fill up, nothing more).
@@ -17,7 +17,7 @@ SEED=$B/tests/twseed
 for p in $TW_BUILTINS; do
 	[ -x "$B/probes/$p" ] || fail "\"$B/probes/$p\" is not built"
 done
-SECS=${LOAD_SECONDS:-15}
+SECS=${LOAD_SECONDS:-10}
 DB=$TW_TMP/l/threadwatch.db
 mkdir -p "$TW_TMP/l"
 

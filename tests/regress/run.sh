@@ -11,12 +11,14 @@
 # 72-systemd); each script still works alone without it.
 #
 # Most scripts wait more than they compute (daemons, timers, a container
-# booting), so REGRESS_JOBS of them (3 by default) run at once, in number
-# order, each one's output printed whole when it ends. A script whose head
-# holds the line "# regress: alone" (it measures the host, or changes what
-# the whole machine shares, such as the dpkg database) runs with no other.
-# Each line "-- PASS" gives the script's wall time and the CPU time it and
-# its children used.
+# booting), so REGRESS_JOBS of them (3 by default) run at once, each one's
+# output printed whole when it ends. A script whose head holds the line
+# "# regress: alone" (it measures the host, or changes what the whole
+# machine shares, such as the dpkg database) runs with no other: those run
+# first, one by one in number order; then the rest, in number order except
+# that those marked "# regress: long" start first, so that the longest do
+# not end the run alone. Each line "-- PASS" gives the script's wall time
+# and the CPU time it and its children used.
 set -u
 : "${B:?B must name the build directory}" "${SRC:?SRC must name the source directory}"
 TW_RUN=$(mktemp -d /tmp/tw-regress-run.XXXXXX)
@@ -35,8 +37,8 @@ picked() {
 	for w in $only; do [[ "$1" == *"$w"* ]] && return 0; done
 	return 1
 }
-# alone SCRIPT: must it run with no other script?
-alone() { head -n 40 "$1" | grep -qx '# regress: alone'; }
+# marked SCRIPT WORD: does its head hold the line "# regress: WORD"?
+marked() { head -n 40 "$1" | grep -qx "# regress: $2"; }
 
 # one SCRIPT OUT: runs a script in its own TW_TMP and appends the CPU time
 # (user + system, its own and its children's) as the output's last line.
@@ -82,6 +84,18 @@ reap() {
 	finish "$pid" "$rc"
 }
 
+# start SCRIPT: runs it in the background in a fresh TW_TMP.
+start() {
+	local name
+	name=$(basename "$1" .sh)
+	TW_TMP=$(mktemp -d /tmp/tw-regress.XXXXXX)
+	export TW_TMP
+	one "$1" "$TW_RUN/out.$name" &
+	job_name[$!]=$name job_tmp[$!]=$TW_TMP job_start[$!]=$(date +%s.%N)
+}
+
+# The scripts asked for, by kind.
+alone_list=() long_list=() rest_list=()
 for t in "$SRC"/tests/regress/[0-9]*.sh; do
 	name=$(basename "$t" .sh)
 	picked "$name" || continue
@@ -90,19 +104,21 @@ for t in "$SRC"/tests/regress/[0-9]*.sh; do
 		echo "-- SKIP $name (REGRESS_SKIP)"
 		continue
 	fi
-	if alone "$t"; then
-		while [ ${#job_name[@]} -gt 0 ]; do reap; done
+	if marked "$t" alone; then
+		alone_list+=("$t")
+	elif marked "$t" long; then
+		long_list+=("$t")
 	else
-		while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done
+		rest_list+=("$t")
 	fi
-	TW_TMP=$(mktemp -d /tmp/tw-regress.XXXXXX)
-	export TW_TMP
-	start=$(date +%s.%N)
-	one "$t" "$TW_RUN/out.$name" &
-	job_name[$!]=$name job_tmp[$!]=$TW_TMP job_start[$!]=$start
-	if alone "$t"; then
-		while [ ${#job_name[@]} -gt 0 ]; do reap; done
-	fi
+done
+for t in "${alone_list[@]}"; do
+	start "$t"
+	reap
+done
+for t in "${long_list[@]}" "${rest_list[@]}"; do
+	while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done
+	start "$t"
 done
 while [ ${#job_name[@]} -gt 0 ]; do reap; done
 [ -n "$failed" ] && echo "failed:$failed"

@@ -308,10 +308,13 @@ static json_t *doc_new(const char *probe, int64_t started_ms, double duration_s)
 	char when[40];
 
 	clock_rfc3339(started_ms * 1000000, when, sizeof(when));
-	return json_pack("{s:s, s:i, s:s, s:n, s:s, s:f, s:f, s:{}, s:{}, s:{}, s:{}}", "probe",
-	                 probe, "protocol", 1, "status", "ok", "reason", "started_at", when,
-	                 "started_unix", (double)started_ms / 1e3, "duration_s", duration_s,
-	                 "params", "scalars", "series", "info");
+	/* run as threadwatchd runs its probes by default (probes/lib/probe.c
+	 * records it) */
+	return json_pack("{s:s, s:i, s:s, s:n, s:s, s:f, s:f, s:{}, s:{}, s:{}, s:{s:s, s:i, s:s}}",
+	                 "probe", probe, "protocol", 1, "status", "ok", "reason", "started_at",
+	                 when, "started_unix", (double)started_ms / 1e3, "duration_s", duration_s,
+	                 "params", "scalars", "series", "info", "sched_policy", "idle", "nice", 10,
+	                 "cpus_allowed", "1");
 }
 
 static void doc_scalar(json_t *doc, const char *name, double v, const char *unit)

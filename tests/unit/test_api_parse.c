@@ -334,10 +334,8 @@ static void test_series_query(void **state)
 	series_bad("/api/v1/series?metric=.ratio", "'metric'");
 	series_bad("/api/v1/series?metric=ctxsw.", "'metric'");
 	series_bad("/api/v1/series?metric=ctx%20sw.ratio", "'metric'");
-	/* the /metrics family's name is told the API's */
-	series_bad("/api/v1/series?metric=threadwatch_ctxsw_ratio", "\"ctxsw.ratio\" for threadwatch_ctxsw_ratio");
-	series_bad("/api/v1/series?metric=threadwatch_handoff_seconds",
-	           "threadwatch_handoff_seconds{placement=");
+	/* a /metrics family's name (api.c then names the API's, 40-http) */
+	series_bad("/api/v1/series?metric=threadwatch_ctxsw_ratio", "'metric' must look like");
 	/* a future 'since' without 'until' names no 'until' it was not given */
 	series_bad("/api/v1/series?metric=ctxsw.ratio&since=1796284317", "is in the future ('until' defaults to now)");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&since=x", "'since'");

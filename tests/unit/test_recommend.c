@@ -100,7 +100,7 @@ static void test_no_significant_benefit(void **state)
 	CLOSE(fig(r, "switch_saving_ns"), 2830 * (1 - 1.01));
 	CLOSE(fig_at(r, "switch_saving_ci_ns", 0), 2830 * (1 - 1.016));
 	CLOSE(fig_at(r, "switch_saving_ci_ns", 1), 2830 * (1 - 0.995));
-	assert_true(reason_has(r, "lose 28.3 ns per switch, 2,830 × (1 - 1.010)"));
+	assert_true(reason_has(r, "lose 28.3 ns per switch, 2,830 × (1 - 1.01)"));
 	json_decref(r);
 	/* low stacks slower */
 	r = compute("{\"ctxsw\":{\"low_ns\":1100,\"high_ns\":1000,\"ratio\":1.1,"
@@ -302,6 +302,9 @@ static void test_break_even_by_hand(void **state)
 		    json_object_get(json_object_get(r, "figures"), "extra_create_extrapolated")));
 		assert_true(reason_has(r, "Break-even"));
 		assert_true(reason_has(r, "= 1,000 context switches"));
+		/* the expected thread count names the setting it comes from */
+		assert_true(reason_has(r, "expects 20 threads (workload_threads in threadwatchd.conf; "
+		                          "--threads for threadwatch recommend)"));
 		json_decref(r);
 	}
 }
@@ -593,7 +596,9 @@ static void test_text(void **state)
 	char *t = rec_text(r);
 
 	(void)state;
-	assert_non_null(strstr(t, "verdict: low (confidence: strong)\n"));
+	/* the plain sentence first, then the verdict in words a newcomer reads */
+	assert_int_equal(strncmp(t, "Change: low (MAP_32BIT) thread stacks pay on this host.\n", 56), 0);
+	assert_non_null(strstr(t, "\nverdict: low stacks (MAP_32BIT), confidence: strong\n"));
 	assert_non_null(strstr(t, "\nreasons:\n  - "));
 	assert_non_null(strstr(t, "\nbreak-even: 1,000 switches per thread\n"));
 	/* the raw figures (many null) are --json's, not the text's */

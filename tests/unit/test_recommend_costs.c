@@ -37,12 +37,18 @@ static json_t *doc(const char *probe, const char *info, ...)
 	return d;
 }
 
-static json_t *createscale(double c1, double n1, double ceff, double neff)
+/* The efficiency's CI is neff ± half (a fraction of it). */
+static json_t *createscale_ci(double c1, double n1, double ceff, double neff, double half)
 {
 	return doc("createscale", "{}", "cached_1_rate", c1, "nocache_1_rate", n1,
 	           "cached_2_efficiency", ceff, "nocache_2_efficiency", neff,
-	           "nocache_2_efficiency_ci_lo", neff * 0.9, "nocache_2_efficiency_ci_hi",
-	           neff * 1.1, NULL);
+	           "nocache_2_efficiency_ci_lo", neff * (1 - half), "nocache_2_efficiency_ci_hi",
+	           neff * (1 + half), NULL);
+}
+
+static json_t *createscale(double c1, double n1, double ceff, double neff)
+{
+	return createscale_ci(c1, n1, ceff, neff, 0.005);
 }
 
 static json_t *handoff(double same, double ratio)
@@ -165,6 +171,35 @@ static void test_limits(void **state)
 	json_decref(c);
 }
 
+/* A CI that straddles the limit decides nothing: neither a problem nor
+ * clear, on either side of it (the flag flipped from run to run). */
+static void test_near_limit(void **state)
+{
+	const double lim = TW_CREATORS_PROBLEM_EFFICIENCY;
+	json_t *c;
+
+	(void)state;
+	for (int side = -1; side <= 1; side += 2) {
+		c = costs_of(createscale_ci(1e5, 4e4, 0.9, lim * (1 + side * 0.02), 0.05), NULL,
+		             NULL);
+		assert_false(problem(c, "creators"));
+		assert_true(json_is_true(json_object_get(json_object_get(c, "creators"), "near_limit")));
+		assert_non_null(strstr(text(c, "creators", "finding"),
+		                       "near the limit of 0.5, which its CI straddles"));
+		assert_true(json_is_null(json_object_get(json_object_get(c, "creators"), "fix")));
+		json_decref(c);
+	}
+	/* a CI wholly below it is a problem, wholly above it is clear */
+	c = costs_of(createscale_ci(1e5, 4e4, 0.9, lim * 0.9, 0.05), NULL, NULL);
+	assert_true(problem(c, "creators"));
+	assert_false(json_is_true(json_object_get(json_object_get(c, "creators"), "near_limit")));
+	json_decref(c);
+	c = costs_of(createscale_ci(1e5, 4e4, 0.9, lim * 1.1, 0.05), NULL, NULL);
+	assert_false(problem(c, "creators"));
+	assert_null(strstr(text(c, "creators", "finding"), "near the limit"));
+	json_decref(c);
+}
+
 /* No documents, or one skipped: each cost says it was not measured. */
 static void test_unmeasured(void **state)
 {
@@ -234,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_arithmetic),
 	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_near_limit),
 	    cmocka_unit_test(test_unmeasured),
 	    cmocka_unit_test(test_refused),
 	};
