@@ -20,6 +20,7 @@ import re
 import statistics
 
 import report_observer
+import report_policy
 
 # --- statistics ---------------------------------------------------------------
 
@@ -723,6 +724,11 @@ class Bench:
     def section_observer(self):
         report_observer.section(self, load_json, median, table)
 
+    POLICY_TITLE = report_policy.TITLE
+
+    def section_policy(self):
+        report_policy.section(self, load_json, table)
+
     def rewrite_section(self, path, title, fn):
         """Replaces one section of an existing RESULTS.md (or appends it)."""
         self.out = []
@@ -1086,6 +1092,8 @@ class Bench:
         self.refusable(self.HANDOFF_TITLE[3:], self.section_handoff, "handoff-peers")
         if self.refused("observer") != "absent":
             self.section_observer()
+        if self.refused("policy") != "absent":
+            self.section_policy()
         self.out += self.section_load()
         body = self.out
         tg = ["## Targets", "",
@@ -1120,13 +1128,15 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src", help="source tree (to name the code behind a finding)")
-    ap.add_argument("--only", choices=["fleet", "handoff", "observer"], help="rewrite only this section of --out")
+    ap.add_argument("--only", choices=["fleet", "handoff", "observer", "policy"],
+                    help="rewrite only this section of --out")
     a = ap.parse_args()
     if a.only:
         b = Bench(a.work, a.src)
         title, fn = {"fleet": (b.FLEET_TITLE, b.section_fleet),
                      "handoff": (b.HANDOFF_TITLE, b.section_handoff),
-                     "observer": (b.OBSERVER_TITLE, b.section_observer)}[a.only]
+                     "observer": (b.OBSERVER_TITLE, b.section_observer),
+                     "policy": (b.POLICY_TITLE, b.section_policy)}[a.only]
         b.rewrite_section(a.out, title, fn)
     else:
         Bench(a.work, a.src).write(a.out)

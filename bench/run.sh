@@ -31,10 +31,10 @@
 #   BENCH_LOAD_MAX [0.3]   load1 per CPU above which a phase (or a citizen run) does not
 #                          start; it waits up to BENCH_SETTLE_S [300] s for the load to fall,
 #                          and one that still starts above it is refused in the report
-#   BENCH_PHASES [all]     or some of: idle ctxsw handoff threads cycles seed api citizen fleet observer
+#   BENCH_PHASES [all]     or some of: idle ctxsw handoff threads cycles seed api citizen fleet observer policy
 #                          (api needs seed); a partial run writes its report to
 #                          $BENCH_WORK/RESULTS.md and leaves bench/RESULTS.md as it is, but for
-#                          fleet, handoff and observer, whose sections of bench/RESULTS.md it rewrites
+#                          fleet, handoff, observer and policy, whose sections of bench/RESULTS.md it rewrites
 #                          (`make bench BENCH_PHASES=handoff`)
 set -euo pipefail
 
@@ -207,7 +207,7 @@ for f in "$PROBES/ctxsw" "$PROBES/threads" "$PROBES/map32" "$TWD" "$B/threadwatc
 	[ -x "$f" ] || die "\"$f\" is not built (run make B=$B all first)"
 done
 for p in $BENCH_PHASES; do
-	case $p in all | idle | ctxsw | handoff | threads | cycles | seed | api | citizen | fleet | observer) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
+	case $p in all | idle | ctxsw | handoff | threads | cycles | seed | api | citizen | fleet | observer | policy) ;; *) die "unknown phase \"$p\" in BENCH_PHASES" ;; esac
 done
 want api && ! want seed && die "BENCH_PHASES: api needs seed (the year it queries)"
 need_pkgs linux-perf stress-ng wrk nginx-light curl jq sqlite3 procps util-linux time python3
@@ -607,6 +607,13 @@ if want observer; then
 		log "bench/observer.sh failed: $(tail -n 3 "$W/observer.log")"
 fi
 
+# --- 8c. the daemon's figures against threadwatch run's (bench/policy.sh) ----------
+if want policy; then
+	phase policy
+	B="$B" SRC="$SRC" POL_OUT="$W/policy" "$HERE/policy.sh" >"$W/policy.log" 2>&1 ||
+		log "bench/policy.sh failed: $(tail -n 3 "$W/policy.log")"
+fi
+
 # --- 9. the end of the idle window ---------------------------------------------
 if want idle; then
 	phase idle-wait
@@ -631,8 +638,8 @@ echo "elapsed_s=$(($(date +%s) - T0))" >>"$W/meta.env"
 if [ "$BENCH_PHASES" != all ]; then
 	python3 "$HERE/report.py" --work "$W" --out "$W/RESULTS.md" --src "$SRC" ||
 		log "the partial report failed"
-	if want fleet || want handoff || want observer; then
-		for sect in fleet handoff observer; do
+	if want fleet || want handoff || want observer || want policy; then
+		for sect in fleet handoff observer policy; do
 			want "$sect" && python3 "$HERE/report.py" --work "$W" --out "$OUT" --src "$SRC" --only "$sect"
 		done
 		log "partial run (BENCH_PHASES=$BENCH_PHASES): report in \"$W/RESULTS.md\"; of \"$OUT\", only the sections of $BENCH_PHASES rewritten"

@@ -104,7 +104,7 @@ static int set_sched(void *ctx, const char *v, char *why, size_t wlen)
 			((struct run_args *)ctx)->sched = (enum runner_sched)i;
 			return 0;
 		}
-	snprintf(why, wlen, "--sched takes idle or normal, not \"%s\"", v);
+	snprintf(why, wlen, "--sched takes normal, idle or priced, not \"%s\"", v);
 	return -EINVAL;
 }
 
@@ -136,7 +136,8 @@ static const struct opt run_opts[] = {
      "time limit per probe, such as 30s or 2m, up to 1d (default: per probe)", set_timeout, 0},
     {"probe-dir", 0, "DIR", "where the probe executables are (colon-separated)", set_probe_dir, 0},
     {"sched", 0, "POLICY",
-     "normal (default, at --nice) or idle (SCHED_IDLE as in the daemon: any other task goes first)",
+     "normal (default, at --nice), idle (SCHED_IDLE: any other task goes first) or priced "
+     "(the daemon's: idle, but ctxsw, handoff and createscale at nice 19)",
      set_sched, 0},
     {"nice", 0, "N",
      "niceness added for the probes, 0..19 (default 0; the daemon's is " RUNNER_NICE_DEFAULT_STR
@@ -475,8 +476,7 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
                       json_t **fp_out, json_t **entries_out)
 {
 	json_t *fp = fingerprint_read(), *entries = json_object(), *ctxsw;
-	struct runner_opts o = {
-	    .nice = a->nice, .idle_io = 1, .sched = a->sched, .cpus = a->cpus, .stop = &stop_flag};
+	struct runner_opts o = {.idle_io = 1, .cpus = a->cpus, .stop = &stop_flag};
 	int failed = 0;
 
 	if (!a->json)
@@ -491,6 +491,7 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 		              : b              ? b->timeout_s
 		                               : DEFAULT_TIMEOUT_S;
 		o.cpus = runner_cpu_for(&a->cpus, b && b->own_cpus);
+		runner_sched_for(a->sched, a->nice, b && b->priced, &o.sched, &o.nice);
 		if (a->progress)
 			fprintf(stderr,
 			        "%s: measuring with the %s probe (%zu of %zu, at most %.0f s)...\n",
@@ -519,10 +520,10 @@ static int run_probes(const struct run_args *a, const char *dirs, const char **n
 	if (stop_flag) {
 		fprintf(stderr, "threadwatch run: interrupted\n");
 		failed = 1;
-	} else if (failed && o.sched == RUNNER_SCHED_IDLE)
+	} else if (failed && a->sched != RUNNER_SCHED_NORMAL)
 		fprintf(stderr,
-		        "threadwatch run: the probes ran under SCHED_IDLE and yield to every "
-		        "other task; on a busy host --sched normal lets them compete\n");
+		        "threadwatch run: the probes ran under SCHED_IDLE or nice 19 and yield to "
+		        "other tasks; on a busy host --sched normal lets them compete\n");
 	*fp_out = fp;
 	*entries_out = entries;
 	return failed;

@@ -127,10 +127,13 @@ static const struct cfg_key keys[] = {
      OFF(guard_wait_max), 0, NULL},
     {"nice", T_INT, 0, 19, RUNNER_NICE_DEFAULT_STR,
      "Niceness added for the probes (they also run in the idle I/O class).", OFF(nice), 0, NULL},
-    {"probe_sched", T_CHOICE, 0, 0, "idle",
+    {"probe_sched", T_CHOICE, 0, 0, "priced",
      "CPU scheduling policy of the probes. idle: SCHED_IDLE, so that any other task preempts "
      "them at once and a neighbour's latency does not wait for them (nice then does not "
-     "matter); normal: SCHED_OTHER at the niceness above.",
+     "matter); normal: SCHED_OTHER at the niceness above; priced: SCHED_IDLE, but the "
+     "probes whose times price the services (ctxsw, handoff, createscale) at SCHED_OTHER, "
+     "nice 19, since a switch between SCHED_IDLE threads costs about a fifth more than "
+     "between the normal threads they price.",
      OFF(probe_sched), 0, runner_sched_names},
     {"probe_cpu", T_CPU, 0, RUNNER_CPU_MAX, "quiet",
      "Where the probes run. quiet: each probe is pinned to the one allowed CPU that has taken "

@@ -152,9 +152,7 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	const struct catalog_probe *b = catalog_probe_find(p->name);
 	struct runner_opts o = {.timeout_s = c->probe_timeout,
 	                        .max_output = MAX_OUTPUT,
-	                        .nice = c->nice,
 	                        .idle_io = 1,
-	                        .sched = (enum runner_sched)c->probe_sched,
 	                        .cpus = runner_cpu_for(&c->probe_cpu, b && b->own_cpus),
 	                        .stop = &s->stop_flag};
 	struct sched_cpu before = {0, 0}, after = {0, 0};
@@ -165,6 +163,8 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	double load = 0;
 	int r;
 
+	runner_sched_for((enum runner_sched)c->probe_sched, c->nice, b && b->priced, &o.sched,
+	                 &o.nice);
 	snprintf(name, sizeof(name), "%s", p->name);
 	probe_argv(c, name, argv);
 	if (sched_read_loadavg("/proc/loadavg", &load) < 0)

@@ -555,12 +555,12 @@ const struct catalog_metric catalog_metrics[] = {
 const size_t catalog_n_metrics = sizeof(catalog_metrics) / sizeof(catalog_metrics[0]);
 
 const struct catalog_probe catalog_probes[] = {
-    {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}, 0, "context-switch"},
-    {"threads", 40, "low_steady_rate", {NULL}, {NULL}, 0, "thread-creation"},
-    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}, 0, "MAP_32BIT"},
-    {"handoff", 20, "cross_ratio", {"cross_placement"}, {NULL}, 1, "hand-off"},
-    {"stackmem", 20, "glibc_bytes_per_thread", {"thp_enabled"}, {NULL}, 0, "stack-memory"},
-    {"createscale", 30, "nocache_2_efficiency", {NULL}, {NULL}, 1, "concurrent-create"},
+    {"ctxsw", 20, "ratio", {NULL}, {"selector", "aa", NULL}, 0, "context-switch", 1},
+    {"threads", 40, "low_steady_rate", {NULL}, {NULL}, 0, "thread-creation", 0},
+    {"map32", 30, "fail_ns_at_max", {"fail_class", "retry_class"}, {NULL}, 0, "MAP_32BIT", 0},
+    {"handoff", 20, "cross_ratio", {"cross_placement"}, {NULL}, 1, "hand-off", 1},
+    {"stackmem", 20, "glibc_bytes_per_thread", {"thp_enabled"}, {NULL}, 0, "stack-memory", 0},
+    {"createscale", 30, "nocache_2_efficiency", {NULL}, {NULL}, 1, "concurrent-create", 1},
 };
 const size_t catalog_n_probes = sizeof(catalog_probes) / sizeof(catalog_probes[0]);
 

@@ -71,6 +71,10 @@ struct catalog_probe {
 	int own_cpus;
 	/* What it measures, in words, as the page names it ("context-switch"). */
 	const char *title;
+	/* Its absolute times price the services (a switch, a hand-off, a
+	 * create): under probe_sched = priced it runs at SCHED_OTHER, nice 19,
+	 * as the normal threads it prices do, not at SCHED_IDLE. */
+	int priced;
 };
 
 extern const struct catalog_metric catalog_metrics[];

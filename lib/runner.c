@@ -66,7 +66,19 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-const char *const runner_sched_names[] = {"normal", "idle", NULL};
+const char *const runner_sched_names[] = {"normal", "idle", "priced", NULL};
+
+void runner_sched_for(enum runner_sched asked, int nice, int priced, enum runner_sched *sched,
+                      int *nice_out)
+{
+	*sched = asked;
+	*nice_out = nice;
+	if (asked != RUNNER_SCHED_PRICED)
+		return;
+	*sched = priced ? RUNNER_SCHED_NORMAL : RUNNER_SCHED_IDLE;
+	if (priced)
+		*nice_out = RUNNER_NICE_PRICED;
+}
 const char *const runner_cpus_names[] = {"all", "quiet", NULL};
 
 int runner_cpu_parse(const char *text, struct runner_cpu *out)
@@ -150,7 +162,8 @@ child_exec(const char *path, char *const argv[], char *const envp[], const struc
 	 * CPU running only SCHED_IDLE tasks as idle (sched_idle_cpu()), so a
 	 * neighbour's latency does not wait for a probe's slice. Inherited by
 	 * every thread the probe creates. */
-	if (o->sched == RUNNER_SCHED_IDLE) {
+	/* PRICED left unresolved (runner_sched_for() not called): the gentler. */
+	if (o->sched == RUNNER_SCHED_IDLE || o->sched == RUNNER_SCHED_PRICED) {
 		struct sched_param prio0 = {.sched_priority = 0};
 
 		if (sched_setscheduler(0, SCHED_IDLE, &prio0) < 0) {

@@ -27,9 +27,18 @@ enum runner_status { RUNNER_OK, RUNNER_SKIPPED, RUNNER_ERROR, RUNNER_NOT_APPLICA
 #define RUNNER_NICE_DEFAULT_STR RUNNER_STR(RUNNER_NICE_DEFAULT)
 
 /* The probes' CPU scheduling policy, named by runner_sched_names (in this
- * order, NULL-terminated): the daemon's probe_sched and run's --sched. */
-enum runner_sched { RUNNER_SCHED_NORMAL, RUNNER_SCHED_IDLE };
+ * order, NULL-terminated): the daemon's probe_sched and run's --sched.
+ * PRICED picks per probe (runner_sched_for()): SCHED_IDLE, but SCHED_OTHER
+ * at RUNNER_NICE_PRICED for a probe whose absolute times price the
+ * services (catalog_probe.priced), since a switch between SCHED_IDLE
+ * threads costs about a fifth more than between normal ones and the
+ * services run at normal policy (bench/RESULTS.md, section 10). */
+enum runner_sched { RUNNER_SCHED_NORMAL, RUNNER_SCHED_IDLE, RUNNER_SCHED_PRICED };
 extern const char *const runner_sched_names[];
+#define RUNNER_NICE_PRICED 19
+/* The policy and niceness one probe runs at under the asked policy. */
+void runner_sched_for(enum runner_sched asked, int nice, int priced, enum runner_sched *sched,
+                      int *nice_out);
 
 /* Which CPUs a probe may run on, named by runner_cpus_names (in this
  * order, NULL-terminated) or a CPU number: the daemon's probe_cpu and

@@ -501,6 +501,29 @@ static void test_priorities(void **state)
 	free(p);
 }
 
+/* priced: SCHED_IDLE at the asked niceness, but a priced probe at
+ * SCHED_OTHER, nice 19; the other policies stand for every probe. */
+static void test_sched_for(void **state)
+{
+	enum runner_sched s;
+	int n;
+
+	(void)state;
+	runner_sched_for(RUNNER_SCHED_PRICED, 10, 1, &s, &n);
+	assert_int_equal(s, RUNNER_SCHED_NORMAL);
+	assert_int_equal(n, 19);
+	runner_sched_for(RUNNER_SCHED_PRICED, 10, 0, &s, &n);
+	assert_int_equal(s, RUNNER_SCHED_IDLE);
+	assert_int_equal(n, 10);
+	for (int priced = 0; priced <= 1; priced++) {
+		runner_sched_for(RUNNER_SCHED_IDLE, 3, priced, &s, &n);
+		assert_true(s == RUNNER_SCHED_IDLE && n == 3);
+		runner_sched_for(RUNNER_SCHED_NORMAL, 0, priced, &s, &n);
+		assert_true(s == RUNNER_SCHED_NORMAL && n == 0);
+	}
+	assert_string_equal(runner_sched_names[RUNNER_SCHED_PRICED], "priced");
+}
+
 /* Runs the "where" probe, which reports the CPUs it may run on as the
  * kernel lists them (Cpus_allowed_list in /proc/PID/status). */
 static char *run_where(const char *path, const struct runner_opts *o, struct runner_result *r)
@@ -714,6 +737,7 @@ int main(void)
 	    cmocka_unit_test(test_cpus),
 	    cmocka_unit_test(test_cpu_pin_refused),
 	    cmocka_unit_test(test_cpu_parse),
+	    cmocka_unit_test(test_sched_for),
 	    cmocka_unit_test(test_find_probe),
 	};
 
