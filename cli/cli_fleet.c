@@ -421,10 +421,52 @@ static void hosts_free(struct fleet_host *hosts, size_t n)
 		free(hosts[i].body.buf);
 		free(hosts[i].error);
 		json_decref(hosts[i].row);
+		json_decref(hosts[i].recommendation);
 		for (int s = 0; s < STEP_DONE; s++)
 			json_decref(hosts[i].answer[s]);
 	}
 	free(hosts);
+}
+
+int fleet_recommendation(const char *url, const char *token, double timeout_s, json_t **out,
+                         char *why, size_t wlen)
+{
+	struct fleet_conn conn = {.timeout_s = timeout_s,
+	                          .concurrency = 1,
+	                          .token = token,
+	                          .keep_recommendation = 1};
+	struct fleet_targets t = {0};
+	struct fleet_host *h = xcalloc(1, sizeof(*h));
+	int r = -EINVAL;
+
+	*out = NULL;
+	fleet_targets_add(&t, url, "--from", NULL);
+	h->target = &t.v[0];
+	h->base = base_url(url, "http", why, wlen);
+	if (!h->base)
+		goto out;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		r = -ENOMEM;
+		snprintf(why, wlen, "cannot initialise libcurl");
+		goto out;
+	}
+	r = fleet_ask(h, 1, &conn);
+	if (r < 0) {
+		snprintf(why, wlen, "libcurl failed");
+	} else if (h->error) {
+		r = -EIO;
+		snprintf(why, wlen, "%s", h->error);
+	} else if (!json_is_object(h->recommendation)) {
+		r = -ENOENT;
+		snprintf(why, wlen, "it has no recommendation yet (its first cycle has not ended)");
+	} else {
+		*out = json_incref(h->recommendation);
+	}
+	curl_global_cleanup();
+out:
+	hosts_free(h, 1);
+	fleet_targets_free(&t);
+	return r;
 }
 
 int cli_fleet(int argc, char **argv)

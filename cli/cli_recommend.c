@@ -21,6 +21,7 @@
 
 struct recommend_args {
 	const char *input; /* a path, "-" for stdin, NULL: none */
+	const char *from;  /* a threadwatchd's URL, NULL: none */
 	int json, help, quick;
 	double threads, stack_bytes, switches; /* NAN: not given */
 	int switches_unknown;
@@ -33,6 +34,15 @@ static int set_input(void *ctx, const char *v, char *why, size_t wlen)
 	if (!*v)
 		return -EINVAL;
 	((struct recommend_args *)ctx)->input = v;
+	return 0;
+}
+
+static int set_from(void *ctx, const char *v, char *why, size_t wlen)
+{
+	(void)why, (void)wlen;
+	if (!*v)
+		return -EINVAL;
+	((struct recommend_args *)ctx)->from = v;
 	return 0;
 }
 
@@ -106,12 +116,19 @@ static int set_switches_ps(void *ctx, const char *v, char *why, size_t wlen)
 	return parse_rate(v, 0, &((struct recommend_args *)ctx)->switches_ps);
 }
 
+/* How long --from waits for a daemon's answers. */
+#define FROM_TIMEOUT_S 10.0
+
 /* The options of `threadwatch recommend`; the parser and the usage text. */
 static const struct opt recommend_opts[] = {
     {"input", 0, "FILE|-",
      "the recommendation inputs (or `threadwatch run --json` output); "
      "without it the probes run now",
      set_input, 0},
+    {"from", 0, "URL",
+     "take the inputs of a threadwatchd's latest recommendation (URL or HOST:PORT) rather "
+     "than measure again; the workload options below still apply",
+     set_from, 0},
     {"threads", 0, "N",
      "threads the workload expects (0..4194304; default " TW_STR(TW_DEFAULT_THREADS) ")",
      set_threads, 0},
@@ -137,8 +154,8 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: threadwatch recommend [OPTIONS]\n\n" CLI_SUMMARY_RECOMMEND "\n"
 	        "The model and the inputs are described in doc/recommendation.md.\n\n"
-	        "Without --input it measures this host first (the probes, about 12 s; --quick\n"
-	        "for about 2 s), saying so on standard error.\n\n"
+	        "Without --input or --from it measures this host first (the probes, about 20 s;\n"
+	        "--quick for about 8 s), saying so on standard error.\n\n"
 	        "Exit status: 0 the verdict; 1 the probes could not run or gave no figures;\n"
 	        "2 bad usage or bad inputs; 3 the verdict, but a probe it rests on failed in its\n"
 	        "latest run (it names the probe and why).\n\nOptions:\n");
@@ -254,7 +271,29 @@ int cli_recommend(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (a.input) {
+	if (a.input && a.from) {
+		fprintf(stderr, "threadwatch recommend: --input and --from both name the inputs: "
+		                "give one\n");
+		opt_try_help(stderr, "threadwatch recommend");
+		return 2;
+	}
+	if (a.from) {
+		json_t *rec = NULL;
+
+		rc = fleet_recommendation(a.from, NULL, FROM_TIMEOUT_S, &rec, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "threadwatch recommend: --from %s: %s\n", a.from, err);
+			return 1;
+		}
+		inputs = json_incref(json_object_get(rec, "inputs"));
+		json_decref(rec);
+		if (!json_is_object(inputs)) {
+			fprintf(stderr, "threadwatch recommend: --from %s: its recommendation carries "
+			                "no inputs\n", a.from);
+			json_decref(inputs);
+			return 1;
+		}
+	} else if (a.input) {
 		inputs = cli_inputs_read(a.input, "threadwatch recommend");
 		if (!inputs)
 			return 2;

@@ -240,6 +240,8 @@ static void host_done(struct fleet_host *h, struct fleet_run *r)
 {
 	h->end_ns = clock_ns();
 	h->row = fleet_host_row(h);
+	if (r->c->keep_recommendation && h->answer[STEP_REC])
+		h->recommendation = json_incref(h->answer[STEP_REC]);
 	for (int s = 0; s < STEP_DONE; s++) {
 		json_decref(h->answer[s]);
 		h->answer[s] = NULL;

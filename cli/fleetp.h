@@ -54,6 +54,7 @@ struct fleet_conn {
 	int insecure;
 	const char *token;   /* NULL: no Authorization header */
 	int token_over_http; /* the token may go to http:// URLs too */
+	int keep_recommendation; /* each host keeps its whole recommendation */
 };
 
 /* What is asked of each host, in this order. */
@@ -90,6 +91,7 @@ struct fleet_host {
 	long http_code;            /* the last answer's HTTP status; 0: none */
 	char *error;               /* why the host could not be read */
 	json_t *row;               /* fleet_host_row(), made when the host is done */
+	json_t *recommendation;    /* kept under keep_recommendation, or NULL */
 };
 
 /* Asks every host until each has its answers or an error, and makes each

@@ -391,7 +391,7 @@ const struct catalog_metric catalog_metrics[] = {
      * without glibc's stack cache, where they contend for mmap_lock. */
     {SCALAR("createscale", "cached_1_rate"), .unit = "per_s",
      .description = "Creates per second by one creator, with glibc's stack cache",
-     RUN("cached", NULL, NULL)},
+     RUN("create+join, cached", NULL, NULL)},
     {SCALAR("createscale", "nocache_1_rate"), .unit = "per_s",
      .description = "Creates per second by one creator, without glibc's stack cache"},
     {SCALAR("createscale", "nocache_2_efficiency"), .unit = "ratio", .key = 1, .abs_floor = 0.1,
@@ -531,9 +531,11 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Lowest address of a glibc-placed stack"},
     {SCALAR("threads", "default_stack_hi"), .unit = "address",
      .description = "Highest address of a glibc-placed stack"},
-    POLICY("default", "glibc's own stacks", 1, "default", "Creates/s, default stacks, first bucket",
+    POLICY("default", "glibc's own stacks", 1, "kept alive, default",
+           "Creates/s, threads kept alive, default stacks, first bucket",
            NULL),
-    POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL, "Creates/s with low stacks, steady"),
+    POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL,
+           "Creates/s, threads kept alive, low stacks, steady"),
     POLICY("high", "high (MAP_STACK) stacks", 0, NULL, NULL, NULL),
     {SCALAR("threads", "capacity_predicted"), .unit = "threads",
      .description = "Stacks the 1 GiB MAP_32BIT window holds at this stack size: where the knee "

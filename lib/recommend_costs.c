@@ -224,7 +224,8 @@ static json_t *cost_create(const struct cost_in *in)
 	nc = in->n1.set ? 1e9 / in->n1.v : NAN;
 	xasprintf(&f,
 	          "Creating and joining a thread takes %s here: 10^9 ns / %s creates per second by "
-	          "one creator with glibc's stack cache%s%s%s.",
+	          "one creator with glibc's stack cache (the createscale probe: create and join "
+	          "in turn, glibc's default stacks)%s%s%s.",
 	          DUR(ns), NUM(in->c1.v), isfinite(nc) ? "; when the cache misses, " : "",
 	          isfinite(nc) ? DUR(nc) : "", isfinite(nc) ? " (its stack mapped anew)" : "");
 	return measured(json_pack("{s:o s:o s:o s:o}", "ns", jnum_int(ns), "without_cache_ns",

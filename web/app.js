@@ -611,7 +611,7 @@ function drawCreates(doc) {
   const kneeText = knees.length
     ? knees.map((k) => `${k.p} stacks hit a knee (K) at ${fmtNum(k.x, 0)} threads`).join('; ')
     : 'no policy steps down and stays down';
-  caption(cap, 'threads', `Creates/s as live threads pile up, per stack policy (run of ${fmtTime(doc.started_unix * 1000)}): ${kneeText}.`);
+  caption(cap, 'threads', `Creates/s of threads kept alive as they pile up (the threads probe: no join, so no stack is reused), per stack policy (run of ${fmtTime(doc.started_unix * 1000)}): ${kneeText}. The cost card's create is another measure: create and join in turn, glibc's stack cache reused (createscale).`);
 }
 
 /* The two ladders of map32, each against its own x axis: the failing
@@ -749,13 +749,18 @@ async function drawCtxsw() {
     fillAlpha: 0.25,
     xlabel: 'time',
     ylabel: 'ns per context switch',
+    /* whole ns with grouped digits (2,330, not 2.330k), in a gutter wide
+     * enough that the axis title clears them */
+    axes: { y: { axisLabelWidth: 60, axisLabelFormatter: (v) => fmtNum(v, 0) } },
     twMarks: marks,
     twEvents: events,
     underlayCallback: marksUnderlay(marks, events),
   });
   const last = rows[rows.length - 1];
   const latest = arms.map(([, label], i) => `${label} ${fmtNum(last[i + 1] && last[i + 1][1], 0)}`).join(', ');
-  caption($('#cap-ctxsw'), 'ctxsw', `ns per switch, bands are 95% CIs (latest: ${latest}). Low stacks pay only where the bands part; the A/A control must overlap high.`);
+  caption($('#cap-ctxsw'), 'ctxsw', rows.length > 1
+    ? `ns per switch, bands are 95% CIs (latest: ${latest}). Low stacks pay only where the bands part; the A/A control must overlap high.`
+    : `ns per switch of the one run so far (${latest}); its 95% CIs are in the run's details, and the bands draw from the second run on.`);
 }
 
 /* "0.998 [0.990, 1.006]" for a ratio scalar and its CI. */

@@ -110,6 +110,13 @@ async function checkFirstScreen(page) {
   /* What a thread costs: each cost's finding, and the cause and fix of each
    * that is a problem, as the API gives them. */
   check(rec.costs && rec.costs.problems.includes('handoff'), 'the seeded host has a hand-off problem', rec.costs);
+  /* the create rates are different measures, each named: the card's is
+   * createscale's create and join, the chart's the threads probe's kept
+   * threads */
+  const createCost = await page.textContent('[data-cost="create"]');
+  const createsCap = await page.textContent('#cap-creates');
+  check(/the createscale probe: create and join/.test(createCost) && /threads kept alive/.test(createsCap) &&
+    /createscale/.test(createsCap), 'each create rate says what it measures and which probe', [createCost, createsCap]);
   check(await page.isVisible('#costs-card'), 'the costs card is shown');
   for (const k of ['create', 'creators', 'handoff', 'memory']) {
     const c = rec.costs[k];
@@ -488,6 +495,23 @@ async function testOneCycle(browser) {
   const notes = await page.$$eval('#chart-history p.note', (ps) => ps.map((p) => p.textContent));
   check(notes.length >= 7 && notes.every((t) => /^One run so far: the history starts with the (next cycle|cycle running now)/.test(t)),
     'each one-point history says when its history starts', notes);
+  /* one run draws no band: the caption does not speak of bands it lacks;
+   * the y ticks are whole ns with grouped digits, clear of the axis title */
+  const capCtxsw = await page.textContent('#cap-ctxsw');
+  check(/one run so far/.test(capCtxsw) && !/bands are/.test(capCtxsw), 'the one-run ctxsw caption speaks of no bands', capCtxsw);
+  const ticks = await page.$$eval('#chart-ctxsw .dygraph-axis-label-y', (ls) => ls.map((l) => l.textContent));
+  const ytitle = await page.evaluate(() => {
+    const t = document.querySelector('#chart-ctxsw .dygraph-ylabel'), l = [...document.querySelectorAll('#chart-ctxsw .dygraph-axis-label-y')];
+    if (!t || !l.length) return null;
+    /* the text's own extent: a label's box is the whole gutter, its text
+     * right-aligned in it */
+    const text = (e) => { const r = document.createRange(); r.selectNodeContents(e); return r.getBoundingClientRect(); };
+    const tt = text(t);
+    return { ok: l.every((x) => text(x).left >= tt.right - 1), title: [tt.left, tt.right],
+      ticks: l.map((x) => [text(x).left, text(x).right]) };
+  });
+  check(ticks.length > 0 && ticks.every((t) => /^[\d,]+$/.test(t)) && ytitle && ytitle.ok,
+    'the ctxsw y ticks read as whole ns and clear the axis title', { ticks, ytitle });
   await page.screenshot({ path: path.join(OUT, 'dashboard-one-cycle.png'), fullPage: true });
   check(rec.errors.length === 0, 'no console errors on a one-cycle database', rec.errors);
   await page.close();

@@ -120,6 +120,21 @@ expect spec 200 '"openapi"'
 cmp -s "$OUT/spec" "$SPEC" || fail "/api/v1/openapi.json is not web/openapi.json"
 req prom GET /metrics /metrics
 expect prom 200 'threadwatch_build_info{version='
+# threadwatch recommend --from: the daemon's latest inputs, not a new
+# measurement; the same verdict unless a workload option changes it.
+from=$("$B/threadwatch" recommend --json --from "127.0.0.1:$PORT" 2>"$TW_TMP/from.err") ||
+	fail "recommend --from: exit $?: $(cat "$TW_TMP/from.err")"
+[ "$(jq -r .result.verdict <<<"$from")" = "$(jq -r .verdict "$OUT/rec")" ] &&
+	[ "$(jq -c .inputs.ctxsw <<<"$from")" = "$(jq -c .inputs.ctxsw "$OUT/rec")" ] ||
+	fail "recommend --from gave other inputs or verdict: $(jq -c '.result.verdict, .inputs.ctxsw' <<<"$from")"
+grep -q 'measuring' "$TW_TMP/from.err" && fail "recommend --from measured again: $(cat "$TW_TMP/from.err")"
+[ "$("$B/threadwatch" recommend --json --from "127.0.0.1:$PORT" --threads 7 | jq .inputs.workload.threads)" = 7 ] ||
+	fail "recommend --from --threads 7 did not apply the workload"
+"$B/threadwatch" recommend --from "127.0.0.1:$(free_port)" >/dev/null 2>"$TW_TMP/from.err"
+[ $? = 1 ] && grep -q -- '--from 127.0.0.1:[0-9]*: ' "$TW_TMP/from.err" || fail "recommend --from a dead port: $(cat "$TW_TMP/from.err")"
+"$B/threadwatch" recommend --from "127.0.0.1:$PORT" --input x >/dev/null 2>&1
+[ $? = 2 ] || fail "--from with --input was not a usage error"
+ok "recommend --from takes the daemon's inputs (verdict $(jq -r .result.verdict <<<"$from")), applies --threads, names a dead daemon"
 ok "every endpoint answers with data: $(jq '.runs | length' "$OUT/runs") runs per page," \
 	"verdict $(jq -r .verdict "$OUT/rec"), $(jq '.points | length' "$OUT/series") series points"
 
