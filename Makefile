@@ -119,14 +119,14 @@ CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson, zlib and libm only.
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
-	lib/opt.c lib/runner.c lib/probe_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_formula.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
-	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/change_name.c \
+	lib/opt.c lib/runner.c lib/runner_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_formula.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
+	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/fingerprint_change.c \
 	lib/contention.c lib/observe.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
 	lib/observe_read.c lib/observe_table.c lib/observe_stacks.c lib/observe_group.c \
 	lib/observe_mech.c lib/observe_price.c lib/observe_text.c lib/observe_ts.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
-	probes/lib/cycles.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \
+	probes/lib/pmu.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \
 	probes/lib/map32bit.c probes/lib/topology.c probes/lib/joinq.c
 PROBE_NAMES := ctxsw threads map32 handoff stackmem createscale
 # A probe of more than one file lists its sources (the others are one file).
@@ -134,12 +134,12 @@ CTXSW_SRCS  := probes/ctxsw.c probes/ctxsw_ring.c
 # daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
 # into libtwd.a for the unit tests.
 DAEMON_MAIN := daemon/threadwatchd.c
-DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/cycle.c daemon/cycle_status.c daemon/health.c daemon/headroom.c daemon/events.c \
+DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/sched_cycle.c daemon/cycle_status.c daemon/health.c daemon/headroom.c daemon/events.c \
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/http_framing.c daemon/api.c daemon/api_format.c daemon/api_parse.c daemon/metrics.c \
-	daemon/host_labels.c daemon/respcache.c daemon/asset.c daemon/asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
-	daemon/guard.c daemon/retention_guard.c daemon/http_host.c daemon/conntrack.c \
-	daemon/procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
+	daemon/metrics_host_labels.c daemon/http_respcache.c daemon/asset.c daemon/asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
+	daemon/guard.c daemon/retention_clock.c daemon/http_host.c daemon/http_conns.c \
+	daemon/metrics_procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
 	daemon/atomic_file.c daemon/netns.c daemon/observer_link.c
 # daemon/observerd.c: threadwatch-observer, the privileged observer that
 # hands threadwatchd its windows (lib/observe*).
@@ -411,7 +411,7 @@ $(B)/bench-bin/pingpong: bench/pingpong.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $<
 
-# systemd/threadwatchd.conf and the KEYS section of threadwatchd.conf(5),
+# etc/threadwatchd.conf and the KEYS section of threadwatchd.conf(5),
 # regenerated from the daemon's key table.
 docs: $(B)/threadwatchd
 	python3 doc/gen-config-docs.py $(B)/threadwatchd $(CURDIR)
@@ -449,8 +449,8 @@ install: all
 			systemd/threadwatch-observer.service >$(DESTDIR)$(UNITDIR)/threadwatch-observer.service && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/threadwatch-observer.service && \
 		install -m 0644 systemd/threadwatchd.socket $(DESTDIR)$(UNITDIR)/; fi
-	if [ -f systemd/threadwatchd.conf ]; then \
-		install -m 0644 systemd/threadwatchd.conf $(DESTDIR)$(SYSCONFDIR)/threadwatch/; fi
+	if [ -f etc/threadwatchd.conf ]; then \
+		install -m 0644 etc/threadwatchd.conf $(DESTDIR)$(SYSCONFDIR)/threadwatch/; fi
 
 # The Debian package, built from a copy of the tree so that nothing is
 # written outside $(B)/ (build-arm64/ for DEB_HOST_ARCH=arm64, which

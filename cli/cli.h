@@ -34,8 +34,8 @@ int cli_fleet(int argc, char **argv);
 /* The latest recommendation of one threadwatchd, asked as `fleet` asks
  * (URL or HOST:PORT; a token only over https): 0 with a new reference in
  * *out, or -errno with why (-ENOENT: none yet). */
-int fleet_recommendation(const char *url, const char *token, double timeout_s,
-                         struct json_t **out, char *why, size_t wlen);
+int fleet_recommendation(const char *url, const char *token, double timeout_s, struct json_t **out,
+                         char *why, size_t wlen);
 int cli_workloads(int argc, char **argv);
 int cli_detect_sim(int argc, char **argv);
 

@@ -431,10 +431,8 @@ static void hosts_free(struct fleet_host *hosts, size_t n)
 int fleet_recommendation(const char *url, const char *token, double timeout_s, json_t **out,
                          char *why, size_t wlen)
 {
-	struct fleet_conn conn = {.timeout_s = timeout_s,
-	                          .concurrency = 1,
-	                          .token = token,
-	                          .keep_recommendation = 1};
+	struct fleet_conn conn = {
+	    .timeout_s = timeout_s, .concurrency = 1, .token = token, .keep_recommendation = 1};
 	struct fleet_targets t = {0};
 	struct fleet_host *h = xcalloc(1, sizeof(*h));
 	int r = -EINVAL;

@@ -288,8 +288,10 @@ int cli_recommend(int argc, char **argv)
 		inputs = json_incref(json_object_get(rec, "inputs"));
 		json_decref(rec);
 		if (!json_is_object(inputs)) {
-			fprintf(stderr, "threadwatch recommend: --from %s: its recommendation carries "
-			                "no inputs\n", a.from);
+			fprintf(stderr,
+			        "threadwatch recommend: --from %s: its recommendation carries "
+			        "no inputs\n",
+			        a.from);
 			json_decref(inputs);
 			return 1;
 		}

@@ -52,8 +52,8 @@ struct fleet_conn {
 	long concurrency; /* hosts in flight at once */
 	const char *cacert;
 	int insecure;
-	const char *token;   /* NULL: no Authorization header */
-	int token_over_http; /* the token may go to http:// URLs too */
+	const char *token;       /* NULL: no Authorization header */
+	int token_over_http;     /* the token may go to http:// URLs too */
 	int keep_recommendation; /* each host keeps its whole recommendation */
 };
 

@@ -104,11 +104,13 @@ static unsigned api_not_yet(struct api_error *err, const char *said)
 	if (health_get_cycle(&h) < 0)
 		return api_fail(err, 503, "%s; the scheduler has not started yet", what);
 	if (h.running)
-		return api_fail(err, 503, "%s; a cycle is running (probe %s), and this comes at its end",
+		return api_fail(err, 503,
+		                "%s; a cycle is running (probe %s), and this comes at its end",
 		                what, h.probe[0] ? h.probe : "none yet");
 	wait_ms = h.next_cycle_ms - now;
 	if (wait_ms > 0)
-		err->retry_after_s = wait_ms / 1000 + 1 > 3600 ? 3600 : (unsigned)(wait_ms / 1000 + 1);
+		err->retry_after_s =
+		    wait_ms / 1000 + 1 > 3600 ? 3600 : (unsigned)(wait_ms / 1000 + 1);
 	return api_fail(err, 503, "%s; the next cycle starts in %lld s", what,
 	                (long long)(wait_ms > 0 ? wait_ms / 1000 + 1 : 0));
 }
@@ -281,7 +283,8 @@ static unsigned series_name_hint(const struct api_target *t, struct api_error *e
 		         "parameter 'metric' takes the API's names (\"%s\" for %s%s%s%s; see "
 		         "/api/v1/catalog)",
 		         d->name, d->prom.name, d->prom.labels ? "{" : "",
-		         d->prom.labels ? d->prom.labels : "", d->prom.labels ? "}, one of several" : "");
+		         d->prom.labels ? d->prom.labels : "",
+		         d->prom.labels ? "}, one of several" : "");
 	return err->status;
 }
 
@@ -424,13 +427,13 @@ static void overlay_health(json_t *body)
 		json_object_set_new(body, "current_probe",
 		                    h.probe[0] ? json_string(h.probe) : json_null());
 		json_object_set_new(body, "next_cycle_retry", json_integer(h.retry));
-		json_object_set_new(
-		    body, "waiting_for_quiet_host",
-		    h.wait.measure[0]
-		        ? json_pack("{s:s,s:f,s:f,s:s,s:I}", "measure", h.wait.measure, "value",
-		                    h.wait.value, "limit", h.wait.limit, "unit", h.wait.unit,
-		                    "until_ms", (json_int_t)h.wait.until_ms)
-		        : json_null());
+		json_object_set_new(body, "waiting_for_quiet_host",
+		                    h.wait.measure[0]
+		                        ? json_pack("{s:s,s:f,s:f,s:s,s:I}", "measure",
+		                                    h.wait.measure, "value", h.wait.value, "limit",
+		                                    h.wait.limit, "unit", h.wait.unit, "until_ms",
+		                                    (json_int_t)h.wait.until_ms)
+		                        : json_null());
 	}
 	json_object_set_new(body, "store_error",
 	                    health_store_error(why, sizeof(why)) < 0 ? json_string(why)

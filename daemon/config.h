@@ -161,7 +161,7 @@ void config_print(const struct config *c, FILE *f);
 void config_print_flags(FILE *f);
 /* The keys as a Markdown table (gen-config-docs makes threadwatchd.conf(5)'s KEYS of it). */
 void config_print_markdown(FILE *f);
-/* The documented default configuration file (systemd/threadwatchd.conf). */
+/* The documented default configuration file (etc/threadwatchd.conf). */
 void config_print_file(FILE *f);
 
 #endif

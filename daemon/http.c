@@ -29,7 +29,7 @@
 #include "gzip.h"
 #include "health.h"
 #include "builtin.h"
-#include "conntrack.h"
+#include "http_conns.h"
 #include "errbuf.h"
 #include "http.h"
 #include "httpp.h"
@@ -37,7 +37,7 @@
 #include "http_host.h"
 #include "tls.h"
 #include "tls_creds.h"
-#include "respcache.h"
+#include "http_respcache.h"
 #include "log.h"
 #include "metrics.h"
 #include "xmalloc.h"
@@ -214,7 +214,9 @@ static int cache_usable(struct ctx *c, int64_t *version)
 	return 1;
 }
 
-static enum MHD_Result send_cached(struct ctx *c, const char *mime, char *text, size_t len)
+/* 200 with Cache-Control: no-store: an answer from the response cache or
+ * just made, which the client must not keep (the data change). */
+static enum MHD_Result send_ok_no_store(struct ctx *c, const char *mime, char *text, size_t len)
 {
 	return send_body(c, MHD_HTTP_OK, mime, text, len, "no-store", (struct hdr){NULL, NULL});
 }
@@ -229,8 +231,8 @@ static enum MHD_Result h_api(struct ctx *c)
 	char *text;
 	size_t len;
 
-	if (cached && respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
-		return send_cached(c, "application/json", text, len);
+	if (cached && http_respcache_get(c->srv->cache, c->uri, version, &text, &len) == 0)
+		return send_ok_no_store(c, "application/json", text, len);
 	status = c->route->api(&c->srv->api, &c->target, c->cap, &body, &err);
 	if (status != MHD_HTTP_OK && err.retry_after_s) {
 		char retry[16];
@@ -248,8 +250,8 @@ static enum MHD_Result h_api(struct ctx *c)
 		return MHD_NO;
 	len = strlen(text);
 	if (cached)
-		respcache_put(c->srv->cache, c->uri, version, text, len);
-	return send_cached(c, "application/json", text, len);
+		http_respcache_put(c->srv->cache, c->uri, version, text, len);
+	return send_ok_no_store(c, "application/json", text, len);
 }
 
 /* 503 for a failed store call; its own message goes to the log only. */
@@ -400,8 +402,8 @@ static enum MHD_Result h_metrics(struct ctx *c)
 	extra = json_incref(c->srv->extra);
 	xasprintf(&key, "%u %s", c->srv->extra_gen, c->uri ? c->uri : "");
 	pthread_mutex_unlock(&c->srv->extra_lock);
-	if (cached && respcache_get(c->srv->cache, key, version, &text, &len) == 0) {
-		ret = send_cached(c, mime, text, len);
+	if (cached && http_respcache_get(c->srv->cache, key, version, &text, &len) == 0) {
+		ret = send_ok_no_store(c, mime, text, len);
 		goto out;
 	}
 	rc = metrics_render(c->srv->api.st, extra, &text, &len);
@@ -410,8 +412,8 @@ static enum MHD_Result h_metrics(struct ctx *c)
 		goto out;
 	}
 	if (cached)
-		respcache_put(c->srv->cache, key, version, text, len);
-	ret = send_cached(c, mime, text, len);
+		http_respcache_put(c->srv->cache, key, version, text, len);
+	ret = send_ok_no_store(c, mime, text, len);
 out:
 	json_decref(extra);
 	free(key);
@@ -647,9 +649,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		/* A body has the headers' deadline, and a peer that closes
 		 * before it came is dropped at once. */
 		if (body)
-			conntrack_body(c.srv->conns, rq);
+			http_conns_body(c.srv->conns, rq);
 		else
-			conntrack_headers(c.srv->conns, rq, 1);
+			http_conns_headers(c.srv->conns, rq, 1);
 		return ret;
 	}
 	if (*upload_size) {
@@ -658,7 +660,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return rq->body > HTTP_MAX_BODY ? MHD_NO : MHD_YES;
 	}
-	conntrack_headers(c.srv->conns, rq, 1);
+	http_conns_headers(c.srv->conns, rq, 1);
 	c.uri = rq->uri;
 	if (api_parse_target(rq->uri, &c.target, &err) < 0) {
 		ret = send_api_error(&c, &err);
@@ -687,7 +689,7 @@ static void track(struct http_server *srv, struct MHD_Connection *conn, struct r
 	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
 	if (fd &&
-	    conntrack_add(srv->conns, rq, fd->connect_fd, peer ? peer->client_addr : NULL) < 0)
+	    http_conns_add(srv->conns, rq, fd->connect_fd, peer ? peer->client_addr : NULL) < 0)
 		shutdown(fd->connect_fd, SHUT_RDWR);
 }
 
@@ -700,7 +702,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		*socket_context = xcalloc(1, sizeof(struct request));
 		track(srv, conn, *socket_context);
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-		conntrack_remove(srv->conns, *socket_context);
+		http_conns_remove(srv->conns, *socket_context);
 		request_reset(*socket_context);
 		free(*socket_context);
 		*socket_context = NULL;
@@ -732,7 +734,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)conn;
 	(void)toe;
 	if (*con_cls) /* the next request's headers are due within the deadline */
-		conntrack_headers(srv->conns, *con_cls, 0);
+		http_conns_headers(srv->conns, *con_cls, 0);
 	request_reset(*con_cls);
 	*con_cls = NULL;
 }
@@ -825,7 +827,7 @@ static int start_mhd(struct http_server *srv, const struct http_config *cfg, int
 #define OPT(opt, val, ptr) (o[n++] = (struct MHD_OptionItem){opt, (intptr_t)(val), ptr})
 	OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
 	OPT(MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections ? cfg->max_connections : 256, NULL);
-	/* per_ip_limit is kept by daemon/conntrack.c, which leaves loopback out. */
+	/* per_ip_limit is kept by daemon/http_conns.c, which leaves loopback out. */
 	OPT(MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL);
 	OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 30, NULL);
 	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->memory_limit ? cfg->memory_limit : 65536,
@@ -911,7 +913,7 @@ static int tls_init(struct http_server *srv, const struct http_config *cfg)
 		return -EBUSY;
 	srv->tls_cert = xstrdup(cfg->tls_cert);
 	srv->tls_key = xstrdup(cfg->tls_key);
-	/* A handshake is over within the header deadline (conntrack shuts the
+	/* A handshake is over within the header deadline (http_conns shuts the
 	 * connection down then): twice that, and a sweep's slack. */
 	srv->tls_grace_s = 2.0 * (cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10) + 1;
 	if ((rc = load_pair(srv, &creds, NULL, 0)) < 0)
@@ -982,12 +984,12 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 		    nonempty(cfg->tls_priorities) ? cfg->tls_priorities : TLS_PRIORITIES_DEFAULT);
 	}
 	load_web(srv);
-	srv->cache = respcache_new(HTTP_CACHE_SLOTS, HTTP_CACHE_MAX_BODY);
+	srv->cache = http_respcache_new(HTTP_CACHE_SLOTS, HTTP_CACHE_MAX_BODY);
 	if (fd < 0 &&
 	    (rc = bind_listen(cfg->address ? cfg->address : "127.0.0.1", cfg->port, &fd)) < 0)
 		goto fail;
 	if ((rc = hosts_init(srv, cfg, fd)) < 0 ||
-	    (rc = conntrack_new(
+	    (rc = http_conns_new(
 	         cfg->max_connections ? cfg->max_connections : 256, cfg->per_ip_limit,
 	         cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10, &srv->conns)) < 0) {
 		if (cfg->listen_fd < 0)
@@ -1033,9 +1035,9 @@ void http_stop(struct http_server *srv)
 			MHD_quiesce_daemon(srv->mhd);
 		MHD_stop_daemon(srv->mhd);
 	}
-	conntrack_free(srv->conns);
+	http_conns_free(srv->conns);
 	http_hosts_free(srv->hosts);
-	respcache_free(srv->cache);
+	http_respcache_free(srv->cache);
 	if (srv->web)
 		for (unsigned i = 0; i < builtin_count; i++)
 			asset_free(srv->web[i]);

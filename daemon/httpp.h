@@ -16,10 +16,10 @@
 #include "api_parse.h"
 #include "asset.h"
 #include "asset_cache.h"
-#include "conntrack.h"
+#include "http_conns.h"
 #include "http.h"
 #include "http_host.h"
-#include "respcache.h"
+#include "http_respcache.h"
 
 /* TLS 1.2 and 1.3 only, when the caller names no priorities. */
 /* The largest request body taken (POST /api/v1/runs needs none). */
@@ -48,9 +48,9 @@ struct http_server {
 	char *tls_priorities;
 	int tls;            /* HTTPS: the certificate comes from tls_creds */
 	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
-	struct respcache *cache;
+	struct http_respcache *cache;
 	struct http_hosts *hosts; /* the Host allow-list */
-	struct conntrack *conns;  /* header deadline, per-address limit */
+	struct http_conns *conns; /* header deadline, per-address limit */
 	double tls_grace_s;       /* how long a replaced TLS pair is kept */
 	int beyond_loopback;      /* the socket is bound to a non-loopback address */
 	pthread_mutex_t extra_lock;

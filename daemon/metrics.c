@@ -20,10 +20,10 @@
 #include "catalog.h"
 #include "detect.h"
 #include "headroom.h"
-#include "host_labels.h"
+#include "metrics_host_labels.h"
 #include "health.h"
 #include "metrics.h"
-#include "procself.h"
+#include "metrics_procself.h"
 #include "store.h"
 #include "xmalloc.h"
 
@@ -40,7 +40,7 @@ enum source {
 	SRC_REC_INFO,   /* 1, labelled with verdict and confidence */
 	SRC_HEADROOM,   /* for each limit: its `path` ("ratio" or "warning") */
 	SRC_EVENTS,     /* for each key figure (and any other metric): events/total/METRIC */
-	SRC_HOST_INFO,  /* 1, labelled with the host's cohort (host_labels.h) */
+	SRC_HOST_INFO,  /* 1, labelled with the host's cohort (metrics_host_labels.h) */
 	SRC_CATALOG,    /* here come the probe metrics of the catalogue */
 };
 
@@ -298,17 +298,17 @@ static void emit_events(struct out *o, const struct metric_def *d, json_t *total
 /* Once a fingerprint is recorded: 1 with its cohort labels. */
 static void emit_host_info(struct out *o, const struct metric_def *d, const json_t *fp)
 {
-	char vals[HOST_LABELS_N][HOST_LABEL_MAX + 1];
-	const char *extra[2 * HOST_LABELS_N + 1];
+	char vals[METRICS_HOST_LABELS_N][METRICS_HOST_LABEL_MAX + 1];
+	const char *extra[2 * METRICS_HOST_LABELS_N + 1];
 
 	if (!json_is_object(fp))
 		return;
-	host_labels(fp, vals);
-	for (size_t i = 0; i < HOST_LABELS_N; i++) {
+	metrics_host_labels(fp, vals);
+	for (size_t i = 0; i < METRICS_HOST_LABELS_N; i++) {
 		extra[2 * i] = host_label_names[i];
 		extra[2 * i + 1] = vals[i];
 	}
-	extra[2 * HOST_LABELS_N] = NULL;
+	extra[2 * METRICS_HOST_LABELS_N] = NULL;
 	sample(o, d, 1, extra);
 }
 
@@ -486,20 +486,20 @@ void metrics_format(const json_t *snap, char **text, size_t *len)
  * libraries. */
 static const struct process_def {
 	const char *name, *type, *help;
-	size_t off; /* of the double in struct procself */
+	size_t off; /* of the double in struct metrics_procself */
 } process_defs[] = {
     {"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
-     offsetof(struct procself, cpu_seconds)},
+     offsetof(struct metrics_procself, cpu_seconds)},
     {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-     offsetof(struct procself, resident_bytes)},
+     offsetof(struct metrics_procself, resident_bytes)},
     {"process_start_time_seconds", "gauge",
      "Start time of the process since unix epoch in seconds.",
-     offsetof(struct procself, start_time_seconds)},
+     offsetof(struct metrics_procself, start_time_seconds)},
     {"process_open_fds", "gauge", "Number of open file descriptors.",
-     offsetof(struct procself, open_fds)},
+     offsetof(struct metrics_procself, open_fds)},
 };
 
-void metrics_format_process(const struct procself *self, char **text, size_t *len)
+void metrics_format_process(const struct metrics_procself *self, char **text, size_t *len)
 {
 	struct out o = {.buf = *text, .len = *len, .cap = *len + 1};
 
@@ -563,10 +563,10 @@ static int render_store(struct store *st, const json_t *extra, char **text, size
 
 int metrics_render(struct store *st, const json_t *extra, char **text, size_t *len)
 {
-	struct procself self;
+	struct metrics_procself self;
 	int rc = render_store(st, extra, text, len);
 
-	if (rc == 0 && procself_read(&self) == 0)
+	if (rc == 0 && metrics_procself_read(&self) == 0)
 		metrics_format_process(&self, text, len);
 	return rc;
 }

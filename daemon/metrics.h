@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 struct store;
-struct procself;
+struct metrics_procself;
 
 /* Formats a store_read_snapshot() object. Never fails; *text is malloc'd
  * and NUL-terminated, *len its length. */
@@ -20,7 +20,7 @@ void metrics_format(const json_t *snapshot, char **text, size_t *len);
 
 /* Appends the process_* families of `self` to a metrics_format() text
  * (*text and *len as that returned them). */
-void metrics_format_process(const struct procself *self, char **text, size_t *len);
+void metrics_format_process(const struct metrics_procself *self, char **text, size_t *len);
 
 /* Reads the snapshot, adds the members of `extra` (NULL: none; the HTTP
  * server's own figures, such as tls/cert_expiry_s), formats it and adds

@@ -1,6 +1,6 @@
 /*
  * schedp: what the scheduler's files share (scheduler.c: the plan, the
- * thread, the API handshake and the published state; cycle.c: one probe
+ * thread, the API handshake and the published state; sched_cycle.c: one probe
  * cycle, from the quiet-host guard to the end of the cycle). Private to
  * them, as chrony's localp.h is to its local clock.
  */
@@ -86,7 +86,7 @@ void sched_plan_next_locked(struct sched *s, double from, double delay);
 int sched_refresh_fingerprint(struct sched *s, int record, int *stored);
 int sched_is_builtin(const char *name);
 
-/* cycle.c: one cycle, and what the thread does between cycles. */
+/* sched_cycle.c: one cycle, and what the thread does between cycles. */
 void sched_detect_regressions(struct sched *s, const struct config *c);
 void sched_run_cycle(struct sched *s, const char *why);
 void sched_write_textfile(const struct config *c, struct store *st);

@@ -1,7 +1,7 @@
 /*
  * scheduler: the scheduler thread of threadwatchd, its plan (monotonic
  * deadlines for the next cycle and the next fingerprint check), the API
- * trigger handshake and the state it publishes. One cycle is cycle.c's;
+ * trigger handshake and the state it publishes. One cycle is sched_cycle.c's;
  * schedp.h is what the two share.
  */
 #include <dirent.h>
@@ -31,7 +31,7 @@
 #include "metrics.h"
 #include "protocol.h"
 #include "recommend.h"
-#include "retention_guard.h"
+#include "retention_clock.h"
 #include "runner.h"
 #include "schedp.h"
 #include "scheduler.h"

@@ -295,7 +295,7 @@ static void on_signal(int sig)
 		sig_stop = sig;
 }
 
-static int signals_init(struct daemon *d)
+static int up_signals(struct daemon *d)
 {
 	struct sigaction sa = {.sa_handler = on_signal}, ign = {.sa_handler = SIG_IGN};
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
@@ -317,7 +317,7 @@ static int signals_init(struct daemon *d)
 	return 0;
 }
 
-static void signals_fini(struct daemon *d)
+static void down_signals(struct daemon *d)
 {
 	pthread_sigmask(SIG_SETMASK, &d->saved_mask, NULL);
 }
@@ -332,7 +332,7 @@ static void on_sched_change(void *ctx)
 	}
 }
 
-static int wake_init(struct daemon *d)
+static int up_wake(struct daemon *d)
 {
 	if (pipe2(d->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
 		log_err("Failed to create a pipe: %s", strerror(errno));
@@ -341,7 +341,7 @@ static int wake_init(struct daemon *d)
 	return 0;
 }
 
-static void wake_fini(struct daemon *d)
+static void down_wake(struct daemon *d)
 {
 	close(d->wake[0]);
 	close(d->wake[1]);
@@ -409,7 +409,7 @@ static int open_store(const char *path, int mode, struct store **out)
 
 /* store_open() checks an existing file (header and quick_check) before it
  * writes anything, so a damaged database is refused here untouched. */
-static int store_init(struct daemon *d)
+static int up_store(struct daemon *d)
 {
 	int r;
 
@@ -422,22 +422,22 @@ static int store_init(struct daemon *d)
 	return r;
 }
 
-static void store_fini(struct daemon *d)
+static void down_store(struct daemon *d)
 {
 	store_close(d->st);
 }
 
-static int ro_init(struct daemon *d)
+static int up_ro(struct daemon *d)
 {
 	return open_store(d->boot.database, STORE_READONLY, &d->ro);
 }
 
-static void ro_fini(struct daemon *d)
+static void down_ro(struct daemon *d)
 {
 	store_close(d->ro);
 }
 
-static int sched_init(struct daemon *d)
+static int up_sched(struct daemon *d)
 {
 	int r = sched_new(&d->cfg, d->st, on_sched_change, d, &d->sched);
 
@@ -446,7 +446,7 @@ static int sched_init(struct daemon *d)
 	return r;
 }
 
-static void sched_fini(struct daemon *d)
+static void down_sched(struct daemon *d)
 {
 	sched_free(d->sched);
 }
@@ -529,7 +529,7 @@ static void warn_private_network(const struct daemon *d)
 	            c->listen_address, c->port);
 }
 
-static int http_init(struct daemon *d)
+static int up_http(struct daemon *d)
 {
 	const struct config *c = &d->boot;
 	int n = d->listen_fds, r;
@@ -594,12 +594,12 @@ static int http_init(struct daemon *d)
 	return 0;
 }
 
-static void http_fini(struct daemon *d)
+static void down_http(struct daemon *d)
 {
 	http_stop(d->http);
 }
 
-static int portfile_init(struct daemon *d)
+static int up_portfile(struct daemon *d)
 {
 	const char *path = d->opts->port_file;
 	char text[16];
@@ -614,13 +614,13 @@ static int portfile_init(struct daemon *d)
 	return r;
 }
 
-static void portfile_fini(struct daemon *d)
+static void down_portfile(struct daemon *d)
 {
 	if (d->opts->port_file)
 		unlink(d->opts->port_file);
 }
 
-static int thread_init(struct daemon *d)
+static int up_thread(struct daemon *d)
 {
 	int r = sched_start(d->sched);
 
@@ -629,14 +629,14 @@ static int thread_init(struct daemon *d)
 	return r;
 }
 
-static void thread_fini(struct daemon *d)
+static void down_thread(struct daemon *d)
 {
 	sched_stop(d->sched);
 }
 
 /* observer_socket: a path, "" (off), or "auto": observer.sock in the
  * first runtime directory systemd names, off without one. */
-static int observer_init(struct daemon *d)
+static int up_observer(struct daemon *d)
 {
 	const char *p = d->boot.observer_socket, *rd = getenv("RUNTIME_DIRECTORY");
 	char path[PATH_MAX], err[256];
@@ -656,13 +656,13 @@ static int observer_init(struct daemon *d)
 	return r;
 }
 
-static void observer_fini(struct daemon *d)
+static void down_observer(struct daemon *d)
 {
 	(void)d;
 	olink_stop();
 }
 
-static int ready_init(struct daemon *d)
+static int up_ready(struct daemon *d)
 {
 	char c = 'R';
 
@@ -680,22 +680,23 @@ static int ready_init(struct daemon *d)
 	return 0;
 }
 
-static void ready_fini(struct daemon *d)
+static void down_ready(struct daemon *d)
 {
 	(void)d;
 	systemd_notify("STOPPING=1");
 }
 
-/* Init in this order, fini in the reverse. */
+/* The daemon's set-up steps (up_*: file-local, not module APIs), brought up
+ * in this order and down in the reverse. */
 static const struct step {
 	int (*init)(struct daemon *d);
 	void (*fini)(struct daemon *d);
 } steps[] = {
-    {signals_init, signals_fini},   {wake_init, wake_fini},
-    {store_init, store_fini},       {ro_init, ro_fini},
-    {sched_init, sched_fini},       {http_init, http_fini},
-    {portfile_init, portfile_fini}, {observer_init, observer_fini},
-    {thread_init, thread_fini},     {ready_init, ready_fini},
+    {up_signals, down_signals},   {up_wake, down_wake},
+    {up_store, down_store},       {up_ro, down_ro},
+    {up_sched, down_sched},       {up_http, down_http},
+    {up_portfile, down_portfile}, {up_observer, down_observer},
+    {up_thread, down_thread},     {up_ready, down_ready},
 };
 
 /* --- the main loop --------------------------------------------------------------- */

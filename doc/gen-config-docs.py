@@ -2,7 +2,7 @@
 """gen-config-docs: rewrites the two documents that follow threadwatchd's
 table of configuration keys (daemon/config.c), from the daemon itself:
 
-- systemd/threadwatchd.conf: `threadwatchd --dump-config-file`;
+- etc/threadwatchd.conf: `threadwatchd --dump-config-file`;
 - doc/man/threadwatchd.conf.5, the KEYS section: one .TP entry per row of
   the Markdown table.
 
@@ -70,7 +70,7 @@ def main():
     daemon, src = sys.argv[1], sys.argv[2]
     table = run(daemon, "--dump-config-doc")
 
-    open(src + "/systemd/threadwatchd.conf", "w").write(run(daemon, "--dump-config-file"))
+    open(src + "/etc/threadwatchd.conf", "w").write(run(daemon, "--dump-config-file"))
 
     path = src + "/doc/man/threadwatchd.conf.5"
     text = open(path).read()

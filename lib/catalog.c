@@ -532,8 +532,7 @@ const struct catalog_metric catalog_metrics[] = {
     {SCALAR("threads", "default_stack_hi"), .unit = "address",
      .description = "Highest address of a glibc-placed stack"},
     POLICY("default", "glibc's own stacks", 1, "kept alive, default",
-           "Creates/s, threads kept alive, default stacks, first bucket",
-           NULL),
+           "Creates/s, threads kept alive, default stacks, first bucket", NULL),
     POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL,
            "Creates/s, threads kept alive, low stacks, steady"),
     POLICY("high", "high (MAP_STACK) stacks", 0, NULL, NULL, NULL),
@@ -632,9 +631,9 @@ json_t *catalog_json(void)
 		char key[128];
 
 		snprintf(key, sizeof(key), "%s.%s", p->name, p->key_scalar);
-		json_array_append_new(probes,
-		                      json_pack("{s:s,s:s,s:f,s:s}", "name", p->name, "title",
-		                                p->title, "timeout_s", p->timeout_s, "key_figure", key));
+		json_array_append_new(probes, json_pack("{s:s,s:s,s:f,s:s}", "name", p->name,
+		                                        "title", p->title, "timeout_s",
+		                                        p->timeout_s, "key_figure", key));
 	}
 	return json_pack("{s:o,s:o}", "metrics", metrics, "probes", probes);
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "jnum.h"
-#include "change_name.h"
+#include "fingerprint_change.h"
 #include "clock.h"
 #include "errbuf.h"
 #include "detect.h"
@@ -369,7 +369,7 @@ static void step_fill(const struct detect_series *s, const struct window *wd, si
 	e->p = p;
 	e->fp_diff = fp_text(s->fps, s->n_fps, pts[wd->b1].fp_id, pts[i].fp_id);
 	if (wd->path == DETECT_PATH_CHANGE)
-		e->change = change_name(e->fp_diff);
+		e->change = fingerprint_change_name(e->fp_diff);
 }
 
 /* Judges the runs ending at i; fills *e and returns 1 for a change. */

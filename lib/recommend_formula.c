@@ -33,8 +33,8 @@ static void operand_text(char *buf, size_t len, double v, int sig)
 	}
 	snprintf(raw, sizeof(raw), "%.*f", sig - k, v);
 	dot = strchr(raw, '.');
-	rec_fmt_num(whole, sizeof(whole), strtod(raw, NULL) < 0 ? ceil(strtod(raw, NULL))
-	                                                        : floor(strtod(raw, NULL)));
+	rec_fmt_num(whole, sizeof(whole),
+	            strtod(raw, NULL) < 0 ? ceil(strtod(raw, NULL)) : floor(strtod(raw, NULL)));
 	snprintf(buf, len, "%s%s", whole, dot ? dot : "");
 }
 

@@ -241,18 +241,21 @@ void rec_reason_window(const struct rec_model *m, json_t *r)
 		    r,
 		    "The MAP_32BIT window of %s bytes held %s stacks of %s bytes with their "
 		    "guard page when map32 filled it (floor(%s / (%s + %.0f)) = %s would fit "
-		    "were its free space one piece); the workload expects %s threads " WORKLOAD_THREADS_FROM ", so %s.",
+		    "were its free space one piece); the workload expects %s "
+		    "threads " WORKLOAD_THREADS_FROM ", so %s.",
 		    NUM(m->window), NUM(m->cap), NUM(m->stack), NUM(m->window), NUM(m->stack),
 		    REC_GUARD_BYTES, NUM(m->cap_computed), NUM(m->n), fit);
 	else
-		add_reason(r,
-		           "%s %s bytes holds floor(%s / (%s + %.0f)) = %s stacks of %s bytes with "
-		           "their guard page; the workload expects %s threads " WORKLOAD_THREADS_FROM ", so %s.",
-		           m->window_assumed
-		               ? "Assuming (no map32 figures) the x86-64 MAP_32BIT window, its"
-		               : "The MAP_32BIT window of",
-		           NUM(m->window), NUM(m->window), NUM(m->stack), REC_GUARD_BYTES,
-		           NUM(m->cap), NUM(m->stack), NUM(m->n), fit);
+		add_reason(
+		    r,
+		    "%s %s bytes holds floor(%s / (%s + %.0f)) = %s stacks of %s bytes with "
+		    "their guard page; the workload expects %s threads " WORKLOAD_THREADS_FROM
+		    ", so %s.",
+		    m->window_assumed
+		        ? "Assuming (no map32 figures) the x86-64 MAP_32BIT window, its"
+		        : "The MAP_32BIT window of",
+		    NUM(m->window), NUM(m->window), NUM(m->stack), REC_GUARD_BYTES, NUM(m->cap),
+		    NUM(m->stack), NUM(m->n), fit);
 }
 
 /* " (map32.NAME, measured from X to Y VMAs)" or " (map32.NAME not measured:
@@ -335,7 +338,8 @@ static void reason_extra_map32(const struct rec_model *m, json_t *r, const char 
 		    "Cross-check: the threads probe measured a low-policy create at %s threads "
 		    "%s ns dearer than a high-policy one; the extra cost per create above, %s ns, "
 		    "is %.2f times that.",
-		    NUM(m->e_at), NUM(m->e_measured), NUM(m->et.extra), m->et.extra / m->e_measured);
+		    NUM(m->e_at), NUM(m->e_measured), NUM(m->et.extra),
+		    m->et.extra / m->e_measured);
 	else if (m->e_measured == 0)
 		/* No ratio to a cost that did not show: E over 0 is no figure. */
 		add_reason(r,
@@ -438,14 +442,13 @@ void rec_reason_break_even(const struct rec_model *m, json_t *r)
 	if (!m->spt_known)
 		return;
 	rec_formula_fit(&gain, m->benefit_total);
-	add_reason(r,
-	           "The workload expects %s switches per thread%s: the low-stack threads save "
-	           "%s × %s × %s ns = %s ns%s, %s the %s ns the creates cost.",
-	           NUM(m->spt), isnan(m->sps) ? "" : " (switches per second / creates per second)",
-	           gain.text[0], gain.text[1], gain.text[2], NUM(m->benefit_total),
-	           DURP(m->benefit_total),
-	           m->benefit_total > m->extra_total ? "more than" : "not more than",
-	           NUM(m->extra_total));
+	add_reason(
+	    r,
+	    "The workload expects %s switches per thread%s: the low-stack threads save "
+	    "%s × %s × %s ns = %s ns%s, %s the %s ns the creates cost.",
+	    NUM(m->spt), isnan(m->sps) ? "" : " (switches per second / creates per second)",
+	    gain.text[0], gain.text[1], gain.text[2], NUM(m->benefit_total), DURP(m->benefit_total),
+	    m->benefit_total > m->extra_total ? "more than" : "not more than", NUM(m->extra_total));
 }
 
 void rec_reason_sensitivity(const struct rec_model *m, json_t *r)

@@ -26,7 +26,7 @@
 #include "escape.h"
 #include "failure.h"
 #include "placement.h"
-#include "probe_env.h"
+#include "runner_env.h"
 #include "protocol.h"
 #include "runner.h"
 #include "xmalloc.h"
@@ -581,7 +581,7 @@ int runner_run(const char *path, char *const argv[], const struct runner_opts *o
 	    (r = make_pipe(status, 0)) < 0)
 		goto fail;
 	/* Built before fork: the child may not allocate. */
-	envp = probe_env_build(environ);
+	envp = runner_env_build(environ);
 	start = clock_mono_s();
 	st.pid = fork();
 	if (st.pid < 0) {

@@ -51,7 +51,7 @@
 #endif
 
 #include "clock.h"
-#include "cycles.h"
+#include "pmu.h"
 #include "fsseg.h"
 #include "futexw.h"
 #include "isolate.h"

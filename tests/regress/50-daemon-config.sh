@@ -2,7 +2,7 @@
 # 50-daemon-config: threadwatchd's configuration without starting the
 # daemon. --check-config on good and bad files (file:line in the message,
 # exit 78, the file untouched), bad flags (exit 2), --help naming every key,
-# and the committed systemd/threadwatchd.conf and the Markdown table
+# and the committed etc/threadwatchd.conf and the Markdown table
 # matching what the key table generates.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -98,11 +98,11 @@ ok "--help and the Markdown table name all $(wc -l <<<"$keys") keys"
 # whose defaults come from the build's PREFIX are compared without values)
 # and parses as a valid configuration.
 mask='s/^#\(probe_dir\|probes_d\|dygraphs_dir\) = .*/#\1 = (build default)/'
-diff <("$TWD" --dump-config-file | sed "$mask") <(sed "$mask" "$SRC/systemd/threadwatchd.conf") ||
-	fail "systemd/threadwatchd.conf is stale: regenerate it with threadwatchd --dump-config-file"
-"$TWD" --check-config --config "$SRC/systemd/threadwatchd.conf" >/dev/null ||
-	fail "systemd/threadwatchd.conf does not validate"
+diff <("$TWD" --dump-config-file | sed "$mask") <(sed "$mask" "$SRC/etc/threadwatchd.conf") ||
+	fail "etc/threadwatchd.conf is stale: regenerate it with threadwatchd --dump-config-file"
+"$TWD" --check-config --config "$SRC/etc/threadwatchd.conf" >/dev/null ||
+	fail "etc/threadwatchd.conf does not validate"
 # Uncommented, every default is accepted as a value.
-sed -n 's/^#\([a-z_]* = .*\)/\1/p' "$SRC/systemd/threadwatchd.conf" >all.conf
+sed -n 's/^#\([a-z_]* = .*\)/\1/p' "$SRC/etc/threadwatchd.conf" >all.conf
 "$TWD" --check-config --config all.conf >/dev/null || fail "the documented defaults do not validate"
-ok "systemd/threadwatchd.conf matches the key table"
+ok "etc/threadwatchd.conf matches the key table"

@@ -337,7 +337,8 @@ static void test_series_query(void **state)
 	/* a /metrics family's name (api.c then names the API's, 40-http) */
 	series_bad("/api/v1/series?metric=threadwatch_ctxsw_ratio", "'metric' must look like");
 	/* a future 'since' without 'until' names no 'until' it was not given */
-	series_bad("/api/v1/series?metric=ctxsw.ratio&since=1796284317", "is in the future ('until' defaults to now)");
+	series_bad("/api/v1/series?metric=ctxsw.ratio&since=1796284317",
+	           "is in the future ('until' defaults to now)");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&since=x", "'since'");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&until=x", "'until'");
 	series_bad("/api/v1/series?metric=ctxsw.ratio&since=100&until=100", "'since'");

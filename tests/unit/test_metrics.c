@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "metrics.h"
-#include "procself.h"
+#include "metrics_procself.h"
 
 /* The value of the sample line that starts with `prefix` followed by a
  * space; fails the test when there is none. */
@@ -102,10 +102,10 @@ static void test_renamed(void **state)
  * CPU time as a counter, the rest as gauges. */
 static void test_process(void **state)
 {
-	struct procself p = {.cpu_seconds = 1.5,
-	                     .resident_bytes = 8388608,
-	                     .start_time_seconds = 1767225600.25,
-	                     .open_fds = 12};
+	struct metrics_procself p = {.cpu_seconds = 1.5,
+	                             .resident_bytes = 8388608,
+	                             .start_time_seconds = 1767225600.25,
+	                             .open_fds = 12};
 	char *t = format("{\"probes\": {}, \"runs_total\": {}}");
 	size_t len = strlen(t);
 

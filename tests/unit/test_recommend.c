@@ -303,8 +303,9 @@ static void test_break_even_by_hand(void **state)
 		assert_true(reason_has(r, "Break-even"));
 		assert_true(reason_has(r, "= 1,000 context switches"));
 		/* the expected thread count names the setting it comes from */
-		assert_true(reason_has(r, "expects 20 threads (workload_threads in threadwatchd.conf; "
-		                          "--threads for threadwatch recommend)"));
+		assert_true(reason_has(r,
+		                       "expects 20 threads (workload_threads in threadwatchd.conf; "
+		                       "--threads for threadwatch recommend)"));
 		json_decref(r);
 	}
 }
@@ -597,7 +598,8 @@ static void test_text(void **state)
 
 	(void)state;
 	/* the plain sentence first, then the verdict in words a newcomer reads */
-	assert_int_equal(strncmp(t, "Change: low (MAP_32BIT) thread stacks pay on this host.\n", 56), 0);
+	assert_int_equal(
+	    strncmp(t, "Change: low (MAP_32BIT) thread stacks pay on this host.\n", 56), 0);
 	assert_non_null(strstr(t, "\nverdict: low stacks (MAP_32BIT), confidence: strong\n"));
 	assert_non_null(strstr(t, "\nreasons:\n  - "));
 	assert_non_null(strstr(t, "\nbreak-even: 1,000 switches per thread\n"));

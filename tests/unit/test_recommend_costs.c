@@ -183,7 +183,8 @@ static void test_near_limit(void **state)
 		c = costs_of(createscale_ci(1e5, 4e4, 0.9, lim * (1 + side * 0.02), 0.05), NULL,
 		             NULL);
 		assert_false(problem(c, "creators"));
-		assert_true(json_is_true(json_object_get(json_object_get(c, "creators"), "near_limit")));
+		assert_true(
+		    json_is_true(json_object_get(json_object_get(c, "creators"), "near_limit")));
 		assert_non_null(strstr(text(c, "creators", "finding"),
 		                       "near the limit of 0.5, which its CI straddles"));
 		assert_true(json_is_null(json_object_get(json_object_get(c, "creators"), "fix")));
@@ -267,10 +268,8 @@ static void test_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_arithmetic),
-	    cmocka_unit_test(test_limits),
-	    cmocka_unit_test(test_near_limit),
-	    cmocka_unit_test(test_unmeasured),
+	    cmocka_unit_test(test_arithmetic), cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_near_limit), cmocka_unit_test(test_unmeasured),
 	    cmocka_unit_test(test_refused),
 	};
 

@@ -213,7 +213,9 @@ static void test_map32_terms(void **state)
 	CLOSE(fig(r, "extra_create_measured_ns"), 0);
 	assert_true(json_is_null(
 	    json_object_get(json_object_get(r, "figures"), "extra_create_vs_measured")));
-	assert_true(reason_has(r, "no dearer than a high-policy one, where the extra cost per create above is 7,500 ns"));
+	assert_true(reason_has(
+	    r,
+	    "no dearer than a high-policy one, where the extra cost per create above is 7,500 ns"));
 	assert_false(reason_has(r, "inf"));
 	json_decref(r);
 	/* without the retry curve its term is 0, and the reasons say so */

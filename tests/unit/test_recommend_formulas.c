@@ -73,9 +73,15 @@ static double product(const double *o)
 
 /* Group 1 of each NUMRE is the number; NUMRE holds 3 groups. */
 static const struct shape shapes[] = {
-    {"saving", "(save|lose) " NUMRE " ns per switch, " NUMRE " × \\(1 - " NUMRE "\\)", 2, saving,
+    {"saving",
+     "(save|lose) " NUMRE " ns per switch, " NUMRE " × \\(1 - " NUMRE "\\)",
+     2,
+     saving,
      {5, 8, 0}},
-    {"break-even", NUMRE " / \\(" NUMRE " × " NUMRE " ns\\) = " NUMRE " context", 10, quotient,
+    {"break-even",
+     NUMRE " / \\(" NUMRE " × " NUMRE " ns\\) = " NUMRE " context",
+     10,
+     quotient,
      {1, 4, 7}},
     {"gain", NUMRE " × " NUMRE " × " NUMRE " ns = " NUMRE " ns", 10, product, {1, 4, 7}},
 };
@@ -106,7 +112,8 @@ static int check_formulas(const json_t *r, int *bad)
 				want = printed(text, &g[sh->result]);
 				tol = half_ulp(text, &g[sh->result]) * (1 + 1e-9);
 				if (!(fabs(got - want) <= tol)) {
-					print_message("the %s formula gives %.10g, printed %.10g (± %g): %s\n",
+					print_message("the %s formula gives %.10g, printed %.10g "
+					              "(± %g): %s\n",
 					              sh->name, got, want, tol, text);
 					(*bad)++;
 				}

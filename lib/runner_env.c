@@ -1,8 +1,8 @@
-/* probe_env: the allow-list of variables a probe inherits. */
+/* runner_env: the allow-list of variables a probe inherits. */
 #include <stddef.h>
 #include <string.h>
 
-#include "probe_env.h"
+#include "runner_env.h"
 #include "xmalloc.h"
 
 /* A name is kept when it equals `name`, or starts with it when `prefix`. */
@@ -30,7 +30,7 @@ static const struct {
 #endif
 };
 
-int probe_env_keeps(const char *entry)
+int runner_env_keeps(const char *entry)
 {
 	const char *eq = strchr(entry, '=');
 	size_t len;
@@ -48,7 +48,7 @@ int probe_env_keeps(const char *entry)
 	return 0;
 }
 
-char **probe_env_build(char *const *env)
+char **runner_env_build(char *const *env)
 {
 	size_t n = 0, k = 0;
 	char **out;
@@ -57,7 +57,7 @@ char **probe_env_build(char *const *env)
 		n++;
 	out = xcalloc(n + 1, sizeof(*out));
 	for (size_t i = 0; i < n; i++)
-		if (probe_env_keeps(env[i]))
+		if (runner_env_keeps(env[i]))
 			out[k++] = env[i];
 	out[k] = NULL;
 	return out;

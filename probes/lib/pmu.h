@@ -1,12 +1,12 @@
 /*
- * cycles: core cycles of one thread from perf_event_open
+ * pmu: core cycles of one thread from perf_event_open
  * (PERF_COUNT_HW_CPU_CYCLES, user and kernel), for probes that want core
  * cycles rather than TSC ticks. Where perf is not allowed (no PMU, a VM,
  * perf_event_paranoid above 1 without CAP_PERFMON) the caller falls back
  * to the TSC and says so.
  */
-#ifndef TW_CYCLES_H
-#define TW_CYCLES_H
+#ifndef TW_PMU_H
+#define TW_PMU_H
 
 #include <stdint.h>
 

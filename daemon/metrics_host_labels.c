@@ -1,12 +1,12 @@
 /*
- * host_labels: a fingerprint's cohort labels for /metrics (see
- * host_labels.h). One table row per label: where its value is in the
+ * metrics_host_labels: a fingerprint's cohort labels for /metrics (see
+ * metrics_host_labels.h). One table row per label: where its value is in the
  * fingerprint and how it is reduced.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "host_labels.h"
+#include "metrics_host_labels.h"
 
 #define UNKNOWN "unknown"
 
@@ -64,12 +64,12 @@ static json_t *at(const json_t *fp, const char *key, const char *sub)
 
 /* s copied into out, bounded: control bytes become '_', and a cut never
  * splits a UTF-8 sequence. */
-static void bounded(const char *s, char out[HOST_LABEL_MAX + 1])
+static void bounded(const char *s, char out[METRICS_HOST_LABEL_MAX + 1])
 {
-	size_t n = strnlen(s, HOST_LABEL_MAX + 1);
+	size_t n = strnlen(s, METRICS_HOST_LABEL_MAX + 1);
 
-	if (n > HOST_LABEL_MAX) {
-		n = HOST_LABEL_MAX;
+	if (n > METRICS_HOST_LABEL_MAX) {
+		n = METRICS_HOST_LABEL_MAX;
 		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
 	}
@@ -103,7 +103,7 @@ static int mitigation_matches(json_t *vulns, size_t w)
 
 /* The words of mitigation_words that apply, joined by '+'; "none" when
  * none does, "unknown" without the kernel's vulnerabilities directory. */
-static void mitigations(json_t *vulns, char out[HOST_LABEL_MAX + 1])
+static void mitigations(json_t *vulns, char out[METRICS_HOST_LABEL_MAX + 1])
 {
 	size_t len = 0;
 
@@ -114,13 +114,13 @@ static void mitigations(json_t *vulns, char out[HOST_LABEL_MAX + 1])
 	out[0] = '\0';
 	for (size_t w = 0; w < sizeof(mitigation_words) / sizeof(mitigation_words[0]); w++)
 		if (mitigation_matches(vulns, w))
-			len += (size_t)snprintf(out + len, HOST_LABEL_MAX + 1 - len, "%s%s",
+			len += (size_t)snprintf(out + len, METRICS_HOST_LABEL_MAX + 1 - len, "%s%s",
 			                        len ? "+" : "", mitigation_words[w].word);
 	if (!len)
 		strcpy(out, "none");
 }
 
-const char *const host_label_names[HOST_LABELS_N] = {
+const char *const host_label_names[METRICS_HOST_LABELS_N] = {
     "kernel", "cpu", "vendor", "virt", "arch", "glibc", "mitigations",
 };
 
@@ -129,15 +129,16 @@ const char *const host_label_names[HOST_LABELS_N] = {
 static const struct {
 	const char *key, *sub;
 	int summary;
-} labels[HOST_LABELS_N] = {
+} labels[METRICS_HOST_LABELS_N] = {
     {"kernel", NULL, 0},          {"cpu", "model_name", 0}, {"cpu", "vendor", 0},
     {"virtualization", NULL, 0},  {"arch", NULL, 0},        {"glibc", NULL, 0},
     {"vulnerabilities", NULL, 1},
 };
 
-void host_labels(const json_t *fp, char vals[HOST_LABELS_N][HOST_LABEL_MAX + 1])
+void metrics_host_labels(const json_t *fp,
+                         char vals[METRICS_HOST_LABELS_N][METRICS_HOST_LABEL_MAX + 1])
 {
-	for (size_t i = 0; i < HOST_LABELS_N; i++) {
+	for (size_t i = 0; i < METRICS_HOST_LABELS_N; i++) {
 		json_t *v = json_is_object(fp) ? at(fp, labels[i].key, labels[i].sub) : NULL;
 
 		if (labels[i].summary)

@@ -1,5 +1,5 @@
 /*
- * conntrack: header deadline and per-address limit (see conntrack.h).
+ * http_conns: header deadline and per-address limit (see http_conns.h).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "conntrack.h"
+#include "http_conns.h"
 #include "http_host.h"
 #include "xmalloc.h"
 
@@ -33,7 +33,7 @@ enum wait { WAIT_NONE, WAIT_HEADERS, WAIT_BODY };
  * its FIN: a body that had arrived whole is handed on within that. */
 #define EOF_SWEEPS 2
 
-struct conntrack {
+struct http_conns {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t thread;
@@ -55,7 +55,7 @@ static void peer_bytes(const struct sockaddr *sa, unsigned char out[16])
 	}
 }
 
-static struct conn *find(struct conntrack *ct, const void *key)
+static struct conn *find(struct http_conns *ct, const void *key)
 {
 	for (unsigned i = 0; i < ct->max; i++)
 		if (ct->c[i].key == key)
@@ -75,7 +75,7 @@ static int peer_closed(int fd)
 /* Shuts down the sockets whose headers or body are overdue, and those
  * whose peer closed while its body was due (the body can never come; as
  * nginx ends a request whose client closed early). Lock held. */
-static void sweep_locked(struct conntrack *ct)
+static void sweep_locked(struct http_conns *ct)
 {
 	double now = clock_mono_s();
 
@@ -95,7 +95,7 @@ static void sweep_locked(struct conntrack *ct)
 
 static void *sweeper(void *arg)
 {
-	struct conntrack *ct = arg;
+	struct http_conns *ct = arg;
 	struct timespec ts;
 
 	pthread_mutex_lock(&ct->lock);
@@ -113,9 +113,9 @@ static void *sweeper(void *arg)
 	return NULL;
 }
 
-int conntrack_new(unsigned max, unsigned per_ip, double deadline_s, struct conntrack **out)
+int http_conns_new(unsigned max, unsigned per_ip, double deadline_s, struct http_conns **out)
 {
-	struct conntrack *ct = xcalloc(1, sizeof(*ct));
+	struct http_conns *ct = xcalloc(1, sizeof(*ct));
 	pthread_condattr_t ca;
 	int r;
 
@@ -140,7 +140,7 @@ int conntrack_new(unsigned max, unsigned per_ip, double deadline_s, struct connt
 	return 0;
 }
 
-void conntrack_free(struct conntrack *ct)
+void http_conns_free(struct http_conns *ct)
 {
 	if (!ct)
 		return;
@@ -156,7 +156,7 @@ void conntrack_free(struct conntrack *ct)
 }
 
 /* How many connections come from this address. Lock held. */
-static unsigned count_locked(struct conntrack *ct, const unsigned char addr[16])
+static unsigned count_locked(struct http_conns *ct, const unsigned char addr[16])
 {
 	unsigned n = 0;
 
@@ -165,7 +165,7 @@ static unsigned count_locked(struct conntrack *ct, const unsigned char addr[16])
 	return n;
 }
 
-int conntrack_add(struct conntrack *ct, const void *key, int fd, const struct sockaddr *peer)
+int http_conns_add(struct http_conns *ct, const void *key, int fd, const struct sockaddr *peer)
 {
 	struct conn n = {
 	    .key = key, .fd = fd, .loopback = http_addr_loopback(peer), .waiting = WAIT_HEADERS};
@@ -187,7 +187,7 @@ int conntrack_add(struct conntrack *ct, const void *key, int fd, const struct so
 }
 
 /* Starts the connection's wait of kind `w` (its deadline from now). */
-static void set_wait(struct conntrack *ct, const void *key, enum wait w)
+static void set_wait(struct http_conns *ct, const void *key, enum wait w)
 {
 	struct conn *c;
 
@@ -201,17 +201,17 @@ static void set_wait(struct conntrack *ct, const void *key, enum wait w)
 	pthread_mutex_unlock(&ct->lock);
 }
 
-void conntrack_headers(struct conntrack *ct, const void *key, int done)
+void http_conns_headers(struct http_conns *ct, const void *key, int done)
 {
 	set_wait(ct, key, done ? WAIT_NONE : WAIT_HEADERS);
 }
 
-void conntrack_body(struct conntrack *ct, const void *key)
+void http_conns_body(struct http_conns *ct, const void *key)
 {
 	set_wait(ct, key, WAIT_BODY);
 }
 
-void conntrack_remove(struct conntrack *ct, const void *key)
+void http_conns_remove(struct http_conns *ct, const void *key)
 {
 	struct conn *c;
 

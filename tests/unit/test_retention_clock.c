@@ -1,5 +1,5 @@
 /*
- * test_retention_guard: the clock check before retention: it runs when the
+ * test_retention_clock: the clock check before retention: it runs when the
  * clock agrees with the newest stored run, and is held when the clock is
  * behind it or jumped far ahead of it, for as long as the jump (at most
  * hold_max_ms).
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "retention_guard.h"
+#include "retention_clock.h"
 
 #define T0 INT64_C(1767225600000) /* 2026-01-01 */
 #define HOUR INT64_C(3600000)

@@ -1,5 +1,5 @@
 /*
- * change_name: a fingerprint difference ("kernel 6.1.0-18-amd64 →
+ * fingerprint_change: a fingerprint difference ("kernel 6.1.0-18-amd64 →
  * 6.1.0-21-amd64; kernel build #1 → #2") named as an event's headline says
  * it: one upgraded component by its name and new version, else the whole
  * difference.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "change_name.h"
+#include "fingerprint_change.h"
 #include "xmalloc.h"
 
 #define ARROW " → "
@@ -80,7 +80,7 @@ static char *component_name(const char *part, size_t len)
 	return out;
 }
 
-char *change_name(const char *diff)
+char *fingerprint_change_name(const char *diff)
 {
 	size_t len = 0;
 	const char *part = diff ? sole_part(diff, &len) : NULL;

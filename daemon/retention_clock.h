@@ -1,10 +1,10 @@
 /*
- * retention_guard: whether retention may run after a cycle, judged from the
+ * retention_clock: whether retention may run after a cycle, judged from the
  * wall clock against the stored data, so that a clock jump cannot erase the
  * history (a pure function; the scheduler reads the inputs and logs).
  */
-#ifndef TW_RETENTION_GUARD_H
-#define TW_RETENTION_GUARD_H
+#ifndef TW_RETENTION_CLOCK_H
+#define TW_RETENTION_CLOCK_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * procself: the process_* figures from /proc/self (see procself.h): CPU
+ * metrics_procself: the process_* figures from /proc/self (see metrics_procself.h): CPU
  * time, resident size and start time from /proc/self/stat (start time in
  * clock ticks after boot, plus btime of /proc/stat), open descriptors as
  * the entries of /proc/self/fd.
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procself.h"
+#include "metrics_procself.h"
 
 /* Reads a whole small file into buf (NUL-terminated). 0 or -errno. */
 static int slurp(const char *path, char *buf, size_t size)
@@ -86,7 +86,7 @@ static int count_fds(double *out)
 	return 0;
 }
 
-int procself_read(struct procself *p)
+int metrics_procself_read(struct metrics_procself *p)
 {
 	double cpu, start, rss, btime;
 	long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);

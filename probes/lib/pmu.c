@@ -1,5 +1,5 @@
 /*
- * cycles: per-thread core-cycle counters (see cycles.h).
+ * pmu: per-thread core-cycle counters (see pmu.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 
 #include <linux/perf_event.h>
 
-#include "cycles.h"
+#include "pmu.h"
 
 int cyc_open(void)
 {

@@ -1,5 +1,5 @@
 /*
- * test_procself: the daemon's own process figures (daemon/procself.c) as
+ * test_metrics_procself: the daemon's own process figures (daemon/metrics_procself.c) as
  * /proc/self gives them: CPU time that grows with work, a resident size,
  * a start time in the recent past, and an open-descriptor count that
  * follows open(2) and close(2).
@@ -13,17 +13,17 @@
 
 #include <cmocka.h>
 
-#include "procself.h"
+#include "metrics_procself.h"
 
 static void test_read(void **state)
 {
-	struct procself a, b;
+	struct metrics_procself a, b;
 	volatile double x = 0;
 	clock_t until;
 	int fd;
 
 	(void)state;
-	assert_int_equal(procself_read(&a), 0);
+	assert_int_equal(metrics_procself_read(&a), 0);
 	assert_true(a.resident_bytes > 0);
 	assert_true(a.start_time_seconds <= (double)time(NULL) + 1);
 	assert_true(a.start_time_seconds > (double)time(NULL) - 3600);
@@ -34,7 +34,7 @@ static void test_read(void **state)
 		x += 1;
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(procself_read(&b), 0);
+	assert_int_equal(metrics_procself_read(&b), 0);
 	assert_true(b.cpu_seconds > a.cpu_seconds);
 	assert_true(b.open_fds == a.open_fds + 1);
 	assert_true(b.start_time_seconds == a.start_time_seconds);

@@ -1,5 +1,5 @@
 /*
- * cycle: one probe cycle of threadwatchd's scheduler (see schedp.h): the
+ * sched_cycle: one probe cycle of threadwatchd's scheduler (see schedp.h): the
  * quiet-host guard, each probe in its own process, the runs stored, the
  * recommendation, headroom, regression detection and the upkeep after it.
  */
@@ -30,7 +30,7 @@
 #include "metrics.h"
 #include "protocol.h"
 #include "recommend.h"
-#include "retention_guard.h"
+#include "retention_clock.h"
 #include "runner.h"
 #include "schedp.h"
 #include "scheduler.h"
@@ -84,8 +84,8 @@ static double load_guard(struct sched *s, const struct config *c)
 			snprintf(w->unit, sizeof(w->unit), "%s", look.unit);
 			w->value = look.value;
 			w->limit = look.limit;
-			w->until_ms = clock_wall_ms() +
-			              (int64_t)(1000 * fmax(0, c->guard_wait_max - waited));
+			w->until_ms =
+			    clock_wall_ms() + (int64_t)(1000 * fmax(0, c->guard_wait_max - waited));
 			/* The first look tells everyone (the store, systemd); the
 			 * next ones only the status in memory that the API reads. */
 			if (!s->status.waiting_for_load) {
@@ -418,7 +418,7 @@ static void state_int_set(struct sched *s, const char *key, int64_t n)
 		log_warning("Failed to record %s: %s, ignoring", key, store_last_error());
 }
 
-/* Whether the wall clock lets retention run (daemon/retention_guard.h);
+/* Whether the wall clock lets retention run (daemon/retention_clock.h);
  * a hold is logged once, when it begins, and counted for /metrics. */
 static int retention_allowed(struct sched *s, const struct config *c, int64_t cycle_id)
 {

@@ -1,5 +1,5 @@
 /*
- * respcache: a small direct-mapped cache of response bodies keyed by the
+ * http_respcache: a small direct-mapped cache of response bodies keyed by the
  * request target and validated by the store's data version. One mutex;
  * lookups copy the body out, so callers own what they send.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "respcache.h"
+#include "http_respcache.h"
 #include "xmalloc.h"
 
 struct slot {
@@ -18,7 +18,7 @@ struct slot {
 	size_t len;
 };
 
-struct respcache {
+struct http_respcache {
 	pthread_mutex_t lock;
 	struct slot *slots;
 	unsigned n;
@@ -26,7 +26,7 @@ struct respcache {
 };
 
 /* FNV-1a: the slot a key lives in. */
-static unsigned slot_of(const struct respcache *rc, const char *key)
+static unsigned slot_of(const struct http_respcache *rc, const char *key)
 {
 	uint64_t h = 14695981039346656037ull;
 
@@ -35,9 +35,9 @@ static unsigned slot_of(const struct respcache *rc, const char *key)
 	return (unsigned)(h % rc->n);
 }
 
-struct respcache *respcache_new(unsigned slots, size_t max_body)
+struct http_respcache *http_respcache_new(unsigned slots, size_t max_body)
 {
-	struct respcache *rc = xcalloc(1, sizeof(*rc));
+	struct http_respcache *rc = xcalloc(1, sizeof(*rc));
 
 	pthread_mutex_init(&rc->lock, NULL);
 	rc->n = slots ? slots : 1;
@@ -46,7 +46,7 @@ struct respcache *respcache_new(unsigned slots, size_t max_body)
 	return rc;
 }
 
-void respcache_free(struct respcache *rc)
+void http_respcache_free(struct http_respcache *rc)
 {
 	if (!rc)
 		return;
@@ -59,7 +59,8 @@ void respcache_free(struct respcache *rc)
 	free(rc);
 }
 
-int respcache_get(struct respcache *rc, const char *key, int64_t version, char **body, size_t *len)
+int http_respcache_get(struct http_respcache *rc, const char *key, int64_t version, char **body,
+                       size_t *len)
 {
 	struct slot *s = &rc->slots[slot_of(rc, key)];
 	int r = -ENOENT;
@@ -75,8 +76,8 @@ int respcache_get(struct respcache *rc, const char *key, int64_t version, char *
 	return r;
 }
 
-void respcache_put(struct respcache *rc, const char *key, int64_t version, const char *body,
-                   size_t len)
+void http_respcache_put(struct http_respcache *rc, const char *key, int64_t version,
+                        const char *body, size_t len)
 {
 	struct slot *s = &rc->slots[slot_of(rc, key)];
 	char *k, *b;

@@ -1,7 +1,7 @@
 /*
- * retention_guard: the clock check before retention (see retention_guard.h).
+ * retention_clock: the clock check before retention (see retention_clock.h).
  */
-#include "retention_guard.h"
+#include "retention_clock.h"
 
 static const char *const verdict_text[] = {
     [RETENTION_RUN] = "",
