@@ -118,7 +118,7 @@ PKGS_CROSS_TEST = $(PKGS_DEB_CROSS) libcmocka-dev:$(CROSS) qemu-user-static file
 CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson, zlib and libm only.
-LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/readfile.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
+LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/file_read.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/runner_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_formula.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/fingerprint_change.c \
 	lib/contention.c lib/observe.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
@@ -134,10 +134,10 @@ CTXSW_SRCS  := probes/ctxsw.c probes/ctxsw_ring.c
 # daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
 # into libtwd.a for the unit tests.
 DAEMON_MAIN := daemon/threadwatchd.c
-DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/sched_cycle.c daemon/cycle_status.c daemon/health.c daemon/headroom.c daemon/events.c \
+DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/sched_cycle.c daemon/cycle_status.c daemon/health.c daemon/headroom.c daemon/detection.c \
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/http_framing.c daemon/api.c daemon/api_format.c daemon/api_parse.c daemon/metrics.c \
-	daemon/metrics_host_labels.c daemon/http_respcache.c daemon/asset.c daemon/asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
+	daemon/metrics_host_labels.c daemon/http_respcache.c daemon/http_asset.c daemon/http_asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
 	daemon/guard.c daemon/retention_clock.c daemon/http_host.c daemon/http_conns.c \
 	daemon/metrics_procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
 	daemon/atomic_file.c daemon/netns.c daemon/observer_link.c
@@ -259,7 +259,7 @@ $(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(TEST_LIBS) | $(B)/test
 # The API harness links the request parser alone (and the pure asset path
 # check): no store, SQLite, jansson or HTTP library.
 $(B)/tests/replay_fuzz_api: tests/fuzz/fuzz_api.c tests/fuzz/replay.c $(B)/daemon/api_parse.o \
-		$(B)/daemon/asset.o $(B)/libtw.a | $(B)/tests
+		$(B)/daemon/http_asset.o $(B)/libtw.a | $(B)/tests
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ -lz -lm
 
 # The file_sd harness links the CLI's --file readers.

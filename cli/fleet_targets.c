@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readfile.h"
+#include "file_read.h"
 #include "errbuf.h"
 #include "fleetp.h"
 #include "xmalloc.h"

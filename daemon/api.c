@@ -85,7 +85,7 @@ unsigned api_host(const struct api_ctx *ctx, const struct api_target *t, const c
 	(void)arg;
 	status = simple(t, store_read_host, ctx, body, err, "no host fingerprint recorded yet");
 	if (status == 200)
-		apif_host(*body);
+		api_format_host(*body);
 	return status;
 }
 
@@ -127,7 +127,7 @@ unsigned api_recommendation(const struct api_ctx *ctx, const struct api_target *
 	if (status == 404)
 		return api_not_yet(err, err->message);
 	if (status == 200)
-		apif_times(*body);
+		api_format_times(*body);
 	return status;
 }
 
@@ -145,7 +145,7 @@ unsigned api_headroom(const struct api_ctx *ctx, const struct api_target *t, con
 		return api_not_yet(err, err->message);
 	if (status != 200)
 		return status;
-	apif_times(*body);
+	api_format_times(*body);
 	limits = headroom_limits(json_object_get(*body, "headroom"));
 	warnings = json_array();
 	json_array_foreach(limits, i, v)
@@ -184,7 +184,7 @@ unsigned api_runs(const struct api_ctx *ctx, const struct api_target *t, const c
 	rc = store_read_runs(ctx->st, &q, &page);
 	if (rc < 0)
 		return api_store_error(err, rc, "no runs");
-	*body = apif_runs(&page);
+	*body = api_format_runs(&page);
 	return 200;
 }
 
@@ -201,7 +201,7 @@ unsigned api_events(const struct api_ctx *ctx, const struct api_target *t, const
 	rc = store_read_events(ctx->st, &q, &page);
 	if (rc < 0)
 		return api_store_error(err, rc, "no events");
-	*body = apif_events(&page);
+	*body = api_format_events(&page);
 	return 200;
 }
 
@@ -221,7 +221,7 @@ unsigned api_run(const struct api_ctx *ctx, const struct api_target *t, const ch
 		return api_fail(err, 404, "no run %lld", (long long)id);
 	if (rc < 0)
 		return api_store_error(err, rc, "");
-	apif_run(*body);
+	api_format_run(*body);
 	return 200;
 }
 

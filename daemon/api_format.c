@@ -16,7 +16,7 @@ static const struct {
     {"started_ms", "started_at"},
 };
 
-void apif_times(json_t *o)
+void api_format_times(json_t *o)
 {
 	char buf[48];
 
@@ -32,16 +32,16 @@ void apif_times(json_t *o)
 	}
 }
 
-void apif_host(json_t *host)
+void api_format_host(json_t *host)
 {
 	const json_t *history = json_object_get(host, "history");
 	json_t *row;
 	size_t i;
 
-	apif_times(json_object_get(host, "current"));
+	api_format_times(json_object_get(host, "current"));
 	json_array_foreach(history, i, row)
 	{
-		apif_times(row);
+		api_format_times(row);
 	}
 }
 
@@ -59,12 +59,12 @@ static json_t *key_figure(json_t *run)
 	return fig;
 }
 
-void apif_run(json_t *run)
+void api_format_run(json_t *run)
 {
 	int64_t t0 = json_integer_value(json_object_get(run, "started_ms")),
 	        t1 = json_integer_value(json_object_get(run, "ended_ms"));
 
-	apif_times(run);
+	api_format_times(run);
 	json_object_set_new(run, "duration_s", jnum(t1 > t0 ? (double)(t1 - t0) / 1e3 : 0));
 	json_object_set_new(run, "key_figure", key_figure(run));
 	json_object_del(run, "key_metric");
@@ -72,20 +72,20 @@ void apif_run(json_t *run)
 	json_object_del(run, "key_unit");
 }
 
-json_t *apif_runs(struct store_page *page)
+json_t *api_format_runs(struct store_page *page)
 {
 	json_t *run;
 	size_t i;
 
 	json_array_foreach(page->rows, i, run)
 	{
-		apif_run(run);
+		api_format_run(run);
 	}
 	return json_pack("{s:o, s:o}", "runs", page->rows ? page->rows : json_array(),
 	                 "next_cursor", page->more ? json_integer(page->last_id) : json_null());
 }
 
-json_t *apif_events(struct store_page *page)
+json_t *api_format_events(struct store_page *page)
 {
 	return json_pack("{s:o, s:b, s:I}", "events", page->rows ? page->rows : json_array(),
 	                 "more", page->more, "total", (json_int_t)page->total);

@@ -15,18 +15,18 @@
 
 /* Adds "X_at" (RFC 3339 UTC with milliseconds) beside each integer "X_ms"
  * of o that the table of times names. o may be NULL. */
-void apif_times(json_t *o);
+void api_format_times(json_t *o);
 /* host: the times of "current" and of each "history" row. */
-void apif_host(json_t *host);
+void api_format_host(json_t *host);
 /* One run row (store_read_runs(), store_read_run()), in place: its times,
  * "duration_s", and "key_figure" ({"metric", "value", "unit"} | null) in
  * place of the row's "key_metric", "key_value" and "key_unit". */
-void apif_run(json_t *run);
+void api_format_run(json_t *run);
 /* The runs page: {"runs": [run, ...], "next_cursor": id | null}. Takes
  * page->rows. */
-json_t *apif_runs(struct store_page *page);
+json_t *api_format_runs(struct store_page *page);
 /* The events page: {"events": [...], "more": bool, "total": n}. Takes
  * page->rows. */
-json_t *apif_events(struct store_page *page);
+json_t *api_format_events(struct store_page *page);
 
 #endif

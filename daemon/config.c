@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "errbuf.h"
-#include "readfile.h"
+#include "file_read.h"
 #include "secret_file.h"
 #include "catalog.h"
 #include "config.h"

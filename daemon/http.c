@@ -21,11 +21,11 @@
 
 #include <microhttpd.h>
 
-#include "readfile.h"
+#include "file_read.h"
 #include "clock.h"
 #include "api.h"
-#include "asset.h"
-#include "asset_cache.h"
+#include "http_asset.h"
+#include "http_asset_cache.h"
 #include "gzip.h"
 #include "health.h"
 #include "builtin.h"
@@ -82,7 +82,8 @@ static enum MHD_Result send_body(struct ctx *c, unsigned status, const char *mim
 	unsigned char *gz = NULL;
 	size_t gz_len = 0;
 
-	if (len >= ASSET_GZIP_MIN && asset_accepts_gzip(http_header(c, "Accept-Encoding")) &&
+	if (len >= HTTP_ASSET_GZIP_MIN &&
+	    http_asset_accepts_gzip(http_header(c, "Accept-Encoding")) &&
 	    gzip_compress((const unsigned char *)body, len, 6, &gz, &gz_len) == 0 && gz_len < len) {
 		free(body);
 		r = MHD_create_response_from_buffer(gz_len, gz, MHD_RESPMEM_MUST_FREE);
@@ -166,16 +167,17 @@ enum MHD_Result http_send_error_hdr(struct ctx *c, unsigned status, struct hdr e
 }
 
 /* A static file: 304 when the client has it, gzip when it accepts it. */
-static enum MHD_Result send_asset(struct ctx *c, const struct asset *a, const char *cache, int copy)
+static enum MHD_Result send_asset(struct ctx *c, const struct http_asset *a, const char *cache,
+                                  int copy)
 {
-	int gz = a->gz && asset_accepts_gzip(http_header(c, "Accept-Encoding"));
+	int gz = a->gz && http_asset_accepts_gzip(http_header(c, "Accept-Encoding"));
 	const char *etag = gz ? a->gz_etag : a->etag;
 	const void *data = gz ? a->gz : a->data;
 	size_t size = gz ? a->gz_size : a->size;
 	unsigned status = MHD_HTTP_OK;
 	struct MHD_Response *r;
 
-	if (asset_etag_matches(http_header(c, "If-None-Match"), etag)) {
+	if (http_asset_etag_matches(http_header(c, "If-None-Match"), etag)) {
 		status = MHD_HTTP_NOT_MODIFIED;
 		r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	} else {
@@ -487,7 +489,7 @@ static enum MHD_Result h_trigger(struct ctx *c)
 }
 
 /* The embedded web/ file with this name, or NULL. */
-static const struct asset *web_asset(const struct http_server *srv, const char *name)
+static const struct http_asset *web_asset(const struct http_server *srv, const char *name)
 {
 	const struct builtin_file *f = builtin_find(name);
 
@@ -505,7 +507,7 @@ static int web_exists(const struct http_server *srv, const char *cap)
 /* Embedded files are not versioned by name: revalidate every time. */
 static enum MHD_Result send_web(struct ctx *c, const char *name)
 {
-	const struct asset *a = web_asset(c->srv, name);
+	const struct http_asset *a = web_asset(c->srv, name);
 
 	if (!a)
 		return send_error(c, MHD_HTTP_NOT_FOUND, "\"%s\" is not in this build", name);
@@ -532,7 +534,7 @@ struct dygraphs_send {
 
 /* Sends a cached asset; send_asset() copies it, so the cache's lock may
  * go once it returns. */
-static int send_cached_asset(const struct asset *a, void *ctx)
+static int send_cached_asset(const struct http_asset *a, void *ctx)
 {
 	struct dygraphs_send *d = ctx;
 
@@ -548,7 +550,7 @@ static enum MHD_Result h_dygraphs(struct ctx *c)
 
 	if (!c->srv->dygraphs)
 		return send_error(c, MHD_HTTP_NOT_FOUND, "no dygraphs directory is configured");
-	rc = asset_cache_with(c->srv->dygraphs, c->cap, send_cached_asset, &d);
+	rc = http_asset_cache_with(c->srv->dygraphs, c->cap, send_cached_asset, &d);
 	if (rc == -ENOENT || rc == -EACCES)
 		return send_error(c, MHD_HTTP_NOT_FOUND, "no file \"%s\" under /dygraphs", c->cap);
 	if (rc == -EFBIG)
@@ -813,7 +815,7 @@ static void load_web(struct http_server *srv)
 	srv->web = xcalloc(builtin_count ? builtin_count : 1, sizeof(*srv->web));
 	for (unsigned i = 0; i < builtin_count; i++)
 		if (!strncmp(builtin_files[i].name, "web/", 4))
-			srv->web[i] = asset_from_memory(
+			srv->web[i] = http_asset_from_memory(
 			    builtin_files[i].name, builtin_files[i].data, builtin_files[i].size);
 }
 
@@ -972,7 +974,7 @@ int http_start(const struct http_config *cfg, struct store *st, const struct htt
 		srv->read_token = xstrdup(cfg->read_token);
 	}
 	if (cfg->dygraphs_dir && cfg->dygraphs_dir[0])
-		srv->dygraphs = asset_cache_new(cfg->dygraphs_dir, HTTP_DYGRAPHS_FILES);
+		srv->dygraphs = http_asset_cache_new(cfg->dygraphs_dir, HTTP_DYGRAPHS_FILES);
 	if (nonempty(cfg->tls_cert) || nonempty(cfg->tls_key)) {
 		if (!nonempty(cfg->tls_cert) || !nonempty(cfg->tls_key)) {
 			rc = -EINVAL;
@@ -1040,7 +1042,7 @@ void http_stop(struct http_server *srv)
 	http_respcache_free(srv->cache);
 	if (srv->web)
 		for (unsigned i = 0; i < builtin_count; i++)
-			asset_free(srv->web[i]);
+			http_asset_free(srv->web[i]);
 	free(srv->web);
 	free(srv->token);
 	free(srv->metrics_token);
@@ -1048,7 +1050,7 @@ void http_stop(struct http_server *srv)
 	json_decref(srv->extra);
 	pthread_mutex_destroy(&srv->extra_lock);
 	pthread_mutex_destroy(&srv->trigger_lock);
-	asset_cache_free(srv->dygraphs);
+	http_asset_cache_free(srv->dygraphs);
 	/* No handshake is left to use the pairs once libmicrohttpd stopped. */
 	if (srv->tls)
 		tls_creds_unserve();

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "api.h"
-#include "asset.h"
-#include "asset_cache.h"
+#include "http_asset.h"
+#include "http_asset_cache.h"
 #include "gzip.h"
 #include "health.h"
 #include "builtin.h"

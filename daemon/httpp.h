@@ -14,8 +14,8 @@
 
 #include "api.h"
 #include "api_parse.h"
-#include "asset.h"
-#include "asset_cache.h"
+#include "http_asset.h"
+#include "http_asset_cache.h"
 #include "http_conns.h"
 #include "http.h"
 #include "http_host.h"
@@ -41,13 +41,13 @@ struct http_server {
 	struct http_hooks hooks;
 	char *token;
 	char *metrics_token;
-	char *read_token;             /* NULL: reading is open */
-	struct asset_cache *dygraphs; /* the chart library's directory, or NULL */
-	int external_fd;              /* the socket-activation socket: the caller's to close */
-	char *tls_cert, *tls_key;     /* the PEM files, re-read by http_tls_reload() */
+	char *read_token;                  /* NULL: reading is open */
+	struct http_asset_cache *dygraphs; /* the chart library's directory, or NULL */
+	int external_fd;                   /* the socket-activation socket: the caller's to close */
+	char *tls_cert, *tls_key;          /* the PEM files, re-read by http_tls_reload() */
 	char *tls_priorities;
-	int tls;            /* HTTPS: the certificate comes from tls_creds */
-	struct asset **web; /* indexed like builtin_files[]; NULL for non-web files */
+	int tls;                 /* HTTPS: the certificate comes from tls_creds */
+	struct http_asset **web; /* indexed like builtin_files[]; NULL for non-web files */
 	struct http_respcache *cache;
 	struct http_hosts *hosts; /* the Host allow-list */
 	struct http_conns *conns; /* header deadline, per-address limit */

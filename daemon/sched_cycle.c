@@ -20,7 +20,7 @@
 #include "clock.h"
 #include "config.h"
 #include "detect.h"
-#include "events.h"
+#include "detection.h"
 #include "fingerprint.h"
 #include "guard.h"
 #include "headroom.h"
@@ -484,7 +484,7 @@ void sched_write_textfile(const struct config *c, struct store *st)
 		            strerror(-r));
 }
 
-/* Regression detection over what the store holds (daemon/events.h); each
+/* Regression detection over what the store holds (daemon/detection.h); each
  * new event goes to the journal with its kind's MESSAGE_ID. */
 void sched_detect_regressions(struct sched *s, const struct config *c)
 {
@@ -494,11 +494,11 @@ void sched_detect_regressions(struct sched *s, const struct config *c)
 	int r;
 
 	config_detect(c, &dc);
-	r = events_detect(s->st, &dc, clock_wall_ms(), &found);
+	r = detection_run(s->st, &dc, clock_wall_ms(), &found);
 	if (r < 0)
 		log_warning("Regression detection failed: %s, ignoring",
 		            store_last_error()[0] ? store_last_error() : strerror(-r));
-	json_array_foreach(found, i, ev) events_log(ev);
+	json_array_foreach(found, i, ev) detection_log(ev);
 	json_decref(found);
 }
 

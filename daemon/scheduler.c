@@ -22,7 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "detect.h"
-#include "events.h"
+#include "detection.h"
 #include "fingerprint.h"
 #include "guard.h"
 #include "headroom.h"

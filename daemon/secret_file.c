@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readfile.h"
+#include "file_read.h"
 #include "secret_file.h"
 #include "xmalloc.h"
 

@@ -3,7 +3,7 @@
  * slow-downs all its figures share (modes, noisy-neighbour episodes, whose
  * runs are marked contended in a share of the episodes), each figure its
  * own Gaussian AR(1) noise, and detect_scan() judges every run
- * of every figure, as threadwatchd's events.c does run by run (a scan over
+ * of every figure, as threadwatchd's detection.c does run by run (a scan over
  * a whole history gives the same events: tests/unit/test_detect.c).
  */
 #include <errno.h>

@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "observep.h"
-#include "readfile.h"
+#include "file_read.h"
 
 /* Capability bits (include/uapi/linux/capability.h). */
 #define CAP_BIT_NET_ADMIN 12

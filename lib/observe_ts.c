@@ -23,7 +23,7 @@
 
 #include "errbuf.h"
 #include "observep.h"
-#include "readfile.h"
+#include "file_read.h"
 
 /* How long the kernel has to answer a request. */
 #define TS_ANSWER_MS 1000

@@ -24,7 +24,7 @@
 #include "futexw.h"
 #include "joinq.h"
 #include "probe.h"
-#include "readfile.h"
+#include "file_read.h"
 #include "stats.h"
 #include "sysinfo.h"
 

@@ -4,14 +4,14 @@
  * client would send it ("/api/v1/runs?limit=10"); the harness runs it
  * through every parser the HTTP side uses and aborts when a result breaks
  * its documented bounds. It includes only daemon/api_parse.h (and the
- * pure asset_path_ok()), so it links the parser without the store.
+ * pure http_asset_path_ok()), so it links the parser without the store.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_parse.h"
-#include "asset.h"
+#include "http_asset.h"
 #include "fuzz.h"
 
 /* The route patterns of daemon/http.c. */
@@ -50,7 +50,7 @@ static void check_error(const struct api_error *err)
 		check(*p >= 0x20 && *p < 0x7f);
 }
 
-/* A path asset_path_ok() accepts cannot leave its directory: no segment
+/* A path http_asset_path_ok() accepts cannot leave its directory: no segment
  * is empty, "." or "..", or hidden. */
 static void check_safe_path(const char *p)
 {
@@ -148,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(strlen(cap) < API_MAX_CAPTURE);
 		if (api_parse_id(cap, &id) == 0)
 			check(id >= 1);
-		if (asset_path_ok(cap))
+		if (http_asset_path_ok(cap))
 			check_safe_path(cap);
 	}
 	parse_values(&t);

@@ -37,7 +37,7 @@ static void test_times(void **state)
 	              (json_int_t)0, "other_ms", "x", "t_ms", (json_int_t)T0);
 
 	(void)state;
-	apif_times(o);
+	api_format_times(o);
 	assert_string_equal(json_string_value(json_object_get(o, "computed_at")),
 	                    "2026-12-03T07:51:56.123Z");
 	assert_string_equal(json_string_value(json_object_get(o, "first_seen_at")),
@@ -48,9 +48,9 @@ static void test_times(void **state)
 	assert_null(json_object_get(o, "last_seen_at"));
 	/* a time no calendar holds is null, not a wrong date */
 	json_object_set_new(o, "started_ms", json_integer(INT64_MAX));
-	apif_times(o);
+	api_format_times(o);
 	assert_true(json_is_null(json_object_get(o, "started_at")));
-	apif_times(NULL);
+	api_format_times(NULL);
 	json_decref(o);
 }
 
@@ -63,7 +63,7 @@ static void test_host(void **state)
 	              (json_int_t)0, "last_seen_ms", (json_int_t)1);
 
 	(void)state;
-	apif_host(h);
+	api_format_host(h);
 	assert_non_null(
 	    json_string_value(json_object_get(json_object_get(h, "current"), "last_seen_at")));
 	assert_string_equal(json_string_value(json_object_get(
@@ -77,7 +77,7 @@ static void test_run(void **state)
 	json_t *r = run_row(7, 1), *k;
 
 	(void)state;
-	apif_run(r);
+	api_format_run(r);
 	assert_string_equal(json_string_value(json_object_get(r, "started_at")),
 	                    "2026-12-03T07:51:56.123Z");
 	assert_float_equal(json_number_value(json_object_get(r, "duration_s")), 1.5, 1e-12);
@@ -93,7 +93,7 @@ static void test_run(void **state)
 	/* No key figure recorded; a clock that stepped back: duration 0. */
 	r = run_row(8, 0);
 	json_object_set_new(r, "ended_ms", json_integer(T0 - 10));
-	apif_run(r);
+	api_format_run(r);
 	assert_true(json_is_null(json_object_get(r, "key_figure")));
 	assert_float_equal(json_number_value(json_object_get(r, "duration_s")), 0, 0);
 	json_decref(r);
@@ -105,7 +105,7 @@ static void test_pages(void **state)
 	                       .more = 1,
 	                       .last_id = 8,
 	                       .total = -1};
-	json_t *body = apif_runs(&p), *runs = json_object_get(body, "runs");
+	json_t *body = api_format_runs(&p), *runs = json_object_get(body, "runs");
 
 	(void)state;
 	assert_int_equal(json_array_size(runs), 2);
@@ -114,14 +114,14 @@ static void test_pages(void **state)
 	json_decref(body);
 
 	p = (struct store_page){.rows = json_array(), .more = 0, .last_id = 3};
-	body = apif_runs(&p);
+	body = api_format_runs(&p);
 	assert_true(json_is_null(json_object_get(body, "next_cursor")));
 	assert_int_equal(json_array_size(json_object_get(body, "runs")), 0);
 	json_decref(body);
 
 	p = (struct store_page){
 	    .rows = json_pack("[{s:I}]", "id", (json_int_t)4), .more = 1, .total = 12};
-	body = apif_events(&p);
+	body = api_format_events(&p);
 	assert_int_equal(json_array_size(json_object_get(body, "events")), 1);
 	assert_true(json_is_true(json_object_get(body, "more")));
 	assert_int_equal(json_integer_value(json_object_get(body, "total")), 12);

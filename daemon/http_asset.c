@@ -1,5 +1,5 @@
 /*
- * asset: static files with their MIME type, ETag and gzip copy (see
+ * http_asset: static files with their MIME type, ETag and gzip copy (see
  * asset.h). The ETag is a 64-bit FNV-1a hash of the bytes, so it changes
  * exactly when the content does.
  */
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "asset.h"
+#include "http_asset.h"
 #include "gzip.h"
 #include "xmalloc.h"
 
@@ -49,7 +49,7 @@ static const struct mime_type *mime_lookup(const char *name)
 	return NULL;
 }
 
-const char *asset_mime(const char *name)
+const char *http_asset_mime(const char *name)
 {
 	const struct mime_type *m = mime_lookup(name);
 
@@ -69,7 +69,7 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
 
 /* Fills the ETags and, when it saves something, the gzip copy at `level`
  * (0: none). */
-static void asset_finish(struct asset *a, const char *name, int level)
+static void asset_finish(struct http_asset *a, const char *name, int level)
 {
 	const struct mime_type *m = mime_lookup(name);
 	uint64_t h = fnv1a(a->data, a->size);
@@ -77,7 +77,7 @@ static void asset_finish(struct asset *a, const char *name, int level)
 	a->mime = m ? m->type : "application/octet-stream";
 	snprintf(a->etag, sizeof(a->etag), "\"%016llx\"", (unsigned long long)h);
 	snprintf(a->gz_etag, sizeof(a->gz_etag), "\"%016llx-gz\"", (unsigned long long)h);
-	if (!level || !m || !m->compress || a->size < ASSET_GZIP_MIN)
+	if (!level || !m || !m->compress || a->size < HTTP_ASSET_GZIP_MIN)
 		return;
 	if (gzip_compress(a->data, a->size, level, &a->gz, &a->gz_size) < 0 ||
 	    a->gz_size >= a->size) {
@@ -86,9 +86,9 @@ static void asset_finish(struct asset *a, const char *name, int level)
 	}
 }
 
-struct asset *asset_from_memory(const char *name, const unsigned char *data, size_t size)
+struct http_asset *http_asset_from_memory(const char *name, const unsigned char *data, size_t size)
 {
-	struct asset *a = xcalloc(1, sizeof(*a));
+	struct http_asset *a = xcalloc(1, sizeof(*a));
 
 	a->data = data;
 	a->size = size;
@@ -96,7 +96,7 @@ struct asset *asset_from_memory(const char *name, const unsigned char *data, siz
 	return a;
 }
 
-int asset_path_ok(const char *rel)
+int http_asset_path_ok(const char *rel)
 {
 	const char *seg = rel;
 
@@ -131,14 +131,14 @@ static int read_all(int fd, unsigned char *buf, size_t n)
 	return 0;
 }
 
-int asset_from_file(const char *dir, const char *rel, int gzip, struct asset **out)
+int http_asset_from_file(const char *dir, const char *rel, int gzip, struct http_asset **out)
 {
-	struct asset *a;
+	struct http_asset *a;
 	struct stat sb;
 	char *path;
 	int fd, rc;
 
-	if (!asset_path_ok(rel))
+	if (!http_asset_path_ok(rel))
 		return -ENOENT;
 	xasprintf(&path, "%s/%s", dir, rel);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -153,7 +153,7 @@ int asset_from_file(const char *dir, const char *rel, int gzip, struct asset **o
 		rc = -ENOENT;
 		goto out_close;
 	}
-	if ((uintmax_t)sb.st_size > ASSET_MAX_FILE) {
+	if ((uintmax_t)sb.st_size > HTTP_ASSET_MAX_FILE) {
 		rc = -EFBIG;
 		goto out_close;
 	}
@@ -161,7 +161,7 @@ int asset_from_file(const char *dir, const char *rel, int gzip, struct asset **o
 	a->owned = xmalloc((size_t)sb.st_size + 1);
 	rc = read_all(fd, a->owned, (size_t)sb.st_size);
 	if (rc < 0) {
-		asset_free(a);
+		http_asset_free(a);
 		goto out_close;
 	}
 	a->data = a->owned;
@@ -173,7 +173,7 @@ out_close:
 	return rc;
 }
 
-void asset_free(struct asset *a)
+void http_asset_free(struct http_asset *a)
 {
 	if (!a)
 		return;
@@ -214,7 +214,7 @@ static int q_is_zero(const char *params, size_t n)
 	return 0;
 }
 
-int asset_accepts_gzip(const char *ae)
+int http_asset_accepts_gzip(const char *ae)
 {
 	const char *p = ae;
 
@@ -235,7 +235,7 @@ int asset_accepts_gzip(const char *ae)
 	return 0;
 }
 
-int asset_etag_matches(const char *inm, const char *etag)
+int http_asset_etag_matches(const char *inm, const char *etag)
 {
 	const char *p = inm;
 	size_t elen = strlen(etag);

@@ -1,5 +1,5 @@
 /*
- * asset_cache: files below a directory, compressed once (see
+ * http_asset_cache: files below a directory, compressed once (see
  * asset_cache.h).
  */
 #include <errno.h>
@@ -8,28 +8,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "asset_cache.h"
+#include "http_asset_cache.h"
 #include "xmalloc.h"
 
 struct entry {
 	char *rel;
-	struct asset *a;
+	struct http_asset *a;
 	dev_t dev;
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
 };
 
-struct asset_cache {
+struct http_asset_cache {
 	pthread_mutex_t lock;
 	char *dir;
 	size_t max, n, next; /* next: the slot a new file takes when full */
 	struct entry *e;
 };
 
-struct asset_cache *asset_cache_new(const char *dir, size_t max)
+struct http_asset_cache *http_asset_cache_new(const char *dir, size_t max)
 {
-	struct asset_cache *ac = xcalloc(1, sizeof(*ac));
+	struct http_asset_cache *ac = xcalloc(1, sizeof(*ac));
 
 	pthread_mutex_init(&ac->lock, NULL);
 	ac->dir = xstrdup(dir);
@@ -41,11 +41,11 @@ struct asset_cache *asset_cache_new(const char *dir, size_t max)
 static void entry_clear(struct entry *e)
 {
 	free(e->rel);
-	asset_free(e->a);
+	http_asset_free(e->a);
 	memset(e, 0, sizeof(*e));
 }
 
-void asset_cache_free(struct asset_cache *ac)
+void http_asset_cache_free(struct http_asset_cache *ac)
 {
 	if (!ac)
 		return;
@@ -64,14 +64,14 @@ static int same_file(const struct entry *e, const struct stat *sb)
 }
 
 /* The entry for rel, read again when the file changed; -errno. Lock held. */
-static int lookup_locked(struct asset_cache *ac, const char *rel, struct entry **out)
+static int lookup_locked(struct http_asset_cache *ac, const char *rel, struct entry **out)
 {
 	struct entry *e = NULL;
 	struct stat sb;
 	char *path;
 	int r;
 
-	if (!asset_path_ok(rel))
+	if (!http_asset_path_ok(rel))
 		return -ENOENT;
 	xasprintf(&path, "%s/%s", ac->dir, rel);
 	r = stat(path, &sb) < 0 ? -errno : 0;
@@ -88,7 +88,7 @@ static int lookup_locked(struct asset_cache *ac, const char *rel, struct entry *
 	if (!e)
 		e = ac->n < ac->max ? &ac->e[ac->n++] : &ac->e[ac->next++ % ac->max];
 	entry_clear(e);
-	r = asset_from_file(ac->dir, rel, 1, &e->a);
+	r = http_asset_from_file(ac->dir, rel, 1, &e->a);
 	if (r < 0) {
 		/* keep the slot valid: an empty name matches no request */
 		e->rel = xstrdup("");
@@ -103,8 +103,8 @@ static int lookup_locked(struct asset_cache *ac, const char *rel, struct entry *
 	return 0;
 }
 
-int asset_cache_with(struct asset_cache *ac, const char *rel,
-                     int (*fn)(const struct asset *a, void *ctx), void *ctx)
+int http_asset_cache_with(struct http_asset_cache *ac, const char *rel,
+                          int (*fn)(const struct http_asset *a, void *ctx), void *ctx)
 {
 	struct entry *e;
 	int r;

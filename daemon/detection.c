@@ -1,5 +1,5 @@
 /*
- * events: runs regression detection (lib/detect.h) over what the store
+ * detection: runs regression detection (lib/detect.h) over what the store
  * holds and records the events: per key figure (the catalogue's rows with
  * key set), the history since its last
  * event (but no more than the recent runs the judgement can look back at),
@@ -19,7 +19,7 @@
 #include "catalog.h"
 #include "contention.h"
 #include "detect.h"
-#include "events.h"
+#include "detection.h"
 #include "log.h"
 #include "stats.h"
 #include "store.h"
@@ -60,7 +60,7 @@ static int through_get(struct store *st, const char *metric, int64_t *id)
 	char key[192], *v = NULL, *end;
 	int r;
 
-	snprintf(key, sizeof(key), "%s%s", EVENTS_STATE_PREFIX, metric);
+	snprintf(key, sizeof(key), "%s%s", DETECTION_STATE_PREFIX, metric);
 	*id = 0;
 	r = store_state_get(st, key, &v);
 	if (r == -ENOENT)
@@ -79,7 +79,7 @@ static int through_set(struct store *st, const char *metric, int64_t id)
 {
 	char key[192], v[32];
 
-	snprintf(key, sizeof(key), "%s%s", EVENTS_STATE_PREFIX, metric);
+	snprintf(key, sizeof(key), "%s%s", DETECTION_STATE_PREFIX, metric);
 	snprintf(v, sizeof(v), "%" PRId64, id);
 	return store_state_set(st, key, v);
 }
@@ -239,7 +239,7 @@ static void sort_found(json_t *found)
 	free(v);
 }
 
-int events_detect(struct store *st, const struct detect_config *c, int64_t now_ms, json_t **found)
+int detection_run(struct store *st, const struct detect_config *c, int64_t now_ms, json_t **found)
 {
 	struct fp_table fps = {0};
 	json_t *all = json_array();
@@ -276,7 +276,7 @@ static char *num_field(const json_t *event, const char *key, const char *name, i
 	return f;
 }
 
-void events_log(const json_t *event)
+void detection_log(const json_t *event)
 {
 	const char *kind = json_string_value(json_object_get(event, "kind"));
 	const char *metric = json_string_value(json_object_get(event, "metric"));

@@ -1,9 +1,9 @@
 /*
- * readfile: a small file read whole, the one reader the programs share
+ * file_read: a small file read whole, the one reader the programs share
  * (configuration files, PEM files, file_sd target files).
  */
-#ifndef TW_READFILE_H
-#define TW_READFILE_H
+#ifndef TW_FILE_READ_H
+#define TW_FILE_READ_H
 
 #include <stddef.h>
 

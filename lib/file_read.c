@@ -1,12 +1,12 @@
 /*
- * readfile: small files read whole (see readfile.h).
+ * file_read: small files read whole (see file_read.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "readfile.h"
+#include "file_read.h"
 #include "xmalloc.h"
 
 int file_read_all(const char *path, size_t max, char **out, size_t *len)

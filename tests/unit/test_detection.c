@@ -1,5 +1,5 @@
 /*
- * test_events: regression detection against a real (temporary) store: a
+ * test_detection: regression detection against a real (temporary) store: a
  * history of cycles with a kernel change and a 10% step gives one event per
  * changed key figure, read from scalars and from series points, named after
  * the kernel change, whether judged after every cycle (the daemon) or all at
@@ -22,7 +22,7 @@
 #include <jansson.h>
 
 #include "detect.h"
-#include "events.h"
+#include "detection.h"
 #include "stats.h"
 #include "store.h"
 
@@ -226,22 +226,22 @@ static void test_daemon_and_startup(void **state)
 
 		cycle(st[0], i, &r[0], verdict);
 		cycle(st[1], i, &r[1], verdict);
-		assert_int_equal(events_detect(st[0], &c, T0 + i * EVERY + 50, &found), 0);
+		assert_int_equal(detection_run(st[0], &c, T0 + i * EVERY + 50, &found), 0);
 		json_array_extend(all, found);
 		json_decref(found);
 	}
 	check_found(all, T0 + CHANGE * EVERY + 10);
-	assert_int_equal(events_detect(st[1], &c, T0 + CYCLES * EVERY, &found), 0);
+	assert_int_equal(detection_run(st[1], &c, T0 + CYCLES * EVERY, &found), 0);
 	check_found(found, T0 + CHANGE * EVERY + 10);
 	json_decref(found);
 
 	/* Judged already: nothing new, not even after reopening. */
-	assert_int_equal(events_detect(st[0], &c, T0 + CYCLES * EVERY, &found), 0);
+	assert_int_equal(detection_run(st[0], &c, T0 + CYCLES * EVERY, &found), 0);
 	assert_int_equal(json_array_size(found), 0);
 	json_decref(found);
 	store_close(st[0]);
 	st[0] = open_rw(f->path[0]);
-	assert_int_equal(events_detect(st[0], &c, T0 + CYCLES * EVERY, &found), 0);
+	assert_int_equal(detection_run(st[0], &c, T0 + CYCLES * EVERY, &found), 0);
 	assert_int_equal(json_array_size(found), 0);
 	json_decref(found);
 
