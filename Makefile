@@ -118,7 +118,7 @@ PKGS_CROSS_TEST = $(PKGS_DEB_CROSS) libcmocka-dev:$(CROSS) qemu-user-static file
 CMDS_TEST  := node=nodejs npm=npm
 
 # lib/: shared by every program; links jansson, zlib and libm only.
-LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/file_read.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
+LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/file_read.c lib/jpath.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/runner_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_reasons.c lib/recommend_formula.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/fingerprint_change.c \
 	lib/contention.c lib/observe.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
@@ -178,7 +178,7 @@ BUILTIN_IN := $(sort $(wildcard sql/*.sql) $(wildcard web/*.html web/*.js web/*.
 BINS := $(B)/threadwatchd $(B)/threadwatch $(B)/threadwatch-observer
 
 .PHONY: all clean install run test deps-build deps-test deps-run deps-deb deps-cross add-arch check-unit \
-	check-regress check-sanitize check-fuzz check-systemd fuzz soak format check-format bench deb docs
+	check-regress check-sanitize check-fuzz check-systemd check-cross fuzz soak format check-format bench deb docs
 
 all: $(BINS) $(PROBES) $(SHIMS) $(TOOLS)
 
@@ -361,12 +361,19 @@ check-regress: all
 check-systemd: all
 	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY=72-systemd tests/regress/run.sh
 
+# The arm64 tier with every unit test under qemu (`make test` runs those
+# whose code can differ by architecture): tests/regress/85-arm64.sh.
+check-cross: all
+	@B=$(abspath $(B)) SRC=$(CURDIR) REGRESS_ONLY=85-arm64 ARM_UNITS=all tests/regress/run.sh
+
 # The unit and regress tiers again under ASan and UBSan, built in SAN_B.
 # Left out there: the regress tests named in SANITIZE_SKIP (packaging, the
 # package lists, the house rules, the container, the browser, the load
 # test, valgrind, the guard's timing, the lint of published files, the
 # detection simulation and the dashboard's gzip CPU bound measure, package
-# or check files rather than run more code; the honest status's full disk and read-only file (91-faults
+# or check files rather than run more code; 20-probes's v3.0 double ladders
+# (the probes themselves run under the sanitizers in 10-cli-run's quick
+# cycle and in 21 to 26); the honest status's full disk and read-only file (91-faults
 # runs the store's failures under them), the retention clock, the splay,
 # Prometheus, the cohorts and 59's kill loop mostly wait, on code the other
 # scripts run under the sanitizers too; 76-fleet's many daemons, whose
@@ -375,7 +382,7 @@ check-systemd: all
 SAN_B         ?= $(B)-san
 SANITIZE_SKIP ?= 60-browser 83-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 71-prism 81-detect-sim \
 	93-load 94-valgrind 76-fleet 69-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts \
-	08-packages 09-house 68-daemon-honest-status 41-http-dygraphs
+	08-packages 09-house 68-daemon-honest-status 41-http-dygraphs 20-probes
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
 	$(MAKE) B=$(SAN_B) SANITIZE=1 check-regress REGRESS_SKIP="$(SANITIZE_SKIP)" \
@@ -385,7 +392,7 @@ check-sanitize:
 # each harness for FUZZ_SECONDS (TEST_FUZZ_SECONDS within `make test`, which
 # must stay under 20 minutes; `make fuzz` runs each for 10 minutes).
 FUZZ_SECONDS      ?= 20
-TEST_FUZZ_SECONDS ?= 6
+TEST_FUZZ_SECONDS ?= 3
 check-fuzz: $(FUZZ_REPLAY)
 	@B=$(abspath $(B)) SRC=$(CURDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 

@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "detect.h"
 #include "detectsim.h"
 #include "opt.h"
@@ -301,7 +301,7 @@ int cli_detect_sim(int argc, char **argv)
 {
 	struct sim_args a = {0};
 	struct dsim_result r;
-	struct timespec t0, t1;
+	double t0;
 	char err[256];
 	int rc;
 
@@ -323,9 +323,8 @@ int cli_detect_sim(int argc, char **argv)
 		fprintf(stderr, CMD ": %s\n", err);
 		return 2;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = clock_mono_s();
 	rc = dsim_run(&a.c, &a.p, &r);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc < 0) {
 		fprintf(stderr, CMD ": the simulation failed: %s\n", strerror(-rc));
 		dsim_result_free(&r);
@@ -334,9 +333,7 @@ int cli_detect_sim(int argc, char **argv)
 	if (a.json)
 		print_json(&a, &a.c, &r);
 	else
-		print_text(&a, &a.c, &r,
-		           (double)(t1.tv_sec - t0.tv_sec) +
-		               (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		print_text(&a, &a.c, &r, clock_mono_s() - t0);
 	dsim_result_free(&r);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "jpath.h"
 #include "failure.h"
 #include "fleetp.h"
 #include "xmalloc.h"
@@ -49,23 +50,6 @@ static const char *const policies[] = {"default", "low", "high"};
 #define KNEE_POLICY "low" /* the one the table shows: the MAP_32BIT path */
 
 /* The value at a '/'-separated path of object keys, or NULL. */
-static json_t *at(const json_t *v, const char *path)
-{
-	char key[64];
-
-	while (v && *path) {
-		size_t len = strcspn(path, "/");
-
-		if (len >= sizeof(key))
-			return NULL;
-		memcpy(key, path, len);
-		key[len] = '\0';
-		v = json_object_get(v, key);
-		path += len + (path[len] == '/');
-	}
-	return (json_t *)(uintptr_t)v;
-}
-
 /* A copy of v, or JSON null. */
 static json_t *or_null(const json_t *v)
 {
@@ -84,7 +68,7 @@ static json_t *row_figures(const json_t *rec)
 
 		snprintf(path, sizeof(path), "inputs/%s/%s", m ? m->probe : "?",
 		         m ? m->scalar : "?");
-		json_object_set_new(o, fleet_figure_key(i), or_null(at(rec, path)));
+		json_object_set_new(o, fleet_figure_key(i), or_null(jpath_get(rec, path)));
 	}
 	return o;
 }
@@ -104,8 +88,9 @@ static json_t *threads_scalar(const json_t *run, const char *scalar)
 		if (metric && (!strcmp(metric, name) || !strcmp(metric, scalar)))
 			return json_object_get(s, "value");
 	}
-	return at(json_object_get(json_object_get(json_object_get(run, "doc"), "scalars"), scalar),
-	          "value");
+	return jpath_get(
+	    json_object_get(json_object_get(json_object_get(run, "doc"), "scalars"), scalar),
+	    "value");
 }
 
 static json_t *knees(const json_t *run)
@@ -198,7 +183,7 @@ static const char *failure_kind(const struct fleet_host *h)
 json_t *fleet_host_row(const struct fleet_host *h)
 {
 	const json_t *st = h->answer[STEP_STATUS], *rec = h->answer[STEP_REC];
-	const json_t *fp = at(h->answer[STEP_HOST], "current/fingerprint");
+	const json_t *fp = jpath_get(h->answer[STEP_HOST], "current/fingerprint");
 	const json_t *last = json_object_get(st, "last_cycle_ms"), *warn;
 	json_t *row =
 	    json_pack("{s:s,s:O,s:b,s:f}", "url", h->target->url, "labels", h->target->labels,
@@ -221,11 +206,12 @@ json_t *fleet_host_row(const struct fleet_host *h)
 	json_object_set_new(row, "failed_probes", or_null(json_object_get(rec, "failed_probes")));
 	json_object_set_new(row, "disabled_probes",
 	                    or_null(json_object_get(rec, "disabled_probes")));
-	json_object_set_new(row, "ctxsw_ratio", or_null(at(rec, "inputs/ctxsw/ratio")));
+	json_object_set_new(row, "ctxsw_ratio", or_null(jpath_get(rec, "inputs/ctxsw/ratio")));
 	json_object_set_new(row, "fingerprint", or_null(fp));
 	json_object_set_new(row, "applicable", or_null(json_object_get(rec, "applicable")));
 	json_object_set_new(row, "figures", row_figures(rec));
-	json_object_set_new(row, "ctxsw_ratio_ci95", or_null(at(rec, "inputs/ctxsw/ratio_ci95")));
+	json_object_set_new(row, "ctxsw_ratio_ci95",
+	                    or_null(jpath_get(rec, "inputs/ctxsw/ratio_ci95")));
 	json_object_set_new(row, "threads_run_id",
 	                    h->run_id > 0 ? json_integer(h->run_id) : json_null());
 	json_object_set_new(row, "knee",

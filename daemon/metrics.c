@@ -18,6 +18,7 @@
 
 #include "atomic_file.h"
 #include "catalog.h"
+#include "jpath.h"
 #include "detect.h"
 #include "headroom.h"
 #include "metrics_host_labels.h"
@@ -215,23 +216,6 @@ static void out_number(struct out *o, double v)
 }
 
 /* The value at a '/'-separated path, or NULL. */
-static const json_t *at(const json_t *v, const char *path)
-{
-	char key[128];
-
-	while (v && *path) {
-		size_t n = strcspn(path, "/");
-
-		if (n >= sizeof(key))
-			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		v = json_object_get(v, key);
-		path += n + (path[n] == '/');
-	}
-	return v;
-}
-
 /* A number (booleans count as 0 or 1); 0 when there is none. */
 static int number(const json_t *v, double *out)
 {
@@ -327,11 +311,11 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 		sample(o, d, 1, (const char *const[]){"version", TW_VERSION, NULL});
 		break;
 	case SRC_VALUE:
-		if (number(at(snap, d->path), &x))
+		if (number(jpath_get(snap, d->path), &x))
 			sample(o, d, x, NULL);
 		break;
 	case SRC_PROBE:
-		json_object_foreach(probes, name, v) if (number(at(v, d->path), &x))
+		json_object_foreach(probes, name, v) if (number(jpath_get(v, d->path), &x))
 		    sample(o, d, x, (const char *const[]){"probe", name, NULL});
 		break;
 	case SRC_PROBE_OK:
@@ -353,7 +337,7 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 		}
 		break;
 	case SRC_CYCLE: {
-		const char *last = json_string_value(at(snap, d->path));
+		const char *last = json_string_value(jpath_get(snap, d->path));
 		int known = 0;
 
 		if (!last)
@@ -392,7 +376,7 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 			                             status ? status : "none", NULL});
 		break;
 	case SRC_HEADROOM: {
-		json_t *limits = headroom_limits(at(snap, "headroom/headroom"));
+		json_t *limits = headroom_limits(jpath_get(snap, "headroom/headroom"));
 		size_t i;
 
 		json_array_foreach(limits, i, v)
@@ -408,7 +392,7 @@ static void emit_row(struct out *o, const struct metric_def *d, const json_t *sn
 		emit_events(o, d, json_object_get(json_object_get(snap, "events"), "total"));
 		break;
 	case SRC_HOST_INFO:
-		emit_host_info(o, d, at(snap, d->path));
+		emit_host_info(o, d, jpath_get(snap, d->path));
 		break;
 	case SRC_CATALOG:
 		break; /* metrics_format() emits them */
@@ -438,7 +422,7 @@ static void emit_family(struct out *o, size_t first, const char *name, const jso
 		if (!m->prom.name || strcmp(m->prom.name, f->prom.name))
 			continue;
 		snprintf(path, sizeof(path), "probes/%s/scalars/%s/value", m->probe, m->scalar);
-		if (number(at(snap, path), &x))
+		if (number(jpath_get(snap, path), &x))
 			sample(o, &d, x, NULL);
 	}
 }

@@ -10,21 +10,11 @@
 #include <string.h>
 
 #include "stats.h"
-
-static void *stats_xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (!p) {
-		fputs("stats: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
+#include "xmalloc.h"
 
 static double *stats_copy(const double *v, size_t n)
 {
-	double *c = stats_xmalloc(n * sizeof(*c));
+	double *c = xmalloc(n * sizeof(*c));
 
 	memcpy(c, v, n * sizeof(*c));
 	return c;
@@ -235,8 +225,8 @@ double stats_rng_normal(struct stats_rng *r)
  * the resampled medians. */
 static void bootstrap_median(const double *v, size_t n, unsigned iters, uint64_t seed, double ci[2])
 {
-	double *meds = stats_xmalloc(iters * sizeof(*meds));
-	double *res = stats_xmalloc(n * sizeof(*res));
+	double *meds = xmalloc(iters * sizeof(*meds));
+	double *res = xmalloc(n * sizeof(*res));
 	struct stats_rng rng;
 
 	stats_rng_seed(&rng, seed);
@@ -268,7 +258,7 @@ int stats_paired_ratio(const double *a, const double *b, size_t n, unsigned iter
 
 	if (n == 0 || iters == 0)
 		return -EINVAL;
-	r = stats_xmalloc(n * sizeof(*r));
+	r = xmalloc(n * sizeof(*r));
 	for (size_t i = 0; i < n; i++) {
 		r[i] = a[i] / b[i];
 		if (!isfinite(r[i])) {
@@ -403,7 +393,7 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 
 	if (na == 0 || nb == 0)
 		return 1.0;
-	it = stats_xmalloc(n * sizeof(*it));
+	it = xmalloc(n * sizeof(*it));
 	for (size_t i = 0; i < na; i++)
 		it[i] = (struct rank_item){a[i], 1};
 	for (size_t i = 0; i < nb; i++)
@@ -428,7 +418,7 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 static double signed_rank_exact_upper(size_t n, double w)
 {
 	size_t max = n * (n + 1) / 2;
-	double *cnt = stats_xmalloc((max + 1) * sizeof(*cnt)), tail = 0;
+	double *cnt = xmalloc((max + 1) * sizeof(*cnt)), tail = 0;
 
 	memset(cnt, 0, (max + 1) * sizeof(*cnt));
 	cnt[0] = 1;
@@ -446,7 +436,7 @@ static double signed_rank_exact_upper(size_t n, double w)
  * W+ in *wplus and the tie term sum(t^3 - t) in *ties; -1 on a bad input. */
 static long signed_rank_w(const double *d, size_t n, double *wplus, double *ties)
 {
-	struct rank_item *it = stats_xmalloc((n ? n : 1) * sizeof(*it));
+	struct rank_item *it = xmalloc((n ? n : 1) * sizeof(*it));
 	size_t m = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -502,8 +492,8 @@ int stats_tost_ratio(const double *a, const double *b, size_t n, double margin, 
 
 	if (n == 0 || !(margin > 0 && margin < 1))
 		return -EINVAL;
-	lo = stats_xmalloc(n * sizeof(*lo));
-	hi = stats_xmalloc(n * sizeof(*hi));
+	lo = xmalloc(n * sizeof(*lo));
+	hi = xmalloc(n * sizeof(*hi));
 	for (size_t i = 0; i < n; i++) {
 		double r = a[i] / b[i];
 
