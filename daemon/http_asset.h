@@ -2,7 +2,7 @@
  * http_asset: the static files the daemon serves (the embedded dashboard under
  * web/ and the dygraphs library from its Debian directory), each with its
  * MIME type, a content-hash ETag and a gzip copy. Knows no HTTP library;
- * the only module that calls zlib.
+ * compresses through lib/gzip.c, the one wrapper of zlib.
  */
 #ifndef TW_HTTP_ASSET_H
 #define TW_HTTP_ASSET_H

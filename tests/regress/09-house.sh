@@ -38,3 +38,15 @@ diff <(sed -n '/^License: MIT/,/^[^ ]/p' "$SRC/debian/copyright" | sed -n '/^ /p
 	<(sed '1,/^Copyright (c)/d' "$SRC/LICENSE" | sed '1{/^$/d}') >/dev/null ||
 	fail "LICENSE's text differs from debian/copyright's"
 ok "LICENSE holds the MIT licence, holder and text that debian/copyright declares"
+
+# doc/DESIGN.md is a map a maintainer can work from: it names every source
+# file of the programs (by its name without .c).
+unnamed="" n=0
+for f in $(files | sed "s#^$SRC/##" | grep -E '^(daemon|cli|lib|probes|probes/lib)/[^/]+\.c$'); do
+	n=$((n + 1))
+	b=$(basename "$f" .c)
+	grep -qw -- "$b" "$SRC/doc/DESIGN.md" || unnamed="$unnamed $f"
+done
+[ "$n" -gt 100 ] || fail "found only $n source files to look for in doc/DESIGN.md"
+[ -z "$unnamed" ] || fail "doc/DESIGN.md does not name:$unnamed"
+ok "doc/DESIGN.md names every source file ($n)"
