@@ -426,8 +426,12 @@ docs: $(B)/threadwatchd
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# Formatting, and no project header included without a name taken from it
+# (tests/tools/check_includes.py; 09-house runs it too).
 check-format:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+	python3 tests/tools/check_includes.py . $$(git ls-files 'lib/*.c' 'daemon/*.c' 'cli/*.c' \
+		'probes/*.c' 'probes/lib/*.c')
 
 # --- install --------------------------------------------------------------
 install: all

@@ -16,7 +16,6 @@
 #include "health.h"
 #include "catalog.h"
 #include "headroom.h"
-#include "xmalloc.h"
 
 /* The titles of the statuses the API answers with (RFC 9110). */
 static const struct {

@@ -24,7 +24,6 @@
 #include "errbuf.h"
 #include "file_read.h"
 #include "secret_file.h"
-#include "catalog.h"
 #include "config.h"
 #include "configp.h"
 #include "defaults.h"
@@ -33,7 +32,6 @@
 #include "protocol.h"
 #include "tls.h"
 #include "runner.h"
-#include "units.h"
 #include "xmalloc.h"
 
 #ifndef TW_PROBEDIR

@@ -19,23 +19,11 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "api.h"
-#include "http_asset.h"
 #include "http_asset_cache.h"
-#include "gzip.h"
-#include "health.h"
-#include "builtin.h"
-#include "http_conns.h"
-#include "errbuf.h"
 #include "http.h"
 #include "httpp.h"
-#include "http_auth.h"
 #include "http_host.h"
-#include "tls.h"
-#include "tls_creds.h"
-#include "http_respcache.h"
 #include "log.h"
-#include "metrics.h"
-#include "xmalloc.h"
 
 /* A header's name and how many times the request carries it. */
 struct hcount {

@@ -21,7 +21,6 @@
 #include "config.h"
 #include "detect.h"
 #include "detection.h"
-#include "fingerprint.h"
 #include "guard.h"
 #include "headroom.h"
 #include "observer_link.h"

@@ -15,7 +15,6 @@
 #include "fingerprint.h"
 #include "fingerprintp.h"
 #include "gzip.h"
-#include "xmalloc.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define THP_PATH "/sys/kernel/mm/transparent_hugepage/enabled"

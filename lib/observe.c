@@ -20,7 +20,6 @@
 #include "jnum.h"
 #include "observe.h"
 #include "observep.h"
-#include "xmalloc.h"
 
 /* Events read at once; the loop's longest sleep; and, when the socket
  * holds at least OBS_BATCH_RCVBUF bytes (SO_RCVBUFFORCE took), the pause

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "sysinfo.h"
 #include "observep.h"
 #include "xmalloc.h"

@@ -16,7 +16,6 @@
 #include "errbuf.h"
 #include "opt.h"
 #include "units.h"
-#include "xmalloc.h"
 
 #define OPT_MAX 64 /* options in one table */
 

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "jnum.h"
-#include "protocol.h"
 #include "errbuf.h"
 #include "defaults.h"
 #include "recommend.h"

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "errbuf.h"
-#include "recommend.h"
 #include "recommendp.h"
 #include "xmalloc.h"
 

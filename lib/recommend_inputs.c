@@ -15,7 +15,6 @@
 #include "protocol.h"
 #include "recommend.h"
 #include "recommendp.h"
-#include "stats.h"
 #include "xmalloc.h"
 
 /* --- inputs from probe documents --------------------------------------- */

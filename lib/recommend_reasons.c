@@ -11,12 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "protocol.h"
 #include "errbuf.h"
-#include "defaults.h"
 #include "recommend.h"
 #include "recommendp.h"
-#include "stats.h"
 #include "xmalloc.h"
 
 /* A number for a sentence: grouped digits from 1000 up, else 3 digits;

@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol.h"
 #include "recommend.h"
 #include "recommendp.h"
-#include "stats.h"
 #include "xmalloc.h"
 
 /* --- text --------------------------------------------------------------- */

@@ -50,3 +50,9 @@ done
 [ "$n" -gt 100 ] || fail "found only $n source files to look for in doc/DESIGN.md"
 [ -z "$unnamed" ] || fail "doc/DESIGN.md does not name:$unnamed"
 ok "doc/DESIGN.md names every source file ($n)"
+
+# Includes kept honest: no project header included without a name taken
+# from it (the check `make check-format` runs).
+out=$(cd "$SRC" && python3 tests/tools/check_includes.py . $(git ls-files 'lib/*.c' 'daemon/*.c' \
+	'cli/*.c' 'probes/*.c' 'probes/lib/*.c') 2>&1) || fail "unused includes: $out"
+ok "$out"
