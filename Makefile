@@ -134,7 +134,7 @@ CTXSW_SRCS  := probes/ctxsw.c probes/ctxsw_ring.c
 # daemon/: threadwatchd. DAEMON_MAIN holds main(); the rest also goes
 # into libtwd.a for the unit tests.
 DAEMON_MAIN := daemon/threadwatchd.c
-DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/sched_cycle.c daemon/cycle_status.c daemon/health.c daemon/headroom.c daemon/detection.c \
+DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/sched_cycle.c daemon/sched_probes.c daemon/cycle_status.c daemon/health.c daemon/headroom.c daemon/detection.c \
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/http_framing.c daemon/api.c daemon/api_format.c daemon/api_parse.c daemon/metrics.c \
 	daemon/metrics_host_labels.c daemon/http_respcache.c daemon/http_asset.c daemon/http_asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \

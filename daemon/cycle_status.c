@@ -12,6 +12,20 @@ const struct cycle_status_desc cycle_statuses[CYCLE_N_STATUSES] = {
     [CYCLE_INTERRUPTED] = {"interrupted", LOG_WARNING, 1},
 };
 
+enum cycle_status cycle_status_of(unsigned ran, unsigned good, int interrupted)
+{
+	if (interrupted)
+		return CYCLE_INTERRUPTED;
+	if (!ran || !good)
+		return CYCLE_FAILED;
+	return good < ran ? CYCLE_PARTIAL : CYCLE_OK;
+}
+
+int cycle_status_retried(enum cycle_status status)
+{
+	return cycle_statuses[status < CYCLE_N_STATUSES ? status : CYCLE_NONE].retried;
+}
+
 enum cycle_status cycle_status_parse(const char *name)
 {
 	for (int s = CYCLE_OK; name && s < CYCLE_N_STATUSES; s++)

@@ -25,6 +25,12 @@ extern const struct cycle_status_desc cycle_statuses[CYCLE_N_STATUSES];
 
 /* The status of that name; CYCLE_NONE for "", NULL or an unknown name. */
 enum cycle_status cycle_status_parse(const char *name);
+/* A cycle's status from its probes: ok when each of the `ran` probes gave
+ * its answer (`good`: ok or skipped), failed when none did (or none ran),
+ * partial in between, interrupted when stopped. */
+enum cycle_status cycle_status_of(unsigned ran, unsigned good, int interrupted);
+/* 1 when a cycle that ended with this status is retried. */
+int cycle_status_retried(enum cycle_status status);
 
 static inline const char *cycle_status_name(enum cycle_status s)
 {

@@ -64,24 +64,6 @@ int guard_read_psi(const char *path, double *avg10)
 	return r;
 }
 
-int guard_read_cpu(const char *path, struct guard_cpu *c)
-{
-	struct sys_cpu_jiffies j;
-	char line[512];
-	FILE *f = fopen(path, "re");
-	int cpu, r;
-
-	if (!f)
-		return -errno;
-	/* the first line: the sum of all CPUs */
-	r = fgets(line, sizeof(line), f) ? sys_cpu_line(line, &cpu, &j) : 0;
-	fclose(f);
-	if (r <= 0 || cpu != -1)
-		return -EINVAL;
-	*c = (struct guard_cpu){.total = j.total, .idle = j.total - j.busy, .steal = j.steal};
-	return 0;
-}
-
 int guard_read_own(const char *path, unsigned long long *ticks)
 {
 	unsigned long long ut, st;
@@ -106,44 +88,31 @@ int guard_read_own(const char *path, unsigned long long *ticks)
 	return 0;
 }
 
-int guard_read_loadavg(const char *path, double *load1)
-{
-	FILE *f = fopen(path, "re");
-	int r = 0;
-
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%lf", load1) != 1 || !isfinite(*load1))
-		r = -EINVAL;
-	fclose(f);
-	return r;
-}
-
-double guard_busy_pct(const struct guard_cpu *before, const struct guard_cpu *after,
+double guard_busy_pct(const struct sys_cpu_jiffies *before, const struct sys_cpu_jiffies *after,
                       unsigned long long own_ticks)
 {
 	double total, busy;
 
-	if (after->total <= before->total || after->idle < before->idle)
+	if (after->total <= before->total || after->busy < before->busy)
 		return 0;
 	total = (double)(after->total - before->total);
-	busy = total - (double)(after->idle - before->idle) - (double)own_ticks;
+	busy = (double)(after->busy - before->busy) - (double)own_ticks;
 	return busy <= 0 ? 0 : fmin(100.0, 100.0 * busy / total);
 }
 
 /* Can the host give this measure now? */
 static int usable(const struct guard_paths *p, enum guard_mode mode)
 {
-	struct guard_cpu c;
+	struct sys_cpu_jiffies c;
 	double x;
 
 	switch (mode) {
 	case GUARD_PSI:
 		return guard_read_psi(p->psi, &x);
 	case GUARD_BUSY:
-		return guard_read_cpu(p->stat, &c);
+		return sys_cpu_total(p->stat, &c);
 	case GUARD_LOADAVG:
-		return guard_read_loadavg(p->loadavg, &x);
+		return sys_loadavg1(p->loadavg, &x);
 	default:
 		return 0;
 	}
@@ -169,9 +138,9 @@ int guard_begin(struct guard *g, enum guard_mode mode, const struct guard_paths 
 /* Busy CPU time since the last reading (the first reading only starts). */
 static int look_busy(struct guard *g, double *pct, int *known)
 {
-	struct guard_cpu c;
+	struct sys_cpu_jiffies c;
 	unsigned long long own = 0;
-	int r = guard_read_cpu(g->paths->stat, &c);
+	int r = sys_cpu_total(g->paths->stat, &c);
 
 	if (r < 0)
 		return r;
@@ -203,7 +172,7 @@ int guard_look(struct guard *g, const struct guard_limits *lim, struct guard_loo
 		out->limit = lim->busy_pct;
 		break;
 	case GUARD_LOADAVG:
-		r = guard_read_loadavg(g->paths->loadavg, &out->value);
+		r = sys_loadavg1(g->paths->loadavg, &out->value);
 		out->value /= (double)(ncpus < 1 ? 1 : ncpus);
 		out->limit = lim->load_per_cpu;
 		break;

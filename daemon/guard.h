@@ -9,6 +9,8 @@
 #ifndef TW_GUARD_H
 #define TW_GUARD_H
 
+#include "sysinfo.h"
+
 /* The measures, in the order "auto" tries them. */
 enum guard_mode { GUARD_AUTO, GUARD_PSI, GUARD_BUSY, GUARD_LOADAVG, GUARD_OFF };
 
@@ -32,17 +34,12 @@ struct guard_limits {
 	double load_per_cpu; /* 1-minute load average per CPU */
 };
 
-/* Cumulative CPU time (USER_HZ ticks) from the first line of /proc/stat. */
-struct guard_cpu {
-	unsigned long long total, idle, steal;
-};
-
 /* One guard: the measure picked and the last CPU reading. */
 struct guard {
 	const struct guard_paths *paths;
-	enum guard_mode mode; /* never GUARD_AUTO once begun */
-	struct guard_cpu cpu;
-	unsigned long long own; /* our tree's CPU ticks at that reading */
+	enum guard_mode mode;       /* never GUARD_AUTO once begun */
+	struct sys_cpu_jiffies cpu; /* /proc/stat's sum of all CPUs */
+	unsigned long long own;     /* our tree's CPU ticks at that reading */
 	int have_cpu;
 };
 
@@ -68,14 +65,12 @@ const char *guard_mode_name(enum guard_mode mode);
 
 /* "some avg10" from a /proc/pressure/cpu-style file, in percent. */
 int guard_read_psi(const char *path, double *avg10);
-int guard_read_cpu(const char *path, struct guard_cpu *c);
 /* utime + stime + cutime + cstime from a /proc/PID/stat-style file: the
  * process's own CPU time and that of the children it has reaped. */
 int guard_read_own(const char *path, unsigned long long *ticks);
-int guard_read_loadavg(const char *path, double *load1);
 /* Busy CPU time between two readings in percent of all CPU time, with
  * own_ticks (our tree's share) left out; 0 when no time passed. */
-double guard_busy_pct(const struct guard_cpu *before, const struct guard_cpu *after,
+double guard_busy_pct(const struct sys_cpu_jiffies *before, const struct sys_cpu_jiffies *after,
                       unsigned long long own_ticks);
 
 #endif

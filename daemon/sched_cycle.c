@@ -32,6 +32,7 @@
 #include "retention_clock.h"
 #include "runner.h"
 #include "schedp.h"
+#include "sysinfo.h"
 #include "scheduler.h"
 #include "store.h"
 #include "xmalloc.h"
@@ -154,7 +155,7 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	                        .idle_io = 1,
 	                        .cpus = runner_cpu_for(&c->probe_cpu, b && b->own_cpus),
 	                        .stop = &s->stop_flag};
-	struct sched_cpu before = {0, 0}, after = {0, 0};
+	struct sys_cpu_jiffies before = {0, 0, 0}, after = {0, 0, 0};
 	struct runner_result res;
 	char on[32];
 	struct store_run run;
@@ -166,14 +167,14 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	                 &o.nice);
 	snprintf(name, sizeof(name), "%s", p->name);
 	probe_argv(c, name, argv);
-	if (sched_read_loadavg("/proc/loadavg", &load) < 0)
+	if (sys_loadavg1("/proc/loadavg", &load) < 0)
 		load = 0;
-	sched_read_cpu("/proc/stat", &before);
+	sys_cpu_total("/proc/stat", &before);
 	sched_set_probe(s, p->name, c->probe_timeout + PROBE_GRACE_S);
 	r = runner_run(p->path, argv, &o, &res);
 	if (r < 0)
 		log_run(LOG_ERR, p->name, 0, "Failed to start the probe: %s", strerror(-r));
-	sched_read_cpu("/proc/stat", &after);
+	sys_cpu_total("/proc/stat", &after);
 	sched_set_probe(s, p->name, STEP_GRACE_S);
 
 	run = (struct store_run){
@@ -218,17 +219,6 @@ static int run_one(struct sched *s, const struct config *c, int64_t cycle_id,
 	return r;
 }
 
-/* The cycle's status from its probes: ok when every probe gave its answer,
- * failed when none did, partial in between. */
-enum cycle_status sched_cycle_status(unsigned ran, unsigned good, int interrupted)
-{
-	if (interrupted)
-		return CYCLE_INTERRUPTED;
-	if (!ran || !good)
-		return CYCLE_FAILED;
-	return good < ran ? CYCLE_PARTIAL : CYCLE_OK;
-}
-
 /* Runs every probe; returns the cycle's status. */
 static enum cycle_status run_probes(struct sched *s, const struct config *c, int64_t cycle_id)
 {
@@ -263,7 +253,7 @@ static enum cycle_status run_probes(struct sched *s, const struct config *c, int
 	sched_set_probe(s, NULL, STEP_GRACE_S);
 	if (!s->stop_flag && good < ran)
 		log_warning("%u of %u probes failed this cycle", ran - good, ran);
-	return sched_cycle_status(ran, good, s->stop_flag != 0);
+	return cycle_status_of(ran, good, s->stop_flag != 0);
 }
 
 /* 1 when some probe the recommendation needs has figures or failed (and
@@ -602,7 +592,7 @@ done:
 	s->status.cycles++;
 	s->last_end = clock_mono_s();
 	s->have_last_end = 1;
-	if (!sched_status_retried(status))
+	if (!cycle_status_retried(status))
 		s->status.retry = 0;
 	else if (s->status.retry < UINT_MAX)
 		s->status.retry++;

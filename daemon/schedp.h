@@ -1,8 +1,25 @@
 /*
  * schedp: what the scheduler's files share (scheduler.c: the plan, the
  * thread, the API handshake and the published state; sched_cycle.c: one probe
- * cycle, from the quiet-host guard to the end of the cycle). Private to
- * them, as chrony's localp.h is to its local clock.
+ * cycle, from the quiet-host guard to the end of the cycle; sched_probes.c:
+ * which probes a cycle runs). Private to them, as chrony's localp.h is to
+ * its local clock.
+ *
+ * The lock protocol. `lock` guards every field of struct sched below it
+ * but `stop_flag` (a sig_atomic_t the runner polls) and `st` (the store,
+ * which has its own lock). The scheduler thread holds `lock` while it
+ * plans and waits (on `wake`), and lets go of it for anything slow: a
+ * probe, a store write, the quiet-host guard's reading, the fingerprint.
+ * So the seam with sched_cycle.c is: sched_run_cycle() is called and
+ * returns with `lock` held, and each step inside it takes and drops it
+ * around what it touches (sched_set_probe(), the status, the plan).
+ * Functions named *_locked expect it held. API callers take it only in
+ * sched_trigger() and sched_get_status(), never while holding another lock
+ * of the scheduler's; the HTTP trigger holds its own trigger_lock around
+ * sched_trigger() (that order, never the reverse). With `lock` held the
+ * scheduler may take health.c's lock (publishing its status), nothing
+ * else. `changed` may be called with `lock` held, so it only writes to the
+ * main loop's wake pipe.
  */
 #ifndef TW_SCHEDP_H
 #define TW_SCHEDP_H
@@ -84,7 +101,7 @@ void sched_step(struct sched *s);
 void sched_set_probe(struct sched *s, const char *name, double bound_s);
 void sched_plan_next_locked(struct sched *s, double from, double delay);
 int sched_refresh_fingerprint(struct sched *s, int record, int *stored);
-int sched_is_builtin(const char *name);
+int sched_is_builtin(const char *name); /* sched_probes.c */
 
 /* sched_cycle.c: one cycle, and what the thread does between cycles. */
 void sched_detect_regressions(struct sched *s, const struct config *c);

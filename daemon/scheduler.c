@@ -4,7 +4,6 @@
  * trigger handshake and the state it publishes. One cycle is sched_cycle.c's;
  * schedp.h is what the two share.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -14,11 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "catalog.h"
 #include "clock.h"
 #include "config.h"
 #include "detection.h"
@@ -27,7 +24,6 @@
 #include "health.h"
 #include "log.h"
 #include "metrics.h"
-#include "runner.h"
 #include "schedp.h"
 #include "scheduler.h"
 #include "store.h"
@@ -51,22 +47,7 @@ static double rand01(void)
 	return (double)(x >> 11) * 0x1.0p-53;
 }
 
-int sched_read_loadavg(const char *path, double *load1)
-{
-	return guard_read_loadavg(path, load1);
-}
-
-int sched_read_cpu(const char *path, struct sched_cpu *c)
-{
-	struct guard_cpu g;
-	int r = guard_read_cpu(path, &g);
-
-	if (r == 0)
-		*c = (struct sched_cpu){g.total, g.steal};
-	return r;
-}
-
-double sched_steal_pct(const struct sched_cpu *before, const struct sched_cpu *after)
+double sched_steal_pct(const struct sys_cpu_jiffies *before, const struct sys_cpu_jiffies *after)
 {
 	if (after->total <= before->total || after->steal < before->steal)
 		return 0;
@@ -93,88 +74,6 @@ double sched_retry_delay(unsigned retry, double interval_s)
 	if (retry == 0)
 		return interval_s;
 	return fmin(retry_delays[retry <= n ? retry - 1 : n - 1], interval_s);
-}
-
-int sched_status_retried(enum cycle_status status)
-{
-	return cycle_statuses[status < CYCLE_N_STATUSES ? status : CYCLE_NONE].retried;
-}
-
-int sched_probe_name_ok(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n < 1 || n > 64)
-		return 0;
-	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
-
-/* --- discovery ------------------------------------------------------------ */
-
-static void add_probe(struct sched_probe **list, size_t *n, const char *name, char *path,
-                      const char *skip)
-{
-	*list = xreallocarray(*list, *n + 1, sizeof(**list));
-	(*list)[*n] = (struct sched_probe){xstrdup(name), path, skip};
-	(*n)++;
-}
-
-int sched_is_builtin(const char *name)
-{
-	return catalog_probe_find(name) != NULL;
-}
-
-int sched_discover(const char *probe_dir, const char *probes_d, struct sched_probe **list,
-                   size_t *n)
-{
-	struct dirent **ents = NULL;
-	int count, r = 0;
-
-	*list = NULL;
-	*n = 0;
-	for (size_t i = 0; i < catalog_n_probes; i++) {
-		const char *name = catalog_probes[i].name;
-		char *path = runner_find_probe(probe_dir, name);
-
-		/* a missing built-in still runs, so that its error is recorded */
-		if (!path)
-			xasprintf(&path, "%.*s/%s", (int)strcspn(probe_dir, ":"), probe_dir, name);
-		add_probe(list, n, name, path, NULL);
-	}
-	if (!probes_d || !*probes_d)
-		return 0;
-	count = scandir(probes_d, &ents, NULL, alphasort);
-	if (count < 0)
-		return errno == ENOENT ? 0 : -errno;
-	for (int i = 0; i < count; i++) {
-		const char *name = ents[i]->d_name, *skip = NULL;
-		struct stat sb;
-		char *path;
-
-		if (name[0] == '.' || name[strlen(name) - 1] == '~')
-			continue; /* hidden and backup files are not probes */
-		xasprintf(&path, "%s/%s", probes_d, name);
-		if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
-			skip = "not a regular file";
-		else if (!sched_probe_name_ok(name))
-			skip = "not a probe name ([a-z0-9_-], 1 to 64 characters)";
-		else if (sched_is_builtin(name))
-			skip = "the name of a built-in probe";
-		add_probe(list, n, name, path, skip);
-	}
-	for (int i = 0; i < count; i++)
-		free(ents[i]);
-	free(ents);
-	return r;
-}
-
-void sched_probes_free(struct sched_probe *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(list[i].name);
-		free(list[i].path);
-	}
-	free(list);
 }
 
 /* --- state shared with the main loop and the API ---------------------------- */
@@ -439,7 +338,7 @@ static unsigned restore_retry(struct store *st, enum cycle_status *last_status, 
 	*last_status = cycle_status_parse(status);
 	if (*died)
 		n++;
-	else if (sched_status_retried(*last_status))
+	else if (cycle_status_retried(*last_status))
 		n = n ? n : 1;
 	else
 		n = 0;

@@ -82,25 +82,11 @@ double sched_start_delay(int64_t now_ms, int64_t last_ms, int have_last, double 
  * `retry` (1, 2, ...): 60, 300, then 1800 each time, at most interval_s;
  * retry 0 (a regular cycle) gets the interval. */
 double sched_retry_delay(unsigned retry, double interval_s);
-/* 1 when a cycle that ended with this status is retried. */
-int sched_status_retried(enum cycle_status status);
 
-/* The 1-minute load average from a /proc/loadavg-style file. 0 or -errno. */
-int sched_read_loadavg(const char *path, double *load1);
-
-/* Cumulative CPU time from the first line of a /proc/stat-style file. */
-struct sched_cpu {
-	unsigned long long total, steal;
-};
-int sched_read_cpu(const char *path, struct sched_cpu *c);
-/* Steal time between two readings, in percent of all CPU time (0 when no
- * time passed). */
-double sched_steal_pct(const struct sched_cpu *before, const struct sched_cpu *after);
-
-/* A cycle's status: "ok" when each of the `ran` probes gave its answer
- * (`good`: ok or skipped), "failed" when none did (or none ran),
- * "partial" in between, "interrupted" when stopped. */
-enum cycle_status sched_cycle_status(unsigned ran, unsigned good, int interrupted);
+/* Steal time between two readings of /proc/stat's sum of all CPUs
+ * (sys_cpu_total()), in percent of all CPU time (0 when no time passed). */
+struct sys_cpu_jiffies;
+double sched_steal_pct(const struct sys_cpu_jiffies *before, const struct sys_cpu_jiffies *after);
 
 /* Probe names: [a-z0-9_-], 1 to 64 characters. */
 int sched_probe_name_ok(const char *name);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -82,6 +83,32 @@ int sys_procs_running(const char *path, long *n)
 			*n = v;
 		break;
 	}
+	fclose(f);
+	return r;
+}
+
+int sys_cpu_total(const char *path, struct sys_cpu_jiffies *j)
+{
+	char line[512];
+	FILE *f = fopen(path, "re");
+	int cpu, r;
+
+	if (!f)
+		return -errno;
+	r = fgets(line, sizeof(line), f) ? sys_cpu_line(line, &cpu, j) : 0;
+	fclose(f);
+	return r <= 0 || cpu != -1 ? -EINVAL : 0;
+}
+
+int sys_loadavg1(const char *path, double *load1)
+{
+	FILE *f = fopen(path, "re");
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%lf", load1) != 1 || !isfinite(*load1))
+		r = -EINVAL;
 	fclose(f);
 	return r;
 }

@@ -69,6 +69,12 @@ int sys_cpu_line(const char *line, int *cpu, struct sys_cpu_jiffies *j);
  * -errno (-ENODATA when the file has no cpuN line, -EINVAL for a line that
  * is not numbers). */
 int sys_cpu_jiffies(const char *path, struct sys_cpu_jiffies *j, int n);
+/* The sum of all CPUs, from the first line of a /proc/stat-format file:
+ * the one reading the quiet-host guard and a run's steal share take. 0, or
+ * -errno (-EINVAL when that line is not the "cpu" line). */
+int sys_cpu_total(const char *path, struct sys_cpu_jiffies *j);
+/* The 1-minute load average from a /proc/loadavg-format file. 0 or -errno. */
+int sys_loadavg1(const char *path, double *load1);
 
 /* Default pthread stack size as glibc picks it: RLIMIT_STACK, or 2 MiB
  * when unlimited, rounded to pages. */

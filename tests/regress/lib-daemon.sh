@@ -31,7 +31,7 @@ fake_probe() {
 		garbage) echo 'echo "this is not a probe document"; exit 0' ;;
 		nothing) echo 'exit 0' ;;
 		shape) echo 'echo "{\"probe\": 1, \"hello\": [1, 2]}"; exit 0' ;;
-		flood) echo 'head -c 10000000 /dev/zero | tr "\0" x; exit 0' ;;
+		flood) echo 'dd if=/dev/zero bs=1M count=10 2>/dev/null; exit 0' ;;
 		grandchild) echo "(exec -a tw-linger-$name sleep 300) >/dev/null 2>&1 &" ;;
 		*) fail "fake_probe: unknown kind $kind" ;;
 		esac

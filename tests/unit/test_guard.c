@@ -56,7 +56,7 @@ static const struct guard_limits lim = {10, 50, 0.7};
 
 static void test_readers(void **state)
 {
-	struct guard_cpu c;
+	struct sys_cpu_jiffies c;
 	unsigned long long own = 0;
 	double v = -1;
 
@@ -66,11 +66,12 @@ static void test_readers(void **state)
 	assert_int_equal(guard_read_psi(put(0, "psi", "full avg10=5.00\n"), &v), -EINVAL);
 	assert_int_equal(guard_read_psi(missing(0), &v), -ENOENT);
 
+	/* the guard's reading, lib/sysinfo.c's: idle and iowait are not busy */
 	assert_int_equal(
-	    guard_read_cpu(put(1, "stat", "cpu  100 10 50 800 40 0 0 5 0 0\ncpu0 1 2 3 4\n"), &c),
+	    sys_cpu_total(put(1, "stat", "cpu  100 10 50 800 40 0 0 5 0 0\ncpu0 1 2 3 4\n"), &c),
 	    0);
-	assert_true(c.total == 1005 && c.idle == 840 && c.steal == 5);
-	assert_int_equal(guard_read_cpu(put(1, "stat", "intr 1 2 3\n"), &c), -EINVAL);
+	assert_true(c.total == 1005 && c.total - c.busy == 840 && c.steal == 5);
+	assert_int_equal(sys_cpu_total(put(1, "stat", "intr 1 2 3\n"), &c), -EINVAL);
 
 	/* a command name with a space and a parenthesis */
 	assert_int_equal(guard_read_own(put(2, "self",
@@ -82,15 +83,16 @@ static void test_readers(void **state)
 	assert_int_equal(guard_read_own(put(2, "self", "4242 tw S 1\n"), &own), -EINVAL);
 	assert_int_equal(guard_read_own("/proc/self/stat", &own), 0);
 
-	assert_int_equal(guard_read_loadavg(put(3, "loadavg", LOAD_SPIKE), &v), 0);
+	assert_int_equal(sys_loadavg1(put(3, "loadavg", LOAD_SPIKE), &v), 0);
 	assert_true(v == 63.40);
 	/* the real files parse where the kernel has them */
-	assert_int_equal(guard_read_cpu("/proc/stat", &c), 0);
+	assert_int_equal(sys_cpu_total("/proc/stat", &c), 0);
 }
 
 static void test_busy_pct(void **state)
 {
-	struct guard_cpu a = {1000, 800, 0}, b = {2000, 1300, 0};
+	/* {busy, steal, total}: 200 and 700 busy of 1000 and 2000 */
+	struct sys_cpu_jiffies a = {200, 0, 1000}, b = {700, 0, 2000};
 
 	(void)state;
 	/* 1000 ticks passed, 500 idle: 50% busy; our own 300 ticks leave 20% */

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "log.h"
 #include "scheduler.h"
+#include "sysinfo.h"
 #include "store.h"
 
 static char *path_in(const char *name)
@@ -87,11 +88,11 @@ static void test_retry_delay(void **state)
 	assert_true(sched_retry_delay(40, 21600) == 1800);
 	assert_true(sched_retry_delay(2, 120) == 120); /* capped at the interval */
 	assert_true(sched_retry_delay(1, 30) == 30);
-	assert_true(sched_status_retried(CYCLE_FAILED));
-	assert_true(sched_status_retried(CYCLE_INTERRUPTED));
-	assert_false(sched_status_retried(CYCLE_OK));
-	assert_false(sched_status_retried(CYCLE_PARTIAL));
-	assert_false(sched_status_retried(CYCLE_NONE));
+	assert_true(cycle_status_retried(CYCLE_FAILED));
+	assert_true(cycle_status_retried(CYCLE_INTERRUPTED));
+	assert_false(cycle_status_retried(CYCLE_OK));
+	assert_false(cycle_status_retried(CYCLE_PARTIAL));
+	assert_false(cycle_status_retried(CYCLE_NONE));
 	/* names and statuses: one table */
 	assert_int_equal(cycle_status_parse("partial"), CYCLE_PARTIAL);
 	assert_int_equal(cycle_status_parse("bogus"), CYCLE_NONE);
@@ -102,29 +103,29 @@ static void test_retry_delay(void **state)
 
 static void test_readers(void **state)
 {
-	struct sched_cpu a = {0, 0}, b = {0, 0};
+	struct sys_cpu_jiffies a = {0, 0, 0}, b = {0, 0, 0};
 	double load = -1;
 	char *p;
 
 	(void)state;
 	write_file("loadavg", "1.25 0.50 0.25 3/456 789\n", 0644);
 	p = path_in("loadavg");
-	assert_int_equal(sched_read_loadavg(p, &load), 0);
+	assert_int_equal(sys_loadavg1(p, &load), 0);
 	assert_true(load == 1.25);
 	free(p);
 	write_file("loadavg", "garbage\n", 0644);
 	p = path_in("loadavg");
-	assert_int_equal(sched_read_loadavg(p, &load), -EINVAL);
+	assert_int_equal(sys_loadavg1(p, &load), -EINVAL);
 	free(p);
-	assert_int_equal(sched_read_loadavg("/nonexistent/loadavg", &load), -ENOENT);
+	assert_int_equal(sys_loadavg1("/nonexistent/loadavg", &load), -ENOENT);
 
 	write_file("stat1", "cpu  100 0 50 800 0 0 0 50 0 0\ncpu0 1 2 3\n", 0644);
 	write_file("stat2", "cpu  150 0 100 1600 0 0 0 100 0 0\n", 0644);
 	p = path_in("stat1");
-	assert_int_equal(sched_read_cpu(p, &a), 0);
+	assert_int_equal(sys_cpu_total(p, &a), 0);
 	free(p);
 	p = path_in("stat2");
-	assert_int_equal(sched_read_cpu(p, &b), 0);
+	assert_int_equal(sys_cpu_total(p, &b), 0);
 	free(p);
 	assert_true(a.total == 1000 && a.steal == 50);
 	/* 50 of 950 more jiffies were stolen */
@@ -132,20 +133,20 @@ static void test_readers(void **state)
 	assert_true(sched_steal_pct(&a, &a) == 0);
 	assert_true(sched_steal_pct(&b, &a) == 0);
 	/* the real files parse */
-	assert_int_equal(sched_read_cpu("/proc/stat", &a), 0);
-	assert_int_equal(sched_read_loadavg("/proc/loadavg", &load), 0);
+	assert_int_equal(sys_cpu_total("/proc/stat", &a), 0);
+	assert_int_equal(sys_loadavg1("/proc/loadavg", &load), 0);
 }
 
 static void test_cycle_status(void **state)
 {
 	(void)state;
-	assert_int_equal(sched_cycle_status(3, 3, 0), CYCLE_OK);
-	assert_int_equal(sched_cycle_status(3, 2, 0), CYCLE_PARTIAL);
-	assert_int_equal(sched_cycle_status(3, 1, 0), CYCLE_PARTIAL);
-	assert_int_equal(sched_cycle_status(3, 0, 0), CYCLE_FAILED);
-	assert_int_equal(sched_cycle_status(0, 0, 0), CYCLE_FAILED);
-	assert_int_equal(sched_cycle_status(3, 3, 1), CYCLE_INTERRUPTED);
-	assert_int_equal(sched_cycle_status(3, 0, 1), CYCLE_INTERRUPTED);
+	assert_int_equal(cycle_status_of(3, 3, 0), CYCLE_OK);
+	assert_int_equal(cycle_status_of(3, 2, 0), CYCLE_PARTIAL);
+	assert_int_equal(cycle_status_of(3, 1, 0), CYCLE_PARTIAL);
+	assert_int_equal(cycle_status_of(3, 0, 0), CYCLE_FAILED);
+	assert_int_equal(cycle_status_of(0, 0, 0), CYCLE_FAILED);
+	assert_int_equal(cycle_status_of(3, 3, 1), CYCLE_INTERRUPTED);
+	assert_int_equal(cycle_status_of(3, 0, 1), CYCLE_INTERRUPTED);
 }
 
 static void test_names(void **state)
