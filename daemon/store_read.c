@@ -927,3 +927,70 @@ int store_read_events(struct store *st, const struct store_events_query *q, stru
 	}
 	return sq_read_call(st, events_tx, &c, &page->rows, NULL);
 }
+
+/* --- the small reads the scheduler and the HTTP threads make ------------- */
+
+static int last_cycle_tx(struct store *st, void *ctx)
+{
+	sqlite3_stmt *s = NULL;
+	int r = sq_get(st, Q_CYCLE_LAST, NULL, 0, &s);
+
+	if (r >= 0 && (r = sq_step(st, s, "reading the last cycle")) > 0)
+		*(int64_t *)ctx = sqlite3_column_int64(s, 4);
+	else if (r == 0)
+		r = sq_seterr(-ENOENT, "no cycle has finished yet");
+	return r < 0 ? r : 0;
+}
+
+int store_last_cycle(struct store *st, int64_t *ended_ms)
+{
+	return store_call(st, 0, last_cycle_tx, ended_ms);
+}
+
+struct state_get_args {
+	const char *key;
+	char *out;
+};
+
+static int state_get_tx(struct store *st, void *ctx)
+{
+	struct state_get_args *c = ctx;
+	const struct bind b[] = {B_TEXT(":key", c->key)};
+	sqlite3_stmt *s = NULL;
+	int r = sq_get(st, Q_STATE_GET, b, SQ_LEN(b), &s);
+
+	if (r >= 0 && (r = sq_step(st, s, c->key)) > 0)
+		c->out = xstrdup(sq_col_text(s, 0));
+	else if (r == 0)
+		r = sq_seterr(-ENOENT, "no state \"%s\"", c->key);
+	return r < 0 ? r : 0;
+}
+
+int store_state_get(struct store *st, const char *key, char **value)
+{
+	struct state_get_args c = {.key = key};
+	int r = store_call(st, 0, state_get_tx, &c);
+
+	*value = c.out;
+	return r;
+}
+
+/* data_version moves when another connection commits; the handle's own
+ * total_changes counts what it committed itself. Together they change
+ * whenever anything a reader could see changed. */
+static int data_version_tx(struct store *st, void *ctx)
+{
+	int64_t *v = ctx;
+	sqlite3_stmt *s = NULL;
+	int r = sq_get(st, Q_DATA_VERSION, NULL, 0, &s);
+
+	if (r >= 0 && (r = sq_step(st, s, "data_version")) > 0)
+		*v = (sqlite3_column_int64(s, 0) << 32) ^ sqlite3_total_changes64(st->db);
+	return r < 0 ? r : 0;
+}
+
+int store_data_version(struct store *st, int64_t *version)
+{
+	*version = 0;
+	return store_call(st, 0, data_version_tx, version);
+}

@@ -311,23 +311,6 @@ int store_cycles_interrupt(struct store *st, int64_t now_ms, int64_t *n)
 	return r;
 }
 
-static int last_cycle_tx(struct store *st, void *ctx)
-{
-	sqlite3_stmt *s = NULL;
-	int r = sq_get(st, Q_CYCLE_LAST, NULL, 0, &s);
-
-	if (r >= 0 && (r = sq_step(st, s, "reading the last cycle")) > 0)
-		*(int64_t *)ctx = sqlite3_column_int64(s, 4);
-	else if (r == 0)
-		r = sq_seterr(-ENOENT, "no cycle has finished yet");
-	return r < 0 ? r : 0;
-}
-
-int store_last_cycle(struct store *st, int64_t *ended_ms)
-{
-	return store_call(st, 0, last_cycle_tx, ended_ms);
-}
-
 struct fp_args {
 	const json_t *fp;
 	int64_t now;
@@ -468,7 +451,6 @@ int store_headroom_record(struct store *st, int64_t now_ms, const json_t *headro
 
 struct state_args {
 	const char *key, *value;
-	char *out;
 };
 
 static int state_set_tx(struct store *st, void *ctx)
@@ -484,47 +466,4 @@ int store_state_set(struct store *st, const char *key, const char *value)
 	struct state_args c = {.key = key, .value = value};
 
 	return store_call(st, 1, state_set_tx, &c);
-}
-
-static int state_get_tx(struct store *st, void *ctx)
-{
-	struct state_args *c = ctx;
-	const struct bind b[] = {B_TEXT(":key", c->key)};
-	sqlite3_stmt *s = NULL;
-	int r = sq_get(st, Q_STATE_GET, b, SQ_LEN(b), &s);
-
-	if (r >= 0 && (r = sq_step(st, s, c->key)) > 0)
-		c->out = xstrdup(sq_col_text(s, 0));
-	else if (r == 0)
-		r = sq_seterr(-ENOENT, "no state \"%s\"", c->key);
-	return r < 0 ? r : 0;
-}
-
-int store_state_get(struct store *st, const char *key, char **value)
-{
-	struct state_args c = {.key = key};
-	int r = store_call(st, 0, state_get_tx, &c);
-
-	*value = c.out;
-	return r;
-}
-
-/* data_version moves when another connection commits; the handle's own
- * total_changes counts what it committed itself. Together they change
- * whenever anything a reader could see changed. */
-static int data_version_tx(struct store *st, void *ctx)
-{
-	int64_t *v = ctx;
-	sqlite3_stmt *s = NULL;
-	int r = sq_get(st, Q_DATA_VERSION, NULL, 0, &s);
-
-	if (r >= 0 && (r = sq_step(st, s, "data_version")) > 0)
-		*v = (sqlite3_column_int64(s, 0) << 32) ^ sqlite3_total_changes64(st->db);
-	return r < 0 ? r : 0;
-}
-
-int store_data_version(struct store *st, int64_t *version)
-{
-	*version = 0;
-	return store_call(st, 0, data_version_tx, version);
 }

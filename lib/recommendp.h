@@ -190,6 +190,12 @@ struct rec_in {
 	int fsgsbase; /* the CPU has FSGSBASE: the switch writes FS with wrfsbase */
 };
 
+/* recommend_parse.c: the inputs validated into *in (0), or -EINVAL with the
+ * field named in err; rec_in_free() releases what it holds (a curve, the
+ * failed probes) after either. */
+int rec_in_parse(const json_t *inputs, struct rec_in *in, char *err, size_t errlen);
+void rec_in_free(struct rec_in *in);
+
 enum rec_rule {
 	RULE_NO_CTXSW,       /* no switch figures: high, confidence none */
 	RULE_NO_WINDOW,      /* no stack fits the window: high */
