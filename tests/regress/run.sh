@@ -11,7 +11,7 @@
 # 72-systemd); each script still works alone without it.
 #
 # Most scripts wait more than they compute (daemons, timers, a container
-# booting), so REGRESS_JOBS of them (3 by default) run at once, each one's
+# booting), so REGRESS_JOBS of them (4 by default) run at once, each one's
 # output printed whole when it ends. A script whose head holds the line
 # "# regress: alone" (it measures the host, or changes what the whole
 # machine shares, such as the dpkg database) runs with no other: those run
@@ -24,7 +24,7 @@ set -u
 TW_RUN=$(mktemp -d /tmp/tw-regress-run.XXXXXX)
 trap 'rm -rf "$TW_RUN"' EXIT
 export B SRC TW_RUN
-jobs_max=${REGRESS_JOBS:-3}
+jobs_max=${REGRESS_JOBS:-4}
 [[ "$jobs_max" =~ ^[1-9][0-9]?$ ]] || { echo "REGRESS_JOBS must be 1 to 99, not \"$jobs_max\""; exit 2; }
 pass=0 fail=0 skip=0 failed=""
 only=${REGRESS_ONLY:-}
