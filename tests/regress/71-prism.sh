@@ -15,10 +15,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	exit 77
 fi
 [ -x "$B/tests/twseed" ] || fail "twseed is not built"
-if [ ! -x "$LINT/node_modules/.bin/prism" ]; then
-	npm ci --prefix "$LINT" --ignore-scripts --no-audit --no-fund >"$TW_TMP/npm.log" 2>&1 ||
-		{ cat "$TW_TMP/npm.log" >&2; fail "npm ci in \"$LINT\" failed"; }
-fi
+npm_ci "$LINT" "$LINT/node_modules/.bin/prism" "$LINT/node_modules/.bin/spectral" \
+	"$LINT/node_modules/@grafana/schema"
 for p in $TW_BUILTINS; do fake_probe "$TW_TMP/probes" "$p" hang; done
 mkdir -p "$TW_TMP/seed"
 "$B/tests/twseed" --db "$TW_TMP/seed/threadwatch.db" --days 2 --every 720 --seed 7 ||

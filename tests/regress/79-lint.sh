@@ -10,11 +10,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "node or npm is missing; make test installs them when run as root"
 	exit 77
 fi
-if [ ! -x "$LINT/node_modules/.bin/spectral" ] || [ ! -d "$LINT/node_modules/@grafana/schema" ] ||
-	[ ! -x "$LINT/node_modules/.bin/prism" ]; then
-	npm ci --prefix "$LINT" --ignore-scripts --no-audit --no-fund >"$TW_TMP/npm.log" 2>&1 ||
-		{ cat "$TW_TMP/npm.log" >&2; fail "npm ci in \"$LINT\" failed"; }
-fi
+npm_ci "$LINT" "$LINT/node_modules/.bin/spectral" "$LINT/node_modules/@grafana/schema" \
+	"$LINT/node_modules/.bin/prism"
 
 out=$(node "$LINT/grafana-check.js" "$SRC/contrib/grafana/threadwatch.json" 2>&1) || fail "$out"
 ok "$out"

@@ -20,9 +20,6 @@ browser_tools() {
 			fail "cannot install chromium, nodejs and npm"
 		tools_present || fail "chromium, node or npm is still missing after apt-get"
 	fi
-	if [ ! -f "$BROWSER_DIR/node_modules/playwright-core/package.json" ] ||
-		[ ! -f "$BROWSER_DIR/node_modules/axe-core/package.json" ]; then
-		npm ci --prefix "$BROWSER_DIR" --ignore-scripts --no-audit --no-fund >"$TW_TMP/npm.log" 2>&1 ||
-			{ cat "$TW_TMP/npm.log" >&2; fail "npm ci in \"$BROWSER_DIR\" failed"; }
-	fi
+	npm_ci "$BROWSER_DIR" "$BROWSER_DIR/node_modules/playwright-core/package.json" \
+		"$BROWSER_DIR/node_modules/axe-core/package.json"
 }

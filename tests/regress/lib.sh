@@ -33,6 +33,22 @@ JQ_RUN_GOOD='def run_good($probe; $status; $reason): $status == "ok" or
 JQ_RUN_BUSY="$JQ_RUN_GOOD"' def run_busy($probe; $status; $reason): run_good($probe; $status; $reason) or
   ($status == "error" and (($reason // "") | test("the host is too busy")));'
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# npm_ci DIR FILE...: `npm ci` in DIR unless every FILE is there, holding a
+# lock on DIR: scripts that run side by side share its node_modules (71
+# and 79 tests/lint's, 60 and 83 tests/browser's). Fails on npm's error.
+npm_ci() {
+	local dir=$1 f need=0
+	shift
+	exec 9<"$dir"
+	flock 9
+	for f in "$@"; do [ -e "$f" ] || need=1; done
+	if [ "$need" = 1 ] && ! npm ci --prefix "$dir" --ignore-scripts --no-audit --no-fund \
+		>"$TW_TMP/npm.log" 2>&1; then
+		cat "$TW_TMP/npm.log" >&2
+		fail "npm ci in \"$dir\" failed"
+	fi
+	exec 9<&-
+}
 ok() { echo "ok: $*"; }
 # wait_for CMD... : retries for up to 10 s
 wait_for() {
