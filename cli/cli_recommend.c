@@ -154,8 +154,8 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: threadwatch recommend [OPTIONS]\n\n" CLI_SUMMARY_RECOMMEND "\n"
 	        "The model and the inputs are described in doc/recommendation.md.\n\n"
-	        "Without --input or --from it measures this host first (the probes, about 20 s;\n"
-	        "--quick for about 8 s), saying so on standard error.\n\n"
+	        "Without --input or --from it measures this host first (the probes, about 25 s;\n"
+	        "--quick for about 3 s), saying so on standard error.\n\n"
 	        "Exit status: 0 the verdict; 1 the probes could not run or gave no figures;\n"
 	        "2 bad usage or bad inputs; 3 the verdict, but a probe it rests on failed in its\n"
 	        "latest run (it names the probe and why).\n\nOptions:\n");
