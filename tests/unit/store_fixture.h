@@ -6,6 +6,7 @@
 #ifndef TW_STORE_FIXTURE_H
 #define TW_STORE_FIXTURE_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
@@ -38,16 +39,24 @@ static inline int setup(void **state)
 	return 0;
 }
 
+/* Removes the directory and whatever the test left in it: the database with
+ * its -wal, -shm and .lock, and a migration's backups (tw.db.bak-v2 and its
+ * own -wal and -shm), so that no run leaves a directory in /tmp. */
 static inline int teardown(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
-	char p[128];
+	DIR *d = opendir(f->dir);
+	struct dirent *e;
+	char p[384];
 
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", f->path, suffixes[i]);
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", f->dir, e->d_name);
 		unlink(p);
 	}
+	if (d)
+		closedir(d);
 	rmdir(f->dir);
 	free(f);
 	return 0;
