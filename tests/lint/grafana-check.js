@@ -19,7 +19,9 @@ if (!file) {
 	process.exit(2);
 }
 const dashboard = JSON.parse(fs.readFileSync(file, 'utf8'));
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-grafana-'));
+// Under a regress script, in its TW_TMP (removed after it, whatever the
+// outcome); alone, in the system's: a failure keeps the files it names.
+const dir = fs.mkdtempSync(path.join(process.env.TW_TMP || os.tmpdir(), 'tw-grafana-'));
 const gen = path.join(__dirname, 'node_modules/@grafana/schema/dist/types/raw/dashboard/x/types.gen.d.ts');
 const schema = path.join(dir, 'schema');
 fs.writeFileSync(schema + '.d.ts', fs.readFileSync(gen, 'utf8').replace(
