@@ -15,6 +15,9 @@ set -u
 for c in dpkg-buildpackage dh lintian apt-get systemd-analyze readelf; do
 	command -v "$c" >/dev/null || { echo "$c is not installed"; exit 77; }
 done
+# Temporary files in the script's own directory, removed after it: lintian
+# leaves its ELF cache (mldbm-elf-*) in the temporary directory.
+export TMPDIR=$TW_TMP
 if dpkg-query -W -f='${Status}' threadwatch 2>/dev/null | grep -q 'ok installed'; then
 	echo "the threadwatch package is installed on this machine; not touching it"
 	exit 77
