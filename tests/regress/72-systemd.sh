@@ -309,7 +309,8 @@ head_outside() {
 }
 t=$(date +%s)
 until head_outside; do
-	[ "$(since "$t")" -lt 120 ] || fail "the headroom never named a process outside threadwatchd: $(api /api/v1/headroom) $(in_ct journalctl -u threadwatch-observer.service --no-pager -n 20)"
+	# the observer's first 60 s window, then a cycle: minutes on a loaded machine
+	[ "$(since "$t")" -lt 300 ] || fail "the headroom never named a process outside threadwatchd: $(api /api/v1/headroom) $(in_ct journalctl -u threadwatch-observer.service --no-pager -n 20)"
 	sleep 5
 done
 hp=$(api /api/v1/headroom | jq -c '.headroom | [.largest_vmas_pid, .largest_vmas, .largest_vmas_comm]')
