@@ -453,7 +453,9 @@ int fleet_recommendation(const char *url, const char *token, double timeout_s, j
 		snprintf(why, wlen, "libcurl failed");
 	} else if (h->error) {
 		r = -EIO;
+		/* the daemon's own words may be hostile: no control characters */
 		snprintf(why, wlen, "%s", h->error);
+		fleet_printable(why);
 	} else if (!json_is_object(h->recommendation)) {
 		r = -ENOENT;
 		snprintf(why, wlen, "it has no recommendation yet (its first cycle has not ended)");
