@@ -88,6 +88,7 @@ int headroom_take_observer(struct headroom_sample *s, const json_t *largest)
 	s->scanned = (unsigned)json_integer_value(json_object_get(largest, "processes_scanned"));
 	s->unreadable =
 	    (unsigned)json_integer_value(json_object_get(largest, "processes_unreadable"));
+	s->by_observer = 1;
 	return 0;
 }
 
@@ -141,7 +142,7 @@ json_t *headroom_json(const struct headroom_sample *s)
 	json_t *o, *arr = json_array(), *warn = json_array();
 
 	o = json_pack(
-	    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "threads",
+	    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s}", "threads",
 	    count_or_null(s->threads), "threads_max", count_or_null(s->threads_max), "pid_max",
 	    count_or_null(s->pid_max), "pids_current", count_or_null(s->pids_current), "pids_max",
 	    count_or_null(s->pids_max), "max_map_count", count_or_null(s->max_map_count),
@@ -149,7 +150,7 @@ json_t *headroom_json(const struct headroom_sample *s)
 	    "largest_vmas_pid", s->largest_vmas >= 0 ? json_integer(s->largest_pid) : json_null(),
 	    "largest_vmas_comm", s->largest_vmas >= 0 ? json_string(s->largest_comm) : json_null(),
 	    "processes_scanned", (json_int_t)s->scanned, "processes_unreadable",
-	    (json_int_t)s->unreadable);
+	    (json_int_t)s->unreadable, "vmas_seen_by", s->by_observer ? "observer" : "threadwatchd");
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		const struct headroom_limit *l = &limits[i];
 		uint64_t limit = u64_at(s, l->limit), used;

@@ -29,6 +29,8 @@ struct headroom_sample {
 	char largest_comm[32];
 	unsigned scanned;    /* processes whose maps were read */
 	unsigned unreadable; /* processes whose maps we may not read */
+	int by_observer;     /* the VMA counts are the observer's (every process),
+	                        not this daemon's own scan (its sandbox's) */
 };
 
 /* Counts the VMAs (lines of maps) of every process under proc_root
@@ -50,6 +52,7 @@ int headroom_read(struct headroom_sample *s);
  *   {"threads", "threads_max", "pid_max", "pids_current", "pids_max",
  *    "max_map_count", "largest_vmas", "largest_vmas_pid",
  *    "largest_vmas_comm", "processes_scanned", "processes_unreadable",
+ *    "vmas_seen_by": "observer"|"threadwatchd",
  *    "limits": [{"name": "threads_max"|"pid_max"|"pids_max"|"max_map_count",
  *                "used", "limit", "ratio", "warning": bool}, ...],
  *    "warnings": ["text", ...]}

@@ -149,6 +149,8 @@ static void test_this_host(void **state)
 	h = headroom_json(&s);
 	assert_non_null(limit(h, "pid_max"));
 	assert_non_null(limit(h, "max_map_count"));
+	/* a scan of its own: no observer's window taken */
+	assert_string_equal(json_string_value(json_object_get(h, "vmas_seen_by")), "threadwatchd");
 	json_decref(h);
 }
 
@@ -222,6 +224,7 @@ static void test_take_observer(void **state)
 	assert_int_equal(s.unreadable, 2);
 	s.max_map_count = 32768;
 	h = headroom_json(&s);
+	assert_string_equal(json_string_value(json_object_get(h, "vmas_seen_by")), "observer");
 	/* 30001 of 32768 mappings: past 90%, a warning names it */
 	assert_true(json_is_true(json_object_get(limit(h, "max_map_count"), "warning")));
 	json_decref(h);
