@@ -123,7 +123,8 @@ LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/file_read.c 
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/fingerprint_change.c \
 	lib/contention.c lib/observe.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
 	lib/observe_read.c lib/observe_table.c lib/observe_stacks.c lib/observe_group.c \
-	lib/observe_mech.c lib/observe_price.c lib/observe_text.c lib/observe_ts.c
+	lib/observe_mech.c lib/observe_price.c lib/observe_text.c lib/observe_ts.c \
+	lib/catalog_workloads.c lib/workload_key.c
 # probes/lib/: what only the probes use.
 PLIB_SRCS   := probes/lib/probe.c probes/lib/analysis.c \
 	probes/lib/pmu.c probes/lib/fsseg.c probes/lib/futexw.c probes/lib/isolate.c \
@@ -140,14 +141,15 @@ DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/s
 	daemon/metrics_host_labels.c daemon/http_respcache.c daemon/http_asset.c daemon/http_asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
 	daemon/guard.c daemon/retention_clock.c daemon/http_host.c daemon/http_conns.c \
 	daemon/metrics_procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
-	daemon/atomic_file.c daemon/netns.c daemon/observer_link.c
+	daemon/atomic_file.c daemon/netns.c daemon/observer_link.c daemon/store_workloads.c \
+	daemon/workload_keep.c daemon/api_workloads.c
 # daemon/observerd.c: threadwatch-observer, the privileged observer that
 # hands threadwatchd its windows (lib/observe*).
 OBSERVER_SRCS := daemon/observerd.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_workloads.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
-	cli/fleet_ask.c cli/fleet_report.c cli/fleet_text.c cli/fleet_cohort.c
+	cli/fleet_ask.c cli/fleet_report.c cli/fleet_text.c cli/fleet_cohort.c cli/fleet_workloads.c
 
 LIB_OBJS    := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
 PLIB_OBJS   := $(patsubst %.c,$(B)/%.o,$(PLIB_SRCS))

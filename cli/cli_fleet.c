@@ -37,6 +37,8 @@
 #define FLEET_DEFAULT_PORT TW_STR(TW_DEFAULT_PORT)
 #define FLEET_MAX_CONCURRENCY 4096
 #define FLEET_MAX_TOKEN 4096
+/* The rows of `fleet --workloads`'s table (--json has them all). */
+#define FLEET_WORKLOADS_SHOWN 30
 
 struct fleet_args {
 	int json, help, insecure;
@@ -203,6 +205,10 @@ static const struct opt fleet_opts[] = {
      set_by, 0},
     {"where", 0, "FIELD=VALUE", "keep only the hosts whose fingerprint FIELD is VALUE", set_where,
      0},
+    {"workloads", 0, NULL,
+     "list the fleet's workloads that pay most for threads (each host's latest observer "
+     "window), with their hosts, instead of the hosts; with --by, each with its cohort",
+     NULL, offsetof(struct fleet_args, conn.workloads)},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct fleet_args, help)},
 };
 
@@ -216,7 +222,8 @@ static void usage(FILE *f)
 	        "Each answers on its JSON API; a row gives: host, labels, kernel,\n"
 	        "glibc, verdict, confidence, switch-time ratio, the thread-create knee with low\n"
 	        "stacks, age of the last cycle, headroom warnings and regression events, or the\n"
-	        "error for a host that could not be read.\n\n"
+	        "error for a host that could not be read. With --workloads, a row per workload\n"
+	        "instead: the services across the fleet that pay most for threads.\n\n"
 	        "URL: http[s]://HOST[:PORT][/PREFIX], or HOST[:PORT] with the scheme of --scheme\n"
 	        "(default http) or of its file_sd group's __scheme__ label, and "
 	        "port " FLEET_DEFAULT_PORT " (the\n"
@@ -351,6 +358,24 @@ static void print_json(json_t *rows, const struct fleet_args *a, size_t unreacha
 	json_decref(doc);
 }
 
+/* Under the workloads' table: each host that could not be read, and why. */
+static void print_host_errors(const json_t *rows)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(rows, i, r)
+	{
+		char *url = xstrdup(json_string_value(json_object_get(r, "url")) ?: "");
+		char *err = xstrdup(json_string_value(json_object_get(r, "error")) ?: "");
+
+		if (err[0])
+			printf("%s: %s\n", fleet_printable(url), fleet_printable(err));
+		free(url);
+		free(err);
+	}
+}
+
 static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_args *a)
 {
 	json_t *rows = json_array();
@@ -364,7 +389,21 @@ static int fleet_report(struct fleet_host *hosts, size_t n, const struct fleet_a
 		unreachable += !hosts[i].reachable;
 		probe_failed += json_array_size(json_object_get(hosts[i].row, "failed_probes")) > 0;
 	}
-	if (a->json) {
+	if (a->conn.workloads) {
+		json_t *wl = fleet_workload_rows(hosts, n, a->by, a->where);
+
+		if (a->json) {
+			json_t *doc = json_pack("{s:O s:O}", "workloads", wl, "hosts", rows);
+
+			json_dumpf(doc, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+			json_decref(doc);
+		} else {
+			fleet_print_workloads(wl, FLEET_WORKLOADS_SHOWN);
+			print_host_errors(rows);
+		}
+		json_decref(wl);
+	} else if (a->json) {
 		print_json(rows, a, unreachable, failed, probe_failed);
 	} else if (a->by) {
 		json_t *doc = fleet_cohorts(rows, a->by);
@@ -422,6 +461,7 @@ static void hosts_free(struct fleet_host *hosts, size_t n)
 		free(hosts[i].error);
 		json_decref(hosts[i].row);
 		json_decref(hosts[i].recommendation);
+		json_decref(hosts[i].workloads);
 		for (int s = 0; s < STEP_DONE; s++)
 			json_decref(hosts[i].answer[s]);
 	}

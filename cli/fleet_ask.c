@@ -36,6 +36,7 @@ static const struct fleet_endpoint {
     [STEP_EVENTS] = {"/api/v1/events?limit=1", 1}, /* the newest and the total */
     [STEP_RUNS] = {"/api/v1/runs?probe=threads&status=ok&limit=1", 1},
     [STEP_RUN] = {NULL, 1},
+    [STEP_WORKLOADS] = {"/api/v1/workloads", 1},
 };
 
 struct fleet_run {
@@ -140,7 +141,8 @@ static void host_request(struct fleet_host *h, CURLM *multi, const struct fleet_
 	else
 		xasprintf(&url, "%s%s", h->base, endpoints[h->step].path);
 	h->body.len = 0;
-	h->body.max = h->step == STEP_RUN ? FLEET_MAX_RUN_BODY : FLEET_MAX_BODY;
+	h->body.max =
+	    h->step == STEP_RUN || h->step == STEP_WORKLOADS ? FLEET_MAX_RUN_BODY : FLEET_MAX_BODY;
 	h->body.overflow = 0;
 	h->errbuf[0] = '\0';
 	curl_easy_setopt(h->easy, CURLOPT_URL, url);
@@ -229,6 +231,8 @@ static void host_answer(struct fleet_host *h, CURLcode res, CURLM *multi,
 	h->step++;
 	if (h->step == STEP_RUN && h->run_id <= 0)
 		h->step++;
+	if (h->step == STEP_WORKLOADS && !c->workloads)
+		h->step++;
 	if (h->step < STEP_DONE)
 		host_request(h, multi, c);
 }
@@ -242,6 +246,8 @@ static void host_done(struct fleet_host *h, struct fleet_run *r)
 	h->row = fleet_host_row(h);
 	if (r->c->keep_recommendation && h->answer[STEP_REC])
 		h->recommendation = json_incref(h->answer[STEP_REC]);
+	if (r->c->workloads)
+		h->workloads = json_incref(json_object_get(h->answer[STEP_WORKLOADS], "workloads"));
 	for (int s = 0; s < STEP_DONE; s++) {
 		json_decref(h->answer[s]);
 		h->answer[s] = NULL;

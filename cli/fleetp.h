@@ -55,6 +55,7 @@ struct fleet_conn {
 	const char *token;       /* NULL: no Authorization header */
 	int token_over_http;     /* the token may go to http:// URLs too */
 	int keep_recommendation; /* each host keeps its whole recommendation */
+	int workloads;           /* ask /api/v1/workloads too (fleet --workloads) */
 };
 
 /* What is asked of each host, in this order. */
@@ -66,6 +67,7 @@ enum fleet_step {
 	STEP_EVENTS,
 	STEP_RUNS,
 	STEP_RUN,
+	STEP_WORKLOADS, /* only under fleet --workloads */
 	STEP_DONE
 };
 
@@ -92,6 +94,7 @@ struct fleet_host {
 	char *error;               /* why the host could not be read */
 	json_t *row;               /* fleet_host_row(), made when the host is done */
 	json_t *recommendation;    /* kept under keep_recommendation, or NULL */
+	json_t *workloads;         /* its latest window's workloads, under --workloads */
 };
 
 /* Asks every host until each has its answers or an error, and makes each
@@ -123,6 +126,15 @@ int fleet_field_check(const char *name, char *why, size_t wlen);
 int fleet_where_match(const json_t *row, const char *where);
 json_t *fleet_cohorts(const json_t *rows, const char *by);
 void fleet_print_cohorts(const json_t *doc);
+
+/* fleet --workloads (fleet_workloads.c): every host's kept workloads but
+ * "other" as rows {"url", "hostname", "cohort" (under --by), "name",
+ * "kind", "ref", "figures", "findings": [kind, ...]}, dearest first (by
+ * figures.cpu_share, then stack_thp_bytes), and the table of the first
+ * `top` of them. */
+json_t *fleet_workload_rows(const struct fleet_host *hosts, size_t n, const char *by,
+                            const char *where);
+void fleet_print_workloads(const json_t *rows, size_t top);
 
 /* Replaces C0, C1 and DEL characters in s (in place) with '?'; returns s
  * (NULL: NULL). Every cell printed from a daemon's answer goes through it. */

@@ -443,6 +443,7 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
                     json_t **body, struct api_error *err)
 {
 	json_t *snap = NULL, *cycle, *v;
+	int64_t wl_ms = 0;
 	int rc = 0;
 
 	(void)arg;
@@ -456,6 +457,8 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
 		    state_value(ctx->st, status_keys[i].key, status_keys[i].kind, &rc));
 	if (rc == 0)
 		rc = store_read_snapshot(ctx->st, &snap);
+	if (rc == 0)
+		rc = store_workloads_latest_ms(ctx->st, &wl_ms);
 	if (rc < 0) {
 		json_decref(*body);
 		*body = NULL;
@@ -475,6 +478,9 @@ unsigned api_status(const struct api_ctx *ctx, const struct api_target *t, const
 	if (!json_is_boolean(json_object_get(*body, "trigger_enabled")))
 		json_object_set_new(*body, "trigger_enabled",
 		                    json_boolean(ctx->trigger_configured));
+	/* the page asks /workloads only once there is a window */
+	json_object_set_new(*body, "workloads_window_end_ms",
+	                    wl_ms > 0 ? json_integer(wl_ms) : json_null());
 	json_decref(snap);
 	overlay_health(*body);
 	return 200;

@@ -32,6 +32,9 @@ api_handler_fn api_host, api_recommendation, api_runs, api_run, api_series, api_
 api_handler_fn api_events;
 /* GET /api/v1/catalog: the metric catalogue (catalog_json()). */
 api_handler_fn api_catalog;
+/* GET /api/v1/workloads and /api/v1/workloads/{ref}/series
+ * (api_workloads.c). */
+api_handler_fn api_workloads, api_workload_series;
 
 /* An RFC 9457 problem: {"type": "about:blank", "title", "status", "detail",
  * "error": {"status", "message"}} (the last for 0.1 clients). New reference. */

@@ -10,10 +10,9 @@
 static const struct {
 	const char *ms, *at;
 } times[] = {
-    {"first_seen_ms", "first_seen_at"},
-    {"last_seen_ms", "last_seen_at"},
-    {"computed_ms", "computed_at"},
-    {"started_ms", "started_at"},
+    {"first_seen_ms", "first_seen_at"}, {"last_seen_ms", "last_seen_at"},
+    {"computed_ms", "computed_at"},     {"started_ms", "started_at"},
+    {"window_end_ms", "window_end_at"},
 };
 
 void api_format_times(json_t *o)

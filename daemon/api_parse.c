@@ -532,11 +532,6 @@ static const char *const series_params[] = {"metric", "since", "until", "step", 
 int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct api_series_query *q,
                            struct api_error *err)
 {
-	const char *v;
-	int64_t range, step_s;
-	double step_d;
-	int given;
-
 	memset(q, 0, sizeof(*q));
 	if (api_check_params(t, series_params, err) < 0)
 		return -EINVAL;
@@ -549,6 +544,17 @@ int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct ap
 		api_fail(err, 400, "parameter 'metric' must look like \"ctxsw.ratio\"");
 		return -EINVAL;
 	}
+	return api_parse_series_range(t, now_ms, q, err);
+}
+
+int api_parse_series_range(const struct api_target *t, int64_t now_ms, struct api_series_query *q,
+                           struct api_error *err)
+{
+	const char *v;
+	int64_t range, step_s;
+	double step_d;
+	int given;
+
 	q->until_ms = now_ms;
 	if (time_param(t, "until", &q->until_ms, &given, err) < 0 ||
 	    time_param(t, "since", &q->since_ms, &q->since_given, err) < 0)

@@ -87,6 +87,11 @@ struct api_series_query {
  * (seconds or "auto": the range / API_SERIES_AUTO_BUCKETS). */
 int api_parse_series_query(const struct api_target *t, int64_t now_ms, struct api_series_query *q,
                            struct api_error *err);
+/* The range of a series query alone (since, until, step, as above), into q
+ * (whose metric the caller has checked; its other fields are set here):
+ * for a series of another kind of metric, /workloads/{ref}/series. */
+int api_parse_series_range(const struct api_target *t, int64_t now_ms, struct api_series_query *q,
+                           struct api_error *err);
 
 /* /events: metric, since, until (on when the change began), limit
  * (1..API_EVENTS_MAX_LIMIT, default API_EVENTS_DEFAULT_LIMIT). */

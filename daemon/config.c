@@ -233,6 +233,15 @@ static const struct cfg_key keys[] = {
      "daemon ($RUNTIME_DIRECTORY: /run/threadwatch under the packaged unit), off without one. "
      "Empty: off.",
      OFF(observer_socket), F_RESTART | F_EMPTY_OK, NULL},
+    {"workloads_top", T_INT, 1, 1000, "20",
+     "Workloads kept of each observer window, the dearest first; the rest are summed into one, "
+     "\"other\". It bounds the store's growth and the /metrics series (a family has at most "
+     "this many plus one).",
+     OFF(workloads_top), F_RESTART, NULL},
+    {"retention_workloads_days", T_INT, 1, 36500, "14",
+     "Days to keep the workloads' windows (about 2 MiB a day at workloads_top = 20 and 60 s "
+     "windows; see doc/workloads.md).",
+     OFF(retention_workloads_days), 0, NULL},
     {"workload_threads", T_INT, 1, 10000000, TW_STR(TW_DEFAULT_THREADS),
      "Recommendation input: the threads the host's workload creates.", OFF(workload_threads), 0,
      NULL},

@@ -67,6 +67,8 @@ struct config {
 	char *dygraphs_dir;
 	char *textfile_path;
 	char *observer_socket;
+	int workloads_top;            /* observer windows: workloads kept */
+	int retention_workloads_days; /* ... and for how long */
 	int workload_threads;
 	uint64_t workload_stack_size;
 	double workload_switches_per_thread;

@@ -150,7 +150,8 @@ json_t *headroom_json(const struct headroom_sample *s)
 	    "largest_vmas_pid", s->largest_vmas >= 0 ? json_integer(s->largest_pid) : json_null(),
 	    "largest_vmas_comm", s->largest_vmas >= 0 ? json_string(s->largest_comm) : json_null(),
 	    "processes_scanned", (json_int_t)s->scanned, "processes_unreadable",
-	    (json_int_t)s->unreadable, "vmas_seen_by", s->by_observer ? "observer" : "threadwatchd");
+	    (json_int_t)s->unreadable, "vmas_seen_by",
+	    s->by_observer ? "observer" : "threadwatchd");
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		const struct headroom_limit *l = &limits[i];
 		uint64_t limit = u64_at(s, l->limit), used;

@@ -18,6 +18,7 @@
 
 #include "atomic_file.h"
 #include "catalog.h"
+#include "clock.h"
 #include "jpath.h"
 #include "detect.h"
 #include "headroom.h"
@@ -445,6 +446,58 @@ static void emit_catalog(struct out *o, const json_t *snap)
 	}
 }
 
+/* The label of each kept workload of the latest window: its name, or its
+ * key where an earlier row took the name (two processes of one comm), so
+ * no two series of a family share their labels. An array of borrowed
+ * strings, one per row. */
+static const char **workload_labels(const json_t *list)
+{
+	size_t n = json_array_size(list);
+	const char **l = xcalloc(n + 1, sizeof(*l));
+
+	for (size_t i = 0; i < n; i++) {
+		const json_t *w = json_array_get(list, i);
+		const char *name = json_string_value(json_object_get(w, "name"));
+
+		for (size_t j = 0; name && j < i; j++)
+			if (!strcmp(l[j], name))
+				name = NULL;
+		l[i] = name ? name : json_string_value(json_object_get(w, "key"));
+		if (!l[i])
+			l[i] = "";
+	}
+	return l;
+}
+
+/* The families of lib/catalog_workloads.c from the latest window's kept
+ * workloads (snapshot member "workloads", absent when there is none or it
+ * is stale): a series per kept workload, labelled workload="NAME" alone,
+ * so at most workloads_top + 1 ("other") per family. */
+static void emit_workloads(struct out *o, const json_t *snap)
+{
+	const json_t *list = json_object_get(json_object_get(snap, "workloads"), "workloads");
+	const char **labels;
+	double x;
+
+	if (!json_array_size(list))
+		return;
+	labels = workload_labels(list);
+	for (size_t m = 0; m < catalog_n_workload_metrics; m++) {
+		const struct catalog_workload_metric *c = &catalog_workload_metrics[m];
+		struct metric_def d = {.name = c->prom, .div = 1};
+
+		out_printf(o, "# HELP %s %s\n# TYPE %s gauge\n", c->prom, c->help, c->prom);
+		for (size_t i = 0; i < json_array_size(list); i++) {
+			const json_t *f = json_object_get(json_array_get(list, i), "figures");
+			const char *extra[] = {"workload", labels[i], NULL};
+
+			if (number(json_object_get(f, c->name), &x))
+				sample(o, &d, x, extra);
+		}
+	}
+	free(labels);
+}
+
 void metrics_format(const json_t *snap, char **text, size_t *len)
 {
 	struct out o = {.buf = xmalloc(4096), .cap = 4096};
@@ -462,6 +515,7 @@ void metrics_format(const json_t *snap, char **text, size_t *len)
 			           d->type);
 		emit_row(&o, d, snap);
 	}
+	emit_workloads(&o, snap);
 	*text = o.buf;
 	*len = o.len;
 }
@@ -529,6 +583,25 @@ static void overlay_health(json_t *snap)
 	}
 }
 
+/* The latest workload window into the snapshot, unless it is stale: older
+ * than WORKLOADS_STALE_WINDOWS windows (a stopped observer leaves no gauge
+ * behind). Nothing when none is stored or it cannot be read. */
+#define WORKLOADS_STALE_WINDOWS 3
+static void add_workloads(struct store *st, json_t *snap)
+{
+	json_t *w = NULL;
+	double win_s;
+	int64_t end;
+
+	if (store_workloads_latest(st, &w) < 0)
+		return;
+	win_s = json_number_value(json_object_get(w, "window_s"));
+	end = json_integer_value(json_object_get(w, "window_end_ms"));
+	if ((double)(clock_wall_ms() - end) <= WORKLOADS_STALE_WINDOWS * win_s * 1000 + 30000)
+		json_object_set(snap, "workloads", w);
+	json_decref(w);
+}
+
 /* The store's exposition alone: no process_* families. */
 static int render_store(struct store *st, const json_t *extra, char **text, size_t *len)
 {
@@ -538,6 +611,7 @@ static int render_store(struct store *st, const json_t *extra, char **text, size
 	if (rc < 0)
 		return rc;
 	overlay_health(snap);
+	add_workloads(st, snap);
 	if (extra)
 		json_object_update(snap, (json_t *)(uintptr_t)extra);
 	metrics_format(snap, text, len);

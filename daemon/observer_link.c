@@ -32,6 +32,8 @@ static struct {
 	double latest_at; /* clock_mono_s() when it came */
 	int fd, stop[2];
 	int running;
+	olink_window_fn *fn;
+	void *ctx;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
 } ol = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .stop = {-1, -1}};
@@ -133,10 +135,13 @@ static void take(int fd)
 	}
 	pthread_mutex_lock(&ol.lock);
 	json_decref(ol.latest);
-	ol.latest = doc;
+	ol.latest = json_incref(doc);
 	ol.latest_at = clock_mono_s();
 	pthread_mutex_unlock(&ol.lock);
 	answer(fd, "ok\n");
+	if (ol.fn)
+		ol.fn(doc, ol.ctx);
+	json_decref(doc);
 }
 
 static void *loop(void *arg)
@@ -162,7 +167,7 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-int olink_start(const char *path, char *err, size_t errlen)
+int olink_start(const char *path, olink_window_fn *fn, void *ctx, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int r;
@@ -178,6 +183,8 @@ int olink_start(const char *path, char *err, size_t errlen)
 	    listen(ol.fd, 4) < 0)
 		goto fail;
 	snprintf(ol.path, sizeof(ol.path), "%s", path);
+	ol.fn = fn;
+	ol.ctx = ctx;
 	r = pthread_create(&ol.thread, NULL, loop, NULL);
 	if (r) {
 		errno = r;

@@ -21,10 +21,15 @@
  * observer's default 60 s windows. */
 #define OLINK_FRESH_S 300.0
 
+/* Called on the link's thread with each window taken, after the observer
+ * has had its answer. */
+typedef void olink_window_fn(const json_t *doc, void *ctx);
+
 /* Binds `path` (a stale socket there is replaced; mode 0666, since the
  * peer's uid decides who may hand a window) and starts the thread that
- * takes windows. 0, or -errno with the reason in err. */
-int olink_start(const char *path, char *err, size_t errlen);
+ * takes windows, handing each to fn (may be NULL). 0, or -errno with the
+ * reason in err. */
+int olink_start(const char *path, olink_window_fn *fn, void *ctx, char *err, size_t errlen);
 /* Stops the thread and removes the socket. Safe when not started. */
 void olink_stop(void);
 /* The latest window's document when it came at most max_age_s ago (a new

@@ -455,6 +455,9 @@ static void upkeep(struct sched *s, const struct config *c, int64_t cycle_id, in
 		return;
 	r = store_retention(s->st, clock_wall_ms(), c->retention_raw_days,
 	                    c->retention_samples_days, RETENTION_BATCH);
+	if (r >= 0)
+		r = store_workloads_retention(s->st, clock_wall_ms(), c->retention_workloads_days,
+		                              RETENTION_BATCH);
 	if (r < 0)
 		log_warning("Retention failed: %s, ignoring", store_last_error());
 }

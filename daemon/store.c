@@ -225,6 +225,32 @@ static const char *const queries[Q__COUNT] = {
                    " coalesce((SELECT max(f.id) FROM fingerprints f"
                    " WHERE f.first_seen_ms <= r.computed_ms), 0)"
                    " FROM recommendations r WHERE r.id >= :from ORDER BY r.id",
+    /* the workloads (store_workloads.c) */
+    [Q_WL_UPSERT] = "INSERT INTO workloads (key, ref, kind, name) VALUES (:key, :ref, :kind, :name)"
+                    " ON CONFLICT (key) DO UPDATE SET name = excluded.name RETURNING id",
+    [Q_WL_WINDOW_ADD] = "INSERT INTO workload_windows (t_ms, window_s, seen)"
+                        " VALUES (:t_ms, :window_s, :seen)",
+    [Q_WL_FIGURES_ADD] = "INSERT INTO workload_figures (window_id, rank, workload_id, figures)"
+                         " VALUES (:window_id, :rank, :workload_id, :figures)",
+    [Q_WL_LATEST_SET] = "INSERT INTO workload_latest (id, window_id, doc)"
+                        " VALUES (1, :window_id, :doc) ON CONFLICT (id) DO UPDATE"
+                        " SET window_id = excluded.window_id, doc = excluded.doc",
+    [Q_WL_LATEST] = "SELECT w.t_ms, w.window_s, w.seen, l.doc FROM workload_latest l"
+                    " JOIN workload_windows w ON w.id = l.window_id",
+    [Q_WL_LATEST_END] = "SELECT w.t_ms FROM workload_latest l"
+                        " JOIN workload_windows w ON w.id = l.window_id",
+    [Q_WL_FIND] = "SELECT id, key, kind, name FROM workloads WHERE ref = :ref",
+    [Q_WL_SERIES] = "SELECT (w.t_ms - :since) / :step AS b, min(v), avg(v), max(v), count(v),"
+                    " max(w.t_ms) FROM (SELECT w.t_ms, json_extract(f.figures, :path) AS v"
+                    " FROM workload_figures f JOIN workload_windows w ON w.id = f.window_id"
+                    " WHERE f.workload_id = :workload_id AND w.t_ms >= :since"
+                    " AND w.t_ms < :until) w GROUP BY b ORDER BY b",
+    [Q_RET_WL_WINDOWS] = "DELETE FROM workload_windows WHERE id IN (SELECT id FROM"
+                         " workload_windows WHERE t_ms < :cut AND id < (SELECT max(id) FROM"
+                         " workload_windows) ORDER BY t_ms LIMIT :batch)",
+    [Q_RET_WL_ORPHANS] = "DELETE FROM workloads WHERE id IN (SELECT id FROM workloads x"
+                         " WHERE NOT EXISTS (SELECT 1 FROM workload_figures"
+                         " WHERE workload_id = x.id) LIMIT :batch)",
 };
 
 /* Connection settings, run once at open. */

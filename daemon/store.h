@@ -101,6 +101,35 @@ int store_latest_failures(struct store *st, json_t **out);
  * forever; batch <= 0: 1000. The ages count back from the older of now_ms
  * and the newest stored run. */
 int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_days, int batch);
+/* Deletes workload windows (and their rows) older than `days`, keeping the
+ * latest window, then the workloads no window names any more; batch as
+ * above. The age counts from now_ms. */
+int store_workloads_retention(struct store *st, int64_t now_ms, int days, int batch);
+
+/* The workloads' history (store_workloads.c). A window as
+ * daemon/workload_keep.c keeps it: {"window_s", "seen" (workloads the
+ * observer saw), "workloads": [{"key", "ref", "kind", "name", "figures":
+ * {NAME: number | null} of lib/catalog_workloads.c, ...}] dearest first,
+ * the last one "other" when any were left out, ...}, stored in one
+ * transaction: a row per workload and the whole as the latest. -EINVAL
+ * when a workload lacks one of those. */
+int store_workloads_record(struct store *st, int64_t now_ms, const json_t *doc);
+/* The latest window as stored, with "window_end_ms" (its end), "window_s" and
+ * "seen" set from its row. -ENOENT when none is stored. */
+int store_workloads_latest(struct store *st, json_t **out);
+/* When the latest stored window ended (Unix ms), 0 when none is stored. */
+int store_workloads_latest_ms(struct store *st, int64_t *ms);
+/* One figure of one workload over a range, in buckets of step_ms counted
+ * from since_ms (only buckets with a number): {"ref", "key", "kind",
+ * "name", "metric", "unit", "since_ms", "until_ms", "step_ms", "points":
+ * [{"t" (newest window in the bucket), "bucket_ms", "min", "avg", "max",
+ * "n"}]}. -ENOENT for an unknown ref, -EINVAL for an unknown figure or a
+ * bad range. */
+struct store_workload_series {
+	const char *ref, *metric;
+	int64_t since_ms, until_ms, step_ms;
+};
+int store_workloads_series(struct store *st, const struct store_workload_series *q, json_t **out);
 /* When the newest run started (Unix ms, 0 when none), leaving out the runs
  * of cycle except_cycle_id (0: none left out). */
 int store_newest_run_ms(struct store *st, int64_t except_cycle_id, int64_t *ms);

@@ -20,13 +20,13 @@
 
 /* ---- JSON of columns and values ------------------------------------------- */
 
-static json_t *sq_jnum_checked(double d)
+json_t *sq_jnum_checked(double d)
 {
 	return sq_jcheck(jnum(d));
 }
 
 /* Sets o[key] = v, stealing v; a key that is not UTF-8 is cleaned first. */
-static void sq_jset(json_t *o, const char *key, json_t *v)
+void sq_jset(json_t *o, const char *key, json_t *v)
 {
 	json_t *k;
 
@@ -44,7 +44,7 @@ static json_t *sq_col_int_json(sqlite3_stmt *s, int i)
 	return sq_col_null(s, i) ? json_null() : sq_jint(sqlite3_column_int64(s, i));
 }
 
-static json_t *sq_col_real_json(sqlite3_stmt *s, int i)
+json_t *sq_col_real_json(sqlite3_stmt *s, int i)
 {
 	return sq_col_null(s, i) ? json_null() : sq_jnum_checked(sqlite3_column_double(s, i));
 }

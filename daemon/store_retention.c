@@ -39,13 +39,28 @@ static int retention_tx(struct store *st, void *ctx)
 
 	for (size_t i = 0; r >= 0 && i < c->step->n; i++) {
 		const struct bind b[] = {
-		    B_INT(":cut", c->cut),
+		    /* optional: the workloads' orphans go whatever their age */
+		    {.name = ":cut", .type = BT_INT, .i = c->cut, .optional = 1},
 		    B_INT(":batch", c->batch),
 		    {.name = ":now", .type = BT_INT, .i = c->now, .optional = 1},
 		};
 		r = sq_exec(st, c->step->q[i], b, SQ_LEN(b), c->step->what, &c->changed);
 	}
 	return r;
+}
+
+/* One step, a batch per transaction until a batch comes back short:
+ * separate transactions let the scheduler and readers in between. */
+static int step_run(struct store *st, struct retention_args *c)
+{
+	int r;
+
+	do {
+		r = store_call(st, 1, retention_tx, c);
+		if (r < 0)
+			return r;
+	} while (c->changed >= c->batch);
+	return 0;
 }
 
 static int newest_tx(struct store *st, void *ctx)
@@ -86,12 +101,33 @@ int store_retention(struct store *st, int64_t now_ms, int raw_days, int samples_
 			continue;
 		c.step = &retention_steps[i];
 		c.cut = now_ms - days * MS_PER_DAY;
-		/* Separate transactions let the scheduler and readers in between. */
-		do {
-			r = store_call(st, 1, retention_tx, &c);
-			if (r < 0)
-				return r;
-		} while (c.changed >= c.batch);
+		r = step_run(st, &c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Windows first (their rows go with them), then the workloads left with
+ * no row. */
+static const struct retention_step workload_steps[] = {
+    {{Q_RET_WL_WINDOWS}, 1, 0, "deleting old workload windows"},
+    {{Q_RET_WL_ORPHANS}, 1, 0, "deleting workloads no window names"},
+};
+
+int store_workloads_retention(struct store *st, int64_t now_ms, int days, int batch)
+{
+	struct retention_args c = {.now = now_ms, .batch = batch > 0 ? batch : STORE_BATCH};
+	int r;
+
+	if (days <= 0)
+		return 0;
+	c.cut = now_ms - days * MS_PER_DAY;
+	for (size_t i = 0; i < SQ_LEN(workload_steps); i++) {
+		c.step = &workload_steps[i];
+		r = step_run(st, &c);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

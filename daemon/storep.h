@@ -93,6 +93,16 @@ enum query {
 	Q_HIST_POINT,
 	Q_VERDICTS,
 	Q_RUN_BACK,
+	Q_WL_UPSERT,
+	Q_WL_WINDOW_ADD,
+	Q_WL_FIGURES_ADD,
+	Q_WL_LATEST_SET,
+	Q_WL_LATEST,
+	Q_WL_LATEST_END,
+	Q_WL_FIND,
+	Q_WL_SERIES,
+	Q_RET_WL_WINDOWS,
+	Q_RET_WL_ORPHANS,
 	Q__COUNT
 };
 
@@ -169,6 +179,14 @@ int sq_col_json(sqlite3_stmt *s, int i, const char *what, json_t **out);
 /* Compact text of a JSON value for a JSON column; flags may add
  * JSON_SORT_KEYS for a canonical form. */
 int sq_json_text(const json_t *j, size_t flags, const char *what, char **out);
+
+/* A finite number as JSON, null otherwise (store_read.c). */
+json_t *sq_jnum_checked(double d);
+/* Sets o[key] = v, stealing v; a key that is not UTF-8 is cleaned first
+ * (store_read.c). */
+void sq_jset(json_t *o, const char *key, json_t *v);
+/* A REAL column as JSON; NULL: json null (store_read.c). */
+json_t *sq_col_real_json(sqlite3_stmt *s, int i);
 
 /* ---- transactions (store.c) --------------------------------------------- */
 

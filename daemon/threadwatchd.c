@@ -34,6 +34,7 @@
 #include "tls.h"
 #include "store.h"
 #include "systemd.h"
+#include "workload_keep.h"
 #include "xmalloc.h"
 
 #define IDLE_WAKE_S 60.0 /* main loop period without a watchdog */
@@ -284,6 +285,7 @@ struct daemon {
 	unsigned long long wd_usec;
 	double next_ping;
 	int stuck_logged;
+	int keep_failing; /* the last observer window was not stored (the link's thread) */
 	char status[256];
 };
 
@@ -634,6 +636,22 @@ static void down_thread(struct daemon *d)
 	sched_stop(d->sched);
 }
 
+/* Each observer window, kept in the store (on the link's thread). A
+ * failure is logged when it begins and when it ends, not every window. */
+static void keep_window(const json_t *doc, void *ctx)
+{
+	struct daemon *d = ctx;
+	int r = wkeep_take(d->st, doc, (size_t)d->boot.workloads_top, clock_wall_ms());
+
+	if (r < 0 && !d->keep_failing)
+		log_warning("Failed to store the observer's window: %s; the workloads' history "
+		            "has a gap until it succeeds",
+		            store_last_error());
+	else if (r >= 0 && d->keep_failing)
+		log_notice("Storing the observer's windows again");
+	d->keep_failing = r < 0;
+}
+
 /* observer_socket: a path, "" (off), or "auto": observer.sock in the
  * first runtime directory systemd names, off without one. */
 static int up_observer(struct daemon *d)
@@ -650,7 +668,7 @@ static int up_observer(struct daemon *d)
 		snprintf(path, sizeof(path), "%.*s/observer.sock", (int)strcspn(rd, ":"), rd);
 		p = path;
 	}
-	r = olink_start(p, err, sizeof(err));
+	r = olink_start(p, keep_window, d, err, sizeof(err));
 	if (r < 0)
 		log_err("Failed to listen for the observer on \"%s\": %s", p, err);
 	return r;

@@ -635,5 +635,6 @@ json_t *catalog_json(void)
 		                                        "title", p->title, "timeout_s",
 		                                        p->timeout_s, "key_figure", key));
 	}
-	return json_pack("{s:o,s:o}", "metrics", metrics, "probes", probes);
+	return json_pack("{s:o,s:o,s:o}", "metrics", metrics, "probes", probes, "workload_metrics",
+	                 catalog_workloads_json());
 }

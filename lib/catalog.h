@@ -96,6 +96,21 @@ int catalog_arm_known(const struct catalog_probe *p, const char *arm);
 /* The metric of a probe's scalar, or NULL. */
 const struct catalog_metric *catalog_scalar_find(const char *probe, const char *scalar);
 
+/* A figure kept for each workload every observer window
+ * (catalog_workloads.c): its name in the store and the API, where it sits
+ * in a priced workload (a jpath: "stacks/thp_bytes"), its unit, words, the
+ * page's title, and its /metrics family (labelled workload="NAME"). */
+struct catalog_workload_metric {
+	const char *name, *path, *unit, *description, *label, *prom, *help;
+};
+extern const struct catalog_workload_metric catalog_workload_metrics[];
+extern const size_t catalog_n_workload_metrics;
+/* The workload figure of that name, or NULL. */
+const struct catalog_workload_metric *catalog_workload_metric_find(const char *name);
+/* [{"name", "unit", "description", "label", "prometheus": {"name", "type"}}]
+ * of the workload figures. New reference. */
+json_t *catalog_workloads_json(void);
+
 /* {"metrics": [{"name", "probe", "unit", "description", "key_figure",
  * "label" | null, "prometheus": {"name", "type", "labels", "deprecated_name"}
  * | null}],

@@ -165,4 +165,50 @@ CREATE TABLE events (
 ) STRICT;
 CREATE INDEX events_t ON events (t_ms);
 
-PRAGMA user_version = 4;
+-- What threadwatch-observer saw the host's workloads pay for threads,
+-- window after window (daemon/workload_keep.c; added in
+-- version 5 by sql/005-workloads.sql). A workload is its key as
+-- the observer names it (its unit, its own cgroup, or a process's
+-- executable and comm), never a PID, so a restarted service keeps its
+-- history; ref is the key's hash, a URL path segment; name the label a
+-- person and /metrics use.
+CREATE TABLE workloads (
+	id INTEGER PRIMARY KEY,
+	key TEXT NOT NULL UNIQUE CHECK (length(key) BETWEEN 1 AND 16384),
+	ref TEXT NOT NULL UNIQUE CHECK (length(ref) = 16),
+	kind TEXT NOT NULL CHECK (kind IN ('unit', 'cgroup', 'process', 'other')),
+	name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 16384)
+) STRICT;
+
+-- One observer window: when it ended, how long it was, how many workloads
+-- the observer saw in all (the top workloads_top of them have rows, the
+-- rest one row, "other").
+CREATE TABLE workload_windows (
+	id INTEGER PRIMARY KEY,
+	t_ms INTEGER NOT NULL,
+	window_s REAL NOT NULL CHECK (window_s > 0),
+	seen INTEGER NOT NULL CHECK (seen >= 0)
+) STRICT;
+CREATE INDEX workload_windows_t ON workload_windows (t_ms);
+
+-- A workload's figures in a window: an object of the names of
+-- lib/catalog_workloads.c, each a number or null. rank 0 is the dearest.
+CREATE TABLE workload_figures (
+	window_id INTEGER NOT NULL REFERENCES workload_windows (id) ON DELETE CASCADE,
+	rank INTEGER NOT NULL CHECK (rank >= 0),
+	workload_id INTEGER NOT NULL REFERENCES workloads (id),
+	figures TEXT NOT NULL CHECK (json_valid(figures)),
+	PRIMARY KEY (window_id, rank)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX workload_figures_workload ON workload_figures (workload_id, window_id);
+
+-- The latest window whole, as GET /api/v1/workloads serves it: its
+-- workloads priced, with their costs, findings and verdicts, and the
+-- host's mechanisms (one row, replaced each window).
+CREATE TABLE workload_latest (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	window_id INTEGER NOT NULL REFERENCES workload_windows (id) ON DELETE CASCADE,
+	doc TEXT NOT NULL CHECK (json_valid(doc))
+) STRICT;
+
+PRAGMA user_version = 5;

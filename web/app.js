@@ -1,6 +1,7 @@
 /* The threadwatch dashboard: reads the public JSON API under /api/v1 (see
  * /api/v1/openapi.json) and draws the first screen, five charts with the
- * host's own dygraphs, the regression events (also marked on the charts)
+ * host's own dygraphs, who pays for threads here (the observer's last
+ * window and its history), the regression events (also marked on the charts)
  * and the runs table. The chart objects are exposed as
  * window.twCharts and the page's state as body[data-state] ("ready",
  * "empty", "unreachable", "error-NNN") for the browser test. */
@@ -134,6 +135,7 @@ function fmtUnit(v, unit) {
       return v >= 1e4 ? `${fmtNum(v / 1e3)} µs` : `${fmtNum(v)} ns`;
     case 'per_s': return `${fmtNum(v)}/s`;
     case 'ratio': return fmtNum(v, 3);
+    case 'share': return `${fmtNum(v * 100)}%`;
     case 'bytes': {
       const [div, name] = bytesScale(v);
       return `${fmtNum(v / div)} ${name}`;
@@ -442,6 +444,78 @@ function renderHeadroom(h) {
     if (!l || !LIMIT_NAMES[w.limit] || l.limit == null) return el('li', { text: w.message });
     return el('li', { text: `${LIMIT_NAMES[w.limit]}: ${fmtNum(l.used, 0)} of ${fmtNum(l.limit, 0)} in use (${fmtNum(100 * l.ratio, 1)}%)` });
   }));
+}
+
+/* --- who pays for threads (GET /api/v1/workloads) ---------------------- */
+/* Workloads drawn over time, the dearest of the latest window. */
+const WORKLOADS_CHARTED = 5;
+
+function workloadCell(w) {
+  const th = el('th', { scope: 'row' }, el('span', { class: 'wl-name', text: w.name }));
+  if (w.kind === 'other') th.append(el('span', { class: 'muted', text: ` (${fmtNum(w.workloads, 0)} workloads)` }));
+  else th.append(el('span', { class: 'muted wl-kind', text: ` ${w.kind}` }));
+  return th;
+}
+
+/* Each finding with its cause and fix; the workload's verdict on low
+ * stacks last. Every text is the observer's or the pricing's, shown as
+ * text (a process may name itself anything). */
+function findingsCell(w) {
+  const td = el('td', { class: 'wl-findings' });
+  for (const f of w.findings || [])
+    td.append(el('details', {}, el('summary', { text: f.finding }),
+      el('p', { text: `Cause: ${f.cause}` }), el('p', { text: `Fix: ${f.fix}` })));
+  if (w.recommendation && w.recommendation.verdict)
+    td.append(el('p', { class: 'muted', text: `Low stacks: ${w.recommendation.sentence || w.recommendation.verdict}` }));
+  if (!td.childNodes.length) td.textContent = '—';
+  return td;
+}
+
+function renderWorkloads(w) {
+  $('#workloads-box').hidden = !w;
+  if (!w) return;
+  const figures = (state.catalog && state.catalog.workload_metrics) || [];
+  $('#workloads thead').replaceChildren(el('tr', {}, el('th', { scope: 'col', text: 'Workload' }),
+    ...figures.map((m) => el('th', { scope: 'col', class: 'num', title: m.description, text: m.label })),
+    el('th', { scope: 'col', text: 'Findings' })));
+  $('#workloads tbody').replaceChildren(...(w.workloads || []).map((row) => el('tr', {}, workloadCell(row),
+    ...figures.map((m) => el('td', { class: 'num', text: fmtUnit((row.figures || {})[m.name], m.unit) })),
+    findingsCell(row))));
+  $('#workloads-when').textContent = `· a ${fmtDuration(w.window_s)} window ending ${fmtWhen(w.window_end_ms)}, ` +
+    `${fmtNum(w.seen, 0)} workloads seen`;
+}
+
+/* The dearest workloads' cost over the selected range, or their threads
+ * while nothing is priced yet (no probe figures). */
+async function drawWorkloads(w) {
+  const figures = (state.catalog && state.catalog.workload_metrics) || [];
+  const rows = (w.workloads || []).filter((r) => r.kind !== 'other').slice(0, WORKLOADS_CHARTED);
+  const priced = rows.some((r) => r.figures && r.figures.cpu_share != null);
+  const metric = figures.find((m) => m.name === (priced ? 'cpu_share' : 'threads'));
+  if (!metric || !rows.length) return emptyChart('workloads', 'no workload to chart yet');
+  const since = sinceMs() || now() - 30 * DAY;
+  const step = Math.max(60, Math.ceil((now() - since) / 1000 / 300));
+  const series = await Promise.all(rows.map((r) => apiMaybe(
+    `/workloads/${encodeURIComponent(r.ref)}/series?metric=${metric.name}&since=${Math.floor(since / 1000)}&step=${step}`)));
+  const scale = metric.unit === 'share' ? 100 : 1;
+  const data = mergeByX(series.map((s) => ((s && s.points) || []).map((p) => [p.t, p.avg * scale])))
+    .map(([t, ...ys]) => [new Date(t), ...ys]);
+  if (!data.length) return emptyChart('workloads', 'no window stored in this range');
+  $('#cap-workloads').textContent = `${metric.label} of the ${rows.length} dearest workloads of the last window` +
+    (priced ? ' (percent of one CPU that their creates and switches cost at this host\'s prices)' : ' (not priced yet: no probe figures)') + '.';
+  /* the palette's colours, each readable as legend text (WCAG AA) */
+  const colors = ['--c-low', '--c-high', '--c-extra', '--ok', '--c-default'].map(cssVar);
+  draw('workloads', data, { labels: ['time', ...rows.map((r) => r.name)], colors: colors.slice(0, rows.length),
+    ylabel: priced ? '% of a CPU' : metric.label, title: 'Who pays for threads over time' });
+}
+
+/* Asked only once the status names a stored window: a host without the
+ * observer never gets a 503 in its console. */
+async function loadWorkloads() {
+  const w = state.status && state.status.workloads_window_end_ms ? await apiMaybe('/workloads') : null;
+  state.workloadsEnd = w ? w.window_end_ms : null;
+  renderWorkloads(w);
+  if (w) await drawWorkloads(w);
 }
 
 /* --- charts ------------------------------------------------------------ */
@@ -1017,6 +1091,7 @@ async function loadAll() {
       drawRing(ctxswDoc);
       await loadRange();
     }
+    await loadWorkloads();
     renderStatus(status, hasRuns);
     state.failed = false;
     state.loadedOnce = true;
@@ -1041,6 +1116,8 @@ async function poll() {
         st.current_probe !== before.current_probe) return await loadAll();
     state.status = st;
     renderStatus(st, document.body.dataset.state === 'ready');
+    /* a new observer window since the last look */
+    if ((st.workloads_window_end_ms || null) !== state.workloadsEnd) await loadWorkloads();
   } catch (e) {
     showFailure(e);
   } finally {
@@ -1057,6 +1134,7 @@ function setupRange() {
       if (document.body.dataset.state !== 'ready') return;
       try {
         await loadRange();
+        await loadWorkloads();
       } catch (e) {
         showFailure(e);
       }

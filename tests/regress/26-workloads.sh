@@ -17,14 +17,7 @@ TW=$B/threadwatch L=$B/tests/twload
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
 trap cleanup EXIT
-start() { # start NAME ARGS...: a twload in the background, its pid in $NAME
-	local n=$1
-	shift
-	"$L" "$@" --seconds 150 >"$TW_TMP/$n.out" 2>"$TW_TMP/$n.err" &
-	pids+=($!)
-	printf -v "$n" %s "$!"
-	wait_for grep -q ready "$TW_TMP/$n.out" || fail "twload $* did not get ready: $(cat "$TW_TMP/$n.err")"
-}
+start() { twload_start "$1" 150 "${@:2}"; } # start NAME ARGS...
 # bad input: a clear message and exit 2, before any window
 for args in "--by nonsense" "--for 0" "--for 2d" "--top x" "--costs $TW_TMP/none.json" "extra"; do
 	# shellcheck disable=SC2086

@@ -63,9 +63,11 @@ runs=$(sqlite3 "$DB" 'SELECT count(*) FROM runs')
 ok "$KILLS SIGKILLs survived: $cycles cycles begun ($cut cut short by the kill), $runs runs stored, $checked reported runs checked after the kills"
 
 # The last database still serves after a clean start.
-start_daemon d --database "$DB" --interval 1h
-# (on a loaded machine every kill may have cut its cycle short, so the
-# runs may all be the first clean cycle's: waited for, up to 120 s)
+start_daemon d --database "$DB" --interval 1h --token "$TOKEN"
+# On a loaded machine every kill may have cut its cycle short: then no run
+# is stored, and the died cycle's retry is minutes away (1, 5, then 30 min),
+# so a cycle is asked for now and waited for, up to 120 s.
+api /api/v1/runs -X POST -H "Authorization: Bearer $TOKEN" >/dev/null
 for _ in $(seq 1 240); do
 	[ "$(runs_json | jq length)" -gt 0 ] && break
 	sleep 0.5

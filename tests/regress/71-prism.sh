@@ -32,15 +32,18 @@ wait_for curl -s -o /dev/null "http://127.0.0.1:$PPORT/healthz" ||
 	fail "prism did not start: $(tail -5 "$TW_TMP/prism.log")"
 
 run_id=$(api '/api/v1/runs?limit=1' | jq -r '.runs[0].id')
-# The documented GETs, their templates filled: {id} a real run, {file} the
-# chart library.
+ref=$(api /api/v1/workloads | jq -r '.workloads[0].ref')
+# The documented GETs, their templates filled: {id} a real run, {ref} a
+# seeded workload, {file} the chart library.
 mapfile -t paths < <(jq -r '.paths | to_entries[] | select(.value.get) | .key' "$SRC/web/openapi.json")
 n=0 bad=""
 for tpl in "${paths[@]}"; do
 	path=${tpl//\{id\}/$run_id}
 	path=${path//\{file\}/dygraph.min.js}
+	path=${path//\{ref\}/$ref}
 	case $path in
 	/api/v1/series) path="$path?metric=ctxsw.ratio&step=1h" ;;
+	*/series) path="$path?metric=threads&step=1h" ;;
 	/api/v1/runs) path="$path?limit=5&status=ok" ;;
 	/api/v1/events) path="$path?limit=5" ;;
 	esac

@@ -87,3 +87,14 @@ tree_manpath() {
 	done
 	echo "$TW_TMP/man"
 }
+# twload_start NAME SECONDS ARGS...: tests/tools/twload (a service of known
+# behaviour) in the background for SECONDS, its pid in $NAME and appended
+# to the caller's pids array; its output in $TW_TMP/NAME.out and .err.
+twload_start() {
+	local n=$1 secs=$2
+	shift 2
+	"$B/tests/twload" "$@" --seconds "$secs" >"$TW_TMP/$n.out" 2>"$TW_TMP/$n.err" &
+	pids+=($!)
+	printf -v "$n" %s "$!"
+	wait_for grep -q ready "$TW_TMP/$n.out" || fail "twload $* did not get ready: $(cat "$TW_TMP/$n.err")"
+}

@@ -4,8 +4,8 @@
  * regression tests and the benchmarks. Every cycle stores the documents of
  * the three built-in probes (shaped exactly as the probes print them), a
  * recommendation computed by the shared code from them, and a headroom
- * record; the host fingerprint is recorded so that a kernel change shows up
- * in the history as it would on a real host.
+ * record, and an observer window of six services; the host fingerprint is recorded so that a kernel
+ * change shows up in the history as it would on a real host.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +24,7 @@
 #include "headroom.h"
 #include "recommend.h"
 #include "store.h"
+#include "workload_keep.h"
 #include "xmalloc.h"
 
 #define MS_PER_MIN INT64_C(60000)
@@ -951,8 +952,63 @@ static int seed_more_probes(struct seeder *s, int64_t cycle_id, int64_t *t_run,
 	return r;
 }
 
+/* The workloads of an observer window, shaped as lib/observe_group.c
+ * writes them: [key, kind, unit, comm, exe, threads, creates/s,
+ * switches/s, stacks, of them on huge pages]. A JVM whose stacks huge
+ * pages back, a service that creates a thread per request. */
+static const struct seed_workload {
+	const char *key, *kind, *unit, *comm, *exe;
+	double threads, creates, switches, stacks, thp;
+} seed_workloads[] = {
+    {"unit:nginx.service", "unit", "nginx.service", "nginx", "/usr/sbin/nginx", 9, 0, 2400, 8, 0},
+    {"unit:tomcat.service", "unit", "tomcat.service", "java", "/usr/lib/jvm/bin/java", 220, 0.5,
+     900, 210, 180},
+    {"unit:cgi-spawner.service", "unit", "cgi-spawner.service", "spawner", "/usr/bin/spawner", 40,
+     1500, 3200, 38, 0},
+    {"unit:postgresql.service", "unit", "postgresql.service", "postgres", "/usr/bin/postgres", 12,
+     0, 600, 0, 0},
+    {"unit:cron.service", "unit", "cron.service", "cron", "/usr/sbin/cron", 1, 0, 0.2, 0, 0},
+    {"unit:ssh.service", "unit", "ssh.service", "sshd", "/usr/sbin/sshd", 1, 0, 0.5, 0, 0},
+};
+#define SEED_WORKLOADS_TOP 4
+
+static json_t *seed_workload_json(const struct seed_workload *w)
+{
+	double jitter = 0.8 + 0.4 * rng_uniform(), res = w->stacks * 16384 + w->thp * 2097152;
+
+	return json_pack("{s:s s:s s:s s:n s:n s:s s:s s:[i] s:i s:i s:f s:f s:{s:f s:f s:f} s:b "
+	                 "s:{s:i s:I s:i s:I}}",
+	                 "key", w->key, "kind", w->kind, "unit", w->unit, "manager", "cgroup",
+	                 "comm", w->comm, "exe", w->exe, "pids", 1000, "processes", 1, "threads",
+	                 (int)w->threads, "creates_per_s", w->creates * jitter, "exits_per_s",
+	                 w->creates * jitter, "switches_per_s", "total", w->switches * jitter,
+	                 "voluntary", w->switches * jitter * 0.9, "involuntary",
+	                 w->switches * jitter * 0.1, "switches_exact", 1, "stacks", "count",
+	                 (int)w->stacks, "resident_bytes", (json_int_t)res, "thp_backed",
+	                 (int)w->thp, "thp_bytes", (json_int_t)(w->thp * 2097152));
+}
+
+/* An observer window ending at t, kept as threadwatchd keeps it (priced at
+ * the latest recommendation's inputs, the dearest SEED_WORKLOADS_TOP and
+ * "other"). */
+static int seed_window(struct seeder *s, int64_t t)
+{
+	json_t *list = json_array(), *doc;
+	int r;
+
+	for (size_t i = 0; i < sizeof(seed_workloads) / sizeof(seed_workloads[0]); i++)
+		json_array_append_new(list, seed_workload_json(&seed_workloads[i]));
+	doc = json_pack("{s:f s:i s:i s:o s:{} s:{s:i s:s s:i s:i s:i}}", "window_s", 60.0,
+	                "processes", 80, "threads", 400, "workloads", list, "mechanisms",
+	                "largest_vmas", "pid", 1000, "comm", "java", "vmas", 900,
+	                "processes_scanned", 80, "processes_unreadable", 0);
+	r = wkeep_take(s->st, doc, SEED_WORKLOADS_TOP, t);
+	json_decref(doc);
+	return r;
+}
+
 /* One cycle starting at t: fingerprint, three runs, recommendation,
- * headroom. `fail` makes the threads run an error. */
+ * headroom, an observer window. `fail` makes the threads run an error. */
 static int seed_cycle(struct seeder *s, int64_t t, int after_change, int first, int last, int fail)
 {
 	const json_t *fp = after_change ? s->fp_now : s->fp_old;
@@ -1013,6 +1069,8 @@ static int seed_cycle(struct seeder *s, int64_t t, int after_change, int first, 
 		doc = make_headroom(fp, last && s->o->near_limit);
 		r = store_headroom_record(s->st, t_run, doc);
 		json_decref(doc);
+		if (r >= 0)
+			r = seed_window(s, t_run);
 		if (r < 0)
 			return r;
 	}

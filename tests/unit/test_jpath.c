@@ -12,7 +12,8 @@
 
 static void test_paths(void **state)
 {
-	json_t *doc = json_loads("{\"a\": {\"b\": {\"c\": 7}, \"n\": null}, \"x\": [1, 2]}", 0, NULL);
+	json_t *doc =
+	    json_loads("{\"a\": {\"b\": {\"c\": 7}, \"n\": null}, \"x\": [1, 2]}", 0, NULL);
 	char long_key[200];
 
 	(void)state;

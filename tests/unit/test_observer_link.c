@@ -68,7 +68,7 @@ static int setup(void **state)
 	snprintf(sock, sizeof(sock), "%s/observer.sock", tmpdir);
 	if (strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return -1;
-	return olink_start(sock, err, sizeof(err)) == 0 ? 0 : -1;
+	return olink_start(sock, NULL, NULL, err, sizeof(err)) == 0 ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -92,9 +92,9 @@ static void test_create_and_reopen(void **state)
 
 	add_run(st, "ctxsw", T0, 1);
 	store_close(st);
-	/* Version 4 (sql/004-run-failure.sql), our application id,
+	/* Version 5 (sql/005-workloads.sql), our application id,
 	 * write-ahead logging (header bytes 18, 19). */
-	assert_int_equal(header_u32(f->path, 60), 4);
+	assert_int_equal(header_u32(f->path, 60), 5);
 	assert_int_equal(header_u32(f->path, 68), 0x54576462);
 	assert_int_equal(header_u32(f->path, 16) & 0xffff, 0x0202);
 	assert_false(exists(f->path, "-wal")); /* a clean close checkpoints */

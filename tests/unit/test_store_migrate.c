@@ -4,6 +4,7 @@
  * transaction and its rows kept; what each migration adds works on old
  * and new rows alike.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -22,12 +23,18 @@
 #include "store.h"
 #include "store_fixture.h"
 
+/* The tables version 5 added (sql/005-workloads.sql), dropped to turn a
+ * database back into an older version. */
+#define DROP_V5                                                                                    \
+	"DROP TABLE workload_latest; DROP TABLE workload_figures; DROP TABLE workload_windows;"    \
+	"DROP TABLE workloads;"
+
 /* Turns the file back into a version-2 database: the runs table as it was
  * before "not_applicable", with its rows. */
 static void make_version_2(const char *path)
 {
 	static const char sql[] =
-	    "PRAGMA foreign_keys = OFF; BEGIN;"
+	    "PRAGMA foreign_keys = OFF; BEGIN;" DROP_V5
 	    "CREATE TABLE runs2 (id INTEGER PRIMARY KEY,"
 	    " cycle_id INTEGER REFERENCES cycles (id) ON DELETE SET NULL,"
 	    " probe TEXT NOT NULL CHECK (length(probe) BETWEEN 1 AND 64),"
@@ -71,7 +78,7 @@ static void test_not_applicable_run(void **state)
 	st = open_rw(f->path);
 	assert_int_equal(count_runs(st, "ctxsw"), 1);
 	store_close(st); /* a clean close checkpoints */
-	assert_int_equal(header_u32(f->path, 60), 4);
+	assert_int_equal(header_u32(f->path, 60), 5);
 	st = open_rw(f->path);
 	json_object_set_new(doc, "status", json_string("not_applicable"));
 	assert_int_equal(insert_doc(st, doc, T0 + 1000, 0, &id), 0);
@@ -102,7 +109,7 @@ static void test_migration_backup(void **state)
 	assert_int_equal(access(bak, F_OK), -1);
 	st = open_rw(f->path);
 	store_close(st);
-	assert_int_equal(header_u32(f->path, 60), 4);
+	assert_int_equal(header_u32(f->path, 60), 5);
 	assert_int_equal(header_u32(bak, 60), 2);
 	assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &q, NULL),
@@ -124,7 +131,7 @@ static void test_migration_backup(void **state)
 static void make_version_3(const char *path)
 {
 	static const char sql[] =
-	    "BEGIN;"
+	    "BEGIN;" DROP_V5
 	    "CREATE TABLE runs3 (id INTEGER PRIMARY KEY,"
 	    " cycle_id INTEGER REFERENCES cycles (id) ON DELETE SET NULL,"
 	    " probe TEXT NOT NULL CHECK (length(probe) BETWEEN 1 AND 64),"
@@ -209,7 +216,7 @@ static void test_run_failure_columns(void **state)
 	make_version_3(f->path);
 	st = open_rw(f->path);
 	store_close(st);
-	assert_int_equal(header_u32(f->path, 60), 4);
+	assert_int_equal(header_u32(f->path, 60), 5);
 	expect_column(f->path, "crashed with SIGSEGV (stderr: fault)", "failure", "crash");
 	expect_column(f->path, "crashed with SIGSEGV (stderr: fault)", "term_signal", "11");
 	expect_column(f->path, "killed after the 20 s time limit", "failure", "timeout");
@@ -242,12 +249,54 @@ static void test_run_failure_columns(void **state)
 	expect_column(f->path, "another sentence", "term_signal", "");
 }
 
+/* Version 4, as the release before the workloads' history left it. */
+static void make_version_4(const char *path)
+{
+	static const char sql[] = "BEGIN;" DROP_V5 "PRAGMA user_version = 4; COMMIT;";
+	sqlite3 *db = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* A database of the release before migrates to version 5: its runs kept, a
+ * backup of it beside, and the workloads' tables there to store a window. */
+static void test_workloads_migration(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = open_rw(f->path);
+	json_t *win, *got = NULL;
+	char bak[PATH_MAX];
+
+	add_run(st, "ctxsw", T0, 1);
+	store_close(st);
+	make_version_4(f->path);
+	assert_int_equal(header_u32(f->path, 60), 4);
+	st = open_rw(f->path);
+	assert_int_equal(count_runs(st, "ctxsw"), 1);
+	assert_int_equal(store_workloads_latest(st, &got), -ENOENT);
+	win = json_pack("{s:f s:i s:[{s:s s:s s:s s:s s:{s:i}}]}", "window_s", 60.0, "seen", 1,
+	                "workloads", "key", "unit:a.service", "ref", "0123456789abcdef", "kind",
+	                "unit", "name", "a.service", "figures", "threads", 3);
+	assert_int_equal(store_workloads_record(st, T0, win), 0);
+	assert_int_equal(store_workloads_latest(st, &got), 0);
+	assert_int_equal(json_integer_value(json_object_get(got, "window_end_ms")), T0);
+	store_close(st);
+	assert_int_equal(header_u32(f->path, 60), 5);
+	snprintf(bak, sizeof(bak), "%s.bak-v4", f->path);
+	assert_int_equal(header_u32(bak, 60), 4);
+	json_decref(win);
+	json_decref(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_not_applicable_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_migration_backup, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_run_failure_columns, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_workloads_migration, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
