@@ -239,8 +239,8 @@ static const struct cfg_key keys[] = {
      "this many plus one).",
      OFF(workloads_top), F_RESTART, NULL},
     {"retention_workloads_days", T_INT, 1, 36500, "14",
-     "Days to keep the workloads' windows (about 2 MiB a day at workloads_top = 20 and 60 s "
-     "windows; see doc/workloads.md).",
+     "Days to keep the workloads' windows (about 1.8 MiB a day at workloads_top = 20 and 60 s "
+     "windows, measured; see doc/workloads.md).",
      OFF(retention_workloads_days), 0, NULL},
     {"workload_threads", T_INT, 1, 10000000, TW_STR(TW_DEFAULT_THREADS),
      "Recommendation input: the threads the host's workload creates.", OFF(workload_threads), 0,

@@ -228,6 +228,10 @@ static const char *const queries[Q__COUNT] = {
     /* the workloads (store_workloads.c) */
     [Q_WL_UPSERT] = "INSERT INTO workloads (key, ref, kind, name) VALUES (:key, :ref, :kind, :name)"
                     " ON CONFLICT (key) DO UPDATE SET name = excluded.name RETURNING id",
+    [Q_WL_FIGURE_IDX] = "INSERT INTO workload_figure_names (idx, name) VALUES"
+                        " ((SELECT coalesce(max(idx) + 1, 0) FROM workload_figure_names), :name)"
+                        " ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING idx",
+    [Q_WL_FIGURE_FIND] = "SELECT idx FROM workload_figure_names WHERE name = :name",
     [Q_WL_WINDOW_ADD] = "INSERT INTO workload_windows (t_ms, window_s, seen)"
                         " VALUES (:t_ms, :window_s, :seen)",
     [Q_WL_FIGURES_ADD] = "INSERT INTO workload_figures (window_id, rank, workload_id, figures)"

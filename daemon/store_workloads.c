@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +32,48 @@ static int workload_id(struct store *st, const json_t *w, int64_t *id)
 	return r == 0 ? sq_seterr(-EIO, "naming a workload gave no id") : r < 0 ? r : 0;
 }
 
+/* A row's figures as an array of numbers, each at the place
+ * workload_figure_names gives its name (made on its first use). */
+static int figures_array(struct store *st, const json_t *figures, json_t **out)
+{
+	const char *name;
+	const json_t *v;
+	int64_t idx;
+	int r = 0;
+
+	*out = sq_jcheck(json_array());
+	json_object_foreach((json_t *)(uintptr_t)figures, name, v)
+	{
+		const struct bind b[] = {B_TEXT(":name", name)};
+
+		r = sq_int(st, Q_WL_FIGURE_IDX, b, SQ_LEN(b), "naming a workload figure", &idx);
+		if (r == 0)
+			r = sq_seterr(-EIO, "naming a workload figure gave no place");
+		if (r < 0)
+			break;
+		if (idx < 0 || idx > 1000) {
+			r = sq_seterr(-EIO, "workload figure \"%s\" has place %" PRId64, name, idx);
+			break;
+		}
+		while ((int64_t)json_array_size(*out) <= idx)
+			json_array_append_new(*out, json_null());
+		json_array_set(*out, (size_t)idx, (json_t *)(uintptr_t)v);
+	}
+	return r < 0 ? r : 0;
+}
+
 static int figures_add(struct store *st, int64_t window_id, size_t rank, const json_t *w)
 {
 	char *text = NULL;
+	json_t *arr = NULL;
 	int64_t wid = 0;
 	int r = workload_id(st, w, &wid);
 
 	if (r >= 0)
-		r = sq_json_text(json_object_get(w, "figures"), JSON_REAL_PRECISION(6),
-		                 "a workload's figures", &text);
+		r = figures_array(st, json_object_get(w, "figures"), &arr);
+	if (r >= 0)
+		r = sq_json_text(arr, JSON_REAL_PRECISION(6), "a workload's figures", &text);
+	json_decref(arr);
 	if (r >= 0) {
 		const struct bind b[] = {B_INT(":window_id", window_id),
 		                         B_INT(":rank", (int64_t)rank), B_INT(":workload_id", wid),
@@ -180,7 +214,16 @@ static int series_tx(struct store *st, void *ctx)
 	sq_jset(c->out, "until_ms", sq_jint(q->until_ms));
 	sq_jset(c->out, "step_ms", sq_jint(q->step_ms));
 	sq_jset(c->out, "points", points);
-	snprintf(path, sizeof(path), "$.%s", m->name);
+	{
+		const struct bind n[] = {B_TEXT(":name", m->name)};
+		int64_t idx = -1;
+
+		r = sq_int(st, Q_WL_FIGURE_FIND, n, SQ_LEN(n), "finding a workload figure", &idx);
+		if (r < 0)
+			return r;
+		/* a figure no window has held yet: every element is null */
+		snprintf(path, sizeof(path), "$[%" PRId64 "]", r ? idx : INT64_C(1000000));
+	}
 	{
 		const struct bind b[] = {B_INT(":workload_id", wid), B_INT(":since", q->since_ms),
 		                         B_INT(":until", q->until_ms), B_INT(":step", q->step_ms),

@@ -41,6 +41,12 @@ const struct catalog_workload_metric catalog_workload_metrics[] = {
      "Share of a CPU", "threadwatch_workload_cpu_share",
      "Share of one CPU each workload's thread creates and context switches cost at this "
      "host's measured prices, over the observer's last window."},
+    {"create_cpu_share", "costs/create/cpu_share", "share",
+     "Share of one CPU the workload's thread creates alone cost at this host's measured "
+     "create price.",
+     "Creating threads", "threadwatch_workload_create_cpu_share",
+     "Share of one CPU each workload's thread creates alone cost at this host's measured "
+     "create price, over the observer's last window."},
 };
 const size_t catalog_n_workload_metrics =
     sizeof(catalog_workload_metrics) / sizeof(catalog_workload_metrics[0]);

@@ -28,8 +28,16 @@ CREATE TABLE workload_windows (
 ) STRICT;
 CREATE INDEX workload_windows_t ON workload_windows (t_ms);
 
--- A workload's figures in a window: an object of the names of
--- lib/catalog_workloads.c, each a number or null. rank 0 is the dearest.
+-- The names of the figures (lib/catalog_workloads.c) by their place in a
+-- row's array: a row stores numbers alone, and a figure added later takes
+-- the next place, so no row is ever read by the wrong name.
+CREATE TABLE workload_figure_names (
+	idx INTEGER PRIMARY KEY CHECK (idx >= 0),
+	name TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 64)
+) STRICT;
+
+-- A workload's figures in a window: a JSON array, element idx the figure
+-- workload_figure_names names (a number or null). rank 0 is the dearest.
 CREATE TABLE workload_figures (
 	window_id INTEGER NOT NULL REFERENCES workload_windows (id) ON DELETE CASCADE,
 	rank INTEGER NOT NULL CHECK (rank >= 0),

@@ -471,6 +471,13 @@ function findingsCell(w) {
   return td;
 }
 
+/* A workload's figure: a count whole, nothing as a plain 0. */
+function figureText(v, unit) {
+  if (v === 0) return '0';
+  if (unit === 'threads' && v != null) return fmtNum(v, 0);
+  return fmtUnit(v, unit);
+}
+
 function renderWorkloads(w) {
   $('#workloads-box').hidden = !w;
   if (!w) return;
@@ -479,7 +486,7 @@ function renderWorkloads(w) {
     ...figures.map((m) => el('th', { scope: 'col', class: 'num', title: m.description, text: m.label })),
     el('th', { scope: 'col', text: 'Findings' })));
   $('#workloads tbody').replaceChildren(...(w.workloads || []).map((row) => el('tr', {}, workloadCell(row),
-    ...figures.map((m) => el('td', { class: 'num', text: fmtUnit((row.figures || {})[m.name], m.unit) })),
+    ...figures.map((m) => el('td', { class: 'num', text: figureText((row.figures || {})[m.name], m.unit) })),
     findingsCell(row))));
   $('#workloads-when').textContent = `· a ${fmtDuration(w.window_s)} window ending ${fmtWhen(w.window_end_ms)}, ` +
     `${fmtNum(w.seen, 0)} workloads seen`;

@@ -336,8 +336,36 @@ jq -e '[.workloads[] | select(.kind == "unit" and (.unit == "tw-a.service" or .u
 	fail "tw-a and tw-b are not two workloads: $(jq -c '[.workloads[] | {key, kind, comm}]' <<<"$wl")"
 jq -e '[.workloads[] | select(.unit == "threadwatchd.service")] | length == 1' <<<"$wl" >/dev/null ||
 	fail "threadwatchd.service is not a workload: $(jq -c '[.workloads[] | .key]' <<<"$wl")"
-in_ct systemctl stop tw-a.service tw-b.service
 ok "two units of one program are two workloads ($(jq -r .mechanisms.cgroup_hierarchy <<<"$wl") hierarchy): $(jq -c '[.workloads[] | select(.kind == "unit") | .unit]' <<<"$wl")"
+# ... and so the daemon keeps them, through the packaged observer (its
+# window shortened to 5 s by a drop-in): two rows of /api/v1/workloads with
+# their own refs, two workload labels on /metrics, two rows on the page
+mkdir -p "$R/etc/systemd/system/threadwatch-observer.service.d"
+printf '[Service]\nExecStart=\nExecStart=/usr/lib/threadwatch/threadwatch-observer --push /run/threadwatch/observer.sock --window 5s\n' \
+	>"$R/etc/systemd/system/threadwatch-observer.service.d/window.conf"
+in_ct systemctl daemon-reload && in_ct systemctl restart threadwatch-observer.service ||
+	fail "the observer did not restart with a 5 s window"
+two_units() { api /api/v1/workloads | jq -e '[.workloads[] | select(.name == "tw-a.service" or .name == "tw-b.service") | .ref] | length == 2 and .[0] != .[1]' >/dev/null; }
+t=$(date +%s)
+until two_units; do
+	[ "$(since "$t")" -lt 90 ] || fail "/api/v1/workloads never listed tw-a and tw-b: $(api /api/v1/workloads | jq -c '[.workloads[]? | .name]')"
+	sleep 2
+done
+m=$(api /metrics | grep -c '^threadwatch_workload_threads{workload="tw-[ab].service"}')
+[ "$m" = 2 ] || fail "/metrics has $m series of tw-a and tw-b: $(api /metrics | grep '^threadwatch_workload_threads')"
+page_note="the page not checked (no browser tools)"
+if [ "${TW_NO_BROWSER:-}" != 1 ] && [ -n "${NSPAWN_LEADER:-}" ]; then
+	. "$SRC/tests/regress/lib-browser.sh"
+	(browser_tools) >"$TW_TMP/browser-tools.log" 2>&1 && browser_tools >/dev/null 2>&1 && {
+		# chromium from this host, in the container's network namespace
+		nsenter -t "$NSPAWN_LEADER" -n node "$BROWSER_DIR/workloads.test.js" --url http://127.0.0.1:8437/ \
+			--names 'tw-a.service|tw-b.service' --out "$SRC/tests/out/browser/container" >"$TW_TMP/page.log" 2>&1 ||
+			fail "the page in the container: $(cat "$TW_TMP/page.log")"
+		page_note="the page lists both (chromium in the container's network namespace)"
+	}
+fi
+in_ct systemctl stop tw-a.service tw-b.service
+ok "the daemon keeps tw-a.service and tw-b.service apart: two refs in /api/v1/workloads, two series on /metrics; $page_note"
 
 # --- regression events in the journal -------------------------------------------------------
 STEP_ID=78d06f1af1ac4ee9afec21ee1a5d4526

@@ -27,7 +27,7 @@
  * database back into an older version. */
 #define DROP_V5                                                                                    \
 	"DROP TABLE workload_latest; DROP TABLE workload_figures; DROP TABLE workload_windows;"    \
-	"DROP TABLE workloads;"
+	"DROP TABLE workloads; DROP TABLE workload_figure_names;"
 
 /* Turns the file back into a version-2 database: the runs table as it was
  * before "not_applicable", with its rows. */
@@ -131,8 +131,7 @@ static void test_migration_backup(void **state)
 static void make_version_3(const char *path)
 {
 	static const char sql[] =
-	    "BEGIN;" DROP_V5
-	    "CREATE TABLE runs3 (id INTEGER PRIMARY KEY,"
+	    "BEGIN;" DROP_V5 "CREATE TABLE runs3 (id INTEGER PRIMARY KEY,"
 	    " cycle_id INTEGER REFERENCES cycles (id) ON DELETE SET NULL,"
 	    " probe TEXT NOT NULL CHECK (length(probe) BETWEEN 1 AND 64),"
 	    " started_ms INTEGER NOT NULL, ended_ms INTEGER NOT NULL,"
