@@ -380,7 +380,8 @@ check-cross: all
 # Prometheus, the cohorts and 59's kill loop mostly wait, on code the other
 # scripts run under the sanitizers too; 76-fleet's many daemons, whose
 # fleet client 97-fleet-hostile runs under them); the crash tests kill
-# fewer times and 26-workloads watches a shorter window (WORKLOADS_WINDOW).
+# fewer times, 26-workloads watches a shorter window (WORKLOADS_WINDOW) and
+# 28-workload-history leaves its browser part to the main tier (TW_NO_BROWSER).
 SAN_B         ?= $(B)-san
 SANITIZE_SKIP ?= 60-browser 83-http-host-browser 62-daemon-guard 70-deb 72-systemd 85-arm64 73-alerts 79-lint 71-prism 81-detect-sim \
 	93-load 94-valgrind 76-fleet 69-daemon-clock-retention 59-daemon-crash 66-daemon-splay 75-prometheus 86-cohorts \
@@ -388,7 +389,8 @@ SANITIZE_SKIP ?= 60-browser 83-http-host-browser 62-daemon-guard 70-deb 72-syste
 check-sanitize:
 	$(MAKE) B=$(SAN_B) SANITIZE=1 all check-unit
 	$(MAKE) B=$(SAN_B) SANITIZE=1 check-regress REGRESS_SKIP="$(SANITIZE_SKIP)" \
-		TW_CRASH_KILLS=20 CRASH_KILLS=6 CRASH_CYCLES=20 FRAMING_FLOOD_SECONDS=5 WORKLOADS_WINDOW=6s
+		TW_CRASH_KILLS=20 CRASH_KILLS=6 CRASH_CYCLES=20 FRAMING_FLOOD_SECONDS=5 WORKLOADS_WINDOW=6s \
+		TW_NO_BROWSER=1
 
 # Fuzzing: every build replays the seed corpus; clang with libFuzzer then runs
 # each harness for FUZZ_SECONDS (TEST_FUZZ_SECONDS within `make test`, which

@@ -138,9 +138,16 @@ if [ "${TW_NO_BROWSER:-}" != 1 ]; then
 	ok "the page's panel lists twthp and <i id=twx> as text; axe-core clean"
 fi
 
-# a restart keeps the history: the same ref, its windows still there
+# SIGKILL while windows come in every few seconds: the database is whole,
+# at most the window being written is lost, and the restarted daemon (the
+# same key, so the same ref) keeps the history and adds to it
 before=$(series threads)
-stop_daemon
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+if command -v sqlite3 >/dev/null; then
+	chk=$(sqlite3 "$TW_TMP/d/threadwatch.db" 'PRAGMA integrity_check') || fail "sqlite3 cannot read the database"
+	[ "$chk" = ok ] || fail "integrity_check after SIGKILL: $chk"
+fi
 start_daemon d --config "$TW_TMP/wl.conf" --interval 1h --observer-socket "$SOCK"
 pids+=($DPID)
 [ "$(series threads)" -ge "$before" ] || fail "the restart lost windows: $(series threads) of $before"
@@ -149,7 +156,7 @@ until [ "$(series threads)" -gt "$before" ]; do
 	[ "$(since "$t")" -lt $((WINDOW * 2 + 60)) ] || fail "no window after the restart: $(tail -3 "$TW_TMP/obs.log")"
 	sleep 1
 done
-ok "restarted: ref $ref keeps its $before windows and gains more"
+ok "SIGKILLed and restarted: integrity_check ok, ref $ref keeps its $before windows and gains more"
 
 # bounded: workloads_top = BOUND keeps BOUND rows and "other", which sums
 # the rest; a workload with a finding (stacks on huge pages) is kept
