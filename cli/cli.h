@@ -36,6 +36,11 @@ int cli_fleet(int argc, char **argv);
  * *out, or -errno with why (-ENOENT: none yet). */
 int fleet_recommendation(const char *url, const char *token, double timeout_s, struct json_t **out,
                          char *why, size_t wlen);
+/* Every string of v (values, not keys), in place, made printable as fleet
+ * makes a daemon's words (fleet_printable(): control and bidirectional
+ * characters, the newline too, become '?'), so that a text composed of
+ * them (`recommend --from`) holds only its own line breaks. */
+void fleet_printable_json(struct json_t *v);
 int cli_workloads(int argc, char **argv);
 int cli_detect_sim(int argc, char **argv);
 

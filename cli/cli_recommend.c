@@ -285,7 +285,10 @@ int cli_recommend(int argc, char **argv)
 			fprintf(stderr, "threadwatch recommend: --from %s: %s\n", a.from, err);
 			return 1;
 		}
-		inputs = json_incref(json_object_get(rec, "inputs"));
+		/* a copy: the daemon's strings (a failed probe's reason) reach
+		 * the text only without control characters */
+		inputs = json_deep_copy(json_object_get(rec, "inputs"));
+		fleet_printable_json(inputs);
 		json_decref(rec);
 		if (!json_is_object(inputs)) {
 			fprintf(stderr,

@@ -4,8 +4,13 @@
  * or forge a row.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
+#include <jansson.h>
+
+#include "cli.h"
 #include "fleetp.h"
+#include "xmalloc.h"
 
 /* The bidirectional controls, as their three UTF-8 bytes E2 80 xx or
  * E2 81 xx: LRM, RLM (U+200E, U+200F), the embeddings and overrides
@@ -45,6 +50,24 @@ char *fleet_printable(char *s)
 	if (w)
 		*w = '\0';
 	return s;
+}
+
+void fleet_printable_json(json_t *v)
+{
+	const char *key;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v)) {
+		char *t = xstrdup(json_string_value(v));
+
+		json_string_set(v, fleet_printable(t));
+		free(t);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x) fleet_printable_json(x);
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, key, x) fleet_printable_json(x);
+	}
 }
 
 double fleet_age_s(int64_t now_ms, int64_t t_ms)

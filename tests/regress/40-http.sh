@@ -53,7 +53,7 @@ doc_probe threads 0 '"low_first_rate": {"value": 52000, "unit": "per_s"},
  \"high_median_ns\": {\"x_unit\": \"threads\", \"y_unit\": \"ns\", \"points\": [$(pts 64 64 19500 1.0 20)]}"
 fake_probe "$TW_TMP/probes.d" crashy crash
 
-start_daemon h --token "$TOKEN" --interval 6h
+start_daemon h --token "$TOKEN" --interval 6h --observer-socket "$TW_TMP/obs.sock"
 wait_cycle 1
 ok "threadwatchd on port $PORT finished its first cycle"
 
@@ -113,6 +113,36 @@ req status GET /api/v1/status /api/v1/status
 expect status 200 '"trigger_enabled":true'
 req events GET /api/v1/events '/api/v1/events?metric=ctxsw.ratio&since=2000-01-01T00:00:00Z&limit=5'
 expect events 200 '"events"'
+# the workloads: none until a window comes (503, Retry-After), then one
+# handed over the observer socket as threadwatch-observer hands it
+req wl-none GET /api/v1/workloads /api/v1/workloads
+expect wl-none 503 'threadwatch-observer'
+python3 - "$TW_TMP/obs.sock" >"$TW_TMP/push.txt" <<'PY'
+import json, socket, sys
+w = {"key": "unit:web.service", "kind": "unit", "unit": "web.service", "manager": None, "cgroup": "/system.slice/web.service",
+     "comm": "web", "exe": "/usr/bin/web", "pids": [4242], "processes": 1, "threads": 12, "creates_per_s": 3.0,
+     "exits_per_s": 3.0, "switches_per_s": {"total": 500.0, "voluntary": 480.0, "involuntary": 20.0},
+     "migrations_per_s": 40.0, "switches_exact": True,
+     "stacks": {"count": 12, "resident_bytes": 98304, "thp_backed": 0, "thp_bytes": 0}}
+doc = {"window_s": 60, "processes": 1, "threads": 12, "workloads": [w], "mechanisms": {},
+       "largest_vmas": {"pid": 4242, "comm": "web", "vmas": 80, "processes_scanned": 1, "processes_unreadable": 0}}
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(json.dumps(doc).encode())
+s.shutdown(socket.SHUT_WR)
+print(s.recv(300).decode().strip())
+PY
+grep -qx ok "$TW_TMP/push.txt" || fail "the window was not taken: $(cat "$TW_TMP/push.txt")"
+wait_for sh -c "curl -sf http://127.0.0.1:$PORT/api/v1/workloads >/dev/null" || fail "no workloads after the window"
+req wl GET /api/v1/workloads /api/v1/workloads
+expect wl 200 '"web.service"'
+ref=$(jq -r '.workloads[0].ref' "$OUT/wl")
+req wl-series GET '/api/v1/workloads/{ref}/series' "/api/v1/workloads/$ref/series?metric=switches_per_second&step=1h"
+expect wl-series 200 '"max":500'
+req wl-bad GET '/api/v1/workloads/{ref}/series' "/api/v1/workloads/$ref/series?metric=ctxsw.ratio"
+expect wl-bad 400 'stack_thp_bytes'
+req wl-none2 GET '/api/v1/workloads/{ref}/series' "/api/v1/workloads/ffffffffffffffff/series?metric=threads"
+expect wl-none2 404 'ffffffffffffffff'
 req healthz GET /healthz /healthz
 expect healthz 200 '"ok"'
 req spec GET /api/v1/openapi.json /api/v1/openapi.json

@@ -23,7 +23,9 @@ ANS = {
                        "last_cycle_status": "ok\u009b2J", "cycle_running": False},
     "/api/v1/host": {"current": {"fingerprint": {"hostname": "evil\u001b]0;pwned\u0007host",
                                                  "kernel": "6.1\nFORGED ROW ok\u202e", "glibc": "2.36\u2066\u007f"}}},
-    "/api/v1/recommendation": {"verdict": "low\r", "confidence": "high\u0085"},
+    "/api/v1/recommendation": {"verdict": "low\r", "confidence": "high\u0085",
+                               "inputs": {"failed_probes": [{"probe": "ctxsw", "kind": "error",
+                                          "reason": "gone\u001b]0;pwned\u0007\nFORGED\u202e"}]}},
     "/api/v1/events": {"events": [{"metric": "m", "t_ms": -I64 - 1, "message": "x"}], "total": 1},
 }
 class H(BaseHTTPRequestHandler):
@@ -93,6 +95,17 @@ grep -q "larger than 256 KiB" <<<"$out" || fail "the endless answer was not cut 
 rss=$(tail -n 1 "$TW_TMP/rss")
 [ "$rss" -lt 65536 ] || fail "the CLI reached $rss kB RSS"
 ok "an endless answer is cut at 256 KiB; the CLI peaked at $rss kB"
+
+# recommend --from prints a failed probe's reason, as the daemon wrote it,
+# in its text: the same rule
+rec=$("$TW" recommend --from "http://127.0.0.1:$P1" 2>&1)
+echo "$rec" | cat -v
+if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' <<<"$rec" || bidi "$rec"; then
+	fail "recommend --from: control characters reached the terminal"
+fi
+grep -q 'gone?\]0;pwned?' <<<"$rec" || fail "recommend --from does not show the reason with '?': $rec"
+grep -q '^FORGED' <<<"$rec" && fail "recommend --from: a newline in a reason forged a line"
+ok "recommend --from shows a daemon's failed-probe reason with '?' for its controls"
 
 printf 'tw-fleet-token-0123456789abcdef\n' >"$TW_TMP/token"
 chmod 600 "$TW_TMP/token"
