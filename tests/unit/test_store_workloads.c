@@ -24,8 +24,7 @@
 #include "workload_keep.h"
 
 /* A workload as the observer and the pricing shape it. */
-static json_t *workload(const char *key, const char *comm, double share, int thp_bytes,
-                        int finding)
+static json_t *workload(const char *key, const char *comm, double share, int thp_bytes, int finding)
 {
 	return json_pack("{s:s s:s s:s s:n s:i s:f s:{s:f} s:{s:i s:i} s:{s:f} s:o}", "key", key,
 	                 "kind", "process", "comm", comm, "unit", "threads", 4, "creates_per_s",
@@ -99,7 +98,8 @@ static void test_names(void **state)
 	} cases[] = {
 	    {"{\"kind\": \"unit\", \"unit\": \"app.service\", \"manager\": \"user@1000.service\"}",
 	     "user@1000.service/app.service"},
-	    {"{\"kind\": \"unit\", \"unit\": \"nginx.service\", \"manager\": null}", "nginx.service"},
+	    {"{\"kind\": \"unit\", \"unit\": \"nginx.service\", \"manager\": null}",
+	     "nginx.service"},
 	    {"{\"kind\": \"cgroup\", \"cgroup\": \"/machine/x\", \"comm\": \"sh\"}", "/machine/x"},
 	    {"{\"kind\": \"process\", \"cgroup\": \"/\", \"comm\": \"<i id=x>\"}", "<i id=x>"},
 	    {"{\"kind\": \"weird\"}", "other"},
@@ -146,8 +146,8 @@ static void test_store(void **state)
 	/* ten windows in buckets of five minutes: 5 and 5 */
 	s = series(st, java, "stack_thp_bytes", T0, T0 + 600000, 300000);
 	assert_int_equal(json_array_size(json_object_get(s, "points")), 2);
-	assert_int_equal(json_integer_value(json_object_get(
-	                     json_array_get(json_object_get(s, "points"), 0), "n")),
+	assert_int_equal(json_integer_value(
+	                     json_object_get(json_array_get(json_object_get(s, "points"), 0), "n")),
 	                 5);
 	assert_true(json_number_value(json_object_get(
 	                json_array_get(json_object_get(s, "points"), 1), "max")) == 4194304.0);
