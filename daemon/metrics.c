@@ -446,27 +446,79 @@ static void emit_catalog(struct out *o, const json_t *snap)
 	}
 }
 
-/* The label of each kept workload of the latest window: its name, or its
- * key where an earlier row took the name (two processes of one comm), so
- * no two series of a family share their labels. An array of borrowed
- * strings, one per row. */
-static const char **workload_labels(const json_t *list)
+/* Which row gets a name two rows share, as the workload label: "other"
+ * the row that sums the rest, then a unit, a cgroup, a process; within a
+ * kind the smaller key. A name is claimed by what it names, never by rank
+ * (which a process's cost can change), so a process that calls itself
+ * "nginx.service" cannot take the unit's label. */
+static int label_order(const json_t *w)
 {
-	size_t n = json_array_size(list);
-	const char **l = xcalloc(n + 1, sizeof(*l));
+	static const char *const kinds[] = {"other", "unit", "cgroup", "process"};
+	const char *k = json_string_value(json_object_get(w, "kind"));
+
+	for (int i = 0; k && i < 4; i++)
+		if (!strcmp(k, kinds[i]))
+			return i;
+	return 4;
+}
+
+static int label_cmp(const void *a, const void *b, void *ctx)
+{
+	const json_t *const *rows = ctx;
+	const json_t *x = rows[*(const size_t *)a], *y = rows[*(const size_t *)b];
+	int ox = label_order(x), oy = label_order(y);
+
+	if (ox != oy)
+		return ox - oy;
+	return strcmp(json_string_value(json_object_get(x, "key")) ?: "",
+	              json_string_value(json_object_get(y, "key")) ?: "");
+}
+
+static int label_taken(char *const *l, const size_t *order, size_t upto, const char *s)
+{
+	for (size_t p = 0; p < upto; p++)
+		if (!strcmp(l[order[p]], s))
+			return 1;
+	return 0;
+}
+
+/* The label of each kept workload of the latest window: its name, else
+ * its key where the name is another row's (two processes of one comm),
+ * else the key and its row number, so that no two series of a family
+ * share their labels. malloc'd strings, one per row (labels_free()). */
+static char **workload_labels(const json_t *list)
+{
+	size_t n = json_array_size(list), *order = xcalloc(n + 1, sizeof(*order));
+	char **l = xcalloc(n + 1, sizeof(*l));
+	const json_t **rows = xcalloc(n + 1, sizeof(*rows));
 
 	for (size_t i = 0; i < n; i++) {
-		const json_t *w = json_array_get(list, i);
-		const char *name = json_string_value(json_object_get(w, "name"));
-
-		for (size_t j = 0; name && j < i; j++)
-			if (!strcmp(l[j], name))
-				name = NULL;
-		l[i] = name ? name : json_string_value(json_object_get(w, "key"));
-		if (!l[i])
-			l[i] = "";
+		rows[i] = json_array_get(list, i);
+		order[i] = i;
 	}
+	qsort_r(order, n, sizeof(*order), label_cmp, rows);
+	for (size_t o = 0; o < n; o++) {
+		size_t i = order[o];
+		const char *name = json_string_value(json_object_get(rows[i], "name")) ?: "";
+		const char *key = json_string_value(json_object_get(rows[i], "key")) ?: "";
+
+		if (!label_taken(l, order, o, name))
+			l[i] = xstrdup(name);
+		else if (!label_taken(l, order, o, key))
+			l[i] = xstrdup(key);
+		else
+			xasprintf(&l[i], "%s#%zu", key, i);
+	}
+	free(order);
+	free(rows);
 	return l;
+}
+
+static void labels_free(char **l, size_t n)
+{
+	for (size_t i = 0; l && i < n; i++)
+		free(l[i]);
+	free(l);
 }
 
 /* The families of lib/catalog_workloads.c from the latest window's kept
@@ -476,7 +528,7 @@ static const char **workload_labels(const json_t *list)
 static void emit_workloads(struct out *o, const json_t *snap)
 {
 	const json_t *list = json_object_get(json_object_get(snap, "workloads"), "workloads");
-	const char **labels;
+	char **labels;
 	double x;
 
 	if (!json_array_size(list))
@@ -495,7 +547,7 @@ static void emit_workloads(struct out *o, const json_t *snap)
 				sample(o, &d, x, extra);
 		}
 	}
-	free(labels);
+	labels_free(labels, json_array_size(list));
 }
 
 void metrics_format(const json_t *snap, char **text, size_t *len)

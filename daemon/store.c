@@ -226,11 +226,13 @@ static const char *const queries[Q__COUNT] = {
                    " WHERE f.first_seen_ms <= r.computed_ms), 0)"
                    " FROM recommendations r WHERE r.id >= :from ORDER BY r.id",
     /* the workloads (store_workloads.c) */
-    [Q_WL_UPSERT] = "INSERT INTO workloads (key, ref, kind, name) VALUES (:key, :ref, :kind, :name)"
-                    " ON CONFLICT (key) DO UPDATE SET name = excluded.name RETURNING id",
-    [Q_WL_FIGURE_IDX] = "INSERT INTO workload_figure_names (idx, name) VALUES"
-                        " ((SELECT coalesce(max(idx) + 1, 0) FROM workload_figure_names), :name)"
-                        " ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING idx",
+    [Q_WL_FIND_KEY] = "SELECT id, ref FROM workloads WHERE key = :key",
+    /* a ref another key holds already (a hash collision, which a user may
+     * build) inserts nothing: the caller tries another ref */
+    [Q_WL_ADD] = "INSERT INTO workloads (key, ref, kind, name) VALUES (:key, :ref, :kind, :name)"
+                 " ON CONFLICT DO NOTHING",
+    [Q_WL_FIGURE_ADD] = "INSERT INTO workload_figure_names (idx, name) VALUES"
+                        " ((SELECT coalesce(max(idx) + 1, 0) FROM workload_figure_names), :name)",
     [Q_WL_FIGURE_FIND] = "SELECT idx FROM workload_figure_names WHERE name = :name",
     [Q_WL_WINDOW_ADD] = "INSERT INTO workload_windows (t_ms, window_s, seen)"
                         " VALUES (:t_ms, :window_s, :seen)",

@@ -12,29 +12,103 @@
 
 #include "catalog.h"
 #include "storep.h"
+#include "workload_key.h"
+#include "xmalloc.h"
 
 struct wl_write {
 	int64_t now;
-	const json_t *doc;
+	json_t *doc;    /* a copy: each row's "ref" becomes the one stored */
+	json_t *places; /* figure name -> its place in a row, found once */
 };
 
-/* The workload's id, made on its first window. */
-static int workload_id(struct store *st, const json_t *w, int64_t *id)
-{
-	const struct bind b[] = {
-	    B_TEXT(":key", json_string_value(json_object_get(w, "key"))),
-	    B_TEXT(":ref", json_string_value(json_object_get(w, "ref"))),
-	    B_TEXT(":kind", json_string_value(json_object_get(w, "kind"))),
-	    B_TEXT(":name", json_string_value(json_object_get(w, "name"))),
-	};
-	int r = sq_int(st, Q_WL_UPSERT, b, SQ_LEN(b), "naming a workload", id);
+/* How many other refs a key tries when its own is another key's. */
+#define REF_TRIES 8
 
-	return r == 0 ? sq_seterr(-EIO, "naming a workload gave no id") : r < 0 ? r : 0;
+/* Adds a workload under the first free ref of its own and REF_TRIES
+ * derived ones (KEY, then KEY "#1", ...); 1 with *id set, 0 when every
+ * one was taken. */
+static int workload_add(struct store *st, json_t *w, int64_t *id)
+{
+	const char *key = json_string_value(json_object_get(w, "key"));
+	char ref[WKEY_REF_LEN], *salted;
+	int64_t changed = 0;
+	int r;
+
+	snprintf(ref, sizeof(ref), "%s", json_string_value(json_object_get(w, "ref")));
+	for (int i = 0; i <= REF_TRIES; i++) {
+		const struct bind b[] = {
+		    B_TEXT(":key", key),
+		    B_TEXT(":ref", ref),
+		    B_TEXT(":kind", json_string_value(json_object_get(w, "kind"))),
+		    B_TEXT(":name", json_string_value(json_object_get(w, "name"))),
+		};
+
+		r = sq_exec(st, Q_WL_ADD, b, SQ_LEN(b), "naming a workload", &changed);
+		if (r < 0)
+			return r;
+		if (changed) {
+			*id = sqlite3_last_insert_rowid(st->db);
+			json_object_set_new(w, "ref", sq_jtext(ref));
+			return 1;
+		}
+		xasprintf(&salted, "%s#%d", key, i + 1);
+		wkey_ref(salted, ref);
+		free(salted);
+	}
+	return 0;
 }
 
-/* A row's figures as an array of numbers, each at the place
- * workload_figure_names gives its name (made on its first use). */
-static int figures_array(struct store *st, const json_t *figures, json_t **out)
+/* The workload's id, made on its first window; its stored ref goes into
+ * w (a key keeps the ref it got first). */
+static int workload_id(struct store *st, json_t *w, int64_t *id)
+{
+	const struct bind b[] = {B_TEXT(":key", json_string_value(json_object_get(w, "key")))};
+	sqlite3_stmt *s = NULL;
+	int r = sq_get(st, Q_WL_FIND_KEY, b, SQ_LEN(b), &s);
+
+	if (r >= 0)
+		r = sq_step(st, s, "finding a workload");
+	if (r > 0) {
+		*id = sqlite3_column_int64(s, 0);
+		json_object_set_new(w, "ref", sq_jtext(sq_col_text(s, 1)));
+		return 0;
+	}
+	if (r == 0)
+		r = workload_add(st, w, id);
+	return r < 0 ? r : r ? 0 : sq_seterr(-EEXIST, "every ref of a workload's key is taken");
+}
+
+/* The place of a figure in a row, made on its first use; found once a
+ * window (c->places). */
+static int figure_place(struct store *st, struct wl_write *c, const char *name, int64_t *idx)
+{
+	const struct bind b[] = {B_TEXT(":name", name)};
+	const json_t *known = json_object_get(c->places, name);
+	int r;
+
+	if (known) {
+		*idx = json_integer_value(known);
+		return 0;
+	}
+	r = sq_int(st, Q_WL_FIGURE_FIND, b, SQ_LEN(b), "finding a workload figure", idx);
+	if (r == 0) {
+		r = sq_exec(st, Q_WL_FIGURE_ADD, b, SQ_LEN(b), "naming a workload figure", NULL);
+		if (r >= 0)
+			r = sq_int(st, Q_WL_FIGURE_FIND, b, SQ_LEN(b), "finding a workload figure",
+			           idx);
+		if (r == 0)
+			r = sq_seterr(-EIO, "naming a workload figure gave no place");
+	}
+	if (r < 0)
+		return r;
+	if (*idx < 0 || *idx > 1000)
+		return sq_seterr(-EIO, "workload figure \"%s\" has place %" PRId64, name, *idx);
+	json_object_set_new(c->places, name, sq_jint(*idx));
+	return 0;
+}
+
+/* A row's figures as an array of numbers, each at its figure's place. */
+static int figures_array(struct store *st, struct wl_write *c, const json_t *figures, json_t **out)
 {
 	const char *name;
 	const json_t *v;
@@ -44,17 +118,9 @@ static int figures_array(struct store *st, const json_t *figures, json_t **out)
 	*out = sq_jcheck(json_array());
 	json_object_foreach((json_t *)(uintptr_t)figures, name, v)
 	{
-		const struct bind b[] = {B_TEXT(":name", name)};
-
-		r = sq_int(st, Q_WL_FIGURE_IDX, b, SQ_LEN(b), "naming a workload figure", &idx);
-		if (r == 0)
-			r = sq_seterr(-EIO, "naming a workload figure gave no place");
+		r = figure_place(st, c, name, &idx);
 		if (r < 0)
 			break;
-		if (idx < 0 || idx > 1000) {
-			r = sq_seterr(-EIO, "workload figure \"%s\" has place %" PRId64, name, idx);
-			break;
-		}
 		while ((int64_t)json_array_size(*out) <= idx)
 			json_array_append_new(*out, json_null());
 		json_array_set(*out, (size_t)idx, (json_t *)(uintptr_t)v);
@@ -62,7 +128,8 @@ static int figures_array(struct store *st, const json_t *figures, json_t **out)
 	return r < 0 ? r : 0;
 }
 
-static int figures_add(struct store *st, int64_t window_id, size_t rank, const json_t *w)
+static int figures_add(struct store *st, struct wl_write *c, int64_t window_id, size_t rank,
+                       json_t *w)
 {
 	char *text = NULL;
 	json_t *arr = NULL;
@@ -70,7 +137,7 @@ static int figures_add(struct store *st, int64_t window_id, size_t rank, const j
 	int r = workload_id(st, w, &wid);
 
 	if (r >= 0)
-		r = figures_array(st, json_object_get(w, "figures"), &arr);
+		r = figures_array(st, c, json_object_get(w, "figures"), &arr);
 	if (r >= 0)
 		r = sq_json_text(arr, JSON_REAL_PRECISION(6), "a workload's figures", &text);
 	json_decref(arr);
@@ -89,7 +156,7 @@ static int figures_add(struct store *st, int64_t window_id, size_t rank, const j
 static int record_tx(struct store *st, void *ctx)
 {
 	struct wl_write *c = ctx;
-	const json_t *list = json_object_get(c->doc, "workloads"), *w;
+	json_t *list = json_object_get(c->doc, "workloads"), *w;
 	const struct bind b[] = {
 	    B_INT(":t_ms", c->now),
 	    B_REAL(":window_s", json_number_value(json_object_get(c->doc, "window_s"))),
@@ -102,8 +169,9 @@ static int record_tx(struct store *st, void *ctx)
 
 	if (r < 0)
 		return r;
+	json_object_clear(c->places); /* what a rolled back try made is gone */
 	window_id = sqlite3_last_insert_rowid(st->db);
-	json_array_foreach(list, i, w) if ((r = figures_add(st, window_id, i, w)) < 0) return r;
+	json_array_foreach(list, i, w) if ((r = figures_add(st, c, window_id, i, w)) < 0) return r;
 	r = sq_json_text(c->doc, 0, "the latest workload window", &text);
 	if (r >= 0) {
 		const struct bind l[] = {B_INT(":window_id", window_id), B_TEXT(":doc", text)};
@@ -117,7 +185,8 @@ static int record_tx(struct store *st, void *ctx)
 
 int store_workloads_record(struct store *st, int64_t now_ms, const json_t *doc)
 {
-	struct wl_write c = {now_ms, doc};
+	struct wl_write c = {now_ms, NULL, NULL};
+	int r;
 	const json_t *w;
 	size_t i;
 
@@ -136,7 +205,12 @@ int store_workloads_record(struct store *st, int64_t now_ms, const json_t *doc)
 			                 "figures",
 			                 i);
 	}
-	return store_call(st, 1, record_tx, &c);
+	c.doc = sq_jcheck(json_deep_copy(doc));
+	c.places = sq_jcheck(json_object());
+	r = store_call(st, 1, record_tx, &c);
+	json_decref(c.doc);
+	json_decref(c.places);
+	return r;
 }
 
 static int latest_tx(struct store *st, void *ctx)

@@ -41,9 +41,11 @@ static void figures_add(json_t *sum, const json_t *w)
 
 		if (!json_is_number(v))
 			continue;
-		if (json_is_integer(v) && (!json_is_number(s) || json_is_integer(s)))
-			json_object_set_new(
-			    sum, name, json_integer(json_integer_value(v) + json_integer_value(s)));
+		json_int_t total;
+
+		if (json_is_integer(v) && (!json_is_number(s) || json_is_integer(s)) &&
+		    !__builtin_add_overflow(json_integer_value(v), json_integer_value(s), &total))
+			json_object_set_new(sum, name, json_integer(total));
 		else
 			json_object_set_new(
 			    sum, name,
@@ -52,12 +54,21 @@ static void figures_add(json_t *sum, const json_t *w)
 	}
 }
 
+/* A workload the store can keep: a key of its own, and one of the kinds
+ * the observer names (a newer or a lying peer's other kind is summed into
+ * "other" rather than refused with the whole window). */
 static int keyed(const json_t *w)
 {
+	static const char *const kinds[] = {"unit", "cgroup", "process"};
 	const char *k = json_string_value(json_object_get(w, "key"));
+	const char *kind = json_string_value(json_object_get(w, "kind"));
 
-	return k && k[0] && strlen(k) <= WKEEP_KEY_MAX &&
-	       json_is_string(json_object_get(w, "kind"));
+	if (!k || !k[0] || strlen(k) > WKEEP_KEY_MAX || !strcmp(k, "other") || !kind)
+		return 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kind, kinds[i]))
+			return 1;
+	return 0;
 }
 
 static json_t *kept(const json_t *w)
@@ -90,18 +101,24 @@ json_t *wkeep_trim(const json_t *priced, size_t top)
 	json_object_set_new(out, "seen", json_integer((json_int_t)json_array_size(list)));
 	for (size_t m = 0; m < catalog_n_workload_metrics; m++)
 		json_object_set_new(sums, catalog_workload_metrics[m].name, json_null());
-	/* first the workloads with a finding (a problem named, such as stacks
-	 * on huge pages, however cheap in CPU), then the dearest others; each
-	 * kept one in its place in the cost order */
+	/* the dearest half of the places first; then those with a finding (a
+	 * problem named, such as stacks on huge pages, however cheap in CPU),
+	 * which can take no more than the other half, so that no one's
+	 * processes can push the dearest out; then the dearest others. Each
+	 * kept one stays in its place in the cost order. */
 	keep = xcalloc(json_array_size(list) + 1, 1);
-	for (int pass = 0; pass < 2; pass++)
-		json_array_foreach(list, i,
-		                   w) if (nkept < top && !keep[i] && keyed(w) &&
-		                          (pass || json_array_size(json_object_get(w, "findings"))))
+	for (int pass = 0; pass < 3; pass++) {
+		size_t limit = pass == 0 ? (top + 1) / 2 : top;
+
+		json_array_foreach(list, i, w)
 		{
+			if (nkept >= limit || keep[i] || !keyed(w) ||
+			    (pass == 1 && !json_array_size(json_object_get(w, "findings"))))
+				continue;
 			keep[i] = 1;
 			nkept++;
 		}
+	}
 	json_array_foreach(list, i, w)
 	{
 		if (keep[i]) {

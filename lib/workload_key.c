@@ -49,5 +49,6 @@ char *wkey_name(const json_t *w)
 			name = xstrdup(v);
 		return name;
 	}
-	return xstrdup("other");
+	/* never "other", which names the rest: the key says what it is */
+	return xstrdup(json_string_value(json_object_get(w, "key")) ?: "?");
 }

@@ -21,8 +21,8 @@ void wkey_ref(const char *key, char ref[WKEY_REF_LEN]);
 int wkey_ref_ok(const char *s);
 /* The name of a workload of the observer's document (malloc'd), by its
  * kind: a unit's unit ("user@1000.service/app.service" under a user's
- * manager), a cgroup's path, a process's comm; "other" for anything
- * else. */
+ * manager), a cgroup's path, a process's comm; its key for anything else
+ * (never "other", the name of the rest summed). */
 char *wkey_name(const json_t *w);
 
 #endif

@@ -512,17 +512,26 @@ async function drawWorkloads(w) {
     (priced ? ' (percent of one CPU that their creates and switches cost at this host\'s prices)' : ' (not priced yet: no probe figures)') + '.';
   /* the palette's colours, each readable as legend text (WCAG AA) */
   const colors = ['--c-low', '--c-high', '--c-extra', '--ok', '--c-default'].map(cssVar);
-  draw('workloads', data, { labels: ['time', ...rows.map((r) => r.name)], colors: colors.slice(0, rows.length),
+  /* one label a line: a name two rows share (two processes of one comm)
+   * gets its key, as /metrics does */
+  const labels = [];
+  for (const r of rows) labels.push(labels.includes(r.name) ? r.key : r.name);
+  draw('workloads', data, { labels: ['time', ...labels], colors: colors.slice(0, rows.length),
     ylabel: priced ? '% of a CPU' : metric.label, title: 'Who pays for threads over time' });
 }
 
 /* Asked only once the status names a stored window: a host without the
  * observer never gets a 503 in its console. */
 async function loadWorkloads() {
-  const w = state.status && state.status.workloads_window_end_ms ? await apiMaybe('/workloads') : null;
-  state.workloadsEnd = w ? w.window_end_ms : null;
-  renderWorkloads(w);
-  if (w) await drawWorkloads(w);
+  try {
+    const w = state.status && state.status.workloads_window_end_ms ? await apiMaybe('/workloads') : null;
+    state.workloadsEnd = w ? w.window_end_ms : null;
+    renderWorkloads(w);
+    if (w) await drawWorkloads(w);
+  } catch (e) {
+    /* the panel's own trouble stays in the panel: the rest of the page is fine */
+    $('#workloads-when').textContent = `· could not be read: ${e.message}`;
+  }
 }
 
 /* --- charts ------------------------------------------------------------ */

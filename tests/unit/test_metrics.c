@@ -225,6 +225,40 @@ static void test_host_info(void **state)
 	free(none);
 }
 
+/* Workload labels: the row that sums the rest alone is "other" (a process
+ * named "other" gets its key), a unit keeps its name against a process
+ * that calls itself the same, whatever their ranks, and the label values
+ * are escaped. */
+static void test_workload_labels(void **state)
+{
+	char *t = format(
+	    "{\"probes\": {}, \"workloads\": {\"workloads\": ["
+	    "{\"key\": \"process:/tmp/x\\nnginx.service\", \"kind\": \"process\","
+	    " \"name\": \"nginx.service\", \"figures\": {\"threads\": 9}},"
+	    "{\"key\": \"process:/tmp/o\\nother\", \"kind\": \"process\", \"name\": \"other\","
+	    " \"figures\": {\"threads\": 8}},"
+	    "{\"key\": \"unit:nginx.service\", \"kind\": \"unit\", \"name\": \"nginx.service\","
+	    " \"figures\": {\"threads\": 7}},"
+	    "{\"key\": \"process:/q\\nq\\\"\\\\\", \"kind\": \"process\", \"name\": \"q\\\"\\\\\","
+	    " \"figures\": {\"threads\": 6}},"
+	    "{\"key\": \"other\", \"kind\": \"other\", \"name\": \"other\","
+	    " \"figures\": {\"threads\": 5}}]}}");
+
+	(void)state;
+	assert_true(sample_value(t, "threadwatch_workload_threads{workload=\"other\"}") == 5);
+	assert_true(sample_value(t, "threadwatch_workload_threads{workload=\"nginx.service\"}") ==
+	            7);
+	assert_true(
+	    sample_value(
+	        t, "threadwatch_workload_threads{workload=\"process:/tmp/x\\nnginx.service\"}") ==
+	    9);
+	assert_true(
+	    sample_value(t, "threadwatch_workload_threads{workload=\"process:/tmp/o\\nother\"}") ==
+	    8);
+	assert_true(sample_value(t, "threadwatch_workload_threads{workload=\"q\\\"\\\\\"}") == 6);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +269,7 @@ int main(void)
 	    cmocka_unit_test(test_no_meaningless_labels),
 	    cmocka_unit_test(test_cycle_gauges),
 	    cmocka_unit_test(test_host_info),
+	    cmocka_unit_test(test_workload_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,6 +82,25 @@ static void test_trim(void **state)
 	assert_false(wkey_ref_ok("0123"));
 	assert_false(wkey_ref_ok("0123456789ABCDEF"));
 	json_decref(k);
+	/* the workloads with a finding take no more than half the places:
+	 * the dearest half first (a), then the dearest with a finding (c),
+	 * not b, dearer but without one */
+	for (size_t i = 2; i < 4; i++)
+		json_object_set_new(json_array_get(json_object_get(w, "workloads"), i), "findings",
+		                    json_pack("[{s:s}]", "kind", "creates"));
+	k = wkeep_trim(w, 2);
+	assert_string_equal(str(row(k, 0), "name"), "a");
+	assert_string_equal(str(row(k, 1), "name"), "c");
+	/* a kind the observer does not name is summed into "other" */
+	json_object_set_new(json_array_get(json_object_get(w, "workloads"), 0), "kind",
+	                    json_string("made-up"));
+	json_decref(k);
+	k = wkeep_trim(w, 20);
+	assert_int_equal(json_array_size(json_object_get(k, "workloads")), 5);
+	assert_string_equal(str(row(k, 4), "kind"), "other");
+	json_decref(k);
+	json_decref(w);
+	w = window();
 	/* every one kept: no "other" */
 	k = wkeep_trim(w, 20);
 	assert_int_equal(json_array_size(json_object_get(k, "workloads")), 5);
@@ -102,7 +121,8 @@ static void test_names(void **state)
 	     "nginx.service"},
 	    {"{\"kind\": \"cgroup\", \"cgroup\": \"/machine/x\", \"comm\": \"sh\"}", "/machine/x"},
 	    {"{\"kind\": \"process\", \"cgroup\": \"/\", \"comm\": \"<i id=x>\"}", "<i id=x>"},
-	    {"{\"kind\": \"weird\"}", "other"},
+	    {"{\"kind\": \"weird\", \"key\": \"weird:x\"}", "weird:x"},
+	    {"{\"kind\": \"process\", \"key\": \"process:/x\\n\", \"comm\": \"\"}", "process:/x\n"},
 	};
 
 	(void)state;
@@ -178,12 +198,40 @@ static void test_store(void **state)
 	store_close(st);
 }
 
+/* A key whose ref another key holds already (FNV-1a is easy to collide,
+ * and a user names their own process) is stored under another ref; the
+ * window is not refused, and the first key keeps its ref. */
+static void test_ref_clash(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = open_rw(f->path);
+	json_t *w = window(), *k = wkeep_trim(w, 20), *got = NULL;
+	json_t *evil = json_array_get(json_object_get(k, "workloads"), 1);
+	char java_ref[WKEY_REF_LEN];
+
+	snprintf(java_ref, sizeof(java_ref), "%s", str(row(k, 4), "ref"));
+	assert_int_equal(store_workloads_record(st, T0, k), 0);
+	/* b's ref forged to java's */
+	json_object_set_new(evil, "key", json_string("process:/home/evil\nb"));
+	json_object_set_new(evil, "ref", json_string(java_ref));
+	assert_int_equal(store_workloads_record(st, T0 + 60000, k), 0);
+	assert_int_equal(store_workloads_latest(st, &got), 0);
+	assert_string_equal(str(row(got, 4), "ref"), java_ref);
+	assert_string_not_equal(str(row(got, 1), "ref"), java_ref);
+	assert_true(wkey_ref_ok(str(row(got, 1), "ref")));
+	json_decref(got);
+	json_decref(k);
+	json_decref(w);
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trim),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test_setup_teardown(test_store, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ref_clash, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("store_workloads", tests, NULL, NULL);
