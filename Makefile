@@ -139,7 +139,7 @@ DAEMON_SRCS := daemon/config.c daemon/config_types.c daemon/scheduler.c daemon/s
 	daemon/store.c daemon/store_write.c daemon/store_read.c daemon/store_events.c \
 	daemon/store_retention.c daemon/http.c daemon/http_framing.c daemon/api.c daemon/api_format.c daemon/api_parse.c daemon/metrics.c \
 	daemon/metrics_host_labels.c daemon/http_respcache.c daemon/http_asset.c daemon/http_asset_cache.c daemon/builtin_find.c daemon/log.c daemon/systemd.c \
-	daemon/guard.c daemon/retention_clock.c daemon/http_host.c daemon/http_conns.c \
+	daemon/sched_guard.c daemon/retention_clock.c daemon/http_host.c daemon/http_conns.c \
 	daemon/metrics_procself.c daemon/http_auth.c daemon/secret_file.c daemon/tls.c daemon/tls_creds.c \
 	daemon/atomic_file.c daemon/netns.c daemon/observer_link.c daemon/store_workloads.c \
 	daemon/workload_keep.c daemon/api_workloads.c

@@ -28,7 +28,7 @@
 #include "configp.h"
 #include "defaults.h"
 #include "detect.h"
-#include "guard.h"
+#include "sched_guard.h"
 #include "protocol.h"
 #include "tls.h"
 #include "runner.h"

@@ -37,7 +37,7 @@ struct config {
 	char *probes_d;
 	double probe_timeout;
 	char *probes_disabled; /* "ctxsw, ctxsw.selector": see config_disabled() */
-	int guard;             /* enum guard_mode (daemon/guard.h) */
+	int guard;             /* enum guard_mode (daemon/sched_guard.h) */
 	double guard_cpu_pressure_max;
 	double guard_cpu_busy_max;
 	double guard_loadavg_per_cpu_max;

@@ -21,7 +21,7 @@
 #include "config.h"
 #include "detect.h"
 #include "detection.h"
-#include "guard.h"
+#include "sched_guard.h"
 #include "headroom.h"
 #include "observer_link.h"
 #include "health.h"
@@ -39,7 +39,7 @@
 
 /* --- one cycle ------------------------------------------------------------------ */
 
-/* Waits while the host is busy (daemon/guard.h); returns the seconds
+/* Waits while the host is busy (daemon/sched_guard.h); returns the seconds
  * waited. Called without the lock. */
 static double load_guard(struct sched *s, const struct config *c)
 {

@@ -20,7 +20,7 @@
 #include "config.h"
 #include "detection.h"
 #include "fingerprint.h"
-#include "guard.h"
+#include "sched_guard.h"
 #include "health.h"
 #include "log.h"
 #include "metrics.h"

@@ -1,5 +1,5 @@
 /*
- * test_guard: the quiet-host guard's readers and decisions on files shaped
+ * test_sched_guard: the quiet-host guard's readers and decisions on files shaped
  * as the kernel writes them: /proc/pressure/cpu (kernel/sched/psi.c,
  * psi_show()), /proc/stat's cpu line (fs/proc/stat.c, show_stat()),
  * /proc/PID/stat (fs/proc/array.c, do_task_stat()) and /proc/loadavg.
@@ -21,7 +21,7 @@
 
 #include "tmpdir.h"
 
-#include "guard.h"
+#include "sched_guard.h"
 
 static char paths[5][256];
 

@@ -1,5 +1,5 @@
 /*
- * guard: the quiet-host guard's readings (PSI, /proc/stat, our own tree's
+ * sched_guard: the quiet-host guard's readings (PSI, /proc/stat, our own tree's
  * CPU time, loadavg) and the decision "busy or quiet" on the measure the
  * host can give. No state beyond struct guard; the scheduler does the
  * waiting.
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "guard.h"
+#include "sched_guard.h"
 #include "sysinfo.h"
 
 /* The master copy of the modes' names: the config key's choices are these. */

@@ -1,13 +1,13 @@
 /*
- * guard (prefix guard_): the quiet-host guard. Before a scheduled cycle it
+ * sched_guard (prefix guard_): the scheduler's quiet-host guard. Before a scheduled cycle it
  * asks whether the host is busy now: CPU pressure (PSI, /proc/pressure/cpu
  * "some avg10") where the kernel has it, else the busy share of all CPU
  * time from /proc/stat over a few seconds with threadwatchd's own process
  * tree left out, and the 1-minute load average only as a last resort (it
  * decays over minutes, so a spike seconds ago still reads as a busy host).
  */
-#ifndef TW_GUARD_H
-#define TW_GUARD_H
+#ifndef TW_SCHED_GUARD_H
+#define TW_SCHED_GUARD_H
 
 #include "sysinfo.h"
 
