@@ -4,20 +4,13 @@
  * 0.9.75 leaves to the application, checked before any body is read.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netdb.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
+
 #include <microhttpd.h>
+
 #include "api.h"
 #include "http_asset_cache.h"
 #include "http.h"
