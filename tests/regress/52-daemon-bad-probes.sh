@@ -29,7 +29,8 @@ sed -i "2a sh -c 'sleep 300; : tw-linger-$TW_TMP' >/dev/null 2>\&1 &" "$D/grandc
 fake_probe "$D" README ok # not a probe name: ignored
 mkdir "$D/subdir"         # not a file: ignored
 
-start_daemon d --probe-timeout 2s
+# 5 s: the hang is cut there, and a loaded machine still floods 10 MB well within it
+start_daemon d --probe-timeout 5s
 # While the hang runs, the daemon serves.
 wait_for grep -q 'Probe garbage error' "$TW_TMP/d.log" || fail "the cycle did not start"
 [ "$(http_code /healthz)" = 200 ] || fail "not serving while the probes run"
