@@ -52,9 +52,7 @@ json_t *api_error_body(const struct api_error *err)
 	                 "error", "status", (int)err->status, "message", msg);
 }
 
-/* Maps a store error to 404 (nothing yet) or 503; the store's own message
- * goes to the log only, since it may name tables and files. */
-static unsigned api_store_error(struct api_error *err, int rc, const char *what)
+unsigned api_store_error(struct api_error *err, int rc, const char *what)
 {
 	if (rc == -ENOENT)
 		return api_fail(err, 404, "%s", what);

@@ -36,6 +36,11 @@ api_handler_fn api_catalog;
  * (api_workloads.c). */
 api_handler_fn api_workloads, api_workload_series;
 
+/* Maps a store error to 404 (-ENOENT, with `what` as the message) or 503;
+ * the store's own message goes to the log only (err->detail), since it
+ * may name tables and files. Returns the status. */
+unsigned api_store_error(struct api_error *err, int rc, const char *what);
+
 /* An RFC 9457 problem: {"type": "about:blank", "title", "status", "detail",
  * "error": {"status", "message"}} (the last for 0.1 clients). New reference. */
 json_t *api_error_body(const struct api_error *err);

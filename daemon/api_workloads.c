@@ -24,12 +24,6 @@
 static const char *const no_params[] = {NULL};
 static const char *const series_params[] = {"metric", "since", "until", "step", NULL};
 
-static unsigned store_fail(struct api_error *err, int rc)
-{
-	snprintf(err->detail, sizeof(err->detail), "%s", store_last_error());
-	return api_fail(err, 503, "store unavailable: %s", strerror(-rc));
-}
-
 unsigned api_workloads(const struct api_ctx *ctx, const struct api_target *t, const char *arg,
                        json_t **body, struct api_error *err)
 {
@@ -47,7 +41,7 @@ unsigned api_workloads(const struct api_ctx *ctx, const struct api_target *t, co
 		                "is threadwatch-observer running?");
 	}
 	if (rc < 0)
-		return store_fail(err, rc);
+		return api_store_error(err, rc, "");
 	api_format_times(*body);
 	return 200;
 }
@@ -100,5 +94,5 @@ unsigned api_workload_series(const struct api_ctx *ctx, const struct api_target 
 		return api_fail(err, 404, "no workload \"%s\" has been stored", arg);
 	if (rc == -EINVAL)
 		return api_fail(err, 400, "parameter 'step' does not fit the range");
-	return rc < 0 ? store_fail(err, rc) : 200;
+	return rc < 0 ? api_store_error(err, rc, "") : 200;
 }
