@@ -213,20 +213,39 @@ static json_t *measured(json_t *fig, char *finding, int problem, const char *cau
 	return fig;
 }
 
+/* The formulas the findings print (rec_formula_fit()). */
+static double eval_per_second(const double *p)
+{
+	return 1e9 / p[0];
+}
+
+static double eval_twice(const double *p)
+{
+	return 2 * p[0];
+}
+
+static double eval_times(const double *p)
+{
+	return p[0] * p[1];
+}
+
 static json_t *cost_create(const struct cost_in *in)
 {
-	double ns, nc;
+	struct rec_formula rate = {1, {0}, eval_per_second, {""}, 0, {0}, rec_fmt_dur};
+	double ns, nc, shown;
 	char *f;
 
 	if (!in->c1.set)
 		return unmeasured("createscale", in->createscale_why);
 	ns = 1e9 / in->c1.v;
 	nc = in->n1.set ? 1e9 / in->n1.v : NAN;
+	rate.v[0] = in->c1.v;
+	shown = rec_formula_fit(&rate, ns);
 	xasprintf(&f,
 	          "Creating and joining a thread takes %s here: 10^9 ns / %s creates per second by "
 	          "one creator with glibc's stack cache (the createscale probe: create and join "
 	          "in turn, glibc's default stacks)%s%s%s.",
-	          DUR(ns), NUM(in->c1.v), isfinite(nc) ? "; when the cache misses, " : "",
+	          DUR(shown), rate.text[0], isfinite(nc) ? "; when the cache misses, " : "",
 	          isfinite(nc) ? DUR(nc) : "", isfinite(nc) ? " (its stack mapped anew)" : "");
 	return measured(json_pack("{s:o s:o s:o s:o}", "ns", jnum_int(ns), "without_cache_ns",
 	                          isfinite(nc) ? jnum_int(nc) : json_null(), "rate_per_s",
@@ -239,7 +258,9 @@ static json_t *cost_create(const struct cost_in *in)
  * map, protect and unmap stacks under mmap_lock; the cached one beside. */
 static json_t *cost_creators(const struct cost_in *in)
 {
+	struct rec_formula both = {1, {0}, eval_twice, {""}, 0, {0}, NULL};
 	int problem, near;
+	double together;
 	char *f;
 
 	if (!in->neff.set && !in->ceff.set)
@@ -261,12 +282,14 @@ static json_t *cost_creators(const struct cost_in *in)
 	near = in->have_neff_ci && in->neff_lo < TW_CREATORS_PROBLEM_EFFICIENCY &&
 	       in->neff_hi >= TW_CREATORS_PROBLEM_EFFICIENCY;
 	problem = !near && in->neff.v < TW_CREATORS_PROBLEM_EFFICIENCY;
+	both.v[0] = in->neff.v;
+	together = rec_formula_fit(&both, 2 * in->neff.v);
 	xasprintf(&f,
 	          "Two creators at once, when glibc's stack cache misses, each make %s%s of one "
 	          "creator's creates: together %s× one creator%s%s%s%s%s%s.",
-	          NUM(in->neff.v),
+	          both.text[0],
 	          in->have_neff_ci ? ci_text((char[112]){0}, 112, in->neff_lo, in->neff_hi) : "",
-	          NUM(2 * in->neff.v), in->ceff.set ? "; with the cache each makes " : "",
+	          NUM(together), in->ceff.set ? "; with the cache each makes " : "",
 	          in->ceff.set ? NUM(in->ceff.v) : "", in->ceff.set ? " of one creator's" : "",
 	          near ? "; near the limit of " : "",
 	          near ? NUM(TW_CREATORS_PROBLEM_EFFICIENCY) : "",
@@ -306,7 +329,9 @@ static const char *placement_words(const char *name)
 
 static json_t *cost_handoff(const struct cost_in *in)
 {
-	double cross;
+	struct rec_formula times = {2, {0}, eval_times, {""}, 0, {0}, rec_fmt_dur};
+	double cross, shown;
+	const char *unit;
 	int problem;
 	char *f;
 
@@ -314,11 +339,18 @@ static json_t *cost_handoff(const struct cost_in *in)
 		return unmeasured("handoff", in->handoff_why);
 	cross = in->same.v * in->ratio.v;
 	problem = in->ratio.v > TW_HANDOFF_PROBLEM_RATIO;
+	/* the same-CPU time in the unit it reads best in, with the digits
+	 * that make ratio × it give the cross time printed */
+	unit = rec_dur_unit(in->same.v, &times.scale[1]);
+	times.v[0] = in->ratio.v;
+	times.v[1] = in->same.v;
+	shown = rec_formula_fit(&times, cross);
 	xasprintf(&f,
-	          "Waking a thread on %s takes %s here: %s%s times the %s of a switch on one CPU.",
-	          placement_words(in->placement), DUR(cross), NUM(in->ratio.v),
+	          "Waking a thread on %s takes %s here: %s%s times the %s %s of a switch on one "
+	          "CPU.",
+	          placement_words(in->placement), DUR(shown), times.text[0],
 	          in->have_ratio_ci ? ci_text((char[112]){0}, 112, in->ratio_lo, in->ratio_hi) : "",
-	          DUR(in->same.v));
+	          times.text[1], unit);
 	return measured(json_pack("{s:o s:o s:o s:o s:o}", "same_cpu_ns", jnum_int(in->same.v),
 	                          "cross_ns", jnum_int(cross), "ratio", jnum_int(in->ratio.v),
 	                          "ratio_ci95",

@@ -50,18 +50,26 @@ double rec_num_parse(const char *text)
 	return strtod(digits, NULL);
 }
 
-void rec_formula_fit(struct rec_formula *f, double result)
+double rec_formula_fit(struct rec_formula *f, double result)
 {
+	const char *(*fmt)(char *, size_t, double) = f->fmt ? f->fmt : rec_fmt_num;
 	char want[48], got[48];
-	double p[REC_FORMULA_MAX];
+	double p[REC_FORMULA_MAX], shown = NAN;
 
-	rec_fmt_num(want, sizeof(want), result);
+	fmt(want, sizeof(want), result);
 	for (int sig = 3; sig <= 15; sig++) {
 		for (int i = 0; i < f->n; i++) {
-			operand_text(f->text[i], sizeof(f->text[i]), f->v[i], sig);
-			p[i] = rec_num_parse(f->text[i]);
+			double scale = f->scale[i] > 0 ? f->scale[i] : 1;
+
+			if (!(f->keep & (1u << i)))
+				operand_text(f->text[i], sizeof(f->text[i]), f->v[i] / scale, sig);
+			p[i] = rec_num_parse(f->text[i]) * scale;
 		}
-		if (!strcmp(rec_fmt_num(got, sizeof(got), f->eval(p)), want))
-			return;
+		shown = f->eval(p);
+		if (!strcmp(fmt(got, sizeof(got), shown), want))
+			return result;
 	}
+	/* No digits give the result as printed (a kept operand too coarse):
+	 * the operands shown, at 15 digits, give the result to print. */
+	return shown;
 }

@@ -44,7 +44,7 @@ const char *rec_fmt_num(char *buf, size_t len, double v)
 	return buf;
 }
 
-const char *rec_fmt_dur(char *buf, size_t len, double ns)
+const char *rec_dur_unit(double ns, double *scale)
 {
 	static const struct {
 		double scale;
@@ -52,12 +52,22 @@ const char *rec_fmt_dur(char *buf, size_t len, double ns)
 	} units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}};
 	size_t i;
 
-	if (!isfinite(ns))
-		return rec_fmt_num(buf, len, ns);
 	for (i = 0; i < sizeof(units) / sizeof(units[0]) - 1; i++)
 		if (fabs(ns) >= units[i].scale)
 			break;
-	snprintf(buf, len, "%.3g %s", ns / units[i].scale, units[i].unit);
+	*scale = units[i].scale;
+	return units[i].unit;
+}
+
+const char *rec_fmt_dur(char *buf, size_t len, double ns)
+{
+	double scale;
+	const char *unit;
+
+	if (!isfinite(ns))
+		return rec_fmt_num(buf, len, ns);
+	unit = rec_dur_unit(ns, &scale);
+	snprintf(buf, len, "%.3g %s", ns / scale, unit);
 	return buf;
 }
 
@@ -143,6 +153,11 @@ static double eval_saving(const double *p)
 	return fabs(p[0] * (1 - p[1]));
 }
 
+static double eval_signed_saving(const double *p)
+{
+	return p[0] * (1 - p[1]);
+}
+
 static double eval_break_even(const double *p)
 {
 	return p[0] / (p[1] * p[2]);
@@ -153,24 +168,42 @@ static double eval_product(const double *p)
 	return p[0] * p[1] * p[2];
 }
 
+/* The range of the saving's CI, high × (1 - each bound), printed with the
+ * high stack time the saving shows (kept) and the digits of each bound
+ * that give it: "95% CI 0.98909 to 1.02632, so -98.8 to 41 ns". */
+static void switch_ci(const struct rec_model *m, const char *high, char *buf, size_t len)
+{
+	struct rec_formula lo = {2,   {m->high_ns, m->ci_hi}, eval_signed_saving, {""}, 1u, {0},
+	                         NULL};
+	struct rec_formula hi;
+	double s_lo, s_hi;
+
+	snprintf(lo.text[0], sizeof(lo.text[0]), "%s", high);
+	hi = lo;
+	hi.v[1] = m->ci_lo;
+	s_lo = rec_formula_fit(&lo, m->s_lo);
+	s_hi = rec_formula_fit(&hi, m->s_hi);
+	snprintf(buf, len, "95%% CI %s to %s, so %s to %s ns", hi.text[1], lo.text[1], NUM(s_lo),
+	         NUM(s_hi));
+}
+
 void rec_reason_switch(const struct rec_model *m, json_t *r)
 {
-	struct rec_formula f = {2, {m->high_ns, m->ratio}, eval_saving, {""}};
-	char ci[160], sig[200];
+	struct rec_formula f = {2, {m->high_ns, m->ratio}, eval_saving, {""}, 0, {0}, NULL};
+	char ci[200], sig[200];
+	double s = rec_formula_fit(&f, fabs(m->s));
 
-	rec_formula_fit(&f, fabs(m->s));
 	if (m->have_ci)
-		snprintf(ci, sizeof(ci), "95%% CI %.3f to %.3f, so %s to %s ns", m->ci_lo, m->ci_hi,
-		         NUM(m->s_lo), NUM(m->s_hi));
+		switch_ci(m, f.text[0], ci, sizeof(ci));
 	else
 		snprintf(ci, sizeof(ci), "no CI given");
 	add_reason(r,
 	           "A context switch takes %s ns with a low stack and %s ns with a high one "
 	           "(medians); the paired ratio low/high is %s, so low stacks %s %s ns per "
 	           "switch, %s × (1 - %s), a %.1f%% %s (%s): %s.",
-	           NUM(m->low_ns), NUM(m->high_ns), f.text[1], m->s >= 0 ? "save" : "lose",
-	           NUM(fabs(m->s)), f.text[0], f.text[1], 100 * fabs(1 - m->ratio),
-	           m->s >= 0 ? "benefit" : "loss", ci, switch_significance(m, sig, sizeof(sig)));
+	           NUM(m->low_ns), NUM(m->high_ns), f.text[1], m->s >= 0 ? "save" : "lose", NUM(s),
+	           f.text[0], f.text[1], 100 * fabs(1 - m->ratio), m->s >= 0 ? "benefit" : "loss",
+	           ci, switch_significance(m, sig, sizeof(sig)));
 }
 
 /* Equivalence at the margin, the segment path and the A/A control. */
@@ -416,20 +449,22 @@ static void reason_churn(const struct rec_model *m, json_t *r)
 void rec_reason_break_even(const struct rec_model *m, json_t *r)
 {
 	double low = fmin(m->n, m->cap);
-	struct rec_formula be = {3, {m->extra_total, low, m->s}, eval_break_even, {""}};
-	struct rec_formula gain = {3, {low, m->spt, m->s}, eval_product, {""}};
+	struct rec_formula be = {3,   {m->extra_total, low, m->s}, eval_break_even, {""}, 0, {0},
+	                         NULL};
+	struct rec_formula gain = {3, {low, m->spt, m->s}, eval_product, {""}, 0, {0}, NULL};
+	double be_shown, gain_shown;
 
 	reason_total(m, r);
 	reason_churn(m, r);
 	if (!m->significant || isnan(m->be))
 		return;
-	rec_formula_fit(&be, m->be);
+	be_shown = rec_formula_fit(&be, m->be);
 	add_reason(r,
 	           "Break-even: the creates cost %s ns%s more in all, so each of the %s "
 	           "low-stack threads must make more than %s / (%s × %s ns) = %s context "
 	           "switches to repay it (%s to %s with the saving's CI).",
 	           NUM(m->extra_total), DURP(m->extra_total), NUM(low), be.text[0], be.text[1],
-	           be.text[2], NUM(m->be), NUM(m->be_lo), NUM(m->be_hi));
+	           be.text[2], NUM(be_shown), NUM(m->be_lo), NUM(m->be_hi));
 	if (!m->spt_known)
 		add_reason(r,
 		           "The workload's switches per thread are unknown (give "
@@ -438,13 +473,13 @@ void rec_reason_break_even(const struct rec_model *m, json_t *r)
 		           NUM(m->be));
 	if (!m->spt_known)
 		return;
-	rec_formula_fit(&gain, m->benefit_total);
+	gain_shown = rec_formula_fit(&gain, m->benefit_total);
 	add_reason(
 	    r,
 	    "The workload expects %s switches per thread%s: the low-stack threads save "
 	    "%s × %s × %s ns = %s ns%s, %s the %s ns the creates cost.",
 	    NUM(m->spt), isnan(m->sps) ? "" : " (switches per second / creates per second)",
-	    gain.text[0], gain.text[1], gain.text[2], NUM(m->benefit_total), DURP(m->benefit_total),
+	    gain.text[0], gain.text[1], gain.text[2], NUM(gain_shown), DURP(m->benefit_total),
 	    m->benefit_total > m->extra_total ? "more than" : "not more than", NUM(m->extra_total));
 }
 

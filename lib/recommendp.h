@@ -138,20 +138,31 @@ int rec_costs_build(const json_t *inputs, json_t **out, char *err, size_t errlen
 const char *rec_fmt_num(char *buf, size_t len, double v);
 /* A duration in ns in the unit that reads best ("8.32 ms", "412 ns"). */
 const char *rec_fmt_dur(char *buf, size_t len, double ns);
+/* The unit rec_fmt_dur() prints ns in ("µs"), and its size in ns. */
+const char *rec_dur_unit(double ns, double *scale);
 
 /* A printed formula (recommend_formula.c): its operands v, and eval, which
  * computes its result from them. rec_formula_fit() fills text[i] with each
  * operand in rec_fmt_num()'s form, all with the fewest significant digits
  * (3 up to 15) for which eval of the printed operands prints as `result`
- * does, so that every formula shown checks by hand. */
+ * does (in fmt's form, rec_fmt_num()'s when NULL), so that every formula
+ * shown checks by hand. An operand whose bit is set in keep was printed
+ * before (the same figure earlier in the sentence): its text[i] is given
+ * and kept. An operand with a scale is printed in that unit (v[i] /
+ * scale[i], "2.36" of 2,360 ns in µs). It returns the result to print:
+ * `result`, or when no digits give it (a kept operand too coarse), what
+ * the operands printed at 15 digits give. */
 #define REC_FORMULA_MAX 3
 struct rec_formula {
 	int n;
 	double v[REC_FORMULA_MAX];
 	double (*eval)(const double *p);
 	char text[REC_FORMULA_MAX][48];
+	unsigned keep;
+	double scale[REC_FORMULA_MAX]; /* 0: 1 */
+	const char *(*fmt)(char *buf, size_t len, double v);
 };
-void rec_formula_fit(struct rec_formula *f, double result);
+double rec_formula_fit(struct rec_formula *f, double result);
 /* A number as rec_fmt_num() printed it ("1,781.42"), read back. */
 double rec_num_parse(const char *text);
 
