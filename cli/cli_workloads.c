@@ -26,7 +26,7 @@ struct workloads_args {
 	double window_s;
 	unsigned top;
 	const char *costs, *proc;
-	int by_process, no_costs, no_connector, exact_switches, json, help;
+	int by_process, no_costs, no_connector, no_event_filter, exact_switches, json, help;
 };
 
 static int set_by(void *ctx, const char *v, char *why, size_t wlen)
@@ -93,6 +93,10 @@ static const struct opt workloads_opts[] = {
      offsetof(struct workloads_args, no_costs)},
     {"no-connector", 0, NULL, "do not listen to the proc connector (creates and exits unseen)",
      NULL, offsetof(struct workloads_args, no_connector)},
+    {"no-event-filter", 0, NULL,
+     "hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "
+     "filters (Linux 6.6; exits are then derived from each process's threads)",
+     NULL, offsetof(struct workloads_args, no_event_filter)},
     {"exact-switches", 0, NULL,
      "count the switches of threads that end within the window too (taskstats: "
      "CAP_NET_ADMIN, a message per exit)",
@@ -184,6 +188,7 @@ int cli_workloads(int argc, char **argv)
 	o.by_process = a.by_process;
 	o.proc = a.proc;
 	o.no_connector = a.no_connector;
+	o.cn_filter_len = a.no_event_filter ? 0 : obs_cn_filter_len();
 	o.exact_switches = a.exact_switches;
 	o.stop = &stop_flag;
 	fprintf(stderr, "threadwatch workloads: watching for %g s\n", a.window_s);

@@ -33,7 +33,7 @@
 struct obsd_args {
 	const char *push;
 	double window_s;
-	int once, help, by_process, exact_switches;
+	int once, help, by_process, exact_switches, no_event_filter;
 };
 
 static volatile int stop_flag;
@@ -75,6 +75,10 @@ static const struct opt obsd_opts[] = {
      "count the switches of threads that end within a window too (taskstats: a message per "
      "exit)",
      NULL, offsetof(struct obsd_args, exact_switches)},
+    {"no-event-filter", 0, NULL,
+     "hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "
+     "filters (Linux 6.6)",
+     NULL, offsetof(struct obsd_args, no_event_filter)},
     {"once", 0, NULL, "one window, printed as JSON on standard output; nothing is pushed", NULL,
      offsetof(struct obsd_args, once)},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct obsd_args, help)},
@@ -163,8 +167,11 @@ static void usage(FILE *f)
 
 static int run(const struct obsd_args *a)
 {
-	struct obs_options o = {
-	    .window_s = a->window_s, .by_process = a->by_process, .stop = &stop_flag};
+	struct obs_options o = {.window_s = a->window_s,
+	                        .by_process = a->by_process,
+	                        .exact_switches = a->exact_switches,
+	                        .cn_filter_len = a->no_event_filter ? 0 : obs_cn_filter_len(),
+	                        .stop = &stop_flag};
 	int last_rc = 1; /* the last push's outcome, so each change is logged once */
 	char err[256], why[256];
 

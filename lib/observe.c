@@ -50,6 +50,7 @@ static long proc_enter(struct obs_run *r, pid_t tgid)
 	}
 	i = obs_table_add(r, tgid);
 	tmp.t_read0 = clock_mono_s(); /* a process seen now has no switch before now */
+	tmp.born = 1;                 /* heard as it started: its leader */
 	r->procs[i] = tmp;
 	return (long)i;
 }
@@ -94,6 +95,9 @@ static void on_event(struct obs_run *r, const struct obs_ev *ev)
 			r->procs[old].start = NULL;
 			r->procs[old].nstart = 0;
 			r->procs[old].gone = 1;
+			/* its threads go on in the new entry (exec ends all but one) */
+			r->procs[now].born = r->procs[old].born + r->procs[old].creates;
+			r->procs[old].handed = 1;
 		}
 	}
 }
@@ -176,6 +180,7 @@ static void sweep_start_one(struct obs_run *r, pid_t pid)
 		return;
 	n = obs_threads_read(r, pdir, NULL, 0, &r->procs[i].start);
 	r->procs[i].nstart = n > 0 ? (size_t)n : 0;
+	r->procs[i].born = n >= 0 ? (uint64_t)n : (uint64_t)r->procs[i].threads;
 	r->procs[i].t_read0 = clock_mono_s();
 	close(pdir);
 }
@@ -207,6 +212,7 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 		}
 		i = (long)obs_table_add(r, pid); /* started unheard, or a reused PID */
 		tmp.tgid = pid;
+		tmp.born = 1;
 		r->procs[i] = tmp;
 	}
 	p = &r->procs[i];
@@ -214,6 +220,8 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 		p->t_read0 = r->t_window0; /* started unheard within the window */
 	n = obs_threads_read(r, pdir, p->start, p->nstart, &t);
 	p->t_read1 = clock_mono_s();
+	p->seen_end = 1;
+	p->nend = n >= 0 ? n : st.threads;
 	if (n < 0)
 		p->counts_errno = (int)-n;
 	else
@@ -225,6 +233,33 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 	if (!p->vmas)
 		obs_vmas_count(pdir, p);
 	close(pdir);
+}
+
+uint64_t obs_exits_derived(const struct obs_proc *p)
+{
+	uint64_t in = p->born + p->creates, out = p->seen_end ? (uint64_t)p->nend : 1;
+
+	if (p->handed)
+		return 0; /* an exec carried its threads to the later entry */
+	return in > out ? in - out : 0;
+}
+
+/* After the end's sweep: a process it did not find has ended; with a
+ * filtered connector, each process's exits are derived. */
+static void window_close(struct obs_run *r, int derive)
+{
+	if (derive)
+		r->thread_exits = 0;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct obs_proc *p = &r->procs[i];
+
+		if (!p->seen_end)
+			p->gone = 1;
+		if (derive) {
+			p->exits = obs_exits_derived(p);
+			r->thread_exits += p->exits;
+		}
+	}
 }
 
 /* Sleeps until the window ends, reading the connector and taskstats. */
@@ -312,7 +347,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	w0 = clock_mono_s();
 	r.fds_max = fds_allow(&nofile);
 	if (!o->no_connector)
-		cn_rc = obs_cn_open(&cn, cn_why, sizeof(cn_why));
+		cn_rc = obs_cn_open(&cn, o->cn_filter_len, cn_why, sizeof(cn_why));
 	else
 		snprintf(cn_why, sizeof(cn_why), "not asked for (--no-connector)");
 	if (o->exact_switches) {
@@ -346,6 +381,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	obs_cn_close(&cn);
 	for_each_pid(&r, sweep_end_one);
 	t1b = clock_mono_s();
+	window_close(&r, cn_rc == 0 && cn.filtered);
 	getrusage(RUSAGE_SELF, &ru1);
 
 	doc = json_object();

@@ -14,15 +14,27 @@
 
 #include <jansson.h>
 
+/* The size of the kernel's struct proc_input (include/uapi/linux/cn_proc.h). */
+#define OBS_CN_FILTER_LEN 8
+
 struct obs_options {
-	double window_s;    /* the window, seconds (> 0) */
-	int by_process;     /* split every workload by process */
-	const char *proc;   /* the proc mount ("/proc" when NULL) */
-	int no_connector;   /* do not listen to the proc connector */
+	double window_s;  /* the window, seconds (> 0) */
+	int by_process;   /* split every workload by process */
+	const char *proc; /* the proc mount ("/proc" when NULL) */
+	int no_connector; /* do not listen to the proc connector */
+	/* 0: every connector event; else FORK and EXEC alone where the kernel
+	 * filters (Linux 6.6), asked as a struct proc_input of this many bytes
+	 * (OBS_CN_FILTER_LEN; another length is a test's seam) */
+	size_t cn_filter_len;
 	int exact_switches; /* count the switches of threads that end, from
 	                     * taskstats (CAP_NET_ADMIN; a message per exit) */
 	volatile int *stop; /* ends the window early when it becomes non-zero; may be NULL */
 };
+
+/* The cn_filter_len to ask with: OBS_CN_FILTER_LEN, or the test seam's
+ * THREADWATCH_TEST_CN_FILTER_LEN (9 to 16: a length every kernel ignores,
+ * which takes the path of a kernel before 6.6). */
+size_t obs_cn_filter_len(void);
 
 /* Observes for o->window_s and returns the document
  *   {window_s, processes, threads, workloads: [..], mechanisms: {..},

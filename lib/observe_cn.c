@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -23,10 +24,13 @@
 
 #include "clock.h"
 #include "errbuf.h"
+#include "observe.h"
 #include "observep.h"
 
-/* How long the kernel has to answer LISTEN and to report the canary. */
+/* How long the kernel has to answer LISTEN and to report the canary, and
+ * how long a filtered listener waits for the canary's EXIT not to come. */
 #define CN_ANSWER_S 1.0
+#define CN_QUIET_S 0.25
 /* The receive buffer asked for: about 10,000 events in flight. */
 #define CN_RCVBUF (8 << 20)
 /* Datagrams one read takes, and the room for each (a message is 76 bytes
@@ -137,24 +141,44 @@ size_t obs_cn_parse(const void *buf, size_t len, struct obs_ev *evs, size_t max,
 	return n;
 }
 
+/* struct proc_input of include/uapi/linux/cn_proc.h since Linux 6.6: the
+ * op and the events a listener wants (PROC_EVENT_* bits), which
+ * cn_proc_mcast_ctl() keeps in the socket's sk_user_data for cn_filter().
+ * The build's headers may predate it, so it is spelt here. */
+struct cn_listen_filtered {
+	uint32_t mcast_op;
+	uint32_t event_type;
+};
+
+/* The events a filtered listener asks for: a thread's or process's start
+ * and a new program; no EXIT (half of the messages under churn, derived
+ * instead: obs_exits_derived()). */
+#define CN_FILTER_EVENTS (PROC_EVENT_FORK | PROC_EVENT_EXEC)
+
 /* Sends one multicast op (LISTEN or IGNORE) to the connector: a netlink
  * header, a connector header and the op, laid out as cn_rx_skb() reads
- * them. */
-static int cn_send_op(struct obs_cn *cn, enum proc_cn_mcast_op op)
+ * them. With `events`, the op is a struct proc_input of `len` bytes (8;
+ * another length is ignored by every kernel: cn_proc_mcast_ctl() takes 4
+ * bytes before 6.6, 4 or 8 since), else a bare 4-byte op. */
+static int cn_send_op(struct obs_cn *cn, enum proc_cn_mcast_op op, uint32_t events, size_t len)
 {
-	unsigned char m[NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(uint32_t)];
-	struct nlmsghdr nh = {.nlmsg_len = sizeof(m), .nlmsg_type = NLMSG_DONE};
+	unsigned char m[NLMSG_HDRLEN + sizeof(struct cn_msg) + 16];
+	struct cn_listen_filtered in = {.mcast_op = (uint32_t)op, .event_type = events};
+	size_t plen = events ? len : sizeof(uint32_t);
+	struct nlmsghdr nh = {.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + sizeof(struct cn_msg) + plen),
+	                      .nlmsg_type = NLMSG_DONE};
 	struct cn_msg cm = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
 	                    .seq = ++cn->seq,
 	                    .ack = cn->ack,
-	                    .len = sizeof(uint32_t)};
-	uint32_t v = (uint32_t)op;
+	                    .len = (uint16_t)plen};
 
+	if (plen > 16 || plen < sizeof(uint32_t))
+		return -EINVAL;
 	memset(m, 0, sizeof(m));
 	memcpy(m, &nh, sizeof(nh));
 	memcpy(m + NLMSG_HDRLEN, &cm, sizeof(cm));
-	memcpy(m + NLMSG_HDRLEN + sizeof(cm), &v, sizeof(v));
-	if (send(cn->fd, m, sizeof(m), 0) != (ssize_t)sizeof(m))
+	memcpy(m + NLMSG_HDRLEN + sizeof(cm), &in, sizeof(in) < plen ? sizeof(in) : plen);
+	if (send(cn->fd, m, nh.nlmsg_len, 0) != (ssize_t)nh.nlmsg_len)
 		return -errno;
 	return 0;
 }
@@ -212,10 +236,15 @@ static int cn_wait(struct obs_cn *cn, double secs, int (*pred)(const struct obs_
 			return 0;
 		if (poll(&pfd, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR)
 			return -errno;
-		while ((n = obs_cn_read(cn, evs, 4)) > 0)
+		while ((n = obs_cn_read(cn, evs, 4)) > 0) {
+			int hit = 0;
+
+			/* the whole batch: a predicate with state sees each event */
 			for (int i = 0; i < n; i++)
-				if (pred(&evs[i], arg))
-					return 1;
+				hit |= pred(&evs[i], arg);
+			if (hit)
+				return 1;
+		}
 		if (n < 0)
 			return n;
 	}
@@ -240,6 +269,7 @@ static int is_ack(const struct obs_ev *ev, void *arg)
 
 struct canary {
 	volatile pid_t tid;
+	int forked, exited; /* its FORK and EXIT heard */
 };
 
 static void *canary_main(void *arg)
@@ -248,15 +278,30 @@ static void *canary_main(void *arg)
 	return NULL;
 }
 
-static int is_canary(const struct obs_ev *ev, void *arg)
+/* Notes the canary's events; true once its FORK (or its EXIT) came. */
+static int canary_heard(const struct obs_ev *ev, void *arg)
 {
-	const struct canary *c = arg;
+	struct canary *c = arg;
 
-	return ev->what == OBS_EV_FORK && ev->pid == c->tid && ev->tgid == getpid();
+	if (ev->pid != c->tid || ev->tgid != getpid())
+		return 0;
+	c->forked |= ev->what == OBS_EV_FORK;
+	c->exited |= ev->what == OBS_EV_EXIT;
+	return c->forked || c->exited;
 }
 
-/* A thread of ours must come back as a FORK event: 0 or -ETIMEDOUT. */
-static int cn_canary(struct obs_cn *cn)
+static int canary_exited(const struct obs_ev *ev, void *arg)
+{
+	return canary_heard(ev, arg) && ((struct canary *)arg)->exited;
+}
+
+/* A thread of ours must come back as a FORK event: 0 or -ETIMEDOUT. With
+ * `filtered`, its EXIT must not (within CN_QUIET_S of the FORK; do_exit()
+ * sends it right after exit_notify(), microseconds after the join):
+ * -EPROTO when it comes, as where the kernel ignored the filter and
+ * delivers every event (cn_filter() passes all to a socket without
+ * sk_user_data, and since 6.8 events flow to any socket in the group). */
+static int cn_canary(struct obs_cn *cn, int filtered)
 {
 	struct canary c = {0};
 	pthread_t t;
@@ -265,18 +310,25 @@ static int cn_canary(struct obs_cn *cn)
 	if (pthread_create(&t, NULL, canary_main, &c) != 0)
 		return -EAGAIN;
 	pthread_join(t, NULL);
-	rc = cn_wait(cn, CN_ANSWER_S, is_canary, &c);
-	return rc < 0 ? rc : rc ? 0 : -ETIMEDOUT;
+	rc = cn_wait(cn, CN_ANSWER_S, canary_heard, &c);
+	if (rc < 0)
+		return rc;
+	if (!c.forked && !c.exited)
+		return -ETIMEDOUT;
+	if (!filtered)
+		return c.forked ? 0 : -ETIMEDOUT;
+	if (!c.exited && (rc = cn_wait(cn, CN_QUIET_S, canary_exited, &c)) < 0)
+		return rc;
+	return c.exited || !c.forked ? -EPROTO : 0;
 }
 
-int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen)
+/* The socket, joined to the connector's group: 0 or -errno (err says). */
+static int cn_socket(struct obs_cn *cn, char *err, size_t errlen)
 {
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
-	struct ack_match m = {.cn = cn};
+	socklen_t sl = sizeof(cn->rcvbuf);
 	int size = CN_RCVBUF, rc;
 
-	memset(cn, 0, sizeof(*cn));
-	cn->ack = (uint32_t)getpid() ^ (uint32_t)clock_ns();
 	cn->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
 	if (cn->fd < 0)
 		return errbuf_set(
@@ -286,11 +338,7 @@ int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen)
 	/* SO_RCVBUFFORCE needs CAP_NET_ADMIN; SO_RCVBUF is capped at rmem_max */
 	if (setsockopt(cn->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		(void)setsockopt(cn->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	{
-		socklen_t sl = sizeof(cn->rcvbuf);
-
-		(void)getsockopt(cn->fd, SOL_SOCKET, SO_RCVBUF, &cn->rcvbuf, &sl);
-	}
+	(void)getsockopt(cn->fd, SOL_SOCKET, SO_RCVBUF, &cn->rcvbuf, &sl);
 	if (bind(cn->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = -errno;
 		close(cn->fd);
@@ -301,47 +349,96 @@ int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen)
 		return errbuf_set(err, errlen, rc, "cannot join the proc connector's group (%s)%s",
 		                  strerror(-rc), rc == -EPERM ? ": it needs CAP_NET_ADMIN" : "");
 	}
-	rc = cn_send_op(cn, PROC_CN_MCAST_LISTEN);
+	return 0;
+}
+
+/* Asks for FORK and EXEC alone (Linux 6.6). cn_filter() drops the answer
+ * too (its PROC_EVENT_NONE matches no bit asked for), so the canary is the
+ * proof: its FORK comes and its EXIT does not. 0; -EPROTO where the
+ * kernel ignored the request (before 6.6, cn_proc_mcast_ctl() returns at
+ * once on a message that is not the bare 4-byte op, and every event still
+ * comes where another listener keeps them flowing); -ETIMEDOUT where none
+ * comes (no listener before 6.6, or another namespace). */
+static int cn_listen_filtered(struct obs_cn *cn, size_t len)
+{
+	int rc = cn_send_op(cn, PROC_CN_MCAST_LISTEN, CN_FILTER_EVENTS, len);
+
+	return rc < 0 ? rc : cn_canary(cn, 1);
+}
+
+/* The bare LISTEN every kernel takes, its answer, then the canary. */
+static int cn_listen_all(struct obs_cn *cn, char *err, size_t errlen)
+{
+	struct ack_match m = {.cn = cn};
+	int rc = cn_send_op(cn, PROC_CN_MCAST_LISTEN, 0, 0);
+
+	if (rc == 0)
+		rc = cn_wait(cn, CN_ANSWER_S, is_ack, &m);
 	if (rc < 0)
-		goto fail_msg;
-	rc = cn_wait(cn, CN_ANSWER_S, is_ack, &m);
-	if (rc < 0)
-		goto fail_msg;
-	if (rc == 0) {
-		obs_cn_close(cn);
+		return errbuf_set(err, errlen, rc, "the proc connector: %s", strerror(-rc));
+	if (rc == 0)
 		return errbuf_set(err, errlen, -ETIMEDOUT,
 		                  "the proc connector did not answer: cn_proc ignores a listener "
 		                  "outside the initial PID and user namespaces (a container)");
-	}
 	if (m.err) {
 		/* the ack's errno: EPERM from cn_proc_mcast_ctl() before 6.6 */
 		rc = -(int)m.err;
-		obs_cn_close(cn);
 		return errbuf_set(err, errlen, rc, "the proc connector refused to listen (%s)%s",
 		                  strerror(-rc),
 		                  rc == -EPERM ? ": before Linux 6.6 it needs CAP_NET_ADMIN" : "");
 	}
-	rc = cn_canary(cn);
-	if (rc < 0) {
-		obs_cn_close(cn);
+	rc = cn_canary(cn, 0);
+	if (rc < 0)
 		return errbuf_set(err, errlen, rc,
 		                  "the proc connector answered but did not report a thread this "
 		                  "process started (%s)",
 		                  strerror(-rc));
-	}
 	return 0;
+}
 
-fail_msg:
-	close(cn->fd);
+int obs_cn_open(struct obs_cn *cn, size_t filter_len, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(cn, 0, sizeof(*cn));
 	cn->fd = -1;
-	return errbuf_set(err, errlen, rc, "the proc connector: %s", strerror(-rc));
+	cn->ack = (uint32_t)getpid() ^ (uint32_t)clock_ns();
+	rc = cn_socket(cn, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (!filter_len) {
+		snprintf(cn->filter_why, sizeof(cn->filter_why), "not asked for");
+	} else if (cn_listen_filtered(cn, filter_len) == 0) {
+		cn->filtered = 1;
+		return 0;
+	} else {
+		snprintf(cn->filter_why, sizeof(cn->filter_why),
+		         "the kernel did not take the filter (Linux before 6.6 ignores it)");
+	}
+	rc = cn_listen_all(cn, err, errlen);
+	if (rc < 0)
+		obs_cn_close(cn);
+	return rc;
+}
+
+size_t obs_cn_filter_len(void)
+{
+	const char *v = getenv("THREADWATCH_TEST_CN_FILTER_LEN");
+	char *end;
+	unsigned long n;
+
+	if (!v)
+		return OBS_CN_FILTER_LEN;
+	n = strtoul(v, &end, 10);
+	/* the seam: a length no kernel takes (neither the op nor proc_input) */
+	return *v && !*end && n > OBS_CN_FILTER_LEN && n <= 16 ? (size_t)n : OBS_CN_FILTER_LEN;
 }
 
 void obs_cn_close(struct obs_cn *cn)
 {
 	if (!cn || cn->fd < 0)
 		return;
-	(void)cn_send_op(cn, PROC_CN_MCAST_IGNORE);
+	(void)cn_send_op(cn, PROC_CN_MCAST_IGNORE, 0, 0);
 	close(cn->fd);
 	cn->fd = -1;
 }

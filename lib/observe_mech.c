@@ -33,6 +33,25 @@ static unsigned long long cap_eff(void)
 	return caps;
 }
 
+/* Where the exits came from: the connector's EXIT events, or, where the
+ * kernel filters them out (Linux 6.6), each process's threads. */
+static json_t *exits_json(const struct obs_run *r, const struct obs_cn *cn)
+{
+	if (!cn->filtered)
+		return json_pack(
+		    "{s:s s:b s:s}", "source",
+		    "EXIT events of the proc connector whose pid differs from its tgid",
+		    "event_filter", 0, "why_not_filtered", cn->filter_why);
+	return json_pack("{s:s s:b s:I s:s}", "source",
+	                 "derived for each process: the threads it held when first read, plus "
+	                 "those created, less those it holds at the end (the connector sends "
+	                 "FORK and EXEC alone: half the messages under churn)",
+	                 "event_filter", 1, "thread_exits_derived", (json_int_t)r->thread_exits,
+	                 "bound",
+	                 "a create between the connector's start and the process's first read, "
+	                 "or between its last read and the connector's end, is off by one exit");
+}
+
 static json_t *creates_json(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
                             const char *cn_why, int have_forks, uint64_t host_forks)
 {
@@ -47,7 +66,9 @@ static json_t *creates_json(const struct obs_run *r, const struct obs_cn *cn, in
 	}
 	json_object_set_new(c, "forks_heard", json_integer((json_int_t)r->forks_heard));
 	json_object_set_new(c, "thread_creates_heard", json_integer((json_int_t)r->thread_creates));
-	json_object_set_new(c, "thread_exits_heard", json_integer((json_int_t)r->thread_exits));
+	json_object_set_new(c, "thread_exits_heard",
+	                    cn->filtered ? json_null() : json_integer((json_int_t)r->thread_exits));
+	json_object_set_new(c, "exits", exits_json(r, cn));
 	json_object_set_new(c, "host_tasks_created",
 	                    have_forks ? json_integer((json_int_t)host_forks) : json_null());
 	/* what /proc/stat counted and the connector did not deliver */

@@ -37,18 +37,24 @@ size_t obs_cn_parse(const void *buf, size_t len, struct obs_ev *evs, size_t max,
 struct obs_cn {
 	int fd;
 	uint32_t seq, ack;
-	uint64_t overruns; /* recv() answered ENOBUFS: events were dropped */
-	uint64_t bad;      /* messages obs_cn_parse() refused */
-	int rcvbuf;        /* the receive buffer the kernel granted, bytes */
+	uint64_t overruns;   /* recv() answered ENOBUFS: events were dropped */
+	uint64_t bad;        /* messages obs_cn_parse() refused */
+	int rcvbuf;          /* the receive buffer the kernel granted, bytes */
+	int filtered;        /* the kernel sends FORK and EXEC alone (Linux 6.6) */
+	char filter_why[96]; /* why not, when not */
 };
 
 /* Opens a connector socket and asks cn_proc for its events (the LISTEN
  * op), then proves that it hears: a thread this process starts must come
- * back as a FORK event. 0, or -errno with the reason in err: -EPROTONOSUPPORT
- * no connector here, -EPERM the kernel refused (CAP_NET_ADMIN before Linux
+ * back as a FORK event. filter_len non-zero first asks for FORK and EXEC
+ * alone, as a struct proc_input of that many bytes (8; the test seam
+ * sends another length, which every kernel ignores as one before 6.6
+ * ignores 8), and falls back to every event when the canary does not
+ * come. 0, or -errno with the reason in err: -EPROTONOSUPPORT no
+ * connector here, -EPERM the kernel refused (CAP_NET_ADMIN before Linux
  * 6.6), -ETIMEDOUT no answer or no event (a PID or user namespace other
  * than the initial one, where cn_proc_mcast_ctl() ignores the request). */
-int obs_cn_open(struct obs_cn *cn, char *err, size_t errlen);
+int obs_cn_open(struct obs_cn *cn, size_t filter_len, char *err, size_t errlen);
 /* Reads what is queued, without blocking, into evs: the count, 0 when
  * nothing is queued, or -errno. */
 int obs_cn_read(struct obs_cn *cn, struct obs_ev *evs, size_t max);
@@ -198,6 +204,12 @@ struct obs_proc {
 	 * makes differ from one process to the next */
 	double t_read0, t_read1;
 	uint64_t creates, exits, vol, invol, migr;
+	/* for exits without EXIT events (obs_exits_derived()): the threads it
+	 * held when first seen, whether its end was read and the threads then,
+	 * and whether an exec handed it on to a later entry */
+	uint64_t born;
+	int seen_end, handed;
+	long nend;
 	/* taskstats: exits accounted (threads other than the leader, and the
 	 * leader), and their switches within the window */
 	uint64_t ts_thread_exits, ts_leader_exits, ts_vol, ts_invol;
@@ -208,6 +220,15 @@ struct obs_proc {
 	size_t nstacks, stack_thp;
 	uint64_t stack_res, stack_huge;
 };
+
+/* A process's thread exits over the window when the connector sent no
+ * EXIT (a filtered listener): the threads it held when first seen, plus
+ * those created, less those it holds at the end; a process that ended
+ * leaves its leader, whose end is no thread's exit. Exact but for the
+ * creates that fall between the connector's start and the process's first
+ * read (counted twice) or between its last read and the connector's end
+ * (not at all): the sweeps' length bounds it. */
+uint64_t obs_exits_derived(const struct obs_proc *p);
 
 struct obs_run {
 	int procfd;

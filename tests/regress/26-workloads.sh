@@ -111,9 +111,33 @@ else
 	ok "taskstats is not to be had here: $(jq -r .mechanisms.switches.exited_threads.why "$TW_TMP/x.json")"
 fi
 
+# the connector's filter (cn_filter(), Linux 6.6): FORK and EXEC alone, the
+# exits derived from each process's threads (the main window's exits,
+# checked against the truth above, were those where the kernel filters);
+# then a listener the kernel ignores, as cn_proc_mcast_ctl() before 6.6
+# ignores a struct proc_input (its length is not the bare op's): every
+# event comes, EXIT too, and the exits are heard
+kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -ge 6 ]; }; then
+	jq -e '.mechanisms.creates | .exits.event_filter == true and .thread_exits_heard == null and
+		(.exits.source | test("derived"))' "$TW_TMP/w.json" >/dev/null ||
+		fail "Linux $(uname -r) did not filter: $(jq -c '.mechanisms.creates.exits' "$TW_TMP/w.json")"
+fi
+kill -USR1 "$creator"
+THREADWATCH_TEST_CN_FILTER_LEN=12 "$TW" workloads --json --by process --for 4s --no-costs >"$TW_TMP/f.json" 2>"$TW_TMP/f.err" ||
+	fail "workloads with an ignored filter exited $?: $(cat "$TW_TMP/f.err")"
+kill -USR1 "$creator"
+sleep 0.2
+fcr=$(truth creator creates)
+jq -e --argjson c "$creator" --argjson t "$fcr" '(.mechanisms.creates | .exits.event_filter == false and
+	(.exits.why_not_filtered | test("6[.]6")) and .thread_exits_heard > 0) and
+	([.workloads[] | select(.pids | index($c))][0] | ((.exits_per_s - $t) | fabs) <= 0.1 * $t)' \
+	"$TW_TMP/f.json" >/dev/null ||
+	fail "an ignored filter (truth $fcr/s): $(jq -c --argjson c "$creator" '[.mechanisms.creates.exits, ([.workloads[] | select(.pids | index($c))][0] | .exits_per_s)]' "$TW_TMP/f.json")"
+ok "exits derived where the kernel filters EXIT out, heard where it ignores the filter ($fcr/s)"
+
 # glibc's stacks get no huge page, unless THP is always and the kernel
 # predates MAP_STACK's VM_NOHUGEPAGE (6.8): then they may, truly
-kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
 if [ "$thp" != always ] || [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -ge 8 ]; }; then
 	n=$(jq --argjson g "$glibc" '[.workloads[] | select(.pids | index($g))][0].stacks.thp_backed' "$TW_TMP/w.json")
 	[ "$n" = 0 ] || fail "$n glibc stacks on huge pages (THP $thp)"
