@@ -149,7 +149,8 @@ OBSERVER_SRCS := daemon/observerd.c
 # cli/: threadwatch.
 CLI_SRCS    := cli/threadwatch.c cli/cli_run.c cli/cli_recommend.c cli/cli_workloads.c cli/cli_fleet.c \
 	cli/cli_detect_sim.c cli/fleet_targets.c cli/fleet_sd_json.c cli/fleet_sd_yaml.c \
-	cli/fleet_ask.c cli/fleet_report.c cli/fleet_text.c cli/fleet_cohort.c cli/fleet_workloads.c
+	cli/fleet_ask.c cli/fleet_conn.c cli/fleet_report.c cli/fleet_text.c cli/fleet_cohort.c \
+	cli/fleet_workloads.c cli/cli_status.c
 
 LIB_OBJS    := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
 PLIB_OBJS   := $(patsubst %.c,$(B)/%.o,$(PLIB_SRCS))

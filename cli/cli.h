@@ -16,6 +16,8 @@
 #define CLI_SUMMARY_RECOMMEND                                                                      \
 	"Says whether low (MAP_32BIT) thread stacks pay on a host, with the arithmetic."
 #define CLI_SUMMARY_FLEET "Asks many threadwatchd daemons at once and prints one table."
+#define CLI_SUMMARY_STATUS                                                                         \
+	"Asks one threadwatchd what it is doing: its cycle, its store, its verdict."
 #define CLI_SUMMARY_WORKLOADS "Shows which services on this host pay for threads, and how much."
 #define CLI_SUMMARY_DETECT_SIM "Judges simulated fleets with the daemon's regression detection."
 
@@ -31,6 +33,8 @@ int cli_run_inputs(int quick, const char *progress, struct json_t **inputs);
  * NULL with one message on stderr, which opens with cmd. */
 struct json_t *cli_inputs_read(const char *path, const char *cmd);
 int cli_fleet(int argc, char **argv);
+/* `status` exits 4 (no answer) and 5 (a bad answer) too (cli_status.c). */
+int cli_status(int argc, char **argv);
 /* The latest recommendation of one threadwatchd, asked as `fleet` asks
  * (URL or HOST:PORT; a token only over https): 0 with a new reference in
  * *out, or -errno with why (-ENOENT: none yet). */

@@ -16,52 +16,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "clock.h"
 #include "cli.h"
 #include "errbuf.h"
-#include "defaults.h"
 #include "fleetp.h"
 #include "opt.h"
-#include "units.h"
 #include "xmalloc.h"
 
-#define FLEET_DEFAULT_TIMEOUT_S 5.0
-#define FLEET_MAX_TIMEOUT_S 3600.0
-#define FLEET_MIN_TIMEOUT_S 0.01
 #define FLEET_DEFAULT_CONCURRENCY 64
-/* The daemon's default port (threadwatchd's `port`), for a target named
- * by its host alone. */
-#define FLEET_DEFAULT_PORT TW_STR(TW_DEFAULT_PORT)
 #define FLEET_MAX_CONCURRENCY 4096
-#define FLEET_MAX_TOKEN 4096
 /* The rows of `fleet --workloads`'s table (--json has them all). */
 #define FLEET_WORKLOADS_SHOWN 30
 
 struct fleet_args {
-	int json, help, insecure;
+	int json, help;
 	const char *by, *where; /* --by FIELD, --where FIELD=VALUE */
 	const char *scheme;     /* of targets without one */
 	int scheme_given;       /* --scheme: it also overrides __scheme__ */
 	struct fleet_conn conn;
-	char *cacert, *token;
+	struct fleet_conn_args conn_args; /* --timeout, --cacert, --token... */
 	struct fleet_targets targets;
 };
 
 /* --- arguments ------------------------------------------------------------- */
-
-static int set_timeout(void *ctx, const char *v, char *why, size_t wlen)
-{
-	struct fleet_args *a = ctx;
-
-	(void)why, (void)wlen;
-	if (units_parse_duration(v, &a->conn.timeout_s) < 0 ||
-	    a->conn.timeout_s < FLEET_MIN_TIMEOUT_S || a->conn.timeout_s > FLEET_MAX_TIMEOUT_S)
-		return -EINVAL;
-	return 0;
-}
 
 static int set_concurrency(void *ctx, const char *v, char *why, size_t wlen)
 {
@@ -92,60 +71,6 @@ static int set_scheme(void *ctx, const char *v, char *why, size_t wlen)
 static int set_file(void *ctx, const char *path, char *why, size_t wlen)
 {
 	return fleet_file_read(path, &((struct fleet_args *)ctx)->targets, why, wlen);
-}
-
-static int set_cacert(void *ctx, const char *path, char *why, size_t wlen)
-{
-	struct fleet_args *a = ctx;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return errbuf_set(why, wlen, -errno, "cannot read \"%s\": %s", path,
-		                  strerror(errno));
-	fclose(f);
-	free(a->cacert);
-	a->cacert = xstrdup(path);
-	return 0;
-}
-
-/* The first line of PATH, which only its owner and group may read. */
-static int set_token(void *ctx, const char *path, char *why, size_t wlen)
-{
-	struct fleet_args *a = ctx;
-	char buf[FLEET_MAX_TOKEN + 2];
-	FILE *f = fopen(path, "re");
-	struct stat st;
-	size_t len;
-
-	if (!f || fstat(fileno(f), &st) < 0) {
-		int e = errno;
-
-		if (f)
-			fclose(f);
-		return errbuf_set(why, wlen, -e, "cannot read \"%s\": %s", path, strerror(e));
-	}
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	if (S_ISREG(st.st_mode) && (st.st_mode & S_IROTH))
-		return errbuf_set(why, wlen, -EPERM,
-		                  "\"%s\" is readable by everyone: chmod o-r it, it is a secret",
-		                  path);
-	len = strcspn(buf, "\r\n");
-	if (len > FLEET_MAX_TOKEN)
-		return errbuf_set(why, wlen, -EINVAL, "\"%s\": a token is at most %d bytes", path,
-		                  FLEET_MAX_TOKEN);
-	buf[len] = '\0';
-	if (len == 0)
-		return errbuf_set(why, wlen, -EINVAL, "\"%s\": the first line is empty", path);
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)buf[i] <= ' ' || buf[i] == 0x7f)
-			return errbuf_set(why, wlen, -EINVAL,
-			                  "\"%s\": a token has no spaces or control characters",
-			                  path);
-	free(a->token);
-	a->token = xstrdup(buf);
-	return 0;
 }
 
 static int set_by(void *ctx, const char *v, char *why, size_t wlen)
@@ -180,25 +105,13 @@ static const struct opt fleet_opts[] = {
     {"file", 0, "FILE",
      "read targets from FILE: one URL a line (# comments), or Prometheus file_sd JSON or YAML",
      set_file, 0},
-    {"timeout", 0, "DURATION",
-     "time each host may take for all its answers, such as 5s or 1m (default 5s; 10ms to 1h)",
-     set_timeout, 0},
     {"concurrency", 0, "N", "ask at most N hosts at once (default 64; 1 to 4096)", set_concurrency,
      0},
     {"scheme", 0, "SCHEME",
      "http or https for targets given as HOST:PORT (default http, else a file_sd group's "
      "__scheme__ label; given, it overrides that label)",
      set_scheme, 0},
-    {"cacert", 0, "FILE", "verify the daemons' TLS certificates against the CAs in FILE",
-     set_cacert, 0},
-    {"insecure", 0, NULL, "do not verify TLS certificates (self-signed daemons)", NULL,
-     offsetof(struct fleet_args, insecure)},
-    {"token", 0, "FILE",
-     "send the first line of FILE as \"Authorization: Bearer\" (not readable by others), "
-     "to https:// URLs only",
-     set_token, 0},
-    {"token-over-http", 0, NULL, "send the --token to http:// URLs too (it travels in clear)", NULL,
-     offsetof(struct fleet_args, conn.token_over_http)},
+    FLEET_CONN_OPTS(struct fleet_args, conn_args),
     {"by", 0, "FIELD",
      "group the hosts into cohorts by a fingerprint field: kernel, cpu, virt, mitigations, "
      "arch, glibc, vendor or a path such as cpu/family",
@@ -249,79 +162,17 @@ static int parse_args(int argc, char **argv, struct fleet_args *a)
 		snprintf(origin, sizeof(origin), "argument %d", i - first + 1);
 		fleet_targets_add(&a->targets, argv[i], origin, NULL);
 	}
-	if (a->insecure && a->cacert) {
-		fprintf(stderr,
-		        "threadwatch fleet: --cacert and --insecure contradict each other\n");
+	if (fleet_conn_args_apply(&a->conn_args, &a->conn, err, sizeof(err)) < 0) {
+		fprintf(stderr, "threadwatch fleet: %s\n", err);
 		return -EINVAL;
 	}
-	a->conn.cacert = a->cacert;
-	a->conn.insecure = a->insecure;
-	a->conn.token = a->token;
 	return 0;
 }
 
 static void args_free(struct fleet_args *a)
 {
 	fleet_targets_free(&a->targets);
-	free(a->cacert);
-	free(a->token);
-}
-
-/* The base URL every API path is appended to, or NULL with why. A target
- * without a scheme gets the default one, and without a port as well the
- * daemon's (a URL with a scheme keeps its scheme's port). */
-static char *base_url(const char *in, const char *scheme_default, char *why, size_t whylen)
-{
-	CURLU *u = curl_url();
-	char *full, *scheme = NULL, *host = NULL, *query = NULL, *frag = NULL, *out = NULL;
-	char *port = NULL;
-	CURLUcode rc;
-	size_t len;
-
-	if (!u)
-		abort(); /* out of memory */
-	if (strstr(in, "://"))
-		full = xstrdup(in);
-	else
-		xasprintf(&full, "%s://%s", scheme_default, in);
-	rc = curl_url_set(u, CURLUPART_URL, full, 0);
-	if (rc == CURLUE_OK && !strstr(in, "://") &&
-	    curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_NO_PORT)
-		rc = curl_url_set(u, CURLUPART_PORT, FLEET_DEFAULT_PORT, 0);
-	curl_free(port);
-	if (rc != CURLUE_OK) {
-		snprintf(why, whylen, "%s", curl_url_strerror(rc));
-		goto out;
-	}
-	curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-	curl_url_get(u, CURLUPART_HOST, &host, 0);
-	curl_url_get(u, CURLUPART_QUERY, &query, 0);
-	curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0);
-	if (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))
-		snprintf(why, whylen, "only http and https URLs are asked");
-	else if (!host || !*host)
-		snprintf(why, whylen, "no host name");
-	else if (query || frag)
-		snprintf(why, whylen, "a query or fragment has no place in a daemon's URL");
-	else if (curl_url_get(u, CURLUPART_URL, &out, 0) != CURLUE_OK)
-		snprintf(why, whylen, "cannot be put together again");
-	if (out) {
-		char *copy = xstrdup(out);
-
-		curl_free(out);
-		out = copy;
-		len = strlen(out);
-		while (len > 0 && out[len - 1] == '/')
-			out[--len] = '\0';
-	}
-out:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(query);
-	curl_free(frag);
-	curl_url_cleanup(u);
-	free(full);
-	return out;
+	fleet_conn_args_free(&a->conn_args);
 }
 
 /* Room for every connection in flight and in the cache (best effort: a
@@ -443,7 +294,7 @@ static int hosts_make(struct fleet_host *hosts, const struct fleet_args *a)
 			        t->origin, t->url, t->scheme);
 			return -EINVAL;
 		}
-		hosts[i].base = base_url(t->url, scheme, why, sizeof(why));
+		hosts[i].base = fleet_base_url(t->url, scheme, why, sizeof(why));
 		if (!hosts[i].base) {
 			fprintf(stderr, "threadwatch fleet: bad URL \"%s\" (%s): %s\n", t->url,
 			        t->origin, why);
@@ -453,67 +304,11 @@ static int hosts_make(struct fleet_host *hosts, const struct fleet_args *a)
 	return 0;
 }
 
-static void hosts_free(struct fleet_host *hosts, size_t n)
-{
-	for (size_t i = 0; hosts && i < n; i++) {
-		free(hosts[i].base);
-		free(hosts[i].body.buf);
-		free(hosts[i].error);
-		json_decref(hosts[i].row);
-		json_decref(hosts[i].recommendation);
-		json_decref(hosts[i].workloads);
-		for (int s = 0; s < STEP_DONE; s++)
-			json_decref(hosts[i].answer[s]);
-	}
-	free(hosts);
-}
-
-int fleet_recommendation(const char *url, const char *token, double timeout_s, json_t **out,
-                         char *why, size_t wlen)
-{
-	struct fleet_conn conn = {
-	    .timeout_s = timeout_s, .concurrency = 1, .token = token, .keep_recommendation = 1};
-	struct fleet_targets t = {0};
-	struct fleet_host *h = xcalloc(1, sizeof(*h));
-	int r = -EINVAL;
-
-	*out = NULL;
-	fleet_targets_add(&t, url, "--from", NULL);
-	h->target = &t.v[0];
-	h->base = base_url(url, "http", why, wlen);
-	if (!h->base)
-		goto out;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		r = -ENOMEM;
-		snprintf(why, wlen, "cannot initialise libcurl");
-		goto out;
-	}
-	r = fleet_ask(h, 1, &conn);
-	if (r < 0) {
-		snprintf(why, wlen, "libcurl failed");
-	} else if (h->error) {
-		r = -EIO;
-		/* the daemon's own words may be hostile: no control characters */
-		snprintf(why, wlen, "%s", h->error);
-		fleet_printable(why);
-	} else if (!json_is_object(h->recommendation)) {
-		r = -ENOENT;
-		snprintf(why, wlen, "it has no recommendation yet (its first cycle has not ended)");
-	} else {
-		*out = json_incref(h->recommendation);
-	}
-	curl_global_cleanup();
-out:
-	hosts_free(h, 1);
-	fleet_targets_free(&t);
-	return r;
-}
-
 int cli_fleet(int argc, char **argv)
 {
 	struct fleet_args a = {.scheme = "http",
-	                       .conn = {.timeout_s = FLEET_DEFAULT_TIMEOUT_S,
-	                                .concurrency = FLEET_DEFAULT_CONCURRENCY}};
+	                       .conn = {.concurrency = FLEET_DEFAULT_CONCURRENCY},
+	                       .conn_args = {.timeout_s = FLEET_DEFAULT_TIMEOUT_S}};
 	struct fleet_host *hosts = NULL;
 	int rc = 2;
 
@@ -547,7 +342,7 @@ int cli_fleet(int argc, char **argv)
 	}
 	rc = fleet_report(hosts, a.targets.n, &a);
 out_curl:
-	hosts_free(hosts, a.targets.n);
+	fleet_hosts_free(hosts, a.targets.n);
 	curl_global_cleanup();
 out:
 	args_free(&a);

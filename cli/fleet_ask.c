@@ -207,6 +207,21 @@ static int keep_answer(struct fleet_host *h, const char *path)
 	return 0;
 }
 
+/* The steps fleet's table shows: all but the workloads, which --workloads
+ * adds. */
+#define FLEET_TABLE_STEPS ((FLEET_STEP(STEP_DONE) - 1) & ~FLEET_STEP(STEP_WORKLOADS))
+
+/* Whether step s is asked of h: one of c->steps (the status always), and
+ * the run only once STEP_RUNS found one. */
+static int step_asked(const struct fleet_host *h, const struct fleet_conn *c, enum fleet_step s)
+{
+	unsigned steps = c->steps
+	                     ? c->steps
+	                     : FLEET_TABLE_STEPS | (c->workloads ? FLEET_STEP(STEP_WORKLOADS) : 0);
+
+	return s == STEP_STATUS || ((steps & FLEET_STEP(s)) && (s != STEP_RUN || h->run_id > 0));
+}
+
 /* Takes the answer to h->step and moves on to the next request. */
 static void host_answer(struct fleet_host *h, CURLcode res, CURLM *multi,
                         const struct fleet_conn *c)
@@ -228,11 +243,9 @@ static void host_answer(struct fleet_host *h, CURLcode res, CURLM *multi,
 		h->run_id =
 		    (long long)json_integer_value(json_object_get(json_array_get(runs, 0), "id"));
 	}
-	h->step++;
-	if (h->step == STEP_RUN && h->run_id <= 0)
+	do
 		h->step++;
-	if (h->step == STEP_WORKLOADS && !c->workloads)
-		h->step++;
+	while (h->step < STEP_DONE && !step_asked(h, c, h->step));
 	if (h->step < STEP_DONE)
 		host_request(h, multi, c);
 }
@@ -244,11 +257,11 @@ static void host_done(struct fleet_host *h, struct fleet_run *r)
 {
 	h->end_ns = clock_ns();
 	h->row = fleet_host_row(h);
-	if (r->c->keep_recommendation && h->answer[STEP_REC])
-		h->recommendation = json_incref(h->answer[STEP_REC]);
 	if (r->c->workloads)
 		h->workloads = json_incref(json_object_get(h->answer[STEP_WORKLOADS], "workloads"));
 	for (int s = 0; s < STEP_DONE; s++) {
+		if (r->c->keep & FLEET_STEP(s))
+			h->kept[s] = json_incref(h->answer[s]);
 		json_decref(h->answer[s]);
 		h->answer[s] = NULL;
 	}

@@ -157,26 +157,44 @@ static int code_in(CURLcode c, const CURLcode *v, size_t n)
 	return 0;
 }
 
-/* What kind of failure a host's error is: "unreachable" only when nothing
- * answered at all. */
-static const char *failure_kind(const struct fleet_host *h)
+/* Each failure's words. */
+static const char *const failure_names[FLEET_N_FAILURES] = {
+    [FLEET_READ] = "none",
+    [FLEET_FAIL_ERROR] = "error",
+    [FLEET_FAIL_NOT_API] = "not a threadwatchd API",
+    [FLEET_FAIL_HTTP] = "HTTP error",
+    [FLEET_FAIL_TLS] = "TLS error",
+    [FLEET_FAIL_NOT_HTTP] = "no HTTP answer (an HTTPS port? try --scheme https)",
+    [FLEET_FAIL_SILENT] = "no answer (connected, then silent)",
+    [FLEET_FAIL_UNREACHABLE] = "unreachable",
+};
+
+const char *fleet_failure_name(enum fleet_failure f)
 {
+	return f < FLEET_N_FAILURES ? failure_names[f] : "?";
+}
+
+/* "unreachable" only when nothing answered at all. */
+enum fleet_failure fleet_failure(const struct fleet_host *h)
+{
+	if (!h->error)
+		return FLEET_READ;
 	if (h->reachable)
-		return "error";
+		return FLEET_FAIL_ERROR;
 	if (h->http_code == 404)
-		return "not a threadwatchd API";
+		return FLEET_FAIL_NOT_API;
 	if (h->http_code > 0)
-		return "HTTP error";
+		return FLEET_FAIL_HTTP;
 	if (code_in(h->curl_code, tls_codes, sizeof(tls_codes) / sizeof(tls_codes[0])))
-		return "TLS error";
+		return FLEET_FAIL_TLS;
 	if (!strncmp(h->base, "http:", 5) &&
 	    code_in(h->curl_code, not_http_codes,
 	            sizeof(not_http_codes) / sizeof(not_http_codes[0])))
-		return "no HTTP answer (an HTTPS port? try --scheme https)";
+		return FLEET_FAIL_NOT_HTTP;
 	/* it took the connection, then said nothing in time: up, but stuck */
 	if (h->curl_code == CURLE_OPERATION_TIMEDOUT && h->connected)
-		return "no answer (connected, then silent)";
-	return "unreachable";
+		return FLEET_FAIL_SILENT;
+	return FLEET_FAIL_UNREACHABLE;
 }
 
 /* One host as the JSON document's entry; the table is made from it. */
@@ -192,7 +210,8 @@ json_t *fleet_host_row(const struct fleet_host *h)
 
 	if (h->error) {
 		json_object_set_new(row, "error", json_string(h->error));
-		json_object_set_new(row, "failure", json_string(failure_kind(h)));
+		json_object_set_new(row, "failure",
+		                    json_string(fleet_failure_name(fleet_failure(h))));
 		return row;
 	}
 	json_object_set_new(row, "error", json_null());
@@ -232,20 +251,6 @@ json_t *fleet_host_row(const struct fleet_host *h)
 	json_object_set_new(row, "events", event_count(h->answer[STEP_EVENTS]));
 	json_object_set_new(row, "last_event", last_event(h->answer[STEP_EVENTS], st));
 	return row;
-}
-
-static void format_age(double s, char *buf, size_t len)
-{
-	long long t = s < 0 || !(s < 1e15) ? 0 : llround(s);
-
-	if (t < 60)
-		snprintf(buf, len, "%llds", t);
-	else if (t < 3600)
-		snprintf(buf, len, "%lldm", t / 60);
-	else if (t < 86400)
-		snprintf(buf, len, "%lldh%02lldm", t / 3600, t % 3600 / 60);
-	else
-		snprintf(buf, len, "%lldd%02lldh", t / 86400, t % 86400 / 3600);
 }
 
 enum col {
@@ -319,7 +324,7 @@ static char *cell_age(const json_t *row)
 		return xstrdup(json_is_true(json_object_get(row, "cycle_running")) ? "running"
 		                                                                   : "never");
 	}
-	format_age(json_number_value(age), buf, sizeof(buf));
+	fleet_format_age(json_number_value(age), buf, sizeof(buf));
 	xasprintf(&s, "%s ago%s%s%s%s", buf, note ? " (" : "", note ? (status ? status : "?") : "",
 	          failed, note ? ")" : "");
 	free(failed);
@@ -339,7 +344,7 @@ static char *cell_events(const json_t *row)
 		xasprintf(&s, "%lld", (long long)json_integer_value(n));
 		return s;
 	}
-	format_age(json_number_value(age), buf, sizeof(buf));
+	fleet_format_age(json_number_value(age), buf, sizeof(buf));
 	xasprintf(&s, "%lld, last %s ago", (long long)json_integer_value(n), buf);
 	return s;
 }

@@ -1,9 +1,11 @@
 /*
  * fleet_text: what a daemon sent, made safe for the operator's terminal
  * (see fleetp.h): a hostile host must not move the cursor, set the title
- * or forge a row.
+ * or forge a row; and its times as the ages the text shows.
  */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <jansson.h>
@@ -74,4 +76,18 @@ double fleet_age_s(int64_t now_ms, int64_t t_ms)
 {
 	/* In double: two hostile integers cannot overflow the difference. */
 	return ((double)now_ms - (double)t_ms) / 1e3;
+}
+
+void fleet_format_age(double s, char *buf, size_t len)
+{
+	long long t = s < 0 || !(s < 1e15) ? 0 : llround(s);
+
+	if (t < 60)
+		snprintf(buf, len, "%llds", t);
+	else if (t < 3600)
+		snprintf(buf, len, "%lldm", t / 60);
+	else if (t < 86400)
+		snprintf(buf, len, "%lldh%02lldm", t / 3600, t % 3600 / 60);
+	else
+		snprintf(buf, len, "%lldd%02lldh", t / 86400, t % 86400 / 3600);
 }

@@ -13,6 +13,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "defaults.h"
+
 /* One host to ask, as named on the command line or in --file. */
 struct fleet_target {
 	char *url;      /* as given: a URL or HOST:PORT */
@@ -46,21 +48,9 @@ int fleet_sd_json(const char *path, const char *buf, size_t len, struct fleet_ta
                   size_t wlen);
 int fleet_sd_yaml(const char *path, char *buf, struct fleet_targets *t, char *why, size_t wlen);
 
-/* How the hosts are asked. */
-struct fleet_conn {
-	double timeout_s; /* each host's budget for all its answers */
-	long concurrency; /* hosts in flight at once */
-	const char *cacert;
-	int insecure;
-	const char *token;       /* NULL: no Authorization header */
-	int token_over_http;     /* the token may go to http:// URLs too */
-	int keep_recommendation; /* each host keeps its whole recommendation */
-	int workloads;           /* ask /api/v1/workloads too (fleet --workloads) */
-};
-
 /* What is asked of each host, in this order. */
 enum fleet_step {
-	STEP_STATUS,
+	STEP_STATUS, /* always asked, first: it says the host is a threadwatchd */
 	STEP_HOST,
 	STEP_REC,
 	STEP_HEADROOM,
@@ -70,6 +60,66 @@ enum fleet_step {
 	STEP_WORKLOADS, /* only under fleet --workloads */
 	STEP_DONE
 };
+
+/* A set of steps, for fleet_conn's steps and keep. */
+#define FLEET_STEP(s) (1u << (s))
+
+/* How the hosts are asked. */
+struct fleet_conn {
+	double timeout_s; /* each host's budget for all its answers */
+	long concurrency; /* hosts in flight at once */
+	const char *cacert;
+	int insecure;
+	const char *token;   /* NULL: no Authorization header */
+	int token_over_http; /* the token may go to http:// URLs too */
+	unsigned steps;      /* the steps asked (0: all that fleet's table shows) */
+	unsigned keep;       /* the steps whose answers each host keeps (kept[]) */
+	int workloads;       /* ask /api/v1/workloads too (fleet --workloads) */
+};
+
+/* The options that say how daemons are asked, as `fleet` and `status`
+ * take them (fleet_conn.c): FLEET_CONN_OPTS(TYPE, MEMBER) are their rows
+ * of an opt table whose context TYPE holds them in MEMBER. */
+struct fleet_conn_args {
+	double timeout_s;
+	int insecure, token_over_http;
+	char *cacert, *token; /* owned */
+};
+
+#define FLEET_DEFAULT_TIMEOUT_S 5.0
+/* The daemon's default port (threadwatchd's `port`), for a target named
+ * by its host alone. */
+#define FLEET_DEFAULT_PORT TW_STR(TW_DEFAULT_PORT)
+int fleet_set_timeout(void *ctx, const char *v, char *why, size_t wlen);
+int fleet_set_cacert(void *ctx, const char *path, char *why, size_t wlen);
+int fleet_set_token(void *ctx, const char *path, char *why, size_t wlen);
+/* clang-format off */
+#define FLEET_CONN_OPTS(type, m)                                                          \
+	{"timeout", 0, "DURATION",                                                        \
+	 "time each daemon may take for all its answers, such as 5s or 1m "               \
+	 "(default 5s; 10ms to 1h)",                                                      \
+	 fleet_set_timeout, offsetof(type, m)},                                           \
+	{"cacert", 0, "FILE", "verify the daemons' TLS certificates against the CAs in FILE", \
+	 fleet_set_cacert, offsetof(type, m)},                                            \
+	{"insecure", 0, NULL, "do not verify TLS certificates (self-signed daemons)",     \
+	 NULL, offsetof(type, m.insecure)},                                               \
+	{"token", 0, "FILE",                                                              \
+	 "send the first line of FILE as \"Authorization: Bearer\" (not readable by "    \
+	 "others), to https:// URLs only",                                                \
+	 fleet_set_token, offsetof(type, m)},                                             \
+	{"token-over-http", 0, NULL,                                                      \
+	 "send the --token to http:// URLs too (it travels in clear)",                    \
+	 NULL, offsetof(type, m.token_over_http)}
+/* clang-format on */
+/* The parsed options into c (which then points into a); 0, or -EINVAL
+ * with why when they contradict each other. */
+int fleet_conn_args_apply(const struct fleet_conn_args *a, struct fleet_conn *c, char *why,
+                          size_t wlen);
+void fleet_conn_args_free(struct fleet_conn_args *a);
+
+/* The base URL every API path is appended to (malloc'd), or NULL with
+ * why: a URL, or HOST[:PORT] with scheme_default and the daemon's port. */
+char *fleet_base_url(const char *in, const char *scheme_default, char *why, size_t wlen);
 
 struct fleet_body {
 	char *buf;
@@ -93,14 +143,46 @@ struct fleet_host {
 	long http_code;            /* the last answer's HTTP status; 0: none */
 	char *error;               /* why the host could not be read */
 	json_t *row;               /* fleet_host_row(), made when the host is done */
-	json_t *recommendation;    /* kept under keep_recommendation, or NULL */
+	json_t *kept[STEP_DONE];   /* the answers of conn->keep's steps (NULL: none) */
 	json_t *workloads;         /* its latest window's workloads, under --workloads */
 };
 
 /* Asks every host until each has its answers or an error, and makes each
- * host's row as soon as it is done (freeing its answers, so that memory
- * stays small with thousands of hosts); 0 or -errno (libcurl failed). */
+ * host's row as soon as it is done (freeing its answers but those of
+ * c->keep, so that memory stays small with thousands of hosts); 0 or
+ * -errno (libcurl failed). */
 int fleet_ask(struct fleet_host *hosts, size_t n, const struct fleet_conn *c);
+void fleet_hosts_free(struct fleet_host *hosts, size_t n);
+
+/* One daemon asked alone, as fleet asks each (recommend --from, status):
+ * the target and its host. */
+struct fleet_one {
+	struct fleet_targets t;
+	struct fleet_host h;
+};
+/* Asks url (a URL or HOST[:PORT]; origin names it in messages) the steps
+ * of c; 0 with the host's answers, or its error, in o->h; -EINVAL (a bad
+ * URL) or -ENOMEM/-EIO (libcurl failed) with why. fleet_one_free() in
+ * every case. */
+int fleet_one_ask(struct fleet_one *o, const char *url, const char *origin,
+                  const struct fleet_conn *c, char *why, size_t wlen);
+void fleet_one_free(struct fleet_one *o);
+
+/* Why a host could not be read, from what its requests met. */
+enum fleet_failure {
+	FLEET_READ,             /* it could be read */
+	FLEET_FAIL_ERROR,       /* its status answered, a later request failed */
+	FLEET_FAIL_NOT_API,     /* /api/v1/status is 404 */
+	FLEET_FAIL_HTTP,        /* another HTTP error, or not a JSON object */
+	FLEET_FAIL_TLS,         /* the TLS handshake or its checks */
+	FLEET_FAIL_NOT_HTTP,    /* something answered over http://, not in HTTP */
+	FLEET_FAIL_SILENT,      /* connected, then no answer in time */
+	FLEET_FAIL_UNREACHABLE, /* no connection */
+	FLEET_N_FAILURES
+};
+enum fleet_failure fleet_failure(const struct fleet_host *h);
+/* Its words in a row's "failure" and the table ("unreachable"). */
+const char *fleet_failure_name(enum fleet_failure f);
 
 /* The report: one JSON object per host, then a table or a document. */
 json_t *fleet_host_row(const struct fleet_host *h);
@@ -141,5 +223,7 @@ void fleet_print_workloads(const json_t *rows, size_t top);
 char *fleet_printable(char *s);
 /* now_ms - t_ms in seconds, without overflow whatever the integers. */
 double fleet_age_s(int64_t now_ms, int64_t t_ms);
+/* s seconds, short: "41s", "3m", "1h05m", "2d03h" (nonsense: "0s"). */
+void fleet_format_age(double s, char *buf, size_t len);
 
 #endif

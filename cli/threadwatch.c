@@ -27,6 +27,7 @@ static const struct cli_command commands[] = {
      "[--json] [--for DURATION] [--by unit|process] [--top N] [--costs FILE|-]",
      CLI_SUMMARY_WORKLOADS},
     {"fleet", cli_fleet, "[--json] [--timeout DURATION] URL... | --file PATH", CLI_SUMMARY_FLEET},
+    {"status", cli_status, "[--json] [--timeout DURATION] [URL]", CLI_SUMMARY_STATUS},
     {"detect-sim", cli_detect_sim,
      "[--json] [--hosts N] [--days D] [--noise iid|ar1|bimodal|episodic] [--cv X] [--step X] ...",
      CLI_SUMMARY_DETECT_SIM " (--help: every option)"},

@@ -62,7 +62,7 @@ static const struct {
 
 /* The keys, in the order of the documentation. */
 static const struct cfg_key keys[] = {
-    {"listen_address", T_ADDRESS, 0, 0, "127.0.0.1",
+    {"listen_address", T_ADDRESS, 0, 0, TW_DEFAULT_LISTEN_ADDRESS,
      "Address the HTTP server listens on (an IPv4 or IPv6 literal). Ignored under socket "
      "activation; the packaged service has a network namespace of its own "
      "(PrivateNetwork=yes), so there change the socket unit's ListenStream= instead.",

@@ -12,6 +12,8 @@
 
 /* threadwatchd's HTTP port; `threadwatch fleet HOST` asks it. */
 #define TW_DEFAULT_PORT 8437
+/* The address it listens on; `threadwatch status` without a URL asks it. */
+#define TW_DEFAULT_LISTEN_ADDRESS "127.0.0.1"
 
 /* The workload a recommendation assumes when none is given. */
 #define TW_DEFAULT_THREADS 10000
