@@ -571,7 +571,8 @@ function legendStrip(id, opts) {
 function setLogY(g, on) {
   const base = g.twYlabel || '';
   g.updateOptions({ logscale: on, ylabel: on ? `${base} (log)` : base });
-  const b = document.querySelector(`#legend-${g.twId} button.log-toggle`);
+  const legend = document.getElementById(`legend-${g.twId}`);
+  const b = legend && legend.querySelector('button.log-toggle');
   if (b) {
     b.textContent = on ? 'linear y' : 'log y';
     b.setAttribute('aria-pressed', String(on));
@@ -943,7 +944,8 @@ async function drawHistory() {
   const scale = figures.map(([, , unit], i) => (unit === 'bytes'
     ? bytesScale(Math.max(0, ...all[i].points.map((p) => Math.abs(p.max ?? p.avg ?? 0)))) : [1, unit]));
   figures.forEach(([m, , unit], i) => {
-    const h = box.querySelector(`#chart-history-${m}`);
+    /* by id, not a selector: a metric's name holds a dot */
+    const h = document.getElementById(`chart-history-${m}`);
     if (unit === 'bytes' && h) h.previousElementSibling.textContent = h.previousElementSibling.textContent.replace(/\((bytes|[KMG]iB)\)$/, `(${scale[i][1]})`);
   });
   /* One point is not yet a history: say when the second comes. */

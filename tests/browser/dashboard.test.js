@@ -312,6 +312,42 @@ async function checkRuns(page) {
   await page.keyboard.press('Escape');
 }
 
+/* Memory per idle thread in one unit everywhere: the
+ * cost card, its history chart's title, ticks and plotted values, and the
+ * runs table's key figure. The metric's name holds a dot
+ * (stackmem.glibc_bytes_per_thread), which a CSS selector built from it
+ * would read as a class. */
+async function checkMemoryUnit(page, rec) {
+  const METRIC = 'stackmem.glibc_bytes_per_thread';
+  const UNITS = { bytes: 1, KiB: 1024, MiB: 2 ** 20, GiB: 2 ** 30 };
+  const card = await page.textContent('[data-cost="memory"]');
+  const cardUnit = (/keeps [\d.,]+ (bytes|KiB|MiB|GiB)\b/.exec(card) || [])[1];
+  const chart = await page.evaluate((m) => {
+    const d = document.getElementById(`chart-history-${m}`), g = window.twCharts[`history-${m}`];
+    return {
+      title: d && d.previousElementSibling.textContent,
+      ticks: d ? [...d.querySelectorAll('.dygraph-axis-label-y')].map((e) => e.textContent) : [],
+      avgs: g ? Array.from({ length: g.numRows() }, (_, r) => g.getValue(r, 1)[1]) : [],
+    };
+  }, METRIC);
+  const chartUnit = (/\((bytes|KiB|MiB|GiB)\)$/.exec(chart.title || '') || [])[1];
+  const runs = await page.$$eval('#runs tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const row = runs.find((c) => c[1] === 'stackmem' && c[2] === 'ok');
+  const runsUnit = row && (/^Memory per idle thread: [\d.,]+ (bytes|KiB|MiB|GiB)$/.exec(row[4]) || [])[1];
+  check(cardUnit && cardUnit === chartUnit && chartUnit === runsUnit,
+    'memory per idle thread shows one unit on the card, its chart\'s title and the runs table',
+    { card, title: chart.title, run: row && row[4] });
+  /* the ticks are plain numbers in that unit (no "7.5k" of bytes), and the
+   * chart plots the API's medians divided by it */
+  const api = await sameQuery(rec, METRIC);
+  const div = UNITS[chartUnit] || NaN;
+  check(chart.ticks.length >= 2 && chart.ticks.every((t) => /^-?[\d.]+$/.test(t)),
+    'the memory chart\'s ticks are plain numbers in the title\'s unit', chart.ticks);
+  check(api.points.length === chart.avgs.length && api.points.length > 0 &&
+    api.points.every((p, i) => Math.abs(p.avg / div - chart.avgs[i]) <= 1e-9 * Math.abs(p.avg)),
+  'the memory chart plots the API\'s figures in the title\'s unit', { unit: chartUnit, first: [api.points[0], chart.avgs[0]] });
+}
+
 async function checkRange(page, rec, n30) {
   const before = seriesRequests(rec).length;
   await page.click('#range button[data-range="7d"]');
@@ -367,6 +403,7 @@ async function testFull(browser) {
   await page.screenshot({ path: path.join(OUT, 'dashboard-desktop.png'), fullPage: true });
   await checkEvents(page);
   await checkRuns(page);
+  await checkMemoryUnit(page, rec);
   await Promise.all(rec.pending);
   check(rec.bytes > 0 && rec.bytes < WEIGHT_LIMIT, `everything but the chart library weighs under 200 KB (${rec.bytes} bytes; dygraphs ${rec.libBytes})`);
   await checkRange(page, rec, n30);

@@ -4,6 +4,8 @@
 #  - no source file, test or document cites an issue of the tracker by its
 #    number (the tracker is not part of the tree: say what and why);
 #  - no source file is over 1,200 lines (one job per file);
+#  - nothing a user reads writes microseconds "us": the programs' strings,
+#    the page and the documents write µs, as the figures are shown;
 #  - the licence the package declares (debian/copyright) is in LICENSE.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +29,18 @@ long=$(files | grep -E '\.(c|h|js|py|sh)$' | grep -v '/node_modules/' | tr '\n' 
 	xargs -0 wc -l | awk '$2 != "total" && $1 > 1200 {print $2 " (" $1 " lines)"}')
 [ -z "$long" ] || fail "source files over 1,200 lines: $long"
 ok "no source file is over 1,200 lines"
+
+# Microseconds are "µs" wherever a user reads them: the documents, the page
+# and the strings of the programs and probes (a comment may say "us"). A
+# number, a printf conversion or a ${...} before " us" is the unit.
+US='([0-9]|%[-+ #0-9.]*[a-z]+|\})( |\\u00a0|&nbsp;)us\b'
+us_docs=$(files | grep -E '/(doc/.*\.(md|1)|README\.md|web/[^/]+\.(html|json))$' | tr '\n' '\0' |
+	xargs -0 grep -n -E "$US" 2>/dev/null | head -5)
+us_strs=$(files | grep -E "^$SRC/((lib|daemon|cli|probes|probes/lib)/[^/]+\.[ch]|web/[^/]+\.js)\$" |
+	grep -v '/web/dygraph' | tr '\n' '\0' |
+	xargs -0 grep -n -E "[\"'\`][^\"'\`]*$US" 2>/dev/null | head -5)
+[ -z "$us_docs$us_strs" ] || fail "microseconds written \"us\", not µs: $us_docs $us_strs"
+ok "no document, page or program string writes microseconds \"us\""
 
 [ -f "$SRC/LICENSE" ] || fail "no LICENSE"
 grep -q '^License: MIT' "$SRC/debian/copyright" && grep -q '^MIT License' "$SRC/LICENSE" ||
@@ -56,3 +70,4 @@ ok "doc/DESIGN.md names every source file ($n)"
 out=$(cd "$SRC" && python3 tests/tools/check_includes.py . $(files | sed "s#^$SRC/##" |
 	grep -E '^(daemon|cli|lib|probes|probes/lib)/[^/]+\.c$') 2>&1) || fail "unused includes: $out"
 ok "$out"
+
