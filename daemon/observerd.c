@@ -33,7 +33,8 @@
 struct obsd_args {
 	const char *push;
 	double window_s;
-	int once, help, by_process, exact_switches, no_event_filter;
+	int once, help, by_process, exact_switches, no_event_filter, to_stdout;
+	unsigned long windows; /* stop after this many (0: never) */
 };
 
 static volatile int stop_flag;
@@ -64,6 +65,20 @@ static int set_window(void *ctx, const char *v, char *why, size_t wlen)
 	return 0;
 }
 
+static int set_windows(void *ctx, const char *v, char *why, size_t wlen)
+{
+	char *end;
+	unsigned long n;
+
+	(void)why, (void)wlen;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (!*v || *end || errno || n == 0 || n > 1000000 || *v == '-')
+		return -EINVAL;
+	((struct obsd_args *)ctx)->windows = n;
+	return 0;
+}
+
 static const struct opt obsd_opts[] = {
     {"push", 0, "SOCKET",
      "threadwatchd's Unix socket each window goes to (default " OBSD_DEFAULT_SOCKET ")", set_push,
@@ -79,6 +94,11 @@ static const struct opt obsd_opts[] = {
      "hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "
      "filters (Linux 6.6)",
      NULL, offsetof(struct obsd_args, no_event_filter)},
+    {"stdout", 0, NULL,
+     "print each window's document as one line of JSON on standard output instead of handing "
+     "it on",
+     NULL, offsetof(struct obsd_args, to_stdout)},
+    {"windows", 0, "N", "stop after N windows (default: until SIGTERM)", set_windows, 0},
     {"once", 0, NULL, "one window, printed as JSON on standard output; nothing is pushed", NULL,
      offsetof(struct obsd_args, once)},
     {"help", 'h', NULL, "show this help", NULL, offsetof(struct obsd_args, help)},
@@ -167,15 +187,19 @@ static void usage(FILE *f)
 
 static int run(const struct obsd_args *a)
 {
+	struct obs_carry *carry = NULL; /* each window's end, the next one's start */
+	unsigned long done = 0;
 	struct obs_options o = {.window_s = a->window_s,
 	                        .by_process = a->by_process,
 	                        .exact_switches = a->exact_switches,
 	                        .cn_filter_len = a->no_event_filter ? 0 : obs_cn_filter_len(),
-	                        .stop = &stop_flag};
+	                        .stop = &stop_flag,
+	                        .carry = &carry};
 	int last_rc = 1; /* the last push's outcome, so each change is logged once */
 	char err[256], why[256];
 
-	LOG(6, "threadwatch-observer: windows of %g s to %s", a->window_s, a->push);
+	LOG(6, "threadwatch-observer: windows of %g s to %s", a->window_s,
+	    a->to_stdout ? "standard output" : a->push);
 	while (!stop_flag) {
 		json_t *doc;
 		int rc;
@@ -185,17 +209,34 @@ static int run(const struct obsd_args *a)
 		doc = obs_observe(&o, err, sizeof(err));
 		if (!doc) {
 			LOG(3, "threadwatch-observer: %s", err);
+			obs_carry_free(carry);
 			return 1;
 		}
 		if (a->once) {
 			json_dumpf(doc, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);
 			json_decref(doc);
+			obs_carry_free(carry);
 			return fflush(stdout) == 0 ? 0 : 1;
 		}
-		rc = push(a->push, doc, why, sizeof(why));
-		json_decref(doc);
-		if (rc != last_rc) {
+		if (a->to_stdout) {
+			rc = json_dumpf(doc, stdout, JSON_COMPACT) == 0 &&
+			             fputc('\n', stdout) != EOF && fflush(stdout) == 0
+			         ? 0
+			         : -EIO;
+			json_decref(doc);
+			if (rc < 0) {
+				LOG(3, "threadwatch-observer: cannot write standard output");
+				obs_carry_free(carry);
+				return 1;
+			}
+		} else {
+			rc = push(a->push, doc, why, sizeof(why));
+			json_decref(doc);
+		}
+		if (a->windows && ++done >= a->windows)
+			break;
+		if (rc != last_rc && !a->to_stdout) {
 			if (rc == 0)
 				LOG(6, "threadwatch-observer: threadwatchd takes the windows");
 			else
@@ -204,6 +245,7 @@ static int run(const struct obsd_args *a)
 		}
 		last_rc = rc;
 	}
+	obs_carry_free(carry);
 	return 0;
 }
 

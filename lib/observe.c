@@ -176,9 +176,11 @@ static void sweep_start_one(struct obs_run *r, pid_t pid)
 	int pdir;
 	long n;
 
-	if (i < 0 || (pdir = obs_proc_open(r, pid)) < 0)
+	if (i < 0 || obs_carry_take(r->carry, &r->procs[i]))
+		return; /* gone, or read at the last window's end */
+	if ((pdir = obs_proc_open(r, pid)) < 0)
 		return;
-	n = obs_threads_read(r, pdir, NULL, 0, &r->procs[i].start);
+	n = obs_threads_read(r, pdir, NULL, 0, 0, &r->procs[i].start);
 	r->procs[i].nstart = n > 0 ? (size_t)n : 0;
 	r->procs[i].born = n >= 0 ? (uint64_t)n : (uint64_t)r->procs[i].threads;
 	r->procs[i].t_read0 = clock_mono_s();
@@ -218,7 +220,7 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 	p = &r->procs[i];
 	if (!p->t_read0)
 		p->t_read0 = r->t_window0; /* started unheard within the window */
-	n = obs_threads_read(r, pdir, p->start, p->nstart, &t);
+	n = obs_threads_read(r, pdir, p->start, p->nstart, r->keep_end, &t);
 	p->t_read1 = clock_mono_s();
 	p->seen_end = 1;
 	p->nend = n >= 0 ? n : st.threads;
@@ -226,7 +228,10 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 		p->counts_errno = (int)-n;
 	else
 		obs_counts_delta(p, t, (size_t)n);
-	free(t);
+	if (r->keep_end && n >= 0)
+		p->end = t; /* the next window's start (obs_carry_make()) */
+	else
+		free(t);
 	obs_tcounts_close(r, p->start, p->nstart);
 	if (p->threads > 1)
 		obs_stacks_read(r, pdir, p);
@@ -346,6 +351,12 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	getrusage(RUSAGE_SELF, &ru0);
 	w0 = clock_mono_s();
 	r.fds_max = fds_allow(&nofile);
+	if (o->carry) {
+		r.carry = *o->carry;
+		*o->carry = NULL;
+		r.keep_end = 1;
+		r.fds_kept = r.carry ? r.carry->fds : 0;
+	}
 	if (!o->no_connector)
 		cn_rc = obs_cn_open(&cn, o->cn_filter_len, cn_why, sizeof(cn_why));
 	else
@@ -369,6 +380,9 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	have_forks = obs_host_forks(&r, &f0) == 0;
 	e0 = t0a = clock_mono_s();
 	for_each_pid(&r, sweep_start_one);
+	obs_carry_drop_rest(&r, r.carry); /* processes that ended between windows */
+	obs_carry_free(r.carry);
+	r.carry = NULL;
 	t0b = r.t_window0 = clock_mono_s();
 	window_loop(&r, &cn, &ts, t0b + o->window_s, o->stop);
 	if (cn.fd >= 0)
@@ -398,8 +412,11 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	json_object_set_new(
 	    doc, "observer",
 	    observer_cost(&ru0, &ru1, clock_mono_s() - w0, (t0b - t0a) + (t1b - t1a), &r));
+	if (o->carry)
+		*o->carry = obs_carry_make(&r); /* its descriptors stay open: no limit put back */
+	else
+		(void)setrlimit(RLIMIT_NOFILE, &nofile);
 	obs_table_free(&r);
 	close(r.procfd);
-	(void)setrlimit(RLIMIT_NOFILE, &nofile);
 	return doc;
 }

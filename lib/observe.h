@@ -29,12 +29,21 @@ struct obs_options {
 	int exact_switches; /* count the switches of threads that end, from
 	                     * taskstats (CAP_NET_ADMIN; a message per exit) */
 	volatile int *stop; /* ends the window early when it becomes non-zero; may be NULL */
+	/* NULL: the window reads every thread at both ends. Else *carry (NULL
+	 * at first) is the last window's end, taken as this one's start, and
+	 * gets this one's end: one read of each thread a window, its
+	 * descriptor kept open between windows (the observer service). */
+	struct obs_carry **carry;
 };
 
 /* The cn_filter_len to ask with: OBS_CN_FILTER_LEN, or the test seam's
  * THREADWATCH_TEST_CN_FILTER_LEN (9 to 16: a length every kernel ignores,
  * which takes the path of a kernel before 6.6). */
 size_t obs_cn_filter_len(void);
+
+/* Closes the descriptors a carry holds and frees it. NULL-safe. */
+struct obs_carry;
+void obs_carry_free(struct obs_carry *c);
 
 /* Observes for o->window_s and returns the document
  *   {window_s, processes, threads, workloads: [..], mechanisms: {..},

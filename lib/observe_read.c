@@ -179,15 +179,15 @@ struct obs_tcount *obs_tcount_find(struct obs_tcount *start, size_t n, pid_t tid
 
 /* A thread of the start that is still the same thread: not reported
  * ended by taskstats. */
-static const struct obs_tcount *start_of(const struct obs_tcount *start, size_t n, pid_t tid)
+static struct obs_tcount *start_of(struct obs_tcount *start, size_t n, pid_t tid)
 {
-	const struct obs_tcount *s = obs_tcount_find((struct obs_tcount *)(uintptr_t)start, n, tid);
+	struct obs_tcount *s = obs_tcount_find(start, n, tid);
 
 	return s && !s->gone ? s : NULL;
 }
 
-long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *start, size_t nstart,
-                      struct obs_tcount **out)
+long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount *start, size_t nstart,
+                      int keep, struct obs_tcount **out)
 {
 	int taskdir = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct obs_tcount *t = NULL;
@@ -203,27 +203,34 @@ long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *star
 		return -errno;
 	}
 	while ((e = readdir(d))) {
-		const struct obs_tcount *s;
+		struct obs_tcount *s;
 		struct obs_counts c;
-		int keep = -1;
+		int fd = -1;
 		pid_t tid;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		tid = (pid_t)atoi(e->d_name);
 		s = start_of(start, nstart, tid);
-		/* the descriptor of the start, else the file anew (a new thread,
-		 * or a reused tid whose old descriptor answers ESRCH) */
-		if (!(s && s->fd >= 0 && counts_pread(s->fd, &c) == 0) &&
-		    thread_counts(r, dirfd(d), e->d_name, &c, start ? NULL : &keep) < 0)
+		/* the descriptor of the start (handed on when kept), else the
+		 * file anew (a new thread, or a reused tid whose old descriptor
+		 * answers ESRCH) */
+		if (s && s->fd >= 0 && counts_pread(s->fd, &c) == 0) {
+			if (keep) {
+				fd = s->fd;
+				s->fd = -1;
+			}
+		} else if (thread_counts(r, dirfd(d), e->d_name, &c, keep || !start ? &fd : NULL) <
+		           0) {
 			continue; /* the thread ended while we read */
+		}
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			t = xreallocarray(t, cap, sizeof(*t));
 		}
 		t[n].tid = tid;
 		t[n].c = c;
-		t[n].fd = keep;
+		t[n].fd = fd;
 		t[n].gone = 0;
 		n++;
 	}

@@ -78,8 +78,11 @@ void obs_table_free(struct obs_run *r)
 		return;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		obs_tcounts_close(r, r->procs[i].start, r->procs[i].nstart);
+		if (r->procs[i].end)
+			obs_tcounts_close(r, r->procs[i].end, (size_t)r->procs[i].nend);
 		free(r->procs[i].exe);
 		free(r->procs[i].start);
+		free(r->procs[i].end);
 		obs_cgroup_free(&r->procs[i].cg);
 	}
 	free(r->procs);

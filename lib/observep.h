@@ -215,6 +215,7 @@ struct obs_proc {
 	uint64_t ts_thread_exits, ts_leader_exits, ts_vol, ts_invol;
 	struct obs_tcount *start; /* its threads at the start */
 	size_t nstart;
+	struct obs_tcount *end; /* at the end, kept for the next window (nend) */
 	int stacks_measured, stacks_errno;
 	long vmas; /* lines of its maps at the end; < 0: -errno, 0: not read */
 	size_t nstacks, stack_thp;
@@ -245,6 +246,8 @@ struct obs_run {
 	int exact;                /* taskstats listened */
 	uint64_t ts_unattributed; /* exits whose process could not be told */
 	double t_window0;         /* clock_mono_s() at the end of the start's sweep */
+	struct obs_carry *carry;  /* the last window's end, taken as this start */
+	int keep_end;             /* the end is kept for the next window */
 };
 
 /* The table of processes (observe_table.c): the latest entry of a tgid, or
@@ -261,9 +264,11 @@ int obs_proc_identify(int pdir, struct obs_proc *p);
 int obs_proc_stat(int pdir, struct obs_stat *st);
 /* Every thread's counts, sorted by tid: at the start (start NULL) each
  * file's descriptor is kept while r->fds_max allows; at the end, a thread
- * of start is read through its descriptor. The count, or -errno. */
-long obs_threads_read(struct obs_run *r, int pdir, const struct obs_tcount *start, size_t nstart,
-                      struct obs_tcount **out);
+ * of start is read through its descriptor, which `keep` hands on to the
+ * end's entry (a new thread's is then kept too: the end is the next
+ * window's start). The count, or -errno. */
+long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount *start, size_t nstart,
+                      int keep, struct obs_tcount **out);
 void obs_tcounts_close(struct obs_run *r, struct obs_tcount *t, size_t n);
 void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n);
 /* A thread of start (sorted by tid), or NULL. */
@@ -274,6 +279,30 @@ void obs_stacks_read(struct obs_run *r, int pdir, struct obs_proc *p);
 void obs_vmas_count(int pdir, struct obs_proc *p);
 /* /proc/stat's processes: every task created since boot. */
 int obs_host_forks(struct obs_run *r, uint64_t *n);
+
+/* --- one window's end as the next one's start (observe_carry.c) -------- */
+
+struct obs_carry_proc {
+	pid_t tgid;
+	unsigned long long starttime;
+	struct obs_tcount *t; /* its threads at the end, descriptors open */
+	size_t n;
+	double t_read; /* when they were read */
+};
+struct obs_carry {
+	struct obs_carry_proc *procs; /* sorted by tgid */
+	size_t n;
+	size_t fds; /* descriptors it holds */
+};
+/* Gives p (identified: tgid and start time) the threads the last window
+ * ended with as its start: 1, or 0 when it has none (a new process, or a
+ * reused PID). */
+int obs_carry_take(struct obs_carry *c, struct obs_proc *p);
+/* Closes what no process took, and counts it off r->fds_kept. */
+void obs_carry_drop_rest(struct obs_run *r, struct obs_carry *c);
+/* The end of window r as the next one's start: each process read at the
+ * end hands over its threads and their descriptors. */
+struct obs_carry *obs_carry_make(struct obs_run *r);
 
 /* The workloads of a window (observe_group.c) as the document's list:
  * each process's switches and migrations over its own reading times,

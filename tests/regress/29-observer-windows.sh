@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# 29-observer-windows: threadwatch-observer window after window, as the
+# service runs. Each window's end is the next one's start: after the
+# first, a window reads each thread once, not twice, and keeps one open
+# file per thread between windows, no more; yet every window's figures
+# match the services' own truth (tests/tools/twload: a process creating
+# 1,000 threads a second, two threads switching, 200 parked threads).
+# --stdout prints each window as a line of JSON, --windows N stops.
+set -u
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "needs root (the observer's connector and other users' files)"; exit 77; }
+OBS=$B/threadwatch-observer
+[ -x "$OBS" ] || fail "threadwatch-observer is not built"
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
+trap cleanup EXIT
+
+for bad in 0 -1 x 1e3 ""; do
+	"$OBS" --stdout --windows "$bad" >"$TW_TMP/bad.out" 2>"$TW_TMP/bad.err"
+	rc=$?
+	[ "$rc" = 2 ] && [ -s "$TW_TMP/bad.err" ] && [ ! -s "$TW_TMP/bad.out" ] ||
+		fail "--windows '$bad': exit $rc, \"$(cat "$TW_TMP/bad.err")\""
+done
+ok "a bad --windows: exit 2 with a message"
+
+# truth NAME FIELD: FIELD per second between the process's last two
+# SIGUSR1 lines, its own count
+truth() {
+	awk -v f="$2" '$1 == "t" {n++; for (i = 1; i < NF; i++) if ($i == f) v[n] = $(i + 1); t[n] = $2}
+		END {printf "%.3f", (v[n] - v[n - 1]) / (t[n] - t[n - 1])}' "$TW_TMP/$1.out"
+}
+twload_start creator 120 create 1000
+twload_start pinger 120 pingpong 1000
+twload_start park 120 glibcstacks 200 --name obspark
+
+kill -USR1 "$creator" "$pinger"
+"$OBS" --stdout --windows 3 --window 3s --by-process >"$TW_TMP/w.jsonl" 2>"$TW_TMP/w.err" &
+op=$!
+# its open files during the third window: one per thread it keeps, at most
+sleep 7.5
+fds=$(find /proc/$op/fd -mindepth 1 2>/dev/null | wc -l)
+wait $op || fail "threadwatch-observer exited $?: $(cat "$TW_TMP/w.err")"
+kill -USR1 "$creator" "$pinger"
+sleep 0.2
+cr=$(truth creator creates) sw=$(truth pinger switches)
+[ "$(wc -l <"$TW_TMP/w.jsonl")" = 3 ] || fail "$(wc -l <"$TW_TMP/w.jsonl") lines for 3 windows"
+# the threads it read at the ends of windows 2 and 3 bound what it holds
+# (a leak would hold the creator's 3,000 threads a window)
+reads=$(jq -s '.[1].observer.threads_read + .[2].observer.threads_read' "$TW_TMP/w.jsonl")
+[ "$fds" -gt 200 ] && [ "$fds" -le $((reads + 64)) ] ||
+	fail "$fds open files in the third window, for $reads threads read in windows 2 and 3"
+ok "three windows, three lines; $fds open files in the third"
+
+bad=$(jq -rs --argjson c "$creator" --argjson p "$pinger" --argjson k "$park" \
+	--argjson cr "$cr" --argjson sw "$sw" '
+def check(c; m): if c then empty else m end;
+def w($d; $pid): [$d.workloads[] | select(.pids | index($pid))][0];
+. as $all |
+check($all[1].observer.threads_read < 0.7 * $all[0].observer.threads_read and
+      $all[2].observer.threads_read < 0.7 * $all[0].observer.threads_read;
+      "threads read per window: \([$all[].observer.threads_read])"),
+(range(0; 3) as $i | $all[$i] as $d |
+ check((w($d; $c).creates_per_s - $cr | fabs) <= 0.15 * $cr; "window \($i + 1): creates_per_s \(w($d; $c).creates_per_s), truth \($cr)"),
+ check((w($d; $c).exits_per_s - $cr | fabs) <= 0.15 * $cr; "window \($i + 1): exits_per_s \(w($d; $c).exits_per_s), truth \($cr)"),
+ check((w($d; $p).switches_per_s.total - $sw | fabs) <= 0.25 * $sw; "window \($i + 1): switches_per_s \(w($d; $p).switches_per_s.total), truth \($sw)"),
+ check(w($d; $k).threads == 201 and w($d; $k).comm == "obspark" and w($d; $k).stacks.count >= 200;
+       "window \($i + 1): the park \(w($d; $k) | {threads, comm, stacks})"),
+ check(w($d; $k).switches_per_s.total < 20; "window \($i + 1): 200 parked threads switch \(w($d; $k).switches_per_s.total)/s"))
+' "$TW_TMP/w.jsonl")
+[ -z "$bad" ] || fail "$bad"
+ok "each window matches the truth ($cr creates/s, $sw switches/s); threads read: $(jq -sc '[.[].observer.threads_read]' "$TW_TMP/w.jsonl")"
