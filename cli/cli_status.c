@@ -85,14 +85,18 @@ struct status_view {
 	int64_t now_ms; /* the daemon's clock: its times are read against it */
 };
 
-/* "41s" from the daemon's now to t_ms (after_now) or from t_ms to now. */
-static void age(const struct status_view *v, const json_t *t_ms, int after_now, char *buf,
-                size_t len)
+/* t_ms against the daemon's clock: "in 41s" or "3m ago"; -ENOENT (buf
+ * untouched) when it is not a time. */
+static int when(const struct status_view *v, const json_t *t_ms, char *buf, size_t len)
 {
-	int64_t t = json_integer_value(t_ms);
+	double ago = fleet_age_s(v->now_ms, json_integer_value(t_ms));
+	char age[32];
 
-	fleet_format_age(after_now ? fleet_age_s(t, v->now_ms) : fleet_age_s(v->now_ms, t), buf,
-	                 len);
+	if (!json_is_integer(t_ms))
+		return -ENOENT;
+	fleet_format_age(ago < 0 ? -ago : ago, age, sizeof(age));
+	snprintf(buf, len, ago < 0 ? "in %s" : "%s ago", age);
+	return 0;
 }
 
 static void text_daemon(const struct status_view *v, char *buf, size_t len)
@@ -111,20 +115,21 @@ static void text_cycle(const struct status_view *v, char *buf, size_t len)
 	const json_t *next = json_object_get(v->st, "next_cycle_ms");
 	const char *probe = json_string_value(json_object_get(v->st, "current_probe"));
 	long long retry = json_integer_value(json_object_get(v->st, "next_cycle_retry"));
-	char when[32];
+	char w[48];
 
 	if (json_is_object(wait)) {
 		const char *unit = json_string_value(json_object_get(wait, "unit"));
 		const char *measure = json_string_value(json_object_get(wait, "measure"));
 
-		age(v, json_object_get(wait, "until_ms"), 1, when, sizeof(when));
+		if (when(v, json_object_get(wait, "until_ms"), w, sizeof(w)) < 0)
+			snprintf(w, sizeof(w), "at a time it does not say");
 		snprintf(
 		    buf, len,
 		    "waiting for a quiet host: %s is %.4g%s, above its limit %.4g%s; the cycle "
-		    "runs anyway in %s",
+		    "runs anyway %s",
 		    measure ? measure : "?", json_number_value(json_object_get(wait, "value")),
 		    unit ? unit : "", json_number_value(json_object_get(wait, "limit")),
-		    unit ? unit : "", when);
+		    unit ? unit : "", w);
 		return;
 	}
 	if (json_is_true(json_object_get(v->st, "cycle_running"))) {
@@ -134,27 +139,23 @@ static void text_cycle(const struct status_view *v, char *buf, size_t len)
 			snprintf(buf, len, "running, between probes");
 		return;
 	}
-	if (!json_is_integer(next)) {
+	if (when(v, next, w, sizeof(w)) < 0)
 		snprintf(buf, len, "idle; no cycle is scheduled");
-		return;
-	}
-	age(v, next, 1, when, sizeof(when));
-	snprintf(buf, len, "idle; the next cycle in %s%s", when,
-	         retry > 0 ? " (a retry of a failed or interrupted one)" : "");
+	else
+		snprintf(buf, len, "idle; the next cycle %s%s", w,
+		         retry > 0 ? " (a retry of a failed or interrupted one)" : "");
 }
 
 static void text_last(const struct status_view *v, char *buf, size_t len)
 {
 	const char *status = json_string_value(json_object_get(v->st, "last_cycle_status"));
 	const json_t *ended = json_object_get(v->st, "last_cycle_ms");
-	char when[32];
+	char w[48];
 
-	if (!json_is_integer(ended)) {
+	if (when(v, ended, w, sizeof(w)) < 0)
 		snprintf(buf, len, "none has ended yet");
-		return;
-	}
-	age(v, ended, 0, when, sizeof(when));
-	snprintf(buf, len, "%s, ended %s ago", status ? status : "?", when);
+	else
+		snprintf(buf, len, "%s, ended %s", status ? status : "?", w);
 }
 
 static void text_store(const struct status_view *v, char *buf, size_t len)
@@ -170,18 +171,14 @@ static void text_store(const struct status_view *v, char *buf, size_t len)
 static void text_workloads(const struct status_view *v, char *buf, size_t len)
 {
 	const json_t *end = json_object_get(v->st, "workloads_window_end_ms");
-	char when[32];
+	char w[48];
 
-	if (!end) {
+	if (!end)
 		snprintf(buf, len, "not reported by this daemon");
-		return;
-	}
-	if (!json_is_integer(end)) {
+	else if (when(v, end, w, sizeof(w)) < 0)
 		snprintf(buf, len, "no observer window yet (threadwatch-observer)");
-		return;
-	}
-	age(v, end, 0, when, sizeof(when));
-	snprintf(buf, len, "the latest observer window ended %s ago", when);
+	else
+		snprintf(buf, len, "the latest observer window ended %s", w);
 }
 
 static void text_verdict(const struct status_view *v, char *buf, size_t len)

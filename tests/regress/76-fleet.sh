@@ -144,15 +144,8 @@ ok "--file with comments: 3 live hosts, exit 0"
 
 # --- hosts that hang or are not threadwatchd ---------------------------------------
 silent=$(free_port)
-python3 - "$silent" "$TW_TMP/silent" <<'EOF' &
-import socket, sys, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1])))
-s.listen(8)  # never accepts: connections complete, nothing answers
-time.sleep(60)
-EOF
-OTHER_PIDS+=($!)
+silent_listener "$silent"
+OTHER_PIDS+=("$SILENT_PID")
 # A web server that is not threadwatchd (404 everywhere), and one whose
 # status answers but whose host endpoint fails.
 cat >"$TW_TMP/fake-api.py" <<'EOF'
@@ -184,8 +177,6 @@ python3 "$TW_TMP/fake-api.py" "$broken" broken &
 OTHER_PIDS+=($!)
 wait_for curl -s "http://127.0.0.1:$web/" || fail "the foreign web server did not start"
 wait_for curl -sf "http://127.0.0.1:$broken/api/v1/status" || fail "the broken daemon did not start"
-wait_for python3 -c "import socket; socket.create_connection(('127.0.0.1', $silent))" ||
-	fail "the silent listener did not start"
 start=$(date +%s.%N)
 fleet --timeout 1 "$U1" "127.0.0.1:$silent" "127.0.0.1:$web" "127.0.0.1:$broken"
 secs=$(echo "$(date +%s.%N) - $start" | bc)

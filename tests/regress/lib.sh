@@ -59,6 +59,22 @@ wait_for() {
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
+# silent_listener PORT: a socket on 127.0.0.1:PORT that takes connections
+# (the kernel's backlog) and never answers, for 60 s: a daemon that is up
+# but stuck. Returns once it takes one; its pid in SILENT_PID.
+silent_listener() {
+	python3 - "$1" <<'EOF' &
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)  # never accepts: connections complete, nothing answers
+time.sleep(60)
+EOF
+	SILENT_PID=$!
+	wait_for python3 -c "import socket; socket.create_connection(('127.0.0.1', $1))" ||
+		fail "the silent listener on port $1 did not start"
+}
 # runq_gentle MS OUT CMD...: CMD under tests/tools/runq (procs_running every
 # 2 ms, MS before and after, CMD's output in OUT), whose peak may exceed
 # what the host ran alone (the higher of before and after) by at most 8.
