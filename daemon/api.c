@@ -86,9 +86,37 @@ unsigned api_host(const struct api_ctx *ctx, const struct api_target *t, const c
 	return status;
 }
 
+/* Seconds from now to ms, at least 0, at most an hour (a Retry-After). */
+static unsigned secs_until(int64_t ms, int64_t now)
+{
+	int64_t s = ms > now ? (ms - now) / 1000 + 1 : 0;
+
+	return s > 3600 ? 3600 : (unsigned)s;
+}
+
+/* A running cycle that waits for a quiet host before its probes: what it
+ * waits for, the figure against the limit, and until when. */
+static unsigned not_yet_quiet(struct api_error *err, const char *what, const struct health_wait *w,
+                              int64_t now)
+{
+	char until[40];
+
+	if (clock_rfc3339_ms(w->until_ms, until, sizeof(until)) < 0)
+		snprintf(until, sizeof(until), "%lld ms", (long long)w->until_ms);
+	err->retry_after_s = secs_until(w->until_ms, now);
+	if (err->retry_after_s < 10)
+		err->retry_after_s = 10;
+	return api_fail(err, 503,
+	                "%s; a cycle is waiting for a quiet host before its probes run: %s is "
+	                "%.2f%s, above %.2f%s; it runs anyway at %s (in %u s), and this comes "
+	                "at its end",
+	                what, w->measure, w->value, w->unit, w->limit, w->unit, until,
+	                secs_until(w->until_ms, now));
+}
+
 /* What is not there yet but will be: 503 with Retry-After, saying what it
- * waits for (the running cycle and its probe, or the next cycle), so that a
- * script tells "not yet" from a wrong URL (404). */
+ * waits for (a quiet host, the running cycle and its probe, or the next
+ * cycle), so that a script tells "not yet" from a wrong URL (404). */
 static unsigned api_not_yet(struct api_error *err, const char *said)
 {
 	struct health_cycle h;
@@ -100,14 +128,15 @@ static unsigned api_not_yet(struct api_error *err, const char *said)
 	err->retry_after_s = 10;
 	if (health_get_cycle(&h) < 0)
 		return api_fail(err, 503, "%s; the scheduler has not started yet", what);
+	if (h.running && h.wait.measure[0])
+		return not_yet_quiet(err, what, &h.wait, now);
 	if (h.running)
 		return api_fail(err, 503,
 		                "%s; a cycle is running (probe %s), and this comes at its end",
 		                what, h.probe[0] ? h.probe : "none yet");
 	wait_ms = h.next_cycle_ms - now;
 	if (wait_ms > 0)
-		err->retry_after_s =
-		    wait_ms / 1000 + 1 > 3600 ? 3600 : (unsigned)(wait_ms / 1000 + 1);
+		err->retry_after_s = secs_until(h.next_cycle_ms, now);
 	return api_fail(err, 503, "%s; the next cycle starts in %lld s", what,
 	                (long long)(wait_ms > 0 ? wait_ms / 1000 + 1 : 0));
 }

@@ -473,10 +473,24 @@ async function testEmpty(browser) {
   const { page, rec } = await newPage(browser);
   await page.goto(URL_EMPTY);
   check(await waitState(page, ['ready', 'empty', 'unreachable', 'error-503']) === 'empty', 'an empty database shows the empty state');
-  const text = await page.textContent('#banner');
-  check(/No runs yet — the first cycle (starts at \d{4}-|is under way|waits for a quiet host)/.test(text), 'the empty state says when the first cycle comes', text);
-  check(/Pending: .*ctxsw.*threads.*map32/.test(text) && /quiet-host guard|starts at|is [\d.]+.* above [\d.]+.*; the cycle runs anyway at \d{4}-/.test(text),
-    'the empty state says what is pending and what it waits for (the measure against its limit, until when)', text);
+  /* The empty daemon's first cycle waits all day for a load of 0 (60-browser
+   * saw the wait in its status before this ran): the page must say so, not
+   * "under way". It polls every few seconds while a cycle runs, so a page
+   * that loaded before the guard's first reading shows it soon after. */
+  const w = (await apiGet(URL_EMPTY, '/status')).waiting_for_quiet_host;
+  check(w && w.limit === 0 && w.until_ms > Date.now(), 'the empty daemon waits for a quiet host', w);
+  await page.waitForFunction(() => /waits for a quiet host/.test(document.querySelector('#banner strong').textContent),
+    null, { timeout: 20000 }).catch(() => {});
+  const title = await page.textContent('#banner strong');
+  const text = await page.textContent('#banner span');
+  check(title === 'No runs yet — the first cycle waits for a quiet host.', 'the empty state says the first cycle waits for a quiet host', title);
+  const esc = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pad = (n) => String(n).padStart(2, '0');
+  const u = new Date(w ? w.until_ms : 0);
+  const until = `${u.getFullYear()}-${pad(u.getMonth() + 1)}-${pad(u.getDate())} ${pad(u.getHours())}:${pad(u.getMinutes())}`;
+  check(w && /^Pending: .*ctxsw.*threads.*map32.*; /.test(text) &&
+    new RegExp(`; ${esc(w.measure)} is \\d+\\.\\d\\d${esc(w.unit)}, above 0\\.00${esc(w.unit)}; the cycle runs anyway at ${until} \\(in `).test(text),
+  'the empty state says what is pending and what it waits for: the measure against its limit, until when', { text, w });
   /* every built-in probe the catalogue lists, not a list written once */
   const probes = await page.evaluate(async () => (await (await fetch('/api/v1/catalog')).json()).probes.map((p) => p.name));
   check(probes.length >= 6 && probes.every((p) => text.includes(`(${p})`)), 'the pending list names every built-in probe', { probes, text });

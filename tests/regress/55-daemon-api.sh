@@ -76,6 +76,25 @@ api /api/v1/runs -X POST | jq -r .detail | grep -q 'set token or token_file in t
 stop_daemon
 ok "without a token POST is 403, naming the setting"
 
+# A recommendation and a headroom not there yet say the wait in their 503
+# (a script reads why it waits and until when, not "probe none yet"): a
+# daemon whose first cycle waits an hour, so no read races its end.
+start_daemon d3w --interval 1h --guard loadavg --guard-loadavg-per-cpu-max 0 --guard-wait-max 1h
+wait_for sh -c "curl -s http://127.0.0.1:$PORT/api/v1/status >'$TW_TMP/wst.json' &&
+	jq -e '.waiting_for_quiet_host != null' '$TW_TMP/wst.json'" ||
+	fail "the status never showed the wait: $(api /api/v1/status)"
+measure=$(jq -r .waiting_for_quiet_host.measure "$TW_TMP/wst.json")
+for path in recommendation headroom; do
+	http_code "/api/v1/$path" -D "$TW_TMP/$path.hdr" >/dev/null
+	api "/api/v1/$path" >"$TW_TMP/$path.json"
+	jq -e --arg m "$measure" '.status == 503 and (.detail | contains("; a cycle is waiting for a quiet host before its probes run: " + $m + " is ") and
+		test("is [0-9.]+ per CPU, above 0\\.00 per CPU; it runs anyway at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z \\(in 3[0-9]{3} s\\)"))' \
+		"$TW_TMP/$path.json" >/dev/null || fail "/api/v1/$path's 503 does not say the wait: $(cat "$TW_TMP/$path.json")"
+	grep -qi '^retry-after: [0-9]' "$TW_TMP/$path.hdr" || fail "/api/v1/$path's 503 has no Retry-After"
+done
+stop_daemon
+ok "while the first cycle waits for a quiet host, /api/v1/recommendation and /api/v1/headroom answer 503 naming the wait: $(jq -r .detail "$TW_TMP/headroom.json")"
+
 # The quiet-host guard: a threshold no host can meet makes the start cycle
 # wait for load_wait_max, and the cycle records the wait.
 fake_builtins "$TW_TMP/probes"

@@ -73,6 +73,12 @@ start_daemon live --probe-dir "$TW_TMP/liveprobes" --interval 365d
 LIVE_PID=$DPID LIVE_PORT=$PORT
 PORT=$FULL_PORT
 
+# The empty daemon's first cycle waits for a quiet host (a load of 0 no busy
+# host meets): the page's empty state is checked against that wait.
+wait_for sh -c "curl -s http://127.0.0.1:$EMPTY_PORT/api/v1/status |
+	jq -e '.cycle_running and .waiting_for_quiet_host.limit == 0'" ||
+	fail "the empty daemon does not wait for a quiet host: $(PORT=$EMPTY_PORT api /api/v1/status)"
+
 rm -rf "$OUT"
 node "$BROWSER_DIR/dashboard.test.js" --url "http://127.0.0.1:$FULL_PORT/" \
 	--empty-url "http://127.0.0.1:$EMPTY_PORT/" --one-url "http://127.0.0.1:$ONE_PORT/" \
