@@ -205,7 +205,7 @@ unsigned api_runs(const struct api_ctx *ctx, const struct api_target *t, const c
 	int rc;
 
 	(void)arg;
-	if (api_parse_runs_query(t, &q, err) < 0)
+	if (api_parse_runs_query(t, clock_wall_ms(), &q, err) < 0)
 		return err->status;
 	rc = store_read_runs(ctx->st, &q, &page);
 	if (rc < 0)
@@ -222,7 +222,7 @@ unsigned api_events(const struct api_ctx *ctx, const struct api_target *t, const
 	int rc;
 
 	(void)arg;
-	if (api_parse_events_query(t, &q, err) < 0)
+	if (api_parse_events_query(t, clock_wall_ms(), &q, err) < 0)
 		return err->status;
 	rc = store_read_events(ctx->st, &q, &page);
 	if (rc < 0)

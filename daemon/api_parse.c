@@ -434,15 +434,30 @@ static int time_param(const struct api_target *t, const char *name, int64_t *ms,
 	return 0;
 }
 
+/* A 'since' that was given, with 'until' left to its default (now), must
+ * lie before now: a range that starts in the future holds nothing, and the
+ * 400 names the 'until' the client did not give as what it defaulted to.
+ * Every range of the API (runs, events, series) answers it alike. */
+static int since_not_future(int64_t since, int since_given, int until_given, int64_t now_ms,
+                            struct api_error *err)
+{
+	if (since_given && !until_given && since >= now_ms) {
+		api_fail(err, 400, "parameter 'since' is in the future ('until' defaults to now)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Optional 'since' and 'until' (absolute times); since must not be after
- * until. Absent ones stay 0. */
-static int range_params(const struct api_target *t, int64_t *since, int64_t *until,
+ * until, nor in the future without an until. Absent ones stay 0. */
+static int range_params(const struct api_target *t, int64_t now_ms, int64_t *since, int64_t *until,
                         struct api_error *err)
 {
-	int given;
+	int since_given, until_given;
 
-	if (time_param(t, "since", since, &given, err) < 0 ||
-	    time_param(t, "until", until, &given, err) < 0)
+	if (time_param(t, "since", since, &since_given, err) < 0 ||
+	    time_param(t, "until", until, &until_given, err) < 0 ||
+	    since_not_future(*since, since_given, until_given, now_ms, err) < 0)
 		return -EINVAL;
 	if (*since && *until && *since > *until) {
 		api_fail(err, 400, "parameter 'since' is after 'until'");
@@ -469,7 +484,7 @@ static int limit_param(const struct api_target *t, int max, int *limit, struct a
 
 static const char *const events_params[] = {"metric", "since", "until", "limit", NULL};
 
-int api_parse_events_query(const struct api_target *t, struct store_events_query *q,
+int api_parse_events_query(const struct api_target *t, int64_t now_ms, struct store_events_query *q,
                            struct api_error *err)
 {
 	const char *v;
@@ -484,7 +499,7 @@ int api_parse_events_query(const struct api_target *t, struct store_events_query
 		return -EINVAL;
 	}
 	q->metric = v;
-	if (range_params(t, &q->since_ms, &q->until_ms, err) < 0)
+	if (range_params(t, now_ms, &q->since_ms, &q->until_ms, err) < 0)
 		return -EINVAL;
 	return limit_param(t, API_EVENTS_MAX_LIMIT, &q->limit, err);
 }
@@ -492,7 +507,7 @@ int api_parse_events_query(const struct api_target *t, struct store_events_query
 static const char *const runs_params[] = {"probe",  "status", "since", "until",
                                           "cursor", "limit",  NULL};
 
-int api_parse_runs_query(const struct api_target *t, struct store_runs_query *q,
+int api_parse_runs_query(const struct api_target *t, int64_t now_ms, struct store_runs_query *q,
                          struct api_error *err)
 {
 	const char *v;
@@ -513,7 +528,7 @@ int api_parse_runs_query(const struct api_target *t, struct store_runs_query *q,
 		return -EINVAL;
 	}
 	q->status = v;
-	if (range_params(t, &q->since_ms, &q->until_ms, err) < 0)
+	if (range_params(t, now_ms, &q->since_ms, &q->until_ms, err) < 0)
 		return -EINVAL;
 	v = api_param_get(t, "cursor");
 	if (v && api_parse_id(v, &q->cursor) < 0) {
@@ -563,10 +578,8 @@ int api_parse_series_range(const struct api_target *t, int64_t now_ms, struct ap
 		q->since_ms = q->until_ms > API_SERIES_MAX_RANGE_MS
 		                  ? q->until_ms - API_SERIES_MAX_RANGE_MS
 		                  : 0;
-	if (q->since_ms >= q->until_ms && !given) {
-		api_fail(err, 400, "parameter 'since' is in the future ('until' defaults to now)");
+	if (since_not_future(q->since_ms, q->since_given, given, now_ms, err) < 0)
 		return -EINVAL;
-	}
 	if (q->since_ms >= q->until_ms) {
 		api_fail(err, 400, "parameter 'since' must be before 'until'");
 		return -EINVAL;

@@ -73,8 +73,9 @@ int api_parse_id(const char *s, int64_t *id);
  * milliseconds. 0 or -EINVAL. */
 int api_parse_time(const char *s, int64_t *ms);
 
-/* /runs: probe, status, since, until, cursor, limit. */
-int api_parse_runs_query(const struct api_target *t, struct store_runs_query *q,
+/* /runs: probe, status, since, until, cursor, limit. A 'since' after
+ * now_ms without an 'until' is refused, as a series' is. */
+int api_parse_runs_query(const struct api_target *t, int64_t now_ms, struct store_runs_query *q,
                          struct api_error *err);
 
 struct api_series_query {
@@ -94,10 +95,11 @@ int api_parse_series_range(const struct api_target *t, int64_t now_ms, struct ap
                            struct api_error *err);
 
 /* /events: metric, since, until (on when the change began), limit
- * (1..API_EVENTS_MAX_LIMIT, default API_EVENTS_DEFAULT_LIMIT). */
+ * (1..API_EVENTS_MAX_LIMIT, default API_EVENTS_DEFAULT_LIMIT); a 'since'
+ * after now_ms without an 'until' is refused, as a series' is. */
 #define API_EVENTS_DEFAULT_LIMIT 100
 #define API_EVENTS_MAX_LIMIT 1000
-int api_parse_events_query(const struct api_target *t, struct store_events_query *q,
+int api_parse_events_query(const struct api_target *t, int64_t now_ms, struct store_events_query *q,
                            struct api_error *err);
 
 /* Copies src with every byte outside printable ASCII replaced by '?', so

@@ -407,6 +407,14 @@ async function testFull(browser) {
   await Promise.all(rec.pending);
   check(rec.bytes > 0 && rec.bytes < WEIGHT_LIMIT, `everything but the chart library weighs under 200 KB (${rec.bytes} bytes; dygraphs ${rec.libBytes})`);
   await checkRange(page, rec, n30);
+  /* the API refuses a range that starts in the future; the page, whose
+   * ranges end now, never asks for one */
+  const future = rec.requests.filter((u) => {
+    const since = new URL(u).searchParams.get('since');
+    return since != null && Number(since) * 1000 > Date.now();
+  });
+  check(rec.requests.some((u) => new URL(u).searchParams.has('since')) && future.length === 0,
+    'the page never asks for a since in the future', future);
   await checkAxe(page, 'on the seeded dashboard');
   const axes = await page.evaluate(() => Object.keys(window.twCharts).map((k) => {
     const d = document.getElementById(`chart-${k}`);

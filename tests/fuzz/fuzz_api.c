@@ -87,14 +87,14 @@ static void parse_queries(const struct api_target *t)
 	struct store_events_query eq;
 	struct api_series_query sq;
 
-	if (api_parse_runs_query(t, &rq, &err) == 0) {
+	if (api_parse_runs_query(t, 1796284316000LL, &rq, &err) == 0) {
 		check(rq.limit >= 1 && rq.limit <= API_MAX_LIMIT);
 		check(rq.cursor >= 0 && rq.since_ms >= 0 && rq.until_ms >= 0);
 		check(!rq.since_ms || !rq.until_ms || rq.since_ms <= rq.until_ms);
 	} else {
 		check_error(&err);
 	}
-	if (api_parse_events_query(t, &eq, &err) == 0) {
+	if (api_parse_events_query(t, 1796284316000LL, &eq, &err) == 0) {
 		check(eq.limit >= 1 && eq.limit <= API_EVENTS_MAX_LIMIT);
 		check(eq.since_ms >= 0 && eq.until_ms >= 0);
 		check(!eq.since_ms || !eq.until_ms || eq.since_ms <= eq.until_ms);

@@ -209,6 +209,33 @@ req e-promname GET /api/v1/series '/api/v1/series?metric=threadwatch_ctxsw_ratio
 expect e-promname 400 '\"ctxsw.ratio\" for threadwatch_ctxsw_ratio'
 req e-events GET /api/v1/events '/api/v1/events?metric=ratio'
 expect e-events 400 "'metric'"
+# Unknown names follow the one rule web/openapi.json states (and doc/api.md):
+# a list's filter that matches nothing is 200 and empty, a named thing
+# nobody knows 404 (e-nometric, e-run), a malformed name 400 (e-events).
+req runs-nosuch GET /api/v1/runs '/api/v1/runs?probe=nosuch'
+expect runs-nosuch 200
+jq -e '.runs == [] and .next_cursor == null' "$OUT/runs-nosuch" >/dev/null ||
+	fail "runs?probe=nosuch: $(cat "$OUT/runs-nosuch")"
+req events-nosuch GET /api/v1/events '/api/v1/events?metric=nosuch.x'
+expect events-nosuch 200
+jq -e '.events == []' "$OUT/events-nosuch" >/dev/null || fail "events?metric=nosuch.x: $(cat "$OUT/events-nosuch")"
+jq -e '.info.description | contains("Unknown names follow one rule: a filter on a list (runs?probe=, events?metric=) that matches nothing answers 200 with an empty list; a request for one named thing (runs/{id}, series?metric=) that neither the catalogue nor the store knows answers 404; a malformed name or an impossible range")' \
+	"$SRC/web/openapi.json" >/dev/null || fail "web/openapi.json's description does not state the unknown-name rule"
+jq -e '[.paths["/api/v1/runs"].get.parameters[], .paths["/api/v1/events"].get.parameters[]] |
+	map(select(.name == "probe" or .name == "metric") | .description | test("200 with an empty list, not 404")) |
+	length == 2 and all' "$SRC/web/openapi.json" >/dev/null ||
+	fail "web/openapi.json's probe= and metric= filters do not say what an unknown name answers"
+grep -qF 'Unknown names follow one rule' "$SRC/doc/api.md" || fail "doc/api.md does not state the unknown-name rule"
+ok "unknown names: runs?probe=nosuch and events?metric=nosuch.x are 200 and empty, as web/openapi.json and doc/api.md state"
+# A 'since' in the future without 'until' is the same 400 on every range.
+future=$(($(date +%s) + 3600))
+for p in "runs runs?since=$future" "events events?since=$future&metric=ctxsw.high_ns" \
+	"series series?metric=ctxsw.ratio&since=$future"; do
+	n=${p%% *}
+	req "e-future-$n" GET "/api/v1/$n" "/api/v1/${p#* }"
+	expect "e-future-$n" 400 "parameter 'since' is in the future ('until' defaults to now)"
+done
+ok "a future since without until: 400 on runs, events and series alike"
 req e-id GET '/api/v1/runs/{id}' /api/v1/runs/abc
 expect e-id 400 "'id'"
 req e-run GET '/api/v1/runs/{id}' /api/v1/runs/987654321

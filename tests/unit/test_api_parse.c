@@ -199,6 +199,9 @@ static void test_time(void **state)
 			fail_msg("\"%s\" was accepted as %lld", bad[i], (long long)ms);
 }
 
+/* "now" for the parsers that compare a time with it: 2026-12-03T07:51:56Z. */
+#define NOW_MS 1796284316000LL
+
 /* Parses a query for /runs and expects a 400 naming `param`. */
 static void runs_bad(const char *uri, const char *param)
 {
@@ -207,7 +210,7 @@ static void runs_bad(const char *uri, const char *param)
 	struct api_target t;
 
 	target_ok(uri, &t);
-	assert_int_equal(api_parse_runs_query(&t, &q, &err), -EINVAL);
+	assert_int_equal(api_parse_runs_query(&t, NOW_MS, &q, &err), -EINVAL);
 	assert_int_equal(err.status, 400);
 	if (!strstr(err.message, param))
 		fail_msg("\"%s\": message \"%s\" does not name %s", uri, err.message, param);
@@ -222,7 +225,7 @@ static void test_runs_query(void **state)
 
 	(void)state;
 	target_ok("/api/v1/runs", &t);
-	assert_int_equal(api_parse_runs_query(&t, &q, &err), 0);
+	assert_int_equal(api_parse_runs_query(&t, NOW_MS, &q, &err), 0);
 	assert_null(q.probe);
 	assert_null(q.status);
 	assert_int_equal(q.limit, API_DEFAULT_LIMIT);
@@ -234,7 +237,7 @@ static void test_runs_query(void **state)
 	target_ok("/api/v1/runs?probe=map32&status=error&since=1000&until=2026-01-01T00:00:00Z"
 	          "&cursor=99&limit=500",
 	          &t);
-	assert_int_equal(api_parse_runs_query(&t, &q, &err), 0);
+	assert_int_equal(api_parse_runs_query(&t, NOW_MS, &q, &err), 0);
 	assert_string_equal(q.probe, "map32");
 	assert_string_equal(q.status, "error");
 	assert_int_equal(q.since_ms, 1000000);
@@ -256,6 +259,71 @@ static void test_runs_query(void **state)
 	runs_bad("/api/v1/runs?since=2000&until=1000", "'since'");
 	runs_bad("/api/v1/runs?colour=red", "'colour'");
 	runs_bad("/api/v1/runs?limit=1&limit=2", "'limit'");
+	/* a future 'since' without 'until': the 400 a series gives, which
+	 * names the 'until' as the default it was */
+	runs_bad("/api/v1/runs?since=1796284317",
+	         "'since' is in the future ('until' defaults to now)");
+	runs_bad("/api/v1/runs?since=2027-01-01T00:00:00Z&limit=5",
+	         "'since' is in the future ('until' defaults to now)");
+}
+
+/* A 'since' up to now, or any 'since' with an 'until' after it, is a range
+ * that may hold runs. */
+static void test_runs_since(void **state)
+{
+	static const char *const good[] = {
+	    "/api/v1/runs?since=1796284315",
+	    "/api/v1/runs?since=1796284317&until=1796284318",
+	};
+	struct api_error err = {0};
+	struct store_runs_query q;
+	struct api_target t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		target_ok(good[i], &t);
+		if (api_parse_runs_query(&t, NOW_MS, &q, &err) != 0)
+			fail_msg("\"%s\" refused: %s", good[i], err.message);
+		api_target_clear(&t);
+	}
+}
+
+/* Parses a query for /events and expects a 400 naming `param`. */
+static void events_bad(const char *uri, const char *param)
+{
+	struct api_error err = {0};
+	struct store_events_query q;
+	struct api_target t;
+
+	target_ok(uri, &t);
+	assert_int_equal(api_parse_events_query(&t, NOW_MS, &q, &err), -EINVAL);
+	assert_int_equal(err.status, 400);
+	if (!strstr(err.message, param))
+		fail_msg("\"%s\": message \"%s\" does not name %s", uri, err.message, param);
+	api_target_clear(&t);
+}
+
+static void test_events_query(void **state)
+{
+	struct api_error err = {0};
+	struct store_events_query q;
+	struct api_target t;
+
+	(void)state;
+	target_ok("/api/v1/events?metric=ctxsw.high_ns&since=1796284315&limit=7", &t);
+	assert_int_equal(api_parse_events_query(&t, NOW_MS, &q, &err), 0);
+	assert_string_equal(q.metric, "ctxsw.high_ns");
+	assert_int_equal(q.since_ms, 1796284315000LL);
+	assert_int_equal(q.until_ms, 0);
+	assert_int_equal(q.limit, 7);
+	api_target_clear(&t);
+
+	events_bad("/api/v1/events?metric=ratio", "'metric'");
+	events_bad("/api/v1/events?since=x", "'since'");
+	events_bad("/api/v1/events?since=2000&until=1000", "'since'");
+	events_bad("/api/v1/events?limit=1001", "'limit'");
+	events_bad("/api/v1/events?since=1796284317",
+	           "'since' is in the future ('until' defaults to now)");
 }
 
 static void series_bad(const char *uri, const char *param)
@@ -265,7 +333,7 @@ static void series_bad(const char *uri, const char *param)
 	struct api_target t;
 
 	target_ok(uri, &t);
-	assert_int_equal(api_parse_series_query(&t, 1796284316000LL, &q, &err), -EINVAL);
+	assert_int_equal(api_parse_series_query(&t, NOW_MS, &q, &err), -EINVAL);
 	assert_int_equal(err.status, 400);
 	if (!strstr(err.message, param))
 		fail_msg("\"%s\": message \"%s\" does not name %s", uri, err.message, param);
@@ -424,7 +492,8 @@ int main(void)
 	    cmocka_unit_test(test_target_decodes),   cmocka_unit_test(test_target_rejects),
 	    cmocka_unit_test(test_target_authority), cmocka_unit_test(test_path_patterns),
 	    cmocka_unit_test(test_int_and_id),       cmocka_unit_test(test_time),
-	    cmocka_unit_test(test_runs_query),       cmocka_unit_test(test_series_query),
+	    cmocka_unit_test(test_runs_query),       cmocka_unit_test(test_runs_since),
+	    cmocka_unit_test(test_events_query),     cmocka_unit_test(test_series_query),
 	    cmocka_unit_test(test_check_params),     cmocka_unit_test(test_fail_printable),
 	};
 
