@@ -123,6 +123,8 @@ static void text_cycle(const struct status_view *v, char *buf, size_t len)
 
 		if (when(v, json_object_get(wait, "until_ms"), w, sizeof(w)) < 0)
 			snprintf(w, sizeof(w), "at a time it does not say");
+		else if (strstr(w, " ago"))
+			snprintf(w, sizeof(w), "now"); /* its wait is over */
 		snprintf(
 		    buf, len,
 		    "waiting for a quiet host: %s is %.4g%s, above its limit %.4g%s; the cycle "

@@ -86,13 +86,15 @@ static double load_guard(struct sched *s, const struct config *c)
 			w->limit = look.limit;
 			w->until_ms =
 			    clock_wall_ms() + (int64_t)(1000 * fmax(0, c->guard_wait_max - waited));
-			/* The first look tells everyone (the store, systemd); the
-			 * next ones only the status in memory that the API reads. */
-			if (!s->status.waiting_for_load) {
-				s->status.waiting_for_load = 1;
+			/* Every look goes to the status in memory that the API
+			 * reads, the first at once; the first also tells everyone
+			 * else (the store, systemd). */
+			int first = !s->status.waiting_for_load;
+
+			s->status.waiting_for_load = 1;
+			sched_publish_health_locked(s);
+			if (first)
 				sched_notify(s);
-			} else
-				sched_publish_health_locked(s);
 		}
 		{
 			double until =

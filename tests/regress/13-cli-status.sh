@@ -39,6 +39,20 @@ mkdir -p "$TW_TMP/probes" "$TW_TMP/probes.d"
 start_daemon wait --interval 1h --guard loadavg --guard-loadavg-per-cpu-max 0 --guard-wait-max 60s
 PIDS+=("$DPID")
 WAIT_PORT=$PORT
+# the wait is in the status as soon as the cycle runs, not at the guard's
+# second look (5 s later: the first went only to systemd and the store)
+t_run=""
+for _ in $(seq 1 300); do
+	st=$(curl -s "http://127.0.0.1:$PORT/api/v1/status")
+	now=$(date +%s.%N)
+	if jq -e '.waiting_for_quiet_host != null' <<<"$st" >/dev/null 2>&1; then
+		break
+	fi
+	[ -z "$t_run" ] && jq -e '.cycle_running == true' <<<"$st" >/dev/null 2>&1 && t_run=$now
+	[ -n "$t_run" ] && awk -v a="$now" -v b="$t_run" 'BEGIN {exit !(a - b > 1.5)}' &&
+		fail "the cycle ran for 1.5 s before its status named the wait: $st"
+	sleep 0.1
+done
 # --- a daemon running a slow probe, with a recommendation from its history ------
 fake_probe "$TW_TMP/slow" ctxsw ok 40
 mkdir -p "$TW_TMP/run"
