@@ -391,7 +391,7 @@ void rec_reason_extra(const struct rec_model *m, json_t *r)
 	if (!m->e_source) {
 		add_reason(r, "The extra cost of a create that misses the window is unknown: "
 		              "map32.fail_ns and the threads curves are missing or hold no usable "
-		              "point (x and y above 0).");
+		              "point (a count and a time both above 0).");
 		return;
 	}
 	if (!strcmp(m->e_source, "map32")) {
@@ -425,8 +425,8 @@ static void reason_total(const struct rec_model *m, json_t *r)
 	    NUM(m->ramp_total), NUM(fmin(m->n, m->cap)),
 	    !map32 ? "low less high create cost at each count of live threads"
 	    : m->in->fill.n
-	        ? "create k's MAP_32BIT mmap finds its hole above 2 k window VMAs, map32.fill_ns, "
-	          "less a plain mmap"
+	        ? "each create's MAP_32BIT mmap finds its hole above the two window VMAs of "
+	          "every stack created before it, map32.fill_ns, less a plain mmap"
 	        : "map32.fill_ns not measured: counted as 0",
 	    NUM(m->beyond_total), NUM(m->missing));
 }

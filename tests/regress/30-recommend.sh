@@ -99,6 +99,35 @@ vs=$(figure "$walks" extra_create_vs_measured)
 "$TW" recommend --input "$walks" --threads 4000 | tr -s " \n" "  " | grep -q "extrapolated linearly" || fail "no extrapolation note"
 ok "the two walks: E = fail + retry - plain, cross-check $vs at 960 threads, extrapolation noted"
 
+# --- every symbol defined ------------------------------------------------------
+# The text a reader gets names things in words: no letter stands alone (as
+# "E is 0.82 times that" and "create k's mmap" did) unless it is the article
+# a, a unit after a number (13.6 s), an option's argument (--switches N) or
+# defined before its use ("the knee (K)", "K = ...", "K is the ...").
+jq 'del(.map32.fail_ns, .map32.retry_ns, .map32.plain_ns, .threads)' "$walks" >"$TW_TMP/nocurves.json"
+jq '.map32.fill_ns = [[1, 900], [100, 960]]' "$walks" >"$TW_TMP/fill.json"
+for args in "$few" "$linear --threads 2000" "$walks" "$walks --threads 4000" \
+	"$TW_TMP/fill.json --switches 50 --threads 300" "$TW_TMP/nocurves.json --threads 2000"; do
+	# shellcheck disable=SC2086
+	"$TW" recommend --input $args >"$TW_TMP/words" || fail "recommend --input $args failed"
+	python3 - "$TW_TMP/words" <<'PY' || fail "recommend --input $args uses a symbol it never defines"
+import re, sys
+t = " ".join(open(sys.argv[1], encoding="utf-8").read().split())
+bad = []
+for m in re.finditer(r"(?<![A-Za-z0-9_./'\-\u00b5])([A-Za-z])(?![A-Za-z0-9_/\-])", t):
+    c, i = m.group(1), m.start(1)
+    if c in "aA" or (c == "s" and re.search(r"[0-9] $", t[:i])) or re.search(r"--[a-z][a-z-]* $", t[:i]):
+        continue
+    if any(f.format(c) in t[: i + 2] for f in ("({})", "{} = ", "{} is the ", "{}, the ")):
+        continue
+    bad.append(t[max(0, i - 50) : i + 30])
+for b in bad:
+    print("undefined symbol: ..." + b + "...")
+sys.exit(1 if bad else 0)
+PY
+done
+ok "recommend's text uses no one-letter symbol it does not define, over six inputs"
+
 # --- stdin and `threadwatch run --json` output ----------------------------------
 [ "$("$TW" recommend --input - --json <"$few" | jq -r .result.verdict)" = low ] || fail "stdin"
 jq '{fingerprint: {}, probes: {}, recommendation: {inputs: .}}' "$linear" >"$TW_TMP/run.json"
