@@ -533,7 +533,7 @@ const struct catalog_metric catalog_metrics[] = {
      .description = "Highest address of a glibc-placed stack"},
     POLICY("default", "glibc's own stacks", 1, "kept alive, default",
            "Creates/s, threads kept alive, default stacks, first bucket", NULL),
-    POLICY("low", "low (MAP_32BIT) stacks", 0, "low", NULL,
+    POLICY("low", "low (MAP_32BIT) stacks", 0, "kept alive, low", NULL,
            "Creates/s, threads kept alive, low stacks, steady"),
     POLICY("high", "high (MAP_STACK) stacks", 0, NULL, NULL, NULL),
     {SCALAR("threads", "capacity_predicted"), .unit = "threads",

@@ -277,6 +277,33 @@ tr '\n' ' ' <<<"$out" | tr -s ' ' | grep -q 'switch at 1.004 times the time of h
 	fail "the reasons do not use selector/control's figure: $out"
 ok "two selector figures, each named: selector/high and selector/control (the reasons')"
 
+# Each create rate in the table says what it measures: the threads probe's
+# creates of threads it keeps alive (by stack policy), createscale's create
+# and join in turn; no rate is named by a bare policy or cache word.
+rd=$TW_TMP/rateprobes
+mkdir -p "$rd"
+cat >"$rd/threads" <<'EOF'
+#!/bin/sh
+s() { printf '"%s": {"value": %s, "unit": "%s"}' "$1" "$2" "$3"; }
+printf '{"probe":"threads","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":1,"info":{},"scalars":{%s,%s,%s,%s}}\n' \
+	"$(s default_first_rate 69925 per_s)" "$(s low_first_rate 65347 per_s)" "$(s high_first_rate 64000 per_s)" \
+	"$(s max_threads 10000 threads)"
+EOF
+cat >"$rd/createscale" <<'EOF'
+#!/bin/sh
+s() { printf '"%s": {"value": %s, "unit": "%s"}' "$1" "$2" "$3"; }
+printf '{"probe":"createscale","protocol":1,"status":"ok","reason":null,"started_at":"2026-01-01T00:00:00Z","started_unix":1,"duration_s":1,"info":{},"scalars":{%s,%s,%s}}\n' \
+	"$(s cached_1_rate 53712 per_s)" "$(s nocache_1_rate 30000 per_s)" "$(s nocache_2_efficiency 0.6 ratio)"
+EOF
+chmod 755 "$rd/threads" "$rd/createscale"
+out=$(THREADWATCH_PROBE_DIR=$rd "$TW" run threads createscale 2>&1)
+grep -Eq '^threads +ok .*kept alive, default 69,?925/s, kept alive, low 65,?347/s' <<<"$out" &&
+	grep -Eq '^createscale +ok .*create\+join, cached 53,?712/s' <<<"$out" ||
+	fail "the table does not say what each create rate measures: $out"
+grep -Eq '(  |/s, )(low|high|default|cached|nocache) [0-9,]+/s' <<<"$out" &&
+	fail "a create rate named by a bare word: $out"
+ok "each create rate says what it measures: $(grep -E '^(threads|createscale) ' <<<"$out" | tr -s ' ' | tr '\n' ';')"
+
 # Every built-in probe fails: no verdict from assumptions alone.
 mkdir -p "$TW_TMP/failing"
 for p in $TW_BUILTINS; do printf '#!/bin/sh\nexit 3\n' >"$TW_TMP/failing/$p"; chmod +x "$TW_TMP/failing/$p"; done
