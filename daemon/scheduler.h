@@ -91,10 +91,11 @@ double sched_steal_pct(const struct sys_cpu_jiffies *before, const struct sys_cp
 /* Probe names: [a-z0-9_-], 1 to 64 characters. */
 int sched_probe_name_ok(const char *name);
 
-/* The probes of one cycle: the built-ins (ctxsw, threads, map32) from
- * probe_dir, then every regular file of probes_d in name order. An entry
- * with `skip` set is not run (the reason says why, for the log); a built-in
- * that is missing keeps a path so that its run records the error. */
+/* The probes of one cycle: every built-in probe of the catalogue
+ * (catalog_probes, lib/catalog.c) from probe_dir, then every regular file
+ * of probes_d in name order. An entry with `skip` set is not run (the
+ * reason says why, for the log); a built-in that is missing keeps a path so
+ * that its run records the error. */
 struct sched_probe {
 	char *name;
 	char *path;
