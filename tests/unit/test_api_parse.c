@@ -202,20 +202,46 @@ static void test_time(void **state)
 /* "now" for the parsers that compare a time with it: 2026-12-03T07:51:56Z. */
 #define NOW_MS 1796284316000LL
 
-/* Parses a query for /runs and expects a 400 naming `param`. */
-static void runs_bad(const char *uri, const char *param)
+/* One parser of a list or range query, with the query it fills kept here. */
+static int parse_runs(const struct api_target *t, struct api_error *err)
+{
+	struct store_runs_query q;
+
+	return api_parse_runs_query(t, NOW_MS, &q, err);
+}
+
+static int parse_events(const struct api_target *t, struct api_error *err)
+{
+	struct store_events_query q;
+
+	return api_parse_events_query(t, NOW_MS, &q, err);
+}
+
+static int parse_series(const struct api_target *t, struct api_error *err)
+{
+	struct api_series_query q;
+
+	return api_parse_series_query(t, NOW_MS, &q, err);
+}
+
+/* Parses uri with `parse` and expects a 400 naming `param`. */
+static void query_bad(int (*parse)(const struct api_target *, struct api_error *), const char *uri,
+                      const char *param)
 {
 	struct api_error err = {0};
-	struct store_runs_query q;
 	struct api_target t;
 
 	target_ok(uri, &t);
-	assert_int_equal(api_parse_runs_query(&t, NOW_MS, &q, &err), -EINVAL);
+	assert_int_equal(parse(&t, &err), -EINVAL);
 	assert_int_equal(err.status, 400);
 	if (!strstr(err.message, param))
 		fail_msg("\"%s\": message \"%s\" does not name %s", uri, err.message, param);
 	api_target_clear(&t);
 }
+
+#define runs_bad(uri, param) query_bad(parse_runs, uri, param)
+#define events_bad(uri, param) query_bad(parse_events, uri, param)
+#define series_bad(uri, param) query_bad(parse_series, uri, param)
 
 static void test_runs_query(void **state)
 {
@@ -288,21 +314,6 @@ static void test_runs_since(void **state)
 	}
 }
 
-/* Parses a query for /events and expects a 400 naming `param`. */
-static void events_bad(const char *uri, const char *param)
-{
-	struct api_error err = {0};
-	struct store_events_query q;
-	struct api_target t;
-
-	target_ok(uri, &t);
-	assert_int_equal(api_parse_events_query(&t, NOW_MS, &q, &err), -EINVAL);
-	assert_int_equal(err.status, 400);
-	if (!strstr(err.message, param))
-		fail_msg("\"%s\": message \"%s\" does not name %s", uri, err.message, param);
-	api_target_clear(&t);
-}
-
 static void test_events_query(void **state)
 {
 	struct api_error err = {0};
@@ -324,20 +335,6 @@ static void test_events_query(void **state)
 	events_bad("/api/v1/events?limit=1001", "'limit'");
 	events_bad("/api/v1/events?since=1796284317",
 	           "'since' is in the future ('until' defaults to now)");
-}
-
-static void series_bad(const char *uri, const char *param)
-{
-	struct api_error err = {0};
-	struct api_series_query q;
-	struct api_target t;
-
-	target_ok(uri, &t);
-	assert_int_equal(api_parse_series_query(&t, NOW_MS, &q, &err), -EINVAL);
-	assert_int_equal(err.status, 400);
-	if (!strstr(err.message, param))
-		fail_msg("\"%s\": message \"%s\" does not name %s", uri, err.message, param);
-	api_target_clear(&t);
 }
 
 static void test_series_query(void **state)
