@@ -11,11 +11,16 @@
 # handoff's same_cpu_ns with their 95% CIs and the policy the document
 # recorded.
 #
-# Environment: B (build dir), SRC; POL_OUT [$B/bench/policy]; POL_ROUNDS [3].
+# A run's CI is of its own samples and does not hold what changes between
+# runs (which physical CPU a vCPU is on, what else the host runs), so the
+# settings are also compared as runs: each setting's POL_ROUNDS figures,
+# their median and its distribution-free CI (bench/report_policy.py).
+#
+# Environment: B (build dir), SRC; POL_OUT [$B/bench/policy]; POL_ROUNDS [6].
 set -euo pipefail
 : "${B:?B (the build directory) must be set}"
 OUT=${POL_OUT:-$B/bench/policy}
-ROUNDS=${POL_ROUNDS:-3}
+ROUNDS=${POL_ROUNDS:-6}
 TW=$B/threadwatch TWD=$B/threadwatchd
 [ -x "$TW" ] && [ -x "$TWD" ] || { echo "policy.sh: build $TW and $TWD first" >&2; exit 1; }
 rm -rf "$OUT"
@@ -41,13 +46,13 @@ cycle() {
 	echo "policy.sh: cycle $1 did not end" >&2
 	exit 1
 }
-# figures: {ctxsw: [v, lo, hi, policy, nice], handoff: [...]} from documents
+# figures: {ctxsw: [v, lo, hi, policy, nice, cpu], handoff: [...]} from documents
 # on standard input ({probe: document}).
 figures() {
 	jq -c '{ctxsw: (.ctxsw | [.scalars.high_ns.value, .scalars.high_ci_lo.value,
-	          .scalars.high_ci_hi.value, .info.sched_policy, .info.nice]),
+	          .scalars.high_ci_hi.value, .info.sched_policy, .info.nice, .info.cpu]),
 	        handoff: (.handoff | [.scalars.same_cpu_ns.value, .scalars.same_cpu_ci_lo.value,
-	          .scalars.same_cpu_ci_hi.value, .info.sched_policy, .info.nice])}'
+	          .scalars.same_cpu_ci_hi.value, .info.sched_policy, .info.nice, .info.cpu])}'
 }
 daemon_docs() {
 	local p id

@@ -15,10 +15,26 @@ def overlap(a, b):
     return a[1] is not None and b[1] is not None and a[1] <= b[2] and b[1] <= a[2]
 
 
+def median_ci(v):
+    """The median of v and its distribution-free CI from order statistics
+    (the sign test's): [x(k), x(n+1-k)] for the largest k whose two tails
+    hold at most 5%, else the range; and the CI's coverage."""
+    from math import comb
+    x, n = sorted(v), len(v)
+    med = (x[(n - 1) // 2] + x[n // 2]) / 2
+    k, cover = 1, 1 - 2 * 0.5 ** n
+    for j in range(1, n // 2 + 1):
+        c = 1 - 2 * sum(comb(n, i) for i in range(j)) * 0.5 ** n
+        if c >= 0.95:
+            k, cover = j, c
+    return med, x[k - 1], x[n - k], cover
+
+
 def cell(f):
     if not f or f[0] is None:
         return "not measured"
-    return f"{f[0]:,.0f} ns [{f[1]:,.0f}, {f[2]:,.0f}] ({f[3]}, nice {f[4]})"
+    cpu = f" CPU {f[5]}" if len(f) > 5 and f[5] is not None else ""
+    return f"{f[0]:,.0f} ns [{f[1]:,.0f}, {f[2]:,.0f}] ({f[3]}, nice {f[4]}{cpu})"
 
 
 def section(self, load_json, table):
@@ -64,14 +80,40 @@ def section(self, load_json, table):
     # the same setting against itself a round later, by the same test
     self_agree = sum(overlap(a["run"][k], b["run"][k]) for k, _ in FIGURES for a, b in zip(rounds, rounds[1:]))
     self_total = len(FIGURES) * (len(rounds) - 1)
-    met = agree == total
-    self.targets.append(("daemon's switch and hand-off = run's", "95% CIs overlap, every round",
-                         f"{agree} of {total}", met))
-    L += [f"Target: the daemon's figure and `threadwatch run`'s agree within their CIs in every round: "
-          f"{'**met**' if met else '**missed**'} ({agree} of {total}; `threadwatch run` against itself a "
-          f"round later: {self_agree} of {self_total}). Each CI is of one run's samples "
-          "and does not hold what changes between runs on a guest (which vCPU, what the host runs): "
-          "the ratios above set the daemon's spread beside run's own from one round to the next. Under "
-          "SCHED_IDLE the same probes take a fifth longer in every round, which is why the probes "
-          "whose times price the services run at SCHED_OTHER, nice 19 (doc/configuration.md).", ""]
+    L += [f"A run's CI against another's, round by round: the daemon's and run's overlap in {agree} of "
+          f"{total}; `threadwatch run` against itself a round later in {self_agree} of {self_total}. "
+          "Each such CI is of one run's samples and does not hold what changes between runs on a guest "
+          "(which physical CPU a vCPU is on, what else the host runs), so it cannot judge one setting "
+          "against another. Each setting as runs, then: the median of its rounds and the "
+          "distribution-free CI of that median (order statistics, the sign test's), which holds the "
+          "spread between runs:", ""]
+    rows, agree_runs = [], []
+    for key, words in FIGURES:
+        cis = {}
+        for name, _ in SETTINGS:
+            v = [r[name][key][0] for r in rounds if r[name][key][0]]
+            if len(v) >= 2:
+                cis[name] = median_ci(v)
+        if "daemon" not in cis or "run" not in cis:
+            continue
+        dm, rn = cis["daemon"], cis["run"]
+        ok = dm[1] <= rn[2] and rn[1] <= dm[2]
+        agree_runs.append(ok)
+        fmt = lambda c: f"{c[0]:,.0f} ns [{c[1]:,.0f}, {c[2]:,.0f}] ({100 * c[3]:.1f}%)"
+        rows.append([key, fmt(dm), fmt(rn), "yes" if ok else "**no**",
+                     fmt(cis["idle"]) if "idle" in cis else "—", f"{dm[0] / rn[0]:.3f}"])
+    L += [table(["figure", "the daemon, median [CI]", "`threadwatch run`, median [CI]", "CIs overlap",
+                 "SCHED_IDLE, median [CI]", "daemon / run"], rows), ""]
+    met = bool(agree_runs) and all(agree_runs)
+    min_idle = min((r["idle"][k][0] / r["run"][k][0] for r in rounds for k, _ in FIGURES
+                    if r["idle"][k][0] and r["run"][k][0]), default=float("nan"))
+    self.targets.append(("daemon's switch and hand-off = run's",
+                         f"CIs of the median of {len(rounds)} runs each overlap",
+                         f"{sum(agree_runs)} of {len(agree_runs)} figures", met))
+    L += [f"Target: the daemon's figure and `threadwatch run`'s agree within their CIs, as runs: "
+          f"{'**met**' if met else '**missed**'} ({sum(agree_runs)} of {len(agree_runs)} figures, "
+          f"{len(rounds)} rounds). Under SCHED_IDLE the same probes took at least {min_idle:.2f} times "
+          "as long in every round, which is why "
+          "the probes whose times price the services run at SCHED_OTHER, nice 19 "
+          "(doc/configuration.md).", ""]
     self.out += L
