@@ -1,12 +1,14 @@
 /*
  * log: formats log lines and sends them to the journal (with PRIORITY,
- * PROBE, RUN_ID and MESSAGE_ID fields) or to stderr with a priority prefix.
+ * PROBE, RUN_ID and MESSAGE_ID fields, the journal stamping the time) or
+ * to stderr, each line led by its local time in RFC 3339.
  */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "systemd.h"
@@ -23,6 +25,25 @@ void log_open(const char *ident, int max_priority)
 	log_to_journal = systemd_stderr_is_journal();
 }
 
+/* "2026-12-07T06:11:10.123+01:00": the time now, local, to the ms. */
+static void log_stamp(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	long off;
+	char day[24];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!localtime_r(&ts.tv_sec, &tm) ||
+	    !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	off = tm.tm_gmtoff / 60;
+	snprintf(buf, len, "%s.%03d%c%02d:%02d", day, (int)(ts.tv_nsec / 1000000),
+	         off < 0 ? '-' : '+', (int)(labs(off) / 60 % 100), (int)(labs(off) % 60));
+}
+
 static void log_emit(int priority, const char *message_id, const char *probe, int64_t run_id,
                      const char *const *extra, const char *fmt, va_list ap)
 {
@@ -35,10 +56,13 @@ static void log_emit(int priority, const char *message_id, const char *probe, in
 	if (vasprintf(&msg, fmt, ap) < 0)
 		return;
 	if (!log_to_journal) {
+		char when[48];
+
+		log_stamp(when, sizeof(when));
 		if (probe)
-			fprintf(stderr, "%s: [%s] %s\n", log_ident, probe, msg);
+			fprintf(stderr, "%s %s: [%s] %s\n", when, log_ident, probe, msg);
 		else
-			fprintf(stderr, "%s: %s\n", log_ident, msg);
+			fprintf(stderr, "%s %s: %s\n", when, log_ident, msg);
 		free(msg);
 		return;
 	}

@@ -111,5 +111,8 @@ first_cycle heldbusy --guard busy --guard-wait-max 8s
 grep -q 'Busy CPU time outside threadwatchd is [0-9.]*%, above 50.00; waiting up to' "$TW_TMP/heldbusy.log" ||
 	fail "the busy-time guard did not hold the cycle: $(grep -i 'cycle\|busy' "$TW_TMP/heldbusy.log")"
 grep -q 'still [0-9.]*% after waiting' "$TW_TMP/heldbusy.log" || fail "the run-anyway was not logged"
+# a line on standard error says when (no journal stamps it)
+grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} threadwatchd: Busy CPU time .* waiting up to' "$TW_TMP/heldbusy.log" ||
+	fail "the wait's log line has no RFC 3339 time: $(grep 'waiting up to' "$TW_TMP/heldbusy.log")"
 ok "busy host: the busy-time guard held the cycle for $WAITED s and said why"
 unburn

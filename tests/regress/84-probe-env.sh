@@ -45,7 +45,7 @@ done
 ok "a probe's environment: $(cut -d= -f1 "$TW_TMP/forger.env" | sort | tr '\n' ' ')"
 
 log=$TW_TMP/env.log
-n=$(grep -cE '^(threadwatchd: )?Cycle 1 finished' "$log")
+n=$(grep -cE '^([0-9]{4}-[0-9T:.+-]+ )?(threadwatchd: )?Cycle 1 finished' "$log")
 [ "$n" = 1 ] || fail "$n lines say \"Cycle 1 finished\" (one is the daemon's): $(cat "$log")"
 grep -q $'\033' "$log" && fail "an escape character reached the log: $(cat -v "$log")"
 line=$(grep 'Probe forger' "$log")
