@@ -93,14 +93,10 @@ static const struct opt workloads_opts[] = {
      offsetof(struct workloads_args, no_costs)},
     {"no-connector", 0, NULL, "do not listen to the proc connector (creates and exits unseen)",
      NULL, offsetof(struct workloads_args, no_connector)},
-    {"no-event-filter", 0, NULL,
-     "hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "
-     "filters (Linux 6.6; exits are then derived from each process's threads)",
-     NULL, offsetof(struct workloads_args, no_event_filter)},
-    {"exact-switches", 0, NULL,
-     "count the switches of threads that end within the window too (taskstats: "
-     "CAP_NET_ADMIN, a message per exit)",
-     NULL, offsetof(struct workloads_args, exact_switches)},
+    {"no-event-filter", 0, NULL, OBS_HELP_NO_EVENT_FILTER, NULL,
+     offsetof(struct workloads_args, no_event_filter)},
+    {"exact-switches", 0, NULL, OBS_HELP_EXACT_SWITCHES, NULL,
+     offsetof(struct workloads_args, exact_switches)},
     {"proc", 0, "DIR", "the proc file system to read (default /proc)", set_proc, 0},
     {"json", 0, NULL, "print the document as JSON instead of a table", NULL,
      offsetof(struct workloads_args, json)},

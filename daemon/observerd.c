@@ -86,14 +86,10 @@ static const struct opt obsd_opts[] = {
     {"window", 0, "DURATION", "the window, 1s to 1h (default 60s)", set_window, 0},
     {"by-process", 0, NULL, "split every workload by process", NULL,
      offsetof(struct obsd_args, by_process)},
-    {"exact-switches", 0, NULL,
-     "count the switches of threads that end within a window too (taskstats: a message per "
-     "exit)",
-     NULL, offsetof(struct obsd_args, exact_switches)},
-    {"no-event-filter", 0, NULL,
-     "hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "
-     "filters (Linux 6.6)",
-     NULL, offsetof(struct obsd_args, no_event_filter)},
+    {"exact-switches", 0, NULL, OBS_HELP_EXACT_SWITCHES, NULL,
+     offsetof(struct obsd_args, exact_switches)},
+    {"no-event-filter", 0, NULL, OBS_HELP_NO_EVENT_FILTER, NULL,
+     offsetof(struct obsd_args, no_event_filter)},
     {"stdout", 0, NULL,
      "print each window's document as one line of JSON on standard output instead of handing "
      "it on",

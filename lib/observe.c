@@ -176,7 +176,7 @@ static void sweep_start_one(struct obs_run *r, pid_t pid)
 	int pdir;
 	long n;
 
-	if (i < 0 || obs_carry_take(r->carry, &r->procs[i]))
+	if (i < 0 || obs_carry_take(r, r->carry, &r->procs[i]))
 		return; /* gone, or read at the last window's end */
 	if ((pdir = obs_proc_open(r, pid)) < 0)
 		return;
@@ -307,10 +307,10 @@ static json_t *observer_cost(const struct rusage *ru0, const struct rusage *ru1,
 {
 	double cpu = ru_s(ru0, ru1);
 
-	return json_pack("{s:o s:o s:o s:o s:I s:I}", "cpu_s", jnum(cpu), "wall_s", jnum(wall),
+	return json_pack("{s:o s:o s:o s:o s:I s:I s:I}", "cpu_s", jnum(cpu), "wall_s", jnum(wall),
 	                 "share_of_cpu", jnum(wall > 0 ? cpu / wall : 0), "sweep_s", jnum(sweep_s),
-	                 "threads_read", (json_int_t)r->threads_read, "max_rss_kb",
-	                 (json_int_t)ru1->ru_maxrss);
+	                 "threads_read", (json_int_t)r->threads_read, "threads_carried",
+	                 (json_int_t)r->threads_carried, "max_rss_kb", (json_int_t)ru1->ru_maxrss);
 }
 
 /* Lets the window keep a descriptor per thread from its start to its end:

@@ -14,6 +14,15 @@
 
 #include <jansson.h>
 
+/* The help of the options threadwatch workloads and threadwatch-observer
+ * share, written once. */
+#define OBS_HELP_EXACT_SWITCHES                                                                    \
+	"count the switches of threads that end within a window too (taskstats: CAP_NET_ADMIN, a " \
+	"message per exit)"
+#define OBS_HELP_NO_EVENT_FILTER                                                                   \
+	"hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "  \
+	"filters (Linux 6.6; exits are then derived from each process's threads)"
+
 /* The size of the kernel's struct proc_input (include/uapi/linux/cn_proc.h). */
 #define OBS_CN_FILTER_LEN 8
 

@@ -37,7 +37,7 @@ static void close_all(struct obs_tcount *t, size_t n)
 	free(t);
 }
 
-int obs_carry_take(struct obs_carry *c, struct obs_proc *p)
+int obs_carry_take(struct obs_run *r, struct obs_carry *c, struct obs_proc *p)
 {
 	struct obs_carry_proc key = {.tgid = p->tgid}, *e;
 
@@ -51,6 +51,7 @@ int obs_carry_take(struct obs_carry *c, struct obs_proc *p)
 	p->nstart = e->n;
 	p->born = e->n;
 	p->t_read0 = e->t_read;
+	r->threads_carried += e->n;
 	e->t = NULL;
 	return 1;
 }

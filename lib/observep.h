@@ -236,6 +236,7 @@ struct obs_run {
 	int no_sched, no_pagemap_scan;
 	size_t fds_kept, fds_max; /* descriptors kept from the start, and the bound */
 	size_t threads_read, smaps_read, smaps_skipped;
+	size_t threads_carried; /* threads whose start was the last window's end */
 	struct obs_proc *procs;
 	size_t nprocs, cap;
 	long *slots; /* open addressing: tgid -> index of its latest entry, -1 empty */
@@ -297,7 +298,7 @@ struct obs_carry {
 /* Gives p (identified: tgid and start time) the threads the last window
  * ended with as its start: 1, or 0 when it has none (a new process, or a
  * reused PID). */
-int obs_carry_take(struct obs_carry *c, struct obs_proc *p);
+int obs_carry_take(struct obs_run *r, struct obs_carry *c, struct obs_proc *p);
 /* Closes what no process took, and counts it off r->fds_kept. */
 void obs_carry_drop_rest(struct obs_run *r, struct obs_carry *c);
 /* The end of window r as the next one's start: each process read at the
