@@ -332,7 +332,11 @@ run: deps-run
 test: deps-test
 	$(MAKE) all
 	$(MAKE) check-unit
+ifneq ($(SANITIZE),1)
+	$(MAKE) check-regress REGRESS_BESIDE="$(MAKE) -s -j2 B=$(SAN_B) SANITIZE=1 all"
+else
 	$(MAKE) check-regress
+endif
 	$(MAKE) check-fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 ifneq ($(SANITIZE),1)
 	$(MAKE) check-sanitize

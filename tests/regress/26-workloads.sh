@@ -7,7 +7,7 @@
 # terminal escape and markup. Then the paths this host may not take: no
 # PAGEMAP_SCAN (a double of the pre-6.7 kernel), no CAP_NET_ADMIN, and a
 # PID namespace of its own, where the proc connector is deaf.
-# (WORKLOADS_WINDOW, default 15s, sets the main window.)
+# (WORKLOADS_WINDOW, default 10s, sets the main window.)
 # regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -51,7 +51,7 @@ start evil glibcstacks 2 --name $'\e[31m<i id=x>"}'
 # window's two ends, which the command names on standard error (the probes
 # it runs after the window load the host, and slow a service that cannot
 # keep its pace, as under the sanitizers)
-"$TW" workloads --json --by process --for "${WORKLOADS_WINDOW:-15s}" >"$TW_TMP/w.json" 2>"$TW_TMP/w.err" &
+"$TW" workloads --json --by process --for "${WORKLOADS_WINDOW:-10s}" >"$TW_TMP/w.json" 2>"$TW_TMP/w.err" &
 wp=$!
 wait_for grep -q 'watching for' "$TW_TMP/w.err" || fail "workloads did not start: $(cat "$TW_TMP/w.err")"
 kill -USR1 "$creator" "$pinger"
@@ -124,7 +124,7 @@ if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -ge 6 ]; }; then
 		fail "Linux $(uname -r) did not filter: $(jq -c '.mechanisms.creates.exits' "$TW_TMP/w.json")"
 fi
 kill -USR1 "$creator"
-THREADWATCH_TEST_CN_FILTER_LEN=12 "$TW" workloads --json --by process --for 4s --no-costs >"$TW_TMP/f.json" 2>"$TW_TMP/f.err" ||
+THREADWATCH_TEST_CN_FILTER_LEN=12 "$TW" workloads --json --by process --for 3s --no-costs >"$TW_TMP/f.json" 2>"$TW_TMP/f.err" ||
 	fail "workloads with an ignored filter exited $?: $(cat "$TW_TMP/f.err")"
 kill -USR1 "$creator"
 sleep 0.2

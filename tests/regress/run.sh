@@ -19,6 +19,10 @@
 # that those marked "# regress: long" start first, so that the longest do
 # not end the run alone. Each line "-- PASS" gives the script's wall time
 # and the CPU time it and its children used.
+# REGRESS_BESIDE="COMMAND" runs COMMAND at nice 19 beside the scripts that
+# share the machine, once those that run alone have ended (make test
+# builds the sanitizer tier there, on the CPU those scripts leave idle);
+# its output goes to $B/regress-beside.log, and the run waits for it.
 set -u
 : "${B:?B must name the build directory}" "${SRC:?SRC must name the source directory}"
 TW_RUN=$(mktemp -d /tmp/tw-regress-run.XXXXXX)
@@ -116,11 +120,19 @@ for t in "${alone_list[@]}"; do
 	start "$t"
 	reap
 done
+beside=""
+if [ -n "${REGRESS_BESIDE:-}" ]; then
+	nice -n 19 sh -c "$REGRESS_BESIDE" >"$B/regress-beside.log" 2>&1 &
+	beside=$!
+fi
 for t in "${long_list[@]}" "${rest_list[@]}"; do
 	while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done
 	start "$t"
 done
 while [ ${#job_name[@]} -gt 0 ]; do reap; done
+if [ -n "$beside" ] && ! wait "$beside"; then
+	echo "regress: the command beside the scripts failed ($REGRESS_BESIDE): $(tail -n 5 "$B/regress-beside.log")"
+fi
 [ -n "$failed" ] && echo "failed:$failed"
 if [ -n "$only" ] && [ $((pass + fail + skip)) = 0 ]; then
 	echo "regress: no script matches \"$only\""
