@@ -190,7 +190,9 @@ static int run(const struct obsd_args *a)
 	                        .exact_switches = a->exact_switches,
 	                        .cn_filter_len = a->no_event_filter ? 0 : obs_cn_filter_len(),
 	                        .stop = &stop_flag,
-	                        .carry = &carry};
+	                        /* taskstats listens within a window alone: a
+	                         * thread ending between two would go unseen */
+	                        .carry = a->exact_switches ? NULL : &carry};
 	int last_rc = 1; /* the last push's outcome, so each change is logged once */
 	char err[256], why[256];
 

@@ -55,6 +55,21 @@ static long proc_enter(struct obs_run *r, pid_t tgid)
 	return (long)i;
 }
 
+/* Whether entry i is still the process its tgid names (the same start
+ * time): one the start's sweep entered as it started is not entered again
+ * when its FORK is read after the sweep. */
+static int proc_still(struct obs_run *r, long i)
+{
+	struct obs_stat st;
+	int pdir = obs_proc_open(r, r->procs[i].tgid), rc;
+
+	if (pdir < 0)
+		return 0;
+	rc = obs_proc_stat(pdir, &st);
+	close(pdir);
+	return rc == 0 && st.starttime == r->procs[i].starttime;
+}
+
 static void on_event(struct obs_run *r, const struct obs_ev *ev)
 {
 	long i;
@@ -63,7 +78,9 @@ static void on_event(struct obs_run *r, const struct obs_ev *ev)
 		r->forks_heard++;
 		if (ev->pid == ev->tgid) {
 			r->process_forks++;
-			(void)proc_enter(r, ev->tgid); /* a reused PID: a new entry */
+			i = obs_table_find(r, ev->tgid);
+			if (i < 0 || r->procs[i].gone || !proc_still(r, i))
+				(void)proc_enter(r, ev->tgid); /* new, or a reused PID */
 			return;
 		}
 		r->thread_creates++;
@@ -92,6 +109,7 @@ static void on_event(struct obs_run *r, const struct obs_ev *ev)
 		if (old >= 0 && now >= 0) {
 			r->procs[now].start = r->procs[old].start;
 			r->procs[now].nstart = r->procs[old].nstart;
+			r->procs[now].t_read0 = r->procs[old].t_read0; /* the start's time */
 			r->procs[old].start = NULL;
 			r->procs[old].nstart = 0;
 			r->procs[old].gone = 1;
@@ -228,10 +246,12 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 		p->counts_errno = (int)-n;
 	else
 		obs_counts_delta(p, t, (size_t)n);
-	if (r->keep_end && n >= 0)
+	if (r->keep_end && n >= 0 && !p->end) {
 		p->end = t; /* the next window's start (obs_carry_make()) */
-	else
+	} else {
+		obs_tcounts_close(r, t, n > 0 ? (size_t)n : 0); /* a new process's, kept */
 		free(t);
+	}
 	obs_tcounts_close(r, p->start, p->nstart);
 	if (p->threads > 1)
 		obs_stacks_read(r, pdir, p);

@@ -11,10 +11,12 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -396,6 +398,21 @@ static int cn_listen_all(struct obs_cn *cn, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether the running kernel is 6.6 or later, where cn_proc_mcast_ctl()
+ * takes a struct proc_input (2aa1f7a1f47c). The canary proves the filter
+ * there; before, a kernel that ignores it may still deliver the canary's
+ * FORK through another listener, and only a late EXIT would tell, so the
+ * filter is not asked of it at all. */
+static int cn_kernel_filters(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major > 6 || (major == 6 && minor >= 6);
+}
+
 int obs_cn_open(struct obs_cn *cn, size_t filter_len, char *err, size_t errlen)
 {
 	int rc;
@@ -408,6 +425,9 @@ int obs_cn_open(struct obs_cn *cn, size_t filter_len, char *err, size_t errlen)
 		return rc;
 	if (!filter_len) {
 		snprintf(cn->filter_why, sizeof(cn->filter_why), "not asked for");
+	} else if (!cn_kernel_filters()) {
+		snprintf(cn->filter_why, sizeof(cn->filter_why),
+		         "Linux before 6.6 has no event filter");
 	} else if (cn_listen_filtered(cn, filter_len) == 0) {
 		cn->filtered = 1;
 		return 0;

@@ -49,7 +49,9 @@ static json_t *exits_json(const struct obs_run *r, const struct obs_cn *cn)
 	                 "event_filter", 1, "thread_exits_derived", (json_int_t)r->thread_exits,
 	                 "bound",
 	                 "a create between the connector's start and the process's first read, "
-	                 "or between its last read and the connector's end, is off by one exit");
+	                 "whichever came first (for threadwatch-observer, the last window's end "
+	                 "does), or between the connector's end and its last read, is off by one "
+	                 "exit");
 }
 
 static json_t *creates_json(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,

@@ -226,9 +226,11 @@ struct obs_proc {
  * EXIT (a filtered listener): the threads it held when first seen, plus
  * those created, less those it holds at the end; a process that ended
  * leaves its leader, whose end is no thread's exit. Exact but for the
- * creates that fall between the connector's start and the process's first
- * read (counted twice) or between its last read and the connector's end
- * (not at all): the sweeps' length bounds it. */
+ * creates that fall between the connector's start and the process's
+ * first read, whichever came first (counted twice when the connector
+ * came first; unheard when the read did, as threadwatch-observer's last
+ * window's end does), or between the connector's end and its last read
+ * (unheard): each is off by one exit. */
 uint64_t obs_exits_derived(const struct obs_proc *p);
 
 struct obs_run {
