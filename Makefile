@@ -121,7 +121,7 @@ CMDS_TEST  := node=nodejs npm=npm
 LIB_SRCS    := lib/xmalloc.c lib/errbuf.c lib/gzip.c lib/jnum.c lib/file_read.c lib/jpath.c lib/clock.c lib/stats.c lib/sysinfo.c lib/units.c \
 	lib/opt.c lib/runner.c lib/runner_env.c lib/escape.c lib/protocol.c lib/fingerprint.c lib/fingerprint_virt.c lib/fingerprint_caps.c lib/recommend.c lib/recommend_parse.c lib/recommend_reasons.c lib/recommend_formula.c lib/recommend_text.c lib/recommend_inputs.c lib/recommend_failed.c lib/recommend_arch.c lib/recommend_create.c lib/recommend_costs.c lib/detect.c \
 	lib/catalog.c lib/detectsim.c lib/placement.c lib/failure.c lib/fingerprint_change.c \
-	lib/contention.c lib/observe.c lib/observe_carry.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
+	lib/contention.c lib/bpfcall.c lib/observe.c lib/observe_bpf.c lib/observe_carry.c lib/observe_cn.c lib/observe_cgroup.c lib/observe_proc.c \
 	lib/observe_read.c lib/observe_table.c lib/observe_stacks.c lib/observe_group.c \
 	lib/observe_mech.c lib/observe_price.c lib/observe_text.c lib/observe_ts.c \
 	lib/catalog_workloads.c lib/workload_key.c

@@ -26,7 +26,7 @@ struct workloads_args {
 	double window_s;
 	unsigned top;
 	const char *costs, *proc;
-	int by_process, no_costs, no_connector, no_event_filter, exact_switches, json, help;
+	int by_process, no_costs, no_connector, no_bpf, no_event_filter, exact_switches, json, help;
 };
 
 static int set_by(void *ctx, const char *v, char *why, size_t wlen)
@@ -91,8 +91,10 @@ static const struct opt workloads_opts[] = {
      set_costs, 0},
     {"no-costs", 0, NULL, "do not price: no probes run", NULL,
      offsetof(struct workloads_args, no_costs)},
-    {"no-connector", 0, NULL, "do not listen to the proc connector (creates and exits unseen)",
+    {"no-connector", 0, NULL,
+     "count creates and exits with neither the BPF counter nor the proc connector (both unseen)",
      NULL, offsetof(struct workloads_args, no_connector)},
+    {"no-bpf", 0, NULL, OBS_HELP_NO_BPF, NULL, offsetof(struct workloads_args, no_bpf)},
     {"no-event-filter", 0, NULL, OBS_HELP_NO_EVENT_FILTER, NULL,
      offsetof(struct workloads_args, no_event_filter)},
     {"exact-switches", 0, NULL, OBS_HELP_EXACT_SWITCHES, NULL,
@@ -184,6 +186,7 @@ int cli_workloads(int argc, char **argv)
 	o.by_process = a.by_process;
 	o.proc = a.proc;
 	o.no_connector = a.no_connector;
+	o.no_bpf = a.no_bpf;
 	o.cn_filter_len = a.no_event_filter ? 0 : obs_cn_filter_len();
 	o.exact_switches = a.exact_switches;
 	o.stop = &stop_flag;

@@ -33,7 +33,7 @@
 struct obsd_args {
 	const char *push;
 	double window_s;
-	int once, help, by_process, exact_switches, no_event_filter, to_stdout;
+	int once, help, by_process, exact_switches, no_bpf, no_event_filter, to_stdout;
 	unsigned long windows; /* stop after this many (0: never) */
 };
 
@@ -88,6 +88,7 @@ static const struct opt obsd_opts[] = {
      offsetof(struct obsd_args, by_process)},
     {"exact-switches", 0, NULL, OBS_HELP_EXACT_SWITCHES, NULL,
      offsetof(struct obsd_args, exact_switches)},
+    {"no-bpf", 0, NULL, OBS_HELP_NO_BPF, NULL, offsetof(struct obsd_args, no_bpf)},
     {"no-event-filter", 0, NULL, OBS_HELP_NO_EVENT_FILTER, NULL,
      offsetof(struct obsd_args, no_event_filter)},
     {"stdout", 0, NULL,
@@ -188,6 +189,7 @@ static int run(const struct obsd_args *a)
 	struct obs_options o = {.window_s = a->window_s,
 	                        .by_process = a->by_process,
 	                        .exact_switches = a->exact_switches,
+	                        .no_bpf = a->no_bpf,
 	                        .cn_filter_len = a->no_event_filter ? 0 : obs_cn_filter_len(),
 	                        .stop = &stop_flag,
 	                        /* taskstats listens within a window alone: a

@@ -1,6 +1,6 @@
 /*
- * observe: one window of the workload observer (observe.h). It listens to
- * the proc connector for thread creates and exits, reads every thread's
+ * observe: one window of the workload observer (observe.h). It counts
+ * thread creates and exits with the BPF counter or the proc connector, reads every thread's
  * switch and migration counts at both ends of the window, and at the end
  * each process's thread stacks; observe_group.c then makes the workloads.
  */
@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -20,6 +21,7 @@
 #include "jnum.h"
 #include "observe.h"
 #include "observep.h"
+#include "xmalloc.h"
 
 /* Events read at once; the loop's longest sleep; and, when the socket
  * holds at least OBS_BATCH_RCVBUF bytes (SO_RCVBUFFORCE took), the pause
@@ -27,6 +29,11 @@
 #define LOOP_EVENTS 256
 #define LOOP_POLL_MS 200
 #define LOOP_BATCH_NS 50000000L
+/* How often the BPF counter's map is drained: a process that starts,
+ * creates threads and ends within it is not there to be looked up
+ * (unattributed), and a PID the kernel hands out again within it would
+ * mix two processes' counts, which needs pid_max tasks created in it. */
+#define LOOP_BPF_S 1.0
 #define OBS_BATCH_RCVBUF (4 << 20)
 
 /* Identifies a process now and enters it as its tgid's latest entry:
@@ -70,6 +77,25 @@ static int proc_still(struct obs_run *r, long i)
 	return rc == 0 && st.starttime == r->procs[i].starttime;
 }
 
+/* A new program in process tgid: a new identity from here on, with the
+ * same threads, which the entry it had hands on. */
+static void on_exec(struct obs_run *r, pid_t tgid)
+{
+	long old = obs_table_find(r, tgid), now = proc_enter(r, tgid);
+
+	if (old >= 0 && now >= 0) {
+		r->procs[now].start = r->procs[old].start;
+		r->procs[now].nstart = r->procs[old].nstart;
+		r->procs[now].t_read0 = r->procs[old].t_read0; /* the start's time */
+		r->procs[old].start = NULL;
+		r->procs[old].nstart = 0;
+		r->procs[old].gone = 1;
+		/* its threads go on in the new entry (exec ends all but one) */
+		r->procs[now].born = r->procs[old].born + r->procs[old].creates;
+		r->procs[old].handed = 1;
+	}
+}
+
 static void on_event(struct obs_run *r, const struct obs_ev *ev)
 {
 	long i;
@@ -103,20 +129,7 @@ static void on_event(struct obs_run *r, const struct obs_ev *ev)
 		if (i >= 0)
 			r->procs[i].gone = 1;
 	} else if (ev->what == OBS_EV_EXEC) {
-		/* a new program: a new identity from here on, same threads */
-		long old = obs_table_find(r, ev->tgid), now = proc_enter(r, ev->tgid);
-
-		if (old >= 0 && now >= 0) {
-			r->procs[now].start = r->procs[old].start;
-			r->procs[now].nstart = r->procs[old].nstart;
-			r->procs[now].t_read0 = r->procs[old].t_read0; /* the start's time */
-			r->procs[old].start = NULL;
-			r->procs[old].nstart = 0;
-			r->procs[old].gone = 1;
-			/* its threads go on in the new entry (exec ends all but one) */
-			r->procs[now].born = r->procs[old].born + r->procs[old].creates;
-			r->procs[old].handed = 1;
-		}
+		on_exec(r, ev->tgid);
 	}
 }
 
@@ -128,6 +141,36 @@ static void drain(struct obs_run *r, struct obs_cn *cn)
 	while ((n = obs_cn_read(cn, evs, LOOP_EVENTS)) > 0)
 		for (int k = 0; k < n; k++)
 			on_event(r, &evs[k]);
+}
+
+/* One thread group's counts from the BPF counter since its last drain:
+ * a group it has not seen is looked up now, as on a FORK. */
+static void on_counts(void *arg, pid_t tgid, const struct obs_bpf_val *v)
+{
+	struct obs_run *r = arg;
+	long i = obs_table_find(r, tgid), entered = -1;
+
+	r->thread_creates += v->creates;
+	r->thread_exits += v->exits;
+	if (i < 0 && (v->creates || v->exits))
+		i = entered = proc_enter(r, tgid);
+	if (i < 0) {
+		r->unattributed_creates += v->creates;
+		r->unattributed_exits += v->exits;
+	} else {
+		r->procs[i].creates += v->creates;
+		r->procs[i].exits += v->exits;
+	}
+	/* an exec since the last drain: one entered just now is already the
+	 * new program; the counts went to the old one, whose threads go on */
+	if (v->execs && i >= 0 && entered < 0)
+		on_exec(r, tgid);
+}
+
+static void drain_bpf(struct obs_run *r, struct obs_bpf *bpf)
+{
+	if (bpf->tgids >= 0)
+		(void)obs_bpf_drain(bpf, on_counts, r);
 }
 
 /* A task's exit as taskstats reports it: its switches since the window's
@@ -287,20 +330,26 @@ static void window_close(struct obs_run *r, int derive)
 	}
 }
 
-/* Sleeps until the window ends, reading the connector and taskstats. */
-static void window_loop(struct obs_run *r, struct obs_cn *cn, struct obs_ts *ts, double until,
-                        volatile int *stop)
+/* Sleeps until the window ends, reading the connector and taskstats, and
+ * draining the BPF counter each LOOP_BPF_S. */
+static void window_loop(struct obs_run *r, struct obs_cn *cn, struct obs_ts *ts,
+                        struct obs_bpf *bpf, double until, volatile int *stop)
 {
 	int batch = cn->fd >= 0 && cn->rcvbuf >= OBS_BATCH_RCVBUF;
+	double next_bpf = clock_mono_s() + LOOP_BPF_S;
 
 	while (!(stop && *stop)) {
-		double left = until - clock_mono_s();
+		double now = clock_mono_s(), left = until - now;
 		int ms = left * 1000 < LOOP_POLL_MS ? (int)(left * 1000) + 1 : LOOP_POLL_MS;
 		struct pollfd pfd[2] = {{.fd = cn->fd, .events = POLLIN},
 		                        {.fd = ts->fd, .events = POLLIN}};
 
 		if (left <= 0)
 			break;
+		if (bpf->tgids >= 0 && now >= next_bpf) {
+			drain_bpf(r, bpf);
+			next_bpf = now + LOOP_BPF_S;
+		}
 		if (poll(pfd, 2, ms) <= 0)
 			continue;
 		if (pfd[0].revents)
@@ -321,14 +370,17 @@ static double ru_s(const struct rusage *a, const struct rusage *b)
 	           1e6;
 }
 
-/* What the observer cost itself, measured (getrusage of its process). */
+/* What the observer cost itself, measured: its process's CPU time
+ * (getrusage) and the BPF counter's run time in the kernel, which the
+ * threads it counts pay as they start and end. */
 static json_t *observer_cost(const struct rusage *ru0, const struct rusage *ru1, double wall,
-                             double sweep_s, const struct obs_run *r)
+                             double in_kernel, double sweep_s, const struct obs_run *r)
 {
 	double cpu = ru_s(ru0, ru1);
 
-	return json_pack("{s:o s:o s:o s:o s:I s:I s:I}", "cpu_s", jnum(cpu), "wall_s", jnum(wall),
-	                 "share_of_cpu", jnum(wall > 0 ? cpu / wall : 0), "sweep_s", jnum(sweep_s),
+	return json_pack("{s:o s:o s:o s:o s:o s:I s:I s:I}", "cpu_s", jnum(cpu), "in_kernel_s",
+	                 jnum(in_kernel), "wall_s", jnum(wall), "share_of_cpu",
+	                 jnum(wall > 0 ? (cpu + in_kernel) / wall : 0), "sweep_s", jnum(sweep_s),
 	                 "threads_read", (json_int_t)r->threads_read, "threads_carried",
 	                 (json_int_t)r->threads_carried, "max_rss_kb", (json_int_t)ru1->ru_maxrss);
 }
@@ -350,15 +402,74 @@ static size_t fds_allow(struct rlimit *old)
 	return up.rlim_cur > 2 * OBS_FD_SPARE ? (size_t)(up.rlim_cur - OBS_FD_SPARE) : 0;
 }
 
+/* Opens what counts creates and exits: the BPF counter, else the proc
+ * connector, and reads away what either heard before the window. */
+static void counter_open(const struct obs_options *o, struct obs_counter *k)
+{
+	k->bpf_rc = k->cn_rc = -ENOTCONN;
+	k->bpf.tgids = k->bpf.stats = -1;
+	k->cn.fd = -1;
+	if (o->no_connector) {
+		snprintf(k->bpf_why, sizeof(k->bpf_why), "not asked for (--no-connector)");
+		snprintf(k->cn_why, sizeof(k->cn_why), "not asked for (--no-connector)");
+		return;
+	}
+	if (o->no_bpf)
+		snprintf(k->bpf_why, sizeof(k->bpf_why), "not asked for (--no-bpf)");
+	else
+		k->bpf_rc = obs_bpf_open(&k->bpf, k->bpf_why, sizeof(k->bpf_why));
+	if (k->bpf_rc == 0) {
+		snprintf(k->cn_why, sizeof(k->cn_why), "not needed: the BPF counter counts");
+		(void)obs_bpf_drain(&k->bpf, NULL, NULL); /* what came before the window */
+		(void)obs_bpf_stats(&k->bpf, &k->tally0);
+		return;
+	}
+	k->cn_rc = obs_cn_open(&k->cn, o->cn_filter_len, k->cn_why, sizeof(k->cn_why));
+	if (k->cn_rc == 0) {
+		struct obs_ev evs[LOOP_EVENTS];
+
+		while (obs_cn_read(&k->cn, evs, LOOP_EVENTS) > 0)
+			; /* what came before the window */
+	}
+}
+
+/* The last of what the counter heard, its tally, and its end. */
+static void counter_close(struct obs_run *r, struct obs_counter *k)
+{
+	if (k->cn.fd >= 0)
+		drain(r, &k->cn);
+	if (k->bpf.tgids >= 0) {
+		struct obs_bpf_stats t1;
+		uint64_t *d = (uint64_t *)&k->tally;
+		const uint64_t *a = (const uint64_t *)&k->tally0, *b = (const uint64_t *)&t1;
+
+		drain_bpf(r, &k->bpf);
+		if (obs_bpf_stats(&k->bpf, &t1) == 0)
+			for (size_t i = 0; i < sizeof(t1) / sizeof(uint64_t); i++)
+				d[i] = b[i] - a[i];
+		r->forks_heard = k->tally.forks;
+		r->process_forks = k->tally.forks - k->tally.creates;
+	}
+	obs_bpf_close(&k->bpf);
+	obs_cn_close(&k->cn);
+}
+
+double obs_bpf_run_s(const struct obs_counter *k)
+{
+	if (k->bpf_rc != 0 || !k->tally.timed)
+		return 0;
+	return (double)k->tally.run_ns / (double)k->tally.timed * (double)k->tally.runs / 1e9;
+}
+
 json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 {
 	struct rlimit nofile;
 	struct obs_run r = {.procfd = -1};
-	struct obs_cn cn = {.fd = -1};
+	struct obs_counter *k;
 	struct obs_ts ts = {.fd = -1};
 	struct rusage ru0, ru1;
-	char cn_why[256] = "", ts_why[256] = "";
-	int cn_rc = -ENOTCONN, ts_rc = -ENOTCONN, have_forks;
+	char ts_why[256] = "";
+	int ts_rc = -ENOTCONN, counting;
 	uint64_t f0 = 0, f1 = 0;
 	double w0, t0a, t0b, t1a, t1b, e0, e1;
 	json_t *doc;
@@ -368,6 +479,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 		return errbuf_set(err, errlen, -errno, "cannot open %s: %s",
 		                  o->proc ? o->proc : "/proc", strerror(errno)),
 		       NULL;
+	k = xcalloc(1, sizeof(*k));
 	getrusage(RUSAGE_SELF, &ru0);
 	w0 = clock_mono_s();
 	r.fds_max = fds_allow(&nofile);
@@ -377,66 +489,56 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 		r.keep_end = 1;
 		r.fds_kept = r.carry ? r.carry->fds : 0;
 	}
-	if (!o->no_connector)
-		cn_rc = obs_cn_open(&cn, o->cn_filter_len, cn_why, sizeof(cn_why));
-	else
-		snprintf(cn_why, sizeof(cn_why), "not asked for (--no-connector)");
+	counter_open(o, k);
+	counting = k->bpf_rc == 0 || k->cn_rc == 0;
 	if (o->exact_switches) {
 		ts_rc = obs_ts_open(&ts, ts_why, sizeof(ts_why));
 		r.exact = ts_rc == 0;
-	}
-	if (cn_rc == 0) {
-		struct obs_ev evs[LOOP_EVENTS];
-
-		while (obs_cn_read(&cn, evs, LOOP_EVENTS) > 0)
-			; /* what came before the window */
 	}
 	if (ts_rc == 0) {
 		struct obs_ts_exit ex[LOOP_EVENTS];
 
 		while (obs_ts_read(&ts, ex, LOOP_EVENTS) > 0)
-			; /* likewise */
+			; /* what came before the window */
 	}
-	have_forks = obs_host_forks(&r, &f0) == 0;
+	k->have_forks = obs_host_forks(&r, &f0) == 0;
 	e0 = t0a = clock_mono_s();
 	for_each_pid(&r, sweep_start_one);
 	obs_carry_drop_rest(&r, r.carry); /* processes that ended between windows */
 	obs_carry_free(r.carry);
 	r.carry = NULL;
 	t0b = r.t_window0 = clock_mono_s();
-	window_loop(&r, &cn, &ts, t0b + o->window_s, o->stop);
-	if (cn.fd >= 0)
-		drain(&r, &cn);
+	window_loop(&r, &k->cn, &ts, &k->bpf, t0b + o->window_s, o->stop);
 	if (ts.fd >= 0)
 		drain_ts(&r, &ts);
 	obs_ts_close(&ts); /* before the end's sweep: a thread it reads is not also an exit */
-	have_forks = have_forks && obs_host_forks(&r, &f1) == 0;
+	k->have_forks = k->have_forks && obs_host_forks(&r, &f1) == 0;
+	k->host_forks = f1 - f0;
 	e1 = t1a = clock_mono_s();
-	obs_cn_close(&cn);
+	counter_close(&r, k);
 	for_each_pid(&r, sweep_end_one);
 	t1b = clock_mono_s();
-	window_close(&r, cn_rc == 0 && cn.filtered);
+	window_close(&r, k->cn_rc == 0 && k->cn.filtered);
 	getrusage(RUSAGE_SELF, &ru1);
 
 	doc = json_object();
 	json_object_set_new(doc, "window_s", jnum((t1a + t1b) / 2 - (t0a + t0b) / 2));
-	json_object_set_new(doc, "workloads",
-	                    obs_group(&r, o->by_process, cn_rc == 0 ? e1 - e0 : 0));
+	json_object_set_new(doc, "workloads", obs_group(&r, o->by_process, counting ? e1 - e0 : 0));
 	json_object_set_new(doc, "events_window_s", jnum(e1 - e0));
 	json_object_set_new(doc, "largest_vmas", obs_largest_vmas(&r));
-	json_object_set_new(doc, "mechanisms",
-	                    obs_mechanisms(&r, &cn, cn_rc, cn_why, have_forks, f1 - f0));
+	json_object_set_new(doc, "mechanisms", obs_mechanisms(&r, k));
 	json_object_set_new(json_object_get(json_object_get(doc, "mechanisms"), "switches"),
 	                    "exited_threads",
 	                    obs_mech_exits(&r, &ts, o->exact_switches, ts_rc, ts_why));
-	json_object_set_new(
-	    doc, "observer",
-	    observer_cost(&ru0, &ru1, clock_mono_s() - w0, (t0b - t0a) + (t1b - t1a), &r));
+	json_object_set_new(doc, "observer",
+	                    observer_cost(&ru0, &ru1, clock_mono_s() - w0, obs_bpf_run_s(k),
+	                                  (t0b - t0a) + (t1b - t1a), &r));
 	if (o->carry)
 		*o->carry = obs_carry_make(&r); /* its descriptors stay open: no limit put back */
 	else
 		(void)setrlimit(RLIMIT_NOFILE, &nofile);
 	obs_table_free(&r);
 	close(r.procfd);
+	free(k);
 	return doc;
 }

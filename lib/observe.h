@@ -23,6 +23,10 @@
 	"hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "  \
 	"filters (Linux 6.6; exits are then derived from each process's threads)"
 
+#define OBS_HELP_NO_BPF                                                                            \
+	"count creates and exits with the proc connector (a netlink message per create) rather "   \
+	"than the BPF counter (CAP_BPF and CAP_PERFMON, counts kept in the kernel)"
+
 /* The size of the kernel's struct proc_input (include/uapi/linux/cn_proc.h). */
 #define OBS_CN_FILTER_LEN 8
 
@@ -30,7 +34,8 @@ struct obs_options {
 	double window_s;  /* the window, seconds (> 0) */
 	int by_process;   /* split every workload by process */
 	const char *proc; /* the proc mount ("/proc" when NULL) */
-	int no_connector; /* do not listen to the proc connector */
+	int no_connector; /* count creates and exits with neither counter */
+	int no_bpf;       /* the proc connector, not the BPF counter */
 	/* 0: every connector event; else FORK and EXEC alone where the kernel
 	 * filters (Linux 6.6), asked as a struct proc_input of this many bytes
 	 * (OBS_CN_FILTER_LEN; another length is a test's seam) */

@@ -1,7 +1,7 @@
 /*
  * observe_mech: the document's `mechanisms`, how each figure was obtained
  * on this host and what could not be seen, as data: the proc connector's
- * answer and tally against /proc/stat, the files the counts came from, the
+ * answer (or the BPF counter's) and tally against /proc/stat, the files the counts came from, the
  * stack measure, and the privileges the observer ran with.
  */
 #include <stdint.h>
@@ -12,12 +12,15 @@
 
 #include <jansson.h>
 
-#include "observep.h"
 #include "file_read.h"
+#include "jnum.h"
+#include "observep.h"
 
 /* Capability bits (include/uapi/linux/capability.h). */
 #define CAP_BIT_NET_ADMIN 12
 #define CAP_BIT_SYS_PTRACE 19
+#define CAP_BIT_PERFMON 38
+#define CAP_BIT_BPF 39
 
 static unsigned long long cap_eff(void)
 {
@@ -33,15 +36,22 @@ static unsigned long long cap_eff(void)
 	return caps;
 }
 
-/* Where the exits came from: the connector's EXIT events, or, where the
- * kernel filters them out (Linux 6.6), each process's threads. */
-static json_t *exits_json(const struct obs_run *r, const struct obs_cn *cn)
+/* Where the exits came from: the BPF counter's, the connector's EXIT
+ * events, or, where the kernel filters them out (Linux 6.6), each
+ * process's threads. */
+static json_t *exits_json(const struct obs_run *r, const struct obs_counter *k)
 {
-	if (!cn->filtered)
+	if (k->bpf_rc == 0)
+		return json_pack(
+		    "{s:s s:n}", "source",
+		    "sched_process_exit of each thread but the leader, counted under its "
+		    "tgid in the kernel",
+		    "event_filter");
+	if (!k->cn.filtered)
 		return json_pack(
 		    "{s:s s:b s:s}", "source",
 		    "EXIT events of the proc connector whose pid differs from its tgid",
-		    "event_filter", 0, "why_not_filtered", cn->filter_why);
+		    "event_filter", 0, "why_not_filtered", k->cn.filter_why);
 	return json_pack("{s:s s:b s:I s:s}", "source",
 	                 "derived for each process: the threads it held when first read, plus "
 	                 "those created, less those it holds at the end (the connector sends "
@@ -54,44 +64,79 @@ static json_t *exits_json(const struct obs_run *r, const struct obs_cn *cn)
 	                 "exit");
 }
 
-static json_t *creates_json(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
-                            const char *cn_why, int have_forks, uint64_t host_forks)
+/* The counter that counted: BPF's figures, or the connector's. */
+static json_t *counter_json(const struct obs_counter *k)
 {
-	json_t *c = json_pack("{s:s s:b}", "source",
-	                      "the proc connector (cn_proc): a FORK event whose child pid differs "
-	                      "from its tgid is a new thread of that tgid",
-	                      "available", cn_rc == 0);
+	if (k->bpf_rc == 0)
+		return json_pack(
+		    "{s:s s:s s:I s:I s:I s:I s:o}", "counter", "bpf", "how",
+		    "BPF programs on the raw tracepoints task_newtask (a create with CLONE_THREAD, "
+		    "in "
+		    "the creating thread, whose tgid is the new thread's), sched_process_exit and "
+		    "sched_process_exec add to a count per tgid in a kernel map, drained each "
+		    "second: "
+		    "no message per event",
+		    "runs", (json_int_t)k->tally.runs, "timed_runs", (json_int_t)k->tally.timed,
+		    "lost", (json_int_t)k->tally.lost, "read_then_deleted", (json_int_t)k->bpf.racy,
+		    "run_s", jnum(obs_bpf_run_s(k)));
+	return json_pack("{s:s s:s s:I s:I s:o}", "counter", "connector", "how",
+	                 "the proc connector (cn_proc): a FORK event whose child pid differs from "
+	                 "its tgid is a new thread of that tgid",
+	                 "overruns", (json_int_t)k->cn.overruns, "malformed", (json_int_t)k->cn.bad,
+	                 "bpf_why", obs_jstr(k->bpf_why));
+}
 
-	if (cn_rc != 0) {
-		json_object_set_new(c, "why", obs_jstr(cn_why));
+static json_t *creates_json(const struct obs_run *r, const struct obs_counter *k)
+{
+	int on = k->bpf_rc == 0 || k->cn_rc == 0;
+	json_t *c = json_pack("{s:s s:b}", "source",
+	                      k->bpf_rc == 0 ? "the BPF counter: a count per tgid of the threads "
+	                                       "it creates and ends, kept in the kernel"
+	                                     : "the proc connector (cn_proc): a FORK event whose "
+	                                       "child pid differs from its tgid is a new thread "
+	                                       "of that tgid",
+	                      "available", on);
+
+	if (!on) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "%s; and %s", k->bpf_why, k->cn_why);
+		json_object_set_new(c, "why", obs_jstr(why));
 		return c;
 	}
+	json_object_set_new(c, "mechanism", counter_json(k));
 	json_object_set_new(c, "forks_heard", json_integer((json_int_t)r->forks_heard));
 	json_object_set_new(c, "thread_creates_heard", json_integer((json_int_t)r->thread_creates));
 	json_object_set_new(c, "thread_exits_heard",
-	                    cn->filtered ? json_null() : json_integer((json_int_t)r->thread_exits));
-	json_object_set_new(c, "exits", exits_json(r, cn));
+	                    k->cn_rc == 0 && k->cn.filtered
+	                        ? json_null()
+	                        : json_integer((json_int_t)r->thread_exits));
+	json_object_set_new(c, "exits", exits_json(r, k));
 	json_object_set_new(c, "host_tasks_created",
-	                    have_forks ? json_integer((json_int_t)host_forks) : json_null());
-	/* what /proc/stat counted and the connector did not deliver */
-	json_object_set_new(c, "missed",
-	                    have_forks
-	                        ? json_integer((json_int_t)host_forks - (json_int_t)r->forks_heard)
-	                        : json_null());
-	json_object_set_new(c, "overruns", json_integer((json_int_t)cn->overruns));
-	json_object_set_new(c, "malformed", json_integer((json_int_t)cn->bad));
+	                    k->have_forks ? json_integer((json_int_t)k->host_forks) : json_null());
+	/* what /proc/stat counted and the counter did not */
+	json_object_set_new(
+	    c, "missed",
+	    k->have_forks ? json_integer((json_int_t)k->host_forks - (json_int_t)r->forks_heard)
+	                  : json_null());
+	json_object_set_new(c, "overruns", json_integer((json_int_t)k->cn.overruns));
+	json_object_set_new(c, "malformed", json_integer((json_int_t)k->cn.bad));
 	json_object_set_new(c, "unattributed_creates",
 	                    json_integer((json_int_t)r->unattributed_creates));
 	json_object_set_new(c, "unattributed_exits",
 	                    json_integer((json_int_t)r->unattributed_exits));
-	json_object_set_new(c, "unattributed_why",
-	                    json_string("the process ended before its /proc directory could be "
-	                                "read, or is outside this PID namespace"));
+	json_object_set_new(
+	    c, "unattributed_why",
+	    json_string(k->bpf_rc == 0
+	                    ? "the process ended before its /proc directory could be read (it "
+	                      "began and ended between two drains of the count), or is outside "
+	                      "this PID namespace"
+	                    : "the process ended before its /proc directory could be read, or is "
+	                      "outside this PID namespace"));
 	return c;
 }
 
-json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
-                       const char *cn_why, int have_forks, uint64_t host_forks)
+json_t *obs_mechanisms(const struct obs_run *r, const struct obs_counter *k)
 {
 	unsigned long long caps = cap_eff();
 	const char *hier = NULL;
@@ -99,12 +144,12 @@ json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_
 	for (size_t i = 0; i < r->nprocs && !hier; i++)
 		hier = r->procs[i].cg.hierarchy;
 	return json_pack(
-	    "{s:s s:s? s:o s:{s:s s:s} s:{s:s? s:b s:s} s:{s:s s:s s:I s:I} s:{s:i s:b s:b}}",
+	    "{s:s s:s? s:o s:{s:s s:s} s:{s:s? s:b s:s} s:{s:s s:s s:I s:I} s:{s:i s:b s:b s:b "
+	    "s:b}}",
 	    "workload_key",
 	    "the systemd unit; else a cgroup of its own (not the root, one process tree); "
 	    "else the executable and comm",
-	    "cgroup_hierarchy", hier, "creates",
-	    creates_json(r, cn, cn_rc, cn_why, have_forks, host_forks), "switches", "source",
+	    "cgroup_hierarchy", hier, "creates", creates_json(r, k), "switches", "source",
 	    r->no_sched ? "/proc/PID/task/TID/status (voluntary_ctxt_switches, "
 	                  "nonvoluntary_ctxt_switches) of every thread"
 	                : "/proc/PID/task/TID/sched (nr_voluntary_switches, "
@@ -131,7 +176,8 @@ json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_
 	    "smaps_read", (json_int_t)r->smaps_read, "smaps_skipped", (json_int_t)r->smaps_skipped,
 	    "privileges", "euid", (int)geteuid(), "cap_net_admin",
 	    (int)((caps >> CAP_BIT_NET_ADMIN) & 1), "cap_sys_ptrace",
-	    (int)((caps >> CAP_BIT_SYS_PTRACE) & 1));
+	    (int)((caps >> CAP_BIT_SYS_PTRACE) & 1), "cap_bpf", (int)((caps >> CAP_BIT_BPF) & 1),
+	    "cap_perfmon", (int)((caps >> CAP_BIT_PERFMON) & 1));
 }
 
 json_t *obs_mech_exits(const struct obs_run *r, const struct obs_ts *ts, int asked, int ts_rc,

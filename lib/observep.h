@@ -61,6 +61,43 @@ int obs_cn_read(struct obs_cn *cn, struct obs_ev *evs, size_t max);
 /* Sends IGNORE (cn_proc counts its listeners) and closes. NULL-safe. */
 void obs_cn_close(struct obs_cn *cn);
 
+/* --- the in-kernel counter: BPF on raw tracepoints (observe_bpf.c) ----- */
+
+/* One thread group's counts since it was last drained. */
+struct obs_bpf_val {
+	uint64_t creates; /* threads it created (task_newtask, CLONE_THREAD) */
+	uint64_t exits;   /* its threads that ended, the leader apart */
+	uint64_t execs;   /* programs it began */
+	uint64_t ends;    /* its leader ended (the process, or pthread_exit()) */
+};
+/* The programs' tally, summed over CPUs: every task created (a process or
+ * a thread), events lost to a full map, the programs' runs, and the run
+ * time of a random sixteenth of them (timed). */
+struct obs_bpf_stats {
+	uint64_t forks, lost, runs, timed, run_ns;
+	uint64_t creates, exits, execs, ends; /* as struct obs_bpf_val */
+};
+struct obs_bpf {
+	int tgids, stats; /* the maps */
+	int prog[3], link[3];
+	int ncpus;
+	int lookup_delete; /* read-and-delete at once (5.14); else racy pairs */
+	uint64_t racy;     /* entries read then deleted apart */
+};
+/* Loads the programs, attaches them and proves them: a thread this
+ * process starts and ends must be counted under its tgid. 0, or -errno
+ * with the reason in err (-EPERM: no CAP_BPF and CAP_PERFMON; -ETIMEDOUT:
+ * another PID namespace). */
+int obs_bpf_open(struct obs_bpf *b, char *err, size_t errlen);
+/* Takes every entry out of the map, calling fn for each: the count of
+ * entries, or -errno. */
+typedef void (*obs_bpf_fn)(void *arg, pid_t tgid, const struct obs_bpf_val *v);
+int obs_bpf_drain(struct obs_bpf *b, obs_bpf_fn fn, void *arg);
+/* The tally since the programs were loaded: 0 or -errno. */
+int obs_bpf_stats(const struct obs_bpf *b, struct obs_bpf_stats *s);
+/* Detaches and closes. NULL-safe. */
+void obs_bpf_close(struct obs_bpf *b);
+
 /* --- taskstats: the switches of threads as they exit (observe_ts.c) ---- */
 
 struct obs_ts {
@@ -307,6 +344,19 @@ void obs_carry_drop_rest(struct obs_run *r, struct obs_carry *c);
  * end hands over its threads and their descriptors. */
 struct obs_carry *obs_carry_make(struct obs_run *r);
 
+/* What counted the window's creates and exits: the BPF counter, else the
+ * proc connector, else neither; each one's answer, and what the host's
+ * own count (/proc/stat's processes) says was created meanwhile. */
+struct obs_counter {
+	struct obs_bpf bpf;
+	struct obs_cn cn;
+	int bpf_rc, cn_rc; /* 0: it counted */
+	char bpf_why[256], cn_why[256];
+	struct obs_bpf_stats tally0, tally; /* the BPF counter's: at the start, over the window */
+	int have_forks;
+	uint64_t host_forks;
+};
+
 /* The workloads of a window (observe_group.c) as the document's list:
  * each process's switches and migrations over its own reading times,
  * creates and exits (and the switches of processes that ended) over
@@ -322,8 +372,10 @@ struct json_t *obs_jstr(const char *s);
 struct json_t *obs_largest_vmas(const struct obs_run *r);
 /* How each figure was obtained here and what could not be seen
  * (observe_mech.c): cn_rc and cn_why are obs_cn_open()'s answer. */
-struct json_t *obs_mechanisms(const struct obs_run *r, const struct obs_cn *cn, int cn_rc,
-                              const char *cn_why, int have_forks, uint64_t host_forks);
+struct json_t *obs_mechanisms(const struct obs_run *r, const struct obs_counter *k);
+/* The BPF counter's own run time over the window, seconds: the timed runs'
+ * time scaled to every run (0 without it). */
+double obs_bpf_run_s(const struct obs_counter *k);
 /* mechanisms.switches.exited_threads: taskstats's answer (ts_rc, ts_why)
  * and tally, or that it was not asked for (asked 0). */
 struct json_t *obs_mech_exits(const struct obs_run *r, const struct obs_ts *ts, int asked,

@@ -4,9 +4,10 @@
 # as a new user would run it: a process creating 2,000 threads a second,
 # two threads handing a futex word across CPUs, 200 threads on stacks that
 # huge pages back, 200 on glibc's stacks, and a process named with a
-# terminal escape and markup. Then the paths this host may not take: no
-# PAGEMAP_SCAN (a double of the pre-6.7 kernel), no CAP_NET_ADMIN, and a
-# PID namespace of its own, where the proc connector is deaf.
+# terminal escape and markup, counted by the BPF counter where it can load
+# and by the proc connector. Then the paths this host may not take: no
+# PAGEMAP_SCAN (a double of the pre-6.7 kernel), no CAP_BPF, no
+# CAP_NET_ADMIN, and a PID namespace of its own, where both are deaf.
 # (WORKLOADS_WINDOW, default 10s, sets the main window.)
 # regress: alone
 set -u
@@ -64,20 +65,21 @@ kill -USR1 "$creator" "$pinger"
 wait "$wp" || fail "workloads exited $?: $(cat "$TW_TMP/w.err")"
 sleep 0.2
 cr=$(truth creator creates) sw=$(truth pinger switches) wsw=$(truth creator switches)
-# the same with taskstats: the switches of the threads that ended too
+# the same with taskstats: the switches of the threads that ended too;
+# counted by the proc connector rather than the BPF counter
 kill -USR1 "$creator"
-"$TW" workloads --json --by process --for 5s --no-costs --exact-switches >"$TW_TMP/x.json" 2>"$TW_TMP/x.err" ||
+"$TW" workloads --json --by process --for 5s --no-costs --exact-switches --no-bpf >"$TW_TMP/x.json" 2>"$TW_TMP/x.err" ||
 	fail "workloads --exact-switches exited $?: $(cat "$TW_TMP/x.err")"
 kill -USR1 "$creator"
 sleep 0.2
-csw=$(truth creator switches)
+csw=$(truth creator switches) xcr=$(truth creator creates)
 echo "truth: $cr creates/s, $sw switches/s; THP $thp"
 
 bad=$(jq -r --argjson c "$creator" --argjson p "$pinger" --argjson g "$glibc" \
 	--argjson h "${huge:-0}" --argjson cr "$cr" --argjson sw "$sw" '
 def check(c; m): if c then empty else m end;
 def w($pid): [.workloads[] | select(.pids | index($pid))][0];
-check(.mechanisms.creates.available == true; "the connector did not listen: \(.mechanisms.creates.why)"),
+check(.mechanisms.creates.available == true; "neither counter counted: \(.mechanisms.creates.why)"),
 check((w($c).creates_per_s - $cr | fabs) <= 0.1 * $cr; "creates_per_s \(w($c).creates_per_s), truth \($cr)"),
 check((w($c).exits_per_s - $cr | fabs) <= 0.1 * $cr; "exits_per_s \(w($c).exits_per_s), truth \($cr)"),
 check((w($p).switches_per_s.total - $sw | fabs) <= 0.25 * $sw; "switches_per_s \(w($p).switches_per_s.total), truth \($sw)"),
@@ -95,7 +97,18 @@ check(.observer.share_of_cpu >= 0 and .observer.threads_read > 400; "observer co
  else empty end)
 ' "$TW_TMP/w.json")
 [ -z "$bad" ] || fail "$bad"
-ok "creates, exits, switches and stacks match their truth ($cr creates/s, $sw switches/s)"
+ok "creates, exits, switches and stacks match their truth ($cr creates/s, $sw switches/s; counted by $(jq -r '.mechanisms.creates.mechanism.counter' "$TW_TMP/w.json"))"
+# the BPF counter (root here holds CAP_BPF and CAP_PERFMON): the host's own
+# count of created tasks agrees with what it counted, and its run time in
+# the kernel is in the observer's cost
+if [ "$(id -u)" = 0 ]; then
+	jq -e '.mechanisms.creates | .mechanism.counter == "bpf" and .mechanism.lost == 0 and
+		.thread_creates_heard > 0 and (.missed | fabs) <= 0.01 * .host_tasks_created + 5' "$TW_TMP/w.json" >/dev/null ||
+		fail "the BPF counter: $(jq -c '.mechanisms.creates' "$TW_TMP/w.json")"
+	jq -e '.observer.in_kernel_s > 0 and .observer.share_of_cpu * .observer.wall_s >= .observer.cpu_s + .observer.in_kernel_s - 1e-6' \
+		"$TW_TMP/w.json" >/dev/null || fail "the BPF counter's run time is not in the cost: $(jq -c .observer "$TW_TMP/w.json")"
+	ok "the BPF counter agrees with /proc/stat and its run time is in the observer's cost"
+fi
 
 # threads that end take their switches with them, unless taskstats reports
 # them: a lower bound, said so; then exact, within 10% of the truth
@@ -119,12 +132,15 @@ fi
 # event comes, EXIT too, and the exits are heard
 kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
 if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -ge 6 ]; }; then
-	jq -e '.mechanisms.creates | .exits.event_filter == true and .thread_exits_heard == null and
-		(.exits.source | test("derived"))' "$TW_TMP/w.json" >/dev/null ||
-		fail "Linux $(uname -r) did not filter: $(jq -c '.mechanisms.creates.exits' "$TW_TMP/w.json")"
+	jq -e '.mechanisms.creates | .mechanism.counter == "connector" and .exits.event_filter == true and
+		.thread_exits_heard == null and (.exits.source | test("derived"))' "$TW_TMP/x.json" >/dev/null ||
+		fail "Linux $(uname -r) did not filter: $(jq -c '.mechanisms.creates.exits' "$TW_TMP/x.json")"
 fi
+jq -e --argjson c "$creator" --argjson t "$xcr" '[.workloads[] | select(.pids | index($c))][0] |
+	((.creates_per_s - $t) | fabs) <= 0.1 * $t and ((.exits_per_s - $t) | fabs) <= 0.1 * $t' "$TW_TMP/x.json" >/dev/null ||
+	fail "the connector's creates and exits (truth $xcr/s): $(jq -c --argjson c "$creator" '[.workloads[] | select(.pids | index($c))][0] | [.creates_per_s, .exits_per_s]' "$TW_TMP/x.json")"
 kill -USR1 "$creator"
-THREADWATCH_TEST_CN_FILTER_LEN=12 "$TW" workloads --json --by process --for 3s --no-costs >"$TW_TMP/f.json" 2>"$TW_TMP/f.err" ||
+THREADWATCH_TEST_CN_FILTER_LEN=12 "$TW" workloads --json --by process --for 3s --no-costs --no-bpf >"$TW_TMP/f.json" 2>"$TW_TMP/f.err" ||
 	fail "workloads with an ignored filter exited $?: $(cat "$TW_TMP/f.err")"
 kill -USR1 "$creator"
 sleep 0.2
@@ -182,14 +198,23 @@ wait $p || fail "workloads exited $? after SIGINT"
 jq -e '.window_s < 30 and (.workloads | length) > 0' "$TW_TMP/i.json" >/dev/null || fail "no document after SIGINT"
 ok "SIGINT ends the window early and the document still comes"
 
-# without CAP_NET_ADMIN: creates and exits unseen, and said so, not zeros
+# without CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): the proc connector
+# counts, and says why not the BPF counter; without CAP_NET_ADMIN too,
+# creates and exits are unseen, and said so, not zeros
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	setpriv --bounding-set=-net_admin --inh-caps=-net_admin "$TW" workloads --json --for 1s --no-costs \
+	nobpf=-bpf,-perfmon,-sys_admin
+	setpriv --bounding-set=$nobpf --inh-caps=$nobpf "$TW" workloads --json --for 1s --no-costs \
+		>"$TW_TMP/b.json" 2>/dev/null || fail "workloads without CAP_BPF exited $?"
+	jq -e '.mechanisms.creates | .available and .mechanism.counter == "connector" and
+		(.mechanism.bpf_why | test("CAP_BPF and CAP_PERFMON"))' "$TW_TMP/b.json" >/dev/null ||
+		fail "without CAP_BPF: $(jq -c '.mechanisms.creates' "$TW_TMP/b.json")"
+	ok "without CAP_BPF and CAP_PERFMON the proc connector counts, and says why"
+	setpriv --bounding-set=$nobpf,-net_admin --inh-caps=$nobpf,-net_admin "$TW" workloads --json --for 1s --no-costs \
 		>"$TW_TMP/n.json" 2>/dev/null || fail "workloads without CAP_NET_ADMIN exited $?"
-	jq -e '(.mechanisms.creates.available == false) and (.mechanisms.creates.why | test("CAP_NET_ADMIN")) and
+	jq -e '(.mechanisms.creates.available == false) and (.mechanisms.creates.why | test("CAP_NET_ADMIN") and test("CAP_BPF")) and
 		([.workloads[].creates_per_s] | all(. == null)) and ([.workloads[].switches_per_s] | any(. != null))' \
 		"$TW_TMP/n.json" >/dev/null || fail "without CAP_NET_ADMIN: $(jq -c '.mechanisms.creates' "$TW_TMP/n.json")"
-	ok "without CAP_NET_ADMIN creates are null, and why"
+	ok "without CAP_NET_ADMIN and CAP_BPF creates are null, and why"
 	# a PID namespace of its own: cn_proc ignores the listener
 	if unshare --pid --fork --mount-proc true 2>/dev/null; then
 		unshare --pid --fork --mount-proc "$TW" workloads --json --for 1s --no-costs >"$TW_TMP/c.json" 2>/dev/null ||
