@@ -13,6 +13,9 @@
 #include "bpfcall.h"
 #include "file_read.h"
 
+/* More CPUs than any kernel's NR_CPUS (8192 on x86-64 and arm64). */
+#define BPFC_CPUS_MAX 65536
+
 static int bpfc(int cmd, union bpf_attr *a)
 {
 	long rc = syscall(SYS_bpf, cmd, a, sizeof(*a));
@@ -133,28 +136,45 @@ int bpfc_map_delete(int map, const void *key)
 	return map_elem(BPF_MAP_DELETE_ELEM, map, key, NULL);
 }
 
+int bpfc_cpus_parse(const char *text)
+{
+	const char *p = text;
+	long n = 0;
+
+	while (*p && *p != '\n') {
+		char *end;
+		long a, b;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		a = b = strtol(p, &end, 10);
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return -EINVAL;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (b < a || a > BPFC_CPUS_MAX || b > BPFC_CPUS_MAX)
+			return -EINVAL;
+		n += b - a + 1;
+		if (n > BPFC_CPUS_MAX)
+			return -EINVAL;
+		if (*end == ',')
+			end++;
+		else if (*end && *end != '\n')
+			return -EINVAL;
+		p = end;
+	}
+	return n > 0 ? (int)n : -EINVAL;
+}
+
 int bpfc_possible_cpus(void)
 {
-	char *text = NULL, *p;
-	int n = 0;
+	char *text = NULL;
 	int rc = file_read_all("/sys/devices/system/cpu/possible", 4096, &text, NULL);
 
 	if (rc < 0)
 		return rc;
-	/* "0-3", "0,2-5": ranges and single CPUs */
-	for (p = text; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p || a < 0)
-			break;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
-		if (b < a)
-			break;
-		n += (int)(b - a + 1);
-		p = *end == ',' ? end + 1 : end;
-	}
+	rc = bpfc_cpus_parse(text);
 	free(text);
-	return n > 0 ? n : -EINVAL;
+	return rc;
 }

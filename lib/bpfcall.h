@@ -56,5 +56,8 @@ int bpfc_map_delete(int map, const void *key);
 /* The CPUs the kernel may ever bring up (/sys/devices/system/cpu/possible),
  * the count of values a per-CPU map holds: > 0, or -errno. */
 int bpfc_possible_cpus(void);
+/* The count of CPUs in a cpulist text ("0-3", "0,2-5\n", as
+ * cpumap_print_to_pagebuf() writes it): > 0, or -EINVAL. */
+int bpfc_cpus_parse(const char *text);
 
 #endif

@@ -4,14 +4,17 @@
  * picks the parser: a proc connector datagram (obs_cn_parse), a
  * /proc/PID/cgroup text, a stat line (whose comm anyone writes), a sched
  * or status text, a maps text (the stacks in it), an smaps text over the
- * stacks the same text's maps lines name, a taskstats datagram. Whatever
+ * stacks the same text's maps lines name, a taskstats datagram, the cpulist
+ * that sizes the BPF counter's per-CPU values. Whatever
  * each accepts must hold
  * together: events within their buffer, a unit only with a path, stacks
  * ordered and within their mappings.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfcall.h"
 #include "fuzz.h"
 #include "observep.h"
 
@@ -89,17 +92,25 @@ static void ts(const uint8_t *d, size_t n)
 	(void)obs_ts_family_id(d, n);
 }
 
+static void cpus(const char *s)
+{
+	int n = bpfc_cpus_parse(s);
+
+	if (n == 0 || (n < 0 && n != -EINVAL))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
 
 	if (size < 1)
 		return 0;
-	if (data[0] % 7 == 0) {
+	if (data[0] % 8 == 0) {
 		cn(data + 1, size - 1);
 		return 0;
 	}
-	if (data[0] % 7 == 6) {
+	if (data[0] % 8 == 6) {
 		ts(data + 1, size - 1);
 		return 0;
 	}
@@ -108,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 7) {
+	switch (data[0] % 8) {
 	case 1:
 		cgroup(s);
 		break;
@@ -120,6 +131,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 4:
 		stacks(s, 0);
+		break;
+	case 7:
+		cpus(s);
 		break;
 	default:
 		stacks(s, 1);

@@ -70,10 +70,10 @@ reads=$(jq -s '.[1].observer.threads_read + .[2].observer.threads_read' "$TW_TMP
 	fail "$fds open files in the third window, for $reads threads read in windows 2 and 3"
 ok "three windows, three lines; $fds open files in the third"
 
-# a connector that cannot listen here (another PID namespace: a container)
+# counters that cannot count here (another PID namespace: a container)
 # leaves creates and exits null, and says why; the rest still holds
 if ! jq -se '.[0].mechanisms.creates.available' "$TW_TMP/w.jsonl" >/dev/null; then
-	echo "the connector is deaf here: $(jq -rs '.[0].mechanisms.creates.why' "$TW_TMP/w.jsonl")"
+	echo "neither counter counts here: $(jq -rs '.[0].mechanisms.creates.why' "$TW_TMP/w.jsonl")"
 	crs='[null,null,null]'
 fi
 bad=$(jq -rs --argjson c "$creator" --argjson p "$pinger" --argjson k "$park" \

@@ -285,18 +285,19 @@ ok "fleet set-up: remote-scrape.conf (IPAddressAllow=$allow), the socket's resta
 	"nobody through $TF"
 
 # --- the observer: the privileged half, as packaged ------------------------------------------
-# threadwatch-observer.service runs with CAP_NET_ADMIN and CAP_SYS_PTRACE
-# alone and hands its windows to threadwatchd, whose headroom then counts
+# threadwatch-observer.service runs with CAP_NET_ADMIN, CAP_SYS_PTRACE,
+# CAP_PERFMON and CAP_BPF alone and hands its windows to threadwatchd, whose headroom then counts
 # VMAs through it: every process in the container, where threadwatchd's own
 # sandbox (ProtectProc=invisible under a dynamic user) shows it its own.
 osvc() { in_ct systemctl show threadwatch-observer.service -p "$1" --value; }
 [ "$(in_ct systemctl is-active threadwatch-observer.service)" = active ] ||
 	fail "the observer is not active: $(in_ct systemctl status threadwatch-observer.service --no-pager)"
-[ "$(osvc CapabilityBoundingSet)" = "cap_net_admin cap_sys_ptrace" ] ||
+[ "$(osvc CapabilityBoundingSet)" = "cap_net_admin cap_sys_ptrace cap_perfmon cap_bpf" ] ||
 	fail "the observer's capabilities: $(osvc CapabilityBoundingSet)"
 ocaps=$(in_ct grep CapEff "/proc/$(osvc MainPID)/status" | awk '{print $2}')
-# CAP_SYS_PTRACE (bit 19), and CAP_NET_ADMIN (12) where the container's bounding set has it
-(((0x$ocaps & ~0x81000) == 0 && (0x$ocaps & 0x80000) != 0)) || fail "the observer's effective capabilities: $ocaps"
+# CAP_SYS_PTRACE (bit 19), and CAP_NET_ADMIN (12), CAP_PERFMON (38) and
+# CAP_BPF (39) where the container's bounding set has them
+(((0x$ocaps & ~0xC000081000) == 0 && (0x$ocaps & 0x80000) != 0)) || fail "the observer's effective capabilities: $ocaps"
 # by_observer: a cycle now, then whether its headroom took the observer's
 # window (taken by then). Which process is largest is the host's business:
 # threadwatchd's own threads may well make it so.
@@ -325,7 +326,7 @@ in_ct journalctl -u threadwatch-observer.service --no-pager -o cat | grep -q 'th
 	fail "the observer never logged its windows taken"
 osec=$(in_ct systemd-analyze security threadwatch-observer.service --no-pager 2>&1 |
 	sed -n 's/.*Overall exposure level for threadwatch-observer.service: \([0-9.]*\).*/\1/p')
-ok "observer: CapEff $ocaps (NET_ADMIN, SYS_PTRACE), exposure $osec; the headroom through it" \
+ok "observer: CapEff $ocaps (of NET_ADMIN, SYS_PTRACE, PERFMON, BPF), exposure $osec; the headroom through it" \
 	"[scanned, pid, vmas, comm] $hs of $all processes in the container"
 # two units running the same program are two workloads
 in_ct systemd-run --quiet --unit=tw-a /bin/sleep 600 && in_ct systemd-run --quiet --unit=tw-b /bin/sleep 600 ||
