@@ -18,59 +18,74 @@ def section(self, load_json, median, table):
     L += ["`threadwatch workloads` beside services of known behaviour (tests/tools/twload), "
           "measured by bench/observer.sh: its CPU from wait4() (user + system, bench/rusage.py) "
           "over its whole run, one window each, and the sweeps' share of it (`observer.sweep_s`: "
-          "every thread's sched file read at both ends of the window). The rest is the proc "
-          "connector's events, nearly all of it in the kernel's netlink receive path.", ""]
+          "every thread's sched file read at both ends of the window). Creates and exits are "
+          "counted by the BPF counter where it loads (`counter`): its programs run in the "
+          "threads that start and end, and their run time (`observer.in_kernel_s`, a random "
+          "sixteenth of runs timed by the programs themselves, scaled to all) is counted as the "
+          "observer's cost too.", ""]
     rows = []
     for name, runs in (("10,000 threads in 50 processes, 5,000 creates/s", d.get("cost", [])),
                        ("the most threads pid_max leaves room for", [d["large"]] if d.get("large") else [])):
         for r in runs:
-            rows.append([name, f"{r['threads']:,}", f"{r['creates_per_s']:,.0f}", f"{r['window_s']:.1f} s",
-                         f"{r['cpu_s']:.3f} s", f"{r['sweep_s']:.3f} s", f"{100 * r['share_of_cpu']:.2f}%",
+            rows.append([name, r.get("counter") or "connector", f"{r['threads']:,}",
+                         f"{r['creates_per_s']:,.0f}", f"{r['window_s']:.1f} s",
+                         f"{r['cpu_s']:.3f} s", f"{r['sweep_s']:.3f} s",
+                         f"{r.get('in_kernel_s', 0):.3f} s", f"{100 * r['share_of_cpu']:.2f}%",
                          f"{r['max_rss_kb'] / 1024:.1f} MiB"])
-    L += [table(["scene", "threads", "creates/s seen", "window", "CPU", "of it sweeps",
-                 "share of one CPU", "peak RSS"], rows), ""]
+    L += [table(["scene", "counter", "threads", "creates/s seen", "window", "CPU", "of it sweeps",
+                 "in the kernel", "share of one CPU", "peak RSS"], rows), ""]
     sv = d.get("service")
     if sv and sv.get("steady"):
-        rows = [[i, f"{w['window_s']:.1f} s", f"{w['threads']:,}", f"{w['creates_per_s']:,.0f}",
-                 f"{w['threads_read']:,}", f"{w['cpu_s']:.3f} s", f"{100 * w['share_of_cpu']:.2f}%"]
+        rows = [[i, w.get("counter") or "connector", f"{w['window_s']:.1f} s", f"{w['threads']:,}",
+                 f"{w['creates_per_s']:,.0f}", f"{w['threads_read']:,}", f"{w['cpu_s']:.3f} s",
+                 f"{w.get('in_kernel_s', 0):.3f} s", f"{100 * w['share_of_cpu']:.2f}%"]
                 for i, w in enumerate(sv["steady"], 2)]
         L += ["threadwatch-observer, as the packaged service runs it, beside the same services: "
               f"{sv['windows']} windows in a row (`--stdout`). The first reads every thread at both "
               f"ends ({sv['first']['threads_read']:,} reads, {sv['first']['cpu_s']:.3f} s of CPU); "
-              "each later window starts from the last one's end and reads each thread once. The "
-              "connector is asked for FORK and EXEC alone where the kernel filters (Linux 6.6), "
-              "and each process's exits are derived. Per window, its own measure (`observer.cpu_s`):", ""]
-        L += [table(["window", "length", "threads", "creates/s seen", "threads read", "CPU",
-                     "share of one CPU"], rows), ""]
-        L += [f"Over the whole run by wait4(), less the first window: "
-              f"{100 * sv['steady_share_of_cpu']:.2f}% of one CPU (the documents and their printing "
-              f"included); peak RSS {sv['max_rss_kb'] / 1024:.1f} MiB.", ""]
+              "each later window starts from the last one's end and reads each thread once. Per "
+              "window, its own measure (`observer.cpu_s`, `observer.in_kernel_s`):", ""]
+        L += [table(["window", "counter", "length", "threads", "creates/s seen", "threads read",
+                     "CPU", "in the kernel", "share of one CPU"], rows), ""]
+        L += [f"Over the whole run by wait4(), less the first window, with the counter's time in "
+              f"the kernel: {100 * sv['steady_share_of_cpu']:.2f}% of one CPU "
+              f"({100 * sv.get('steady_process_share_of_cpu', sv['steady_share_of_cpu']):.2f}% in "
+              f"its own process; the documents and their printing included); peak RSS "
+              f"{sv['max_rss_kb'] / 1024:.1f} MiB.", ""]
     costs = [r["share_of_cpu"] for r in d.get("cost", [])]
     if sv and sv.get("steady"):
-        share = sv["steady_share_of_cpu"]
+        steady = sv["steady"]
+        wall = sum(w["window_s"] for w in steady)
+        rate = sum(w["creates_per_s"] * w["window_s"] for w in steady) / wall
+        ik = sv.get("steady_in_kernel_s", 0)
+        # the creator here falls short of 5,000 a second; the counter's
+        # time grows with the creates, so it is carried to 5,000
+        share = sv["steady_share_of_cpu"] + (ik * (5000 / rate - 1) / wall if rate and rate < 5000 else 0)
         met = share <= GOAL_SHARE
         self.targets.append(("observer at 10,000 threads and 5,000 creates/s",
                              f"≤ {100 * GOAL_SHARE:g}% of one CPU",
-                             f"{100 * share:.2f}% (threadwatch-observer, {len(sv['steady'])} "
-                             "windows after its first)", met))
+                             f"{100 * share:.2f}% (threadwatch-observer, {len(steady)} "
+                             f"windows after its first, carried from {rate:,.0f} to 5,000 creates/s)",
+                             met))
         L += [f"Target: at most {100 * GOAL_SHARE:g}% of one CPU, for the observer as it runs on a "
-              f"host (the service, window after window): {'**met**' if met else '**missed**'} "
-              f"({100 * share:.2f}%). A one-off `threadwatch workloads` window reads every thread "
-              f"twice and opens the connector for itself: "
+              f"host (the service, window after window): {'**met**' if met else '**missed**'}. "
+              f"The creator reached {rate:,.0f} creates a second here, not 5,000; the counter's "
+              f"time in the kernel ({ik:.3f} s over {wall:.0f} s) grows with the creates, and "
+              f"carried to 5,000 a second the share is {100 * share:.2f}% (measured: "
+              f"{100 * sv['steady_share_of_cpu']:.2f}%). A one-off `threadwatch workloads` window "
+              "reads every thread twice and loads the counter for itself: "
               + (f"{100 * median(costs):.2f}% (median of {len(costs)})." if costs else "not measured.")
               , ""]
-        if not met:
-            w = min(sv["steady"], key=lambda x: x["cpu_s"])
-            ev = w["cpu_s"] - w["sweep_s"]
-            msgs = w["creates_per_s"] * w["window_s"]
-            L += ["What it is spent on, measured in its cheapest window: the one read of every "
-                  f"thread's sched file ({w['threads_read']:,} reads, {w['sweep_s']:.3f} s) and the "
-                  f"connector's FORK messages, about {w['creates_per_s']:,.0f} a second, "
-                  f"{ev:.3f} s, {1e6 * ev / msgs:.2f} µs each, copied and freed in the kernel's "
-                  "netlink receive path (perf record: `_copy_to_iter`, `skb_release_data`, the "
-                  "paravirtual interrupt enable of the socket's queue lock). At this rate the "
-                  f"messages alone are {100 * ev / w['window_s']:.2f}% of one CPU on this host, a "
-                  "floor for an observer that hears each create one message at a time.", ""]
+        w = min(steady, key=lambda x: x["cpu_s"])
+        runs_ns = (1e9 * w.get("in_kernel_s", 0) / (2 * w["creates_per_s"] * w["window_s"])
+                   if w["creates_per_s"] else 0)
+        L += ["What it is spent on, in its cheapest window: the sweep at the window's end "
+              f"(every thread's sched file once, {w['threads_read']:,} of them, and each process's "
+              f"maps and PAGEMAP_SCAN over its stacks: {w['sweep_s']:.3f} s), the rest of its "
+              f"process ({w['cpu_s'] - w['sweep_s']:.3f} s: the drains of the counter each second, "
+              "the list of /proc, the document), and the counter's programs in the "
+              f"kernel ({w.get('in_kernel_s', 0):.3f} s, about {runs_ns:.0f} ns for each create "
+              "and each exit).", ""]
     elif costs:
         med = median(costs)
         met = med <= GOAL_SHARE
@@ -80,20 +95,6 @@ def section(self, load_json, median, table):
         L += [f"Target: at most {100 * GOAL_SHARE:g}% of one CPU: "
               f"{'**met**' if met else '**missed**'} ({100 * med:.2f}%, median of {len(costs)} "
               "60 s windows).", ""]
-        if not met:
-            c = d["cost"][0]
-            ev = c["cpu_s"] - c["sweep_s"]
-            L += ["Why: two parts, both measured. The events: 5,000 creates and 5,000 exits a "
-                  f"second are about 10,000 connector messages a second, which took {ev:.2f} s of "
-                  f"the window ({100 * ev / c['wall_s']:.2f}% of a CPU), about "
-                  f"{1e6 * ev / (2 * 5000 * c['window_s']):.1f} µs each, three quarters of it in "
-                  "the kernel's netlink receive (copy and free of each message; perf record). The "
-                  f"sweeps: {c['sweep_s']:.2f} s for two reads of {c['threads']:,} threads' "
-                  "sched files. What would meet it: the connector's event filter (Linux 6.6) "
-                  "asking for FORK and EXEC only, the exits then counted as creates less the "
-                  "change in live threads (half the messages); and the service "
-                  "(threadwatch-observer) keeping each window's end as the next one's start "
-                  "(one sweep a window, not two).", ""]
     if d.get("large"):
         lg = d["large"]
         L += [f"At 100,000 threads (carried from {lg['threads']:,} at "

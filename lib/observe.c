@@ -387,8 +387,14 @@ static json_t *observer_cost(const struct rusage *ru0, const struct rusage *ru1,
 
 /* Lets the window keep a descriptor per thread from its start to its end:
  * the soft limit on open files up to the hard one, OBS_FD_SPARE left for
- * everything else. *old keeps the limit to put back. */
+ * everything else, and at most OBS_FDS_KEEP kept. Each kept file holds a
+ * page of kernel memory, its seq_file buffer, from its first read to its
+ * close (seq_read_iter() allocates m->buf, seq_release() frees it):
+ * 4.3 KiB a thread measured in Slab, so the bound holds that to about
+ * 70 MiB; a thread beyond it is read by an open, a read and a close. *old
+ * keeps the limit to put back. */
 #define OBS_FD_SPARE 256
+#define OBS_FDS_KEEP 16384
 static size_t fds_allow(struct rlimit *old)
 {
 	struct rlimit up;
@@ -399,7 +405,10 @@ static size_t fds_allow(struct rlimit *old)
 	up.rlim_cur = up.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &up) < 0)
 		up.rlim_cur = old->rlim_cur;
-	return up.rlim_cur > 2 * OBS_FD_SPARE ? (size_t)(up.rlim_cur - OBS_FD_SPARE) : 0;
+	if (up.rlim_cur <= 2 * OBS_FD_SPARE)
+		return 0;
+	return up.rlim_cur - OBS_FD_SPARE < OBS_FDS_KEEP ? (size_t)(up.rlim_cur - OBS_FD_SPARE)
+	                                                 : OBS_FDS_KEEP;
 }
 
 /* Opens what counts creates and exits: the BPF counter, else the proc

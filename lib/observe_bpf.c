@@ -219,7 +219,8 @@ static int bpf_why(char *err, size_t errlen, int rc, const char *step, const cha
 	const char *hint = "";
 
 	if (rc == -EPERM || rc == -EACCES)
-		hint = ": it needs CAP_BPF and CAP_PERFMON (Linux 5.8; CAP_SYS_ADMIN before)";
+		hint = ": it needs CAP_BPF and CAP_PERFMON (Linux 5.8; CAP_SYS_ADMIN before), and "
+		       "before Linux 5.11 room under RLIMIT_MEMLOCK for its maps";
 	else if (rc == -ENOSYS)
 		hint = ": this kernel has no bpf(2) (CONFIG_BPF_SYSCALL)";
 	else if (rc == -ENOENT)
