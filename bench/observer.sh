@@ -13,13 +13,17 @@
 #          munmap every millisecond: its p99.9 over OBS_STALL_S without the
 #          observer and over the same while the observer reads it, rounds
 #          interleaved;
+#  percreate what the BPF counter adds to a thread create and join, end to
+#          end (tests/tools/twbpfcost: the creator's own CPU with and
+#          without the programs, 21 rounds interleaved, on one CPU), since
+#          the programs' own clock misses the tracepoint's call into them;
 #  large   up to 100,000 threads in processes of 5,000, one window: as many
 #          as pid_max and threads-max leave room for (with 4,000 spare), and
 #          the cost per thread carried to 100,000 when fewer fit.
 # Writes $OBS_OUT/results.json (and each run's raw output beside it).
 #
 # Environment: B (build dir), SRC; OBS_OUT [$B/bench/observer]; OBS_ROUNDS [3];
-# OBS_WINDOW_S [60]; OBS_STALL_S [20]; OBS_SCENES ["cost service stall large"].
+# OBS_WINDOW_S [60]; OBS_STALL_S [20]; OBS_SCENES ["cost service stall percreate large"].
 set -euo pipefail
 : "${B:?B (the build directory) must be set}"
 SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -27,9 +31,9 @@ OUT=${OBS_OUT:-$B/bench/observer}
 ROUNDS=${OBS_ROUNDS:-3}
 WIN=${OBS_WINDOW_S:-60}
 STALL=${OBS_STALL_S:-20}
-SCENES=${OBS_SCENES:-cost service stall large}
+SCENES=${OBS_SCENES:-cost service stall percreate large}
 scene() { [[ " $SCENES " == *" $1 "* ]]; }
-TW=$B/threadwatch L=$B/tests/twload OBSD=$B/threadwatch-observer
+TW=$B/threadwatch L=$B/tests/twload OBSD=$B/threadwatch-observer BC=$B/tests/twbpfcost
 [ -x "$TW" ] && [ -x "$L" ] && [ -x "$OBSD" ] || { echo "observer.sh: build $TW, $OBSD and $L first" >&2; exit 1; }
 mkdir -p "$OUT"
 for s in $SCENES; do rm -f "$OUT/$s"*.json; done
@@ -96,6 +100,12 @@ if scene stall; then
 		lat_mark with
 	done
 	stop_all
+fi
+
+if scene percreate; then
+	log "percreate: the BPF counter's cost to a create, end to end"
+	taskset -c "$(($(nproc) - 1))" "$BC" 21 20000 >"$OUT/percreate.json" ||
+		{ log "percreate: the BPF counter cannot load here"; rm -f "$OUT/percreate.json"; }
 fi
 
 if scene large; then
@@ -169,6 +179,8 @@ if os.path.exists(f"{out}/lat.txt"):
             rows.append(cur)
             cur = {}
     res["stall"] = rows
+if os.path.exists(f"{out}/percreate.json"):
+    res["percreate"] = json.load(open(f"{out}/percreate.json"))
 try:
     res["large"] = run("large")
     # the cost per thread read, carried to 100,000 threads (two reads each)

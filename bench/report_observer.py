@@ -61,18 +61,37 @@ def section(self, load_json, median, table):
         # the creator here falls short of 5,000 a second; the counter's
         # time grows with the creates, so it is carried to 5,000
         share = sv["steady_share_of_cpu"] + (ik * (5000 / rate - 1) / wall if rate and rate < 5000 else 0)
-        met = share <= GOAL_SHARE
+        # the programs' clock misses the tracepoint's call into them: where
+        # the end-to-end cost to a create was measured, the target is
+        # judged with it, at 5,000 creates a second
+        pc = d.get("percreate")
+        e2e = (sv.get("steady_process_share_of_cpu", 0) + 5000 * pc["added_ns_per_create"]["median"] / 1e9
+               if pc else None)
+        judged = e2e if e2e is not None else share
+        met = judged <= GOAL_SHARE
         self.targets.append(("observer at 10,000 threads and 5,000 creates/s",
                              f"≤ {100 * GOAL_SHARE:g}% of one CPU",
-                             f"{100 * share:.2f}% (threadwatch-observer, {len(steady)} "
-                             f"windows after its first, carried from {rate:,.0f} to 5,000 creates/s)",
+                             (f"{100 * e2e:.2f}% with the counter's end-to-end cost to a create "
+                              f"({pc['added_ns_per_create']['median']:.0f} ns); {100 * share:.2f}% "
+                              "by its own clock" if pc else f"{100 * share:.2f}%")
+                             + f" (threadwatch-observer, {len(steady)} windows after its first, "
+                             f"carried from {rate:,.0f} to 5,000 creates/s)",
                              met))
         L += [f"Target: at most {100 * GOAL_SHARE:g}% of one CPU, for the observer as it runs on a "
               f"host (the service, window after window): {'**met**' if met else '**missed**'}. "
               f"The creator reached {rate:,.0f} creates a second here, not 5,000; the counter's "
               f"time in the kernel ({ik:.3f} s over {wall:.0f} s) grows with the creates, and "
               f"carried to 5,000 a second the share is {100 * share:.2f}% (measured: "
-              f"{100 * sv['steady_share_of_cpu']:.2f}%). A one-off `threadwatch workloads` window "
+              f"{100 * sv['steady_share_of_cpu']:.2f}%)"
+              + (f". The programs' own clock misses the tracepoint's call into them: measured end "
+                 f"to end (tests/tools/twbpfcost, the creator's own CPU with and without them, "
+                 f"{pc['rounds']} rounds of {pc['creates_per_round']:,} creates interleaved on one "
+                 f"CPU), they add {pc['added_ns_per_create']['median']:.0f} ns to a create and its "
+                 f"exit (quartiles {pc['added_ns_per_create']['q1']:.0f} to "
+                 f"{pc['added_ns_per_create']['q3']:.0f} ns), where their clock says "
+                 f"{pc['self_timed_ns_per_create']:.0f} ns. With that cost the service's share at "
+                 f"5,000 creates a second is {100 * e2e:.2f}%, and the target is judged by it" if pc else "")
+              + ". A one-off `threadwatch workloads` window "
               "reads every thread twice and loads the counter for itself: "
               + (f"{100 * median(costs):.2f}% (median of {len(costs)})." if costs else "not measured.")
               , ""]

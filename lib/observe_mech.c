@@ -74,8 +74,8 @@ static json_t *counter_json(const struct obs_counter *k)
 		    "in "
 		    "the creating thread, whose tgid is the new thread's), sched_process_exit and "
 		    "sched_process_exec add to a count per tgid in a kernel map, drained each "
-		    "second: "
-		    "no message per event",
+		    "second: no message per event. run_s is their own clock's (a random sixteenth "
+		    "of runs timed), which misses the tracepoint's call into them: a lower bound",
 		    "runs", (json_int_t)k->tally.runs, "timed_runs", (json_int_t)k->tally.timed,
 		    "lost", (json_int_t)k->tally.lost, "read_then_deleted", (json_int_t)k->bpf.racy,
 		    "run_s", jnum(obs_bpf_run_s(k)));
