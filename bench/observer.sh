@@ -17,6 +17,7 @@
 #          end (tests/tools/twbpfcost: the creator's own CPU with and
 #          without the programs, 21 rounds interleaved, on one CPU), since
 #          the programs' own clock misses the tracepoint's call into them;
+#          as it runs by default (exits derived) and with its exit program;
 #  large   up to 100,000 threads in processes of 5,000, one window: as many
 #          as pid_max and threads-max leave room for (with 4,000 spare), and
 #          the cost per thread carried to 100,000 when fewer fit.
@@ -106,6 +107,9 @@ if scene percreate; then
 	log "percreate: the BPF counter's cost to a create, end to end"
 	taskset -c "$(($(nproc) - 1))" "$BC" 21 20000 >"$OUT/percreate.json" ||
 		{ log "percreate: the BPF counter cannot load here"; rm -f "$OUT/percreate.json"; }
+	# and with its exit program, as --no-event-filter attaches it
+	taskset -c "$(($(nproc) - 1))" "$BC" 21 20000 --exits >"$OUT/percreate_exits.json" ||
+		rm -f "$OUT/percreate_exits.json"
 fi
 
 if scene large; then
@@ -179,8 +183,9 @@ if os.path.exists(f"{out}/lat.txt"):
             rows.append(cur)
             cur = {}
     res["stall"] = rows
-if os.path.exists(f"{out}/percreate.json"):
-    res["percreate"] = json.load(open(f"{out}/percreate.json"))
+for n in ("percreate", "percreate_exits"):
+    if os.path.exists(f"{out}/{n}.json"):
+        res[n] = json.load(open(f"{out}/{n}.json"))
 try:
     res["large"] = run("large")
     # the cost per thread read, carried to 100,000 threads (two reads each)

@@ -90,7 +90,12 @@ def section(self, load_json, median, table):
                  f"exit (quartiles {pc['added_ns_per_create']['q1']:.0f} to "
                  f"{pc['added_ns_per_create']['q3']:.0f} ns), where their clock says "
                  f"{pc['self_timed_ns_per_create']:.0f} ns. With that cost the service's share at "
-                 f"5,000 creates a second is {100 * e2e:.2f}%, and the target is judged by it" if pc else "")
+                 f"5,000 creates a second is {100 * e2e:.2f}%, and the target is judged by it"
+                 + (f". With its exit program too (`--no-event-filter`, each exit counted rather "
+                    f"than derived) they add {d['percreate_exits']['added_ns_per_create']['median']:.0f} "
+                    f"ns (quartiles {d['percreate_exits']['added_ns_per_create']['q1']:.0f} to "
+                    f"{d['percreate_exits']['added_ns_per_create']['q3']:.0f} ns)"
+                    if d.get("percreate_exits") else "") if pc else "")
               + ". A one-off `threadwatch workloads` window "
               "reads every thread twice and loads the counter for itself: "
               + (f"{100 * median(costs):.2f}% (median of {len(costs)})." if costs else "not measured.")

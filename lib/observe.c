@@ -426,7 +426,8 @@ static void counter_open(const struct obs_options *o, struct obs_counter *k)
 	if (o->no_bpf)
 		snprintf(k->bpf_why, sizeof(k->bpf_why), "not asked for (--no-bpf)");
 	else
-		k->bpf_rc = obs_bpf_open(&k->bpf, k->bpf_why, sizeof(k->bpf_why));
+		k->bpf_rc =
+		    obs_bpf_open(&k->bpf, o->cn_filter_len == 0, k->bpf_why, sizeof(k->bpf_why));
 	if (k->bpf_rc == 0) {
 		snprintf(k->cn_why, sizeof(k->cn_why), "not needed: the BPF counter counts");
 		(void)obs_bpf_drain(&k->bpf, NULL, NULL); /* what came before the window */
@@ -527,7 +528,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	counter_close(&r, k);
 	for_each_pid(&r, sweep_end_one);
 	t1b = clock_mono_s();
-	window_close(&r, k->cn_rc == 0 && k->cn.filtered);
+	window_close(&r, (k->cn_rc == 0 && k->cn.filtered) || (k->bpf_rc == 0 && !k->bpf.exits));
 	getrusage(RUSAGE_SELF, &ru1);
 
 	doc = json_object();

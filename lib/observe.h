@@ -20,8 +20,8 @@
 	"count the switches of threads that end within a window too (taskstats: CAP_NET_ADMIN, a " \
 	"message per exit)"
 #define OBS_HELP_NO_EVENT_FILTER                                                                   \
-	"hear every connector event, EXIT too, rather than FORK and EXEC alone where the kernel "  \
-	"filters (Linux 6.6; exits are then derived from each process's threads)"
+	"count every thread's exit one by one (the BPF counter's exit program, or every "          \
+	"connector event, EXIT too) rather than derive each process's exits from its threads"
 
 #define OBS_HELP_NO_BPF                                                                            \
 	"count creates and exits with the proc connector (a netlink message per create) rather "   \

@@ -41,27 +41,33 @@ static unsigned long long cap_eff(void)
  * process's threads. */
 static json_t *exits_json(const struct obs_run *r, const struct obs_counter *k)
 {
-	if (k->bpf_rc == 0)
+	int bpf = k->bpf_rc == 0;
+
+	if (bpf && k->bpf.exits)
 		return json_pack(
-		    "{s:s s:n}", "source",
+		    "{s:s s:b}", "source",
 		    "sched_process_exit of each thread but the leader, counted under its "
-		    "tgid in the kernel",
-		    "event_filter");
-	if (!k->cn.filtered)
+		    "tgid in the kernel (--no-event-filter)",
+		    "event_filter", 0);
+	if (!bpf && !k->cn.filtered)
 		return json_pack(
 		    "{s:s s:b s:s}", "source",
 		    "EXIT events of the proc connector whose pid differs from its tgid",
 		    "event_filter", 0, "why_not_filtered", k->cn.filter_why);
-	return json_pack("{s:s s:b s:I s:s}", "source",
-	                 "derived for each process: the threads it held when first read, plus "
-	                 "those created, less those it holds at the end (the connector sends "
-	                 "FORK and EXEC alone: half the messages under churn)",
-	                 "event_filter", 1, "thread_exits_derived", (json_int_t)r->thread_exits,
-	                 "bound",
-	                 "a create between the connector's start and the process's first read, "
-	                 "whichever came first (for threadwatch-observer, the last window's end "
-	                 "does), or between the connector's end and its last read, is off by one "
-	                 "exit");
+	return json_pack(
+	    "{s:s s:b s:I s:s}", "source",
+	    bpf ? "derived for each process: the threads it held when first read, plus "
+	          "those created, less those it holds at the end (the BPF counter has "
+	          "no program in every ending thread, which halves its cost; "
+	          "--no-event-filter counts them one by one)"
+	        : "derived for each process: the threads it held when first read, plus "
+	          "those created, less those it holds at the end (the connector sends "
+	          "FORK and EXEC alone: half the messages under churn)",
+	    "event_filter", 1, "thread_exits_derived", (json_int_t)r->thread_exits, "bound",
+	    "a create between the counter's start and the process's first read, "
+	    "whichever came first (for threadwatch-observer, the last window's end "
+	    "does), or between the counter's end and its last read, is off by one "
+	    "exit");
 }
 
 /* The counter that counted: BPF's figures, or the connector's. */
@@ -71,9 +77,10 @@ static json_t *counter_json(const struct obs_counter *k)
 		return json_pack(
 		    "{s:s s:s s:I s:I s:I s:I s:o}", "counter", "bpf", "how",
 		    "BPF programs on the raw tracepoints task_newtask (a create with CLONE_THREAD, "
-		    "in "
-		    "the creating thread, whose tgid is the new thread's), sched_process_exit and "
-		    "sched_process_exec add to a count per tgid in a kernel map, drained each "
+		    "in the creating thread, whose tgid is the new thread's), sched_process_exec "
+		    "and, "
+		    "with --no-event-filter, sched_process_exit add to a count per tgid in a "
+		    "kernel map, drained each "
 		    "second: no message per event. run_s is their own clock's (a random sixteenth "
 		    "of runs timed), which misses the tracepoint's call into them: a lower bound",
 		    "runs", (json_int_t)k->tally.runs, "timed_runs", (json_int_t)k->tally.timed,
@@ -108,7 +115,7 @@ static json_t *creates_json(const struct obs_run *r, const struct obs_counter *k
 	json_object_set_new(c, "forks_heard", json_integer((json_int_t)r->forks_heard));
 	json_object_set_new(c, "thread_creates_heard", json_integer((json_int_t)r->thread_creates));
 	json_object_set_new(c, "thread_exits_heard",
-	                    k->cn_rc == 0 && k->cn.filtered
+	                    (k->cn_rc == 0 && k->cn.filtered) || (k->bpf_rc == 0 && !k->bpf.exits)
 	                        ? json_null()
 	                        : json_integer((json_int_t)r->thread_exits));
 	json_object_set_new(c, "exits", exits_json(r, k));

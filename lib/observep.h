@@ -81,14 +81,15 @@ struct obs_bpf {
 	int tgids, stats; /* the maps */
 	int prog[3], link[3];
 	int ncpus;
+	int exits;         /* the exit program is attached: exits counted */
 	int lookup_delete; /* read-and-delete at once (5.14); else racy pairs */
 	uint64_t racy;     /* entries read then deleted apart */
 };
-/* Loads the programs, attaches them and proves them: a thread this
- * process starts and ends must be counted under its tgid. 0, or -errno
- * with the reason in err (-EPERM: no CAP_BPF and CAP_PERFMON; -ETIMEDOUT:
- * another PID namespace). */
-int obs_bpf_open(struct obs_bpf *b, char *err, size_t errlen);
+/* Loads the programs (the exit program too with `exits`), attaches them
+ * and proves them: a thread this process starts (and ends) must be
+ * counted under its tgid. 0, or -errno with the reason in err (-EPERM: no
+ * CAP_BPF and CAP_PERFMON; -ETIMEDOUT: another PID namespace). */
+int obs_bpf_open(struct obs_bpf *b, int exits, char *err, size_t errlen);
 /* Takes every entry out of the map, calling fn for each: the count of
  * entries, or -errno. */
 typedef void (*obs_bpf_fn)(void *arg, pid_t tgid, const struct obs_bpf_val *v);

@@ -8,11 +8,14 @@
  * before and after, ROUNDS times interleaved. Prints JSON:
  *   {"rounds", "creates_per_round", "added_ns_per_create": {median, q1, q3},
  *    "self_timed_ns_per_create": median}
- * usage: twbpfcost [ROUNDS [CREATES]] (needs CAP_BPF and CAP_PERFMON)
+ * usage: twbpfcost [ROUNDS [CREATES [--exits]]] (needs CAP_BPF and
+ * CAP_PERFMON); --exits attaches the exit program too, as
+ * --no-event-filter does.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "observep.h"
@@ -55,6 +58,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 21, n = argc > 2 ? atoi(argv[2]) : 20000;
+	int exits = argc > 3 && strcmp(argv[3], "--exits") == 0;
 	double *added, *self;
 	char err[320];
 
@@ -71,7 +75,7 @@ int main(int argc, char **argv)
 		struct obs_bpf b;
 		double off0 = creates_ns(n), on, off1;
 
-		if (obs_bpf_open(&b, err, sizeof(err)) < 0) {
+		if (obs_bpf_open(&b, exits, err, sizeof(err)) < 0) {
 			fprintf(stderr, "twbpfcost: %s\n", err);
 			return 1;
 		}
