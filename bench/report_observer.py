@@ -64,16 +64,25 @@ def section(self, load_json, median, table):
         # the programs' clock misses the tracepoint's call into them: where
         # the end-to-end cost to a create was measured, the target is
         # judged with it, at 5,000 creates a second
+        # (twbpfcost, on one CPU): what it adds beyond the programs' own
+        # clock, per create, is added to the share measured in place
         pc = d.get("percreate")
-        e2e = (sv.get("steady_process_share_of_cpu", 0) + 5000 * pc["added_ns_per_create"]["median"] / 1e9
-               if pc else None)
+        missed_ns = (max(0.0, pc["added_ns_per_create"]["median"] - pc["self_timed_ns_per_create"])
+                     if pc else 0.0)
+        e2e = share + 5000 * missed_ns / 1e9 if pc else None
+        # the other reading: the clock misses the same share in place as on
+        # one CPU
+        prop = (sv.get("steady_process_share_of_cpu", 0) + ik * 5000 / rate / wall
+                * pc["added_ns_per_create"]["median"] / pc["self_timed_ns_per_create"]
+                if pc and rate and pc["self_timed_ns_per_create"] > 0 else None)
         judged = e2e if e2e is not None else share
         met = judged <= GOAL_SHARE
         self.targets.append(("observer at 10,000 threads and 5,000 creates/s",
                              f"≤ {100 * GOAL_SHARE:g}% of one CPU",
-                             (f"{100 * e2e:.2f}% with the counter's end-to-end cost to a create "
-                              f"({pc['added_ns_per_create']['median']:.0f} ns); {100 * share:.2f}% "
-                              "by its own clock" if pc else f"{100 * share:.2f}%")
+                             (f"{100 * e2e:.2f}% with what the counter's clock misses, measured "
+                              f"end to end ({missed_ns:.0f} ns a create); {100 * share:.2f}% by "
+                              f"its clock alone; {100 * prop:.2f}% if it missed the same share here "
+                              "as on one CPU" if pc else f"{100 * share:.2f}%")
                              + f" (threadwatch-observer, {len(steady)} windows after its first, "
                              f"carried from {rate:,.0f} to 5,000 creates/s)",
                              met))
@@ -89,8 +98,12 @@ def section(self, load_json, median, table):
                  f"CPU), they add {pc['added_ns_per_create']['median']:.0f} ns to a create and its "
                  f"exit (quartiles {pc['added_ns_per_create']['q1']:.0f} to "
                  f"{pc['added_ns_per_create']['q3']:.0f} ns), where their clock says "
-                 f"{pc['self_timed_ns_per_create']:.0f} ns. With that cost the service's share at "
-                 f"5,000 creates a second is {100 * e2e:.2f}%, and the target is judged by it"
+                 f"{pc['self_timed_ns_per_create']:.0f} ns. The {missed_ns:.0f} ns a create that "
+                 f"their clock misses (the tracepoint's call into them), added at 5,000 creates a "
+                 f"second, make the service's share {100 * e2e:.2f}%, by which the target is "
+                 f"judged; were the clock to miss the same share of the cost in place as on one "
+                 f"CPU ({pc['added_ns_per_create']['median'] / pc['self_timed_ns_per_create']:.2f} "
+                 f"times what it sees), it would be {100 * prop:.2f}%"
                  + (f". With its exit program too (`--no-event-filter`, each exit counted rather "
                     f"than derived) they add {d['percreate_exits']['added_ns_per_create']['median']:.0f} "
                     f"ns (quartiles {d['percreate_exits']['added_ns_per_create']['q1']:.0f} to "
