@@ -63,7 +63,7 @@ int bpfc_prog_load(uint32_t type, const struct bpf_insn *insns, size_t n, const 
 {
 	union bpf_attr a;
 	char *full = NULL;
-	int rc;
+	int rc, rc2;
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = type;
@@ -81,10 +81,13 @@ int bpfc_prog_load(uint32_t type, const struct bpf_insn *insns, size_t n, const 
 	a.log_buf = (uint64_t)(uintptr_t)full;
 	a.log_size = 1 << 16;
 	a.log_level = 1;
-	if (bpfc(BPF_PROG_LOAD, &a) >= 0)
+	rc2 = bpfc(BPF_PROG_LOAD, &a);
+	if (rc2 >= 0) {
+		close(rc2); /* the first answer stands */
 		snprintf(log, loglen, "refused once, then taken");
-	else
+	} else {
 		log_tail(full, log, loglen);
+	}
 	free(full);
 	return rc;
 }
@@ -124,11 +127,6 @@ int bpfc_map_next_key(int map, const void *key, void *next)
 	a.key = (uint64_t)(uintptr_t)key;
 	a.next_key = (uint64_t)(uintptr_t)next;
 	return bpfc(BPF_MAP_GET_NEXT_KEY, &a);
-}
-
-int bpfc_map_lookup_delete(int map, const void *key, void *value)
-{
-	return map_elem(BPF_MAP_LOOKUP_AND_DELETE_ELEM, map, key, value);
 }
 
 int bpfc_map_delete(int map, const void *key)

@@ -50,8 +50,6 @@ int bpfc_raw_tp_open(const char *name, int prog);
 int bpfc_map_lookup(int map, const void *key, void *value);
 /* The key after `key` (NULL: the first): 0, -ENOENT after the last. */
 int bpfc_map_next_key(int map, const void *key, void *next);
-/* Reads and deletes at once (Linux 5.14 for hash maps): 0 or -errno. */
-int bpfc_map_lookup_delete(int map, const void *key, void *value);
 int bpfc_map_delete(int map, const void *key);
 /* The CPUs the kernel may ever bring up (/sys/devices/system/cpu/possible),
  * the count of values a per-CPU map holds: > 0, or -errno. */

@@ -152,6 +152,14 @@ static void on_counts(void *arg, pid_t tgid, const struct obs_bpf_val *v)
 
 	r->thread_creates += v->creates;
 	r->thread_exits += v->exits;
+	/* a PID another process holds now (reused within the window): the
+	 * counts are the new one's; one that ended keeps its last counts */
+	if (i >= 0 && (v->creates || v->exits) && !r->procs[i].gone && !proc_still(r, i)) {
+		long now = proc_enter(r, tgid);
+
+		if (now >= 0)
+			i = entered = now;
+	}
 	if (i < 0 && (v->creates || v->exits))
 		i = entered = proc_enter(r, tgid);
 	if (i < 0) {
@@ -416,7 +424,7 @@ static size_t fds_allow(struct rlimit *old)
 static void counter_open(const struct obs_options *o, struct obs_counter *k)
 {
 	k->bpf_rc = k->cn_rc = -ENOTCONN;
-	k->bpf.tgids = k->bpf.stats = -1;
+	obs_bpf_init(&k->bpf);
 	k->cn.fd = -1;
 	if (o->no_connector) {
 		snprintf(k->bpf_why, sizeof(k->bpf_why), "not asked for (--no-connector)");
@@ -430,8 +438,8 @@ static void counter_open(const struct obs_options *o, struct obs_counter *k)
 		    obs_bpf_open(&k->bpf, o->cn_filter_len == 0, k->bpf_why, sizeof(k->bpf_why));
 	if (k->bpf_rc == 0) {
 		snprintf(k->cn_why, sizeof(k->cn_why), "not needed: the BPF counter counts");
-		(void)obs_bpf_drain(&k->bpf, NULL, NULL); /* what came before the window */
 		(void)obs_bpf_stats(&k->bpf, &k->tally0);
+		(void)obs_bpf_drain(&k->bpf, NULL, NULL); /* where the window's counts start */
 		return;
 	}
 	k->cn_rc = obs_cn_open(&k->cn, o->cn_filter_len, k->cn_why, sizeof(k->cn_why));
@@ -453,12 +461,17 @@ static void counter_close(struct obs_run *r, struct obs_counter *k)
 		uint64_t *d = (uint64_t *)&k->tally;
 		const uint64_t *a = (const uint64_t *)&k->tally0, *b = (const uint64_t *)&t1;
 
+		/* detached first: nothing counted after the last drain is lost */
+		obs_bpf_detach(&k->bpf);
 		drain_bpf(r, &k->bpf);
 		if (obs_bpf_stats(&k->bpf, &t1) == 0)
 			for (size_t i = 0; i < sizeof(t1) / sizeof(uint64_t); i++)
 				d[i] = b[i] - a[i];
 		r->forks_heard = k->tally.forks;
-		r->process_forks = k->tally.forks - k->tally.creates;
+		/* each CPU's fields are read one by one: a run between two reads
+		 * can show a create before its fork */
+		r->process_forks =
+		    k->tally.forks > k->tally.creates ? k->tally.forks - k->tally.creates : 0;
 	}
 	obs_bpf_close(&k->bpf);
 	obs_cn_close(&k->cn);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "clock.h"
 #include "errbuf.h"
 #include "observep.h"
+#include "xmalloc.h"
 
 /* The thread groups the map holds at once (drained each second); a create
  * or an exit that finds it full is counted in `lost`, not dropped unsaid. */
@@ -48,10 +50,6 @@ _Static_assert(S_KIND(creates) == offsetof(struct obs_bpf_val, creates) &&
                    S_KIND(execs) == offsetof(struct obs_bpf_val, execs) &&
                    S_KIND(ends) == offsetof(struct obs_bpf_val, ends),
                "the tally's counts of each kind follow the value's layout");
-
-/* The kernel's own ENOTSUPP (include/linux/errno.h), which bpf(2) returns
- * for a command a map type lacks. */
-#define BPF_ENOTSUPP 524
 
 /* The programs, one per tracepoint: what each counts. */
 enum bpf_kind { K_CREATE, K_EXIT, K_EXEC };
@@ -295,11 +293,8 @@ int obs_bpf_open(struct obs_bpf *b, int exits, char *err, size_t errlen)
 {
 	int rc;
 
-	memset(b, 0, sizeof(*b));
+	obs_bpf_init(b);
 	b->exits = exits;
-	b->tgids = b->stats = -1;
-	for (size_t i = 0; i < NPROGS; i++)
-		b->prog[i] = b->link[i] = -1;
 	rc = bpfc_possible_cpus();
 	if (rc < 0)
 		return errbuf_set(err, errlen, rc, "the BPF counter: the possible CPUs: %s",
@@ -323,57 +318,103 @@ int obs_bpf_open(struct obs_bpf *b, int exits, char *err, size_t errlen)
 	if (rc < 0)
 		goto fail;
 	rc = bpf_canary(b);
-	if (rc < 0) {
+	if (rc == -ETIMEDOUT) {
 		errbuf_set(err, errlen, rc,
 		           "the BPF counter did not count a thread this process started: it counts "
 		           "in the initial PID namespace, and this process is in another (a "
 		           "container)");
 		goto fail;
 	}
-	b->lookup_delete = 1;
+	if (rc < 0) {
+		errbuf_set(err, errlen, rc, "the BPF counter: its canary thread: %s",
+		           strerror(-rc));
+		goto fail;
+	}
 	return 0;
 fail:
 	obs_bpf_close(b);
 	return rc;
 }
 
-/* One entry read and deleted: with BPF_MAP_LOOKUP_AND_DELETE_ELEM where
- * the kernel has it for hash maps (5.14), else a lookup then a delete,
- * between which an event can fall and be lost (counted in racy). */
-static int take(struct obs_bpf *b, pid_t key, struct obs_bpf_val *v)
+/* The count last read for tgid, or NULL (b->seen is sorted by tgid). */
+static int seen_cmp(const void *a, const void *b)
 {
-	int rc;
+	pid_t x = ((const struct obs_bpf_seen *)a)->tgid,
+	      y = ((const struct obs_bpf_seen *)b)->tgid;
 
-	if (b->lookup_delete) {
-		rc = bpfc_map_lookup_delete(b->tgids, &key, v);
-		if (rc != -EINVAL && rc != -BPF_ENOTSUPP)
-			return rc;
-		b->lookup_delete = 0;
-	}
-	rc = bpfc_map_lookup(b->tgids, &key, v);
-	if (rc == 0 && bpfc_map_delete(b->tgids, &key) == 0)
-		b->racy++;
-	return rc;
+	return (x > y) - (x < y);
+}
+
+static struct obs_bpf_seen *seen_find(struct obs_bpf *b, pid_t tgid)
+{
+	struct obs_bpf_seen key = {.tgid = tgid};
+
+	return b->nseen ? bsearch(&key, b->seen, b->nseen, sizeof(key), seen_cmp) : NULL;
+}
+
+/* What a count added since it was last read: each field's growth, or all
+ * of it for an entry new since (a process whose PID was reused after its
+ * entry was taken out). */
+static void delta(const struct obs_bpf_val *now, const struct obs_bpf_val *last,
+                  struct obs_bpf_val *d)
+{
+	const uint64_t *a = (const uint64_t *)now, *z = (const uint64_t *)last;
+	uint64_t *o = (uint64_t *)d;
+	int fresh = 0;
+
+	for (size_t k = 0; k < sizeof(*d) / sizeof(uint64_t); k++)
+		fresh |= a[k] < z[k];
+	for (size_t k = 0; k < sizeof(*d) / sizeof(uint64_t); k++)
+		o[k] = fresh ? a[k] : a[k] - z[k];
+}
+
+/* Whether the process tgid has ended (and been reaped): its entry is then
+ * taken out of the map, the last of its counts read. */
+static int ended(pid_t tgid)
+{
+	return kill(tgid, 0) < 0 && errno == ESRCH;
 }
 
 int obs_bpf_drain(struct obs_bpf *b, obs_bpf_fn fn, void *arg)
 {
 	static pid_t keys[BPF_TGIDS];
-	size_t n = 0;
+	size_t n = 0, kept = 0;
+	struct obs_bpf_seen *next;
 	int rc;
 
-	/* the keys first: deleting while walking would restart the walk */
-	for (rc = bpfc_map_next_key(b->tgids, NULL, &keys[0]); rc == 0 && n + 1 < BPF_TGIDS;
+	/* the keys first, then each count: an entry stays in the map while
+	 * its process lives, so that no add of a program in flight falls
+	 * into an entry already taken out */
+	for (rc = bpfc_map_next_key(b->tgids, NULL, &keys[0]); rc == 0 && ++n < BPF_TGIDS;
 	     rc = bpfc_map_next_key(b->tgids, &keys[n - 1], &keys[n]))
-		n++;
+		;
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
+	next = xcalloc(n ? n : 1, sizeof(*next));
 	for (size_t i = 0; i < n; i++) {
-		struct obs_bpf_val v;
+		struct obs_bpf_val v, d;
+		struct obs_bpf_seen *last;
 
-		if (take(b, keys[i], &v) == 0 && fn)
-			fn(arg, keys[i], &v);
+		if (bpfc_map_lookup(b->tgids, &keys[i], &v) < 0)
+			continue;
+		last = seen_find(b, keys[i]);
+		delta(&v, last ? &last->v : &(struct obs_bpf_val){0}, &d);
+		if (fn && (d.creates || d.exits || d.execs || d.ends))
+			fn(arg, keys[i], &d);
+		if (ended(keys[i])) {
+			/* between its last read and here, only a new process
+			 * given the same PID could add: rare, and lost */
+			(void)bpfc_map_delete(b->tgids, &keys[i]);
+			b->taken_out++;
+			continue;
+		}
+		next[kept].tgid = keys[i];
+		next[kept++].v = v;
 	}
+	free(b->seen);
+	b->seen = next;
+	b->nseen = kept;
+	qsort(b->seen, b->nseen, sizeof(*b->seen), seen_cmp);
 	return (int)n;
 }
 
@@ -398,20 +439,39 @@ int obs_bpf_stats(const struct obs_bpf *b, struct obs_bpf_stats *s)
 	return rc;
 }
 
+void obs_bpf_init(struct obs_bpf *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->tgids = b->stats = -1;
+	for (size_t i = 0; i < NPROGS; i++)
+		b->prog[i] = b->link[i] = -1;
+}
+
+void obs_bpf_detach(struct obs_bpf *b)
+{
+	for (size_t i = 0; b && i < NPROGS; i++) {
+		if (b->link[i] >= 0)
+			close(b->link[i]);
+		b->link[i] = -1;
+	}
+}
+
 void obs_bpf_close(struct obs_bpf *b)
 {
 	if (!b)
 		return;
+	obs_bpf_detach(b);
 	for (size_t i = 0; i < NPROGS; i++) {
-		if (b->link[i] >= 0)
-			close(b->link[i]);
 		if (b->prog[i] >= 0)
 			close(b->prog[i]);
-		b->link[i] = b->prog[i] = -1;
+		b->prog[i] = -1;
 	}
 	if (b->tgids >= 0)
 		close(b->tgids);
 	if (b->stats >= 0)
 		close(b->stats);
 	b->tgids = b->stats = -1;
+	free(b->seen);
+	b->seen = NULL;
+	b->nseen = 0;
 }

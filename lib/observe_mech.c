@@ -84,8 +84,8 @@ static json_t *counter_json(const struct obs_counter *k)
 		    "second: no message per event. run_s is their own clock's (a random sixteenth "
 		    "of runs timed), which misses the tracepoint's call into them: a lower bound",
 		    "runs", (json_int_t)k->tally.runs, "timed_runs", (json_int_t)k->tally.timed,
-		    "lost", (json_int_t)k->tally.lost, "read_then_deleted", (json_int_t)k->bpf.racy,
-		    "run_s", jnum(obs_bpf_run_s(k)));
+		    "lost", (json_int_t)k->tally.lost, "ended_taken_out",
+		    (json_int_t)k->bpf.taken_out, "run_s", jnum(obs_bpf_run_s(k)));
 	return json_pack("{s:s s:s s:I s:I s:o}", "counter", "connector", "how",
 	                 "the proc connector (cn_proc): a FORK event whose child pid differs from "
 	                 "its tgid is a new thread of that tgid",

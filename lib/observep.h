@@ -77,25 +77,36 @@ struct obs_bpf_stats {
 	uint64_t forks, lost, runs, timed, run_ns;
 	uint64_t creates, exits, execs, ends; /* as struct obs_bpf_val */
 };
+struct obs_bpf_seen {
+	pid_t tgid;
+	struct obs_bpf_val v; /* its count when last read */
+};
 struct obs_bpf {
 	int tgids, stats; /* the maps */
 	int prog[3], link[3];
 	int ncpus;
-	int exits;         /* the exit program is attached: exits counted */
-	int lookup_delete; /* read-and-delete at once (5.14); else racy pairs */
-	uint64_t racy;     /* entries read then deleted apart */
+	int exits;                 /* the exit program is attached: exits counted */
+	struct obs_bpf_seen *seen; /* each entry's count at the last drain, by tgid */
+	size_t nseen;
+	uint64_t taken_out; /* entries of ended processes taken out of the map */
 };
+/* Marks every descriptor closed, for obs_bpf_close() on one never opened. */
+void obs_bpf_init(struct obs_bpf *b);
 /* Loads the programs (the exit program too with `exits`), attaches them
  * and proves them: a thread this process starts (and ends) must be
  * counted under its tgid. 0, or -errno with the reason in err (-EPERM: no
  * CAP_BPF and CAP_PERFMON; -ETIMEDOUT: another PID namespace). */
 int obs_bpf_open(struct obs_bpf *b, int exits, char *err, size_t errlen);
-/* Takes every entry out of the map, calling fn for each: the count of
- * entries, or -errno. */
+/* Reads every entry of the map, calling fn with what each added since the
+ * last drain (nothing at the first, which sets where counting starts); an
+ * ended process's entry is then taken out. The count of entries, or
+ * -errno. */
 typedef void (*obs_bpf_fn)(void *arg, pid_t tgid, const struct obs_bpf_val *v);
 int obs_bpf_drain(struct obs_bpf *b, obs_bpf_fn fn, void *arg);
 /* The tally since the programs were loaded: 0 or -errno. */
 int obs_bpf_stats(const struct obs_bpf *b, struct obs_bpf_stats *s);
+/* Detaches the programs (nothing more is counted; the maps stay). */
+void obs_bpf_detach(struct obs_bpf *b);
 /* Detaches and closes. NULL-safe. */
 void obs_bpf_close(struct obs_bpf *b);
 

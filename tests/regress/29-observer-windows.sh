@@ -56,7 +56,8 @@ for _ in $(seq 1 1500); do
 	sleep 0.02
 done
 wait $op || fail "threadwatch-observer exited $?: $(cat "$TW_TMP/w.err")"
-sleep 0.2
+marks creator 4
+marks pinger 4
 cr=() sw=()
 for k in 1 2 3; do
 	cr+=("$(truth creator creates $k)") sw+=("$(truth pinger switches $k)")

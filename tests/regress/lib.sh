@@ -106,6 +106,17 @@ tree_manpath() {
 # twload_start NAME SECONDS ARGS...: tests/tools/twload (a service of known
 # behaviour) in the background for SECONDS, its pid in $NAME and appended
 # to the caller's pids array; its output in $TW_TMP/NAME.out and .err.
+# marks NAME N: waits (10 s at most) until twload NAME has printed N lines
+# of its truth: a SIGUSR1 reaches it at once, but a busy host may run its
+# handler a while later
+marks() {
+	local _
+	for _ in $(seq 1 200); do
+		[ "$(grep -c '^t ' "$TW_TMP/$1.out")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "twload $1 printed $(grep -c '^t ' "$TW_TMP/$1.out") of $2 truth lines"
+}
 twload_start() {
 	local n=$1 secs=$2
 	shift 2

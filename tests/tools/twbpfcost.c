@@ -88,10 +88,11 @@ int main(int argc, char **argv)
 		if (off0 < 0 || on < 0 || off1 < 0)
 			return 1;
 		added[r] = on - (off0 + off1) / 2;
-		self[r] = s1.timed > s0.timed
-		              ? (double)(s1.run_ns - s0.run_ns) / (double)(s1.timed - s0.timed) *
-		                    (double)(s1.runs - s0.runs) / n
-		              : 0;
+		/* a run's time (the host's other creates and execs alike) times
+		 * the runs a create of ours makes: one, two with --exits */
+		self[r] = s1.timed > s0.timed ? (double)(s1.run_ns - s0.run_ns) /
+		                                    (double)(s1.timed - s0.timed) * (exits ? 2 : 1)
+		                              : 0;
 	}
 	qsort(added, (size_t)rounds, sizeof(*added), cmp);
 	qsort(self, (size_t)rounds, sizeof(*self), cmp);
