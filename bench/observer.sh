@@ -15,7 +15,7 @@
 #          interleaved;
 #  percreate what the BPF counter adds to a thread create and join, end to
 #          end (tests/tools/twbpfcost: the creator's own CPU with and
-#          without the programs, 21 rounds interleaved, on one CPU), since
+#          without the programs, 41 rounds interleaved, on one CPU), since
 #          the programs' own clock misses the tracepoint's call into them;
 #          as it runs by default (exits derived) and with its exit program;
 #  large   up to 100,000 threads in processes of 5,000, one window: as many
@@ -105,10 +105,10 @@ fi
 
 if scene percreate; then
 	log "percreate: the BPF counter's cost to a create, end to end"
-	taskset -c "$(($(nproc) - 1))" "$BC" 21 20000 >"$OUT/percreate.json" ||
+	taskset -c "$(($(nproc) - 1))" "$BC" 41 20000 >"$OUT/percreate.json" ||
 		{ log "percreate: the BPF counter cannot load here"; rm -f "$OUT/percreate.json"; }
 	# and with its exit program, as --no-event-filter attaches it
-	taskset -c "$(($(nproc) - 1))" "$BC" 21 20000 --exits >"$OUT/percreate_exits.json" ||
+	taskset -c "$(($(nproc) - 1))" "$BC" 41 20000 --exits >"$OUT/percreate_exits.json" ||
 		rm -f "$OUT/percreate_exits.json"
 fi
 
