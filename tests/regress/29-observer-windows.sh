@@ -7,6 +7,9 @@
 # match the services' own truth (tests/tools/twload: a process creating
 # 1,000 threads a second, two threads switching, 200 parked threads).
 # --stdout prints each window as a line of JSON, --windows N stops.
+# Alone: the two switching threads' rate swings with other scripts' load,
+# and a window's truth is marked up to a second off the observer's reads.
+# regress: alone
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "jq is not installed"; exit 77; }
