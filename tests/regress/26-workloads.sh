@@ -194,8 +194,10 @@ jq -e --argjson c "$creator" --argjson p "$pinger" \
 	'[.workloads[] | select((.pids | index($c)) and (.pids | index($p)))] | length == 1' \
 	"$TW_TMP/u.json" >/dev/null || fail "the creator and the pinger are not one workload by default"
 ok "workloads group processes by executable and comm where no unit holds them"
-if [ "$(jq -r '.mechanisms.creates.mechanism.counter' "$TW_TMP/u.json")" = bpf ]; then
-	jq -e '.mechanisms.creates | .exits.event_filter == false and .thread_exits_heard > 0' "$TW_TMP/u.json" >/dev/null ||
+# (as root the BPF counter loads here, as in the main window)
+if [ "$(id -u)" = 0 ]; then
+	jq -e '.mechanisms.creates | .mechanism.counter == "bpf" and .exits.event_filter == false and
+		.thread_exits_heard > 0' "$TW_TMP/u.json" >/dev/null ||
 		fail "the exit program: $(jq -c '.mechanisms.creates' "$TW_TMP/u.json")"
 	jq -e --argjson c "$creator" --argjson t "$ucr" '[.workloads[] | select(.pids | index($c))][0] |
 		((.creates_per_s - $t) | fabs) <= 0.1 * $t and ((.exits_per_s - $t) | fabs) <= 0.1 * $t' \
