@@ -120,13 +120,8 @@ int bpfc_map_lookup(int map, const void *key, void *value)
 
 int bpfc_map_next_key(int map, const void *key, void *next)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)map;
-	a.key = (uint64_t)(uintptr_t)key;
-	a.next_key = (uint64_t)(uintptr_t)next;
-	return bpfc(BPF_MAP_GET_NEXT_KEY, &a);
+	/* next_key shares value's place in the command's attributes */
+	return map_elem(BPF_MAP_GET_NEXT_KEY, map, key, next);
 }
 
 int bpfc_map_delete(int map, const void *key)

@@ -352,20 +352,16 @@ static struct obs_bpf_seen *seen_find(struct obs_bpf *b, pid_t tgid)
 	return b->nseen ? bsearch(&key, b->seen, b->nseen, sizeof(key), seen_cmp) : NULL;
 }
 
-/* What a count added since it was last read: each field's growth, or all
- * of it for an entry new since (a process whose PID was reused after its
- * entry was taken out). */
+/* What a count added since it was last read: an entry's fields only grow
+ * while it is in the map, and one taken out is read afresh. */
 static void delta(const struct obs_bpf_val *now, const struct obs_bpf_val *last,
                   struct obs_bpf_val *d)
 {
 	const uint64_t *a = (const uint64_t *)now, *z = (const uint64_t *)last;
 	uint64_t *o = (uint64_t *)d;
-	int fresh = 0;
 
 	for (size_t k = 0; k < sizeof(*d) / sizeof(uint64_t); k++)
-		fresh |= a[k] < z[k];
-	for (size_t k = 0; k < sizeof(*d) / sizeof(uint64_t); k++)
-		o[k] = fresh ? a[k] : a[k] - z[k];
+		o[k] = a[k] - z[k];
 }
 
 /* Whether the process tgid has ended (and been reaped): its entry is then
