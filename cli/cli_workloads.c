@@ -27,6 +27,7 @@ struct workloads_args {
 	unsigned top;
 	const char *costs, *proc;
 	int by_process, no_costs, no_connector, no_bpf, no_event_filter, exact_switches, json, help;
+	int read_all_threads;
 };
 
 static int set_by(void *ctx, const char *v, char *why, size_t wlen)
@@ -97,6 +98,8 @@ static const struct opt workloads_opts[] = {
     {"no-bpf", 0, NULL, OBS_HELP_NO_BPF, NULL, offsetof(struct workloads_args, no_bpf)},
     {"no-event-filter", 0, NULL, OBS_HELP_NO_EVENT_FILTER, NULL,
      offsetof(struct workloads_args, no_event_filter)},
+    {"read-all-threads", 0, NULL, OBS_HELP_READ_ALL_THREADS, NULL,
+     offsetof(struct workloads_args, read_all_threads)},
     {"exact-switches", 0, NULL, OBS_HELP_EXACT_SWITCHES, NULL,
      offsetof(struct workloads_args, exact_switches)},
     {"proc", 0, "DIR", "the proc file system to read (default /proc)", set_proc, 0},
@@ -189,6 +192,7 @@ int cli_workloads(int argc, char **argv)
 	o.no_bpf = a.no_bpf;
 	o.cn_filter_len = a.no_event_filter ? 0 : obs_cn_filter_len();
 	o.exact_switches = a.exact_switches;
+	o.read_all_threads = a.read_all_threads;
 	o.stop = &stop_flag;
 	fprintf(stderr, "threadwatch workloads: watching for %g s\n", a.window_s);
 	doc = obs_observe(&o, err, sizeof(err));

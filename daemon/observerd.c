@@ -34,6 +34,7 @@ struct obsd_args {
 	const char *push;
 	double window_s;
 	int once, help, by_process, exact_switches, no_bpf, no_event_filter, to_stdout;
+	int read_all_threads;
 	unsigned long windows; /* stop after this many (0: never) */
 };
 
@@ -89,6 +90,8 @@ static const struct opt obsd_opts[] = {
     {"exact-switches", 0, NULL, OBS_HELP_EXACT_SWITCHES, NULL,
      offsetof(struct obsd_args, exact_switches)},
     {"no-bpf", 0, NULL, OBS_HELP_NO_BPF, NULL, offsetof(struct obsd_args, no_bpf)},
+    {"read-all-threads", 0, NULL, OBS_HELP_READ_ALL_THREADS, NULL,
+     offsetof(struct obsd_args, read_all_threads)},
     {"no-event-filter", 0, NULL, OBS_HELP_NO_EVENT_FILTER, NULL,
      offsetof(struct obsd_args, no_event_filter)},
     {"stdout", 0, NULL,
@@ -190,6 +193,7 @@ static int run(const struct obsd_args *a)
 	                        .by_process = a->by_process,
 	                        .exact_switches = a->exact_switches,
 	                        .no_bpf = a->no_bpf,
+	                        .read_all_threads = a->read_all_threads,
 	                        .cn_filter_len = a->no_event_filter ? 0 : obs_cn_filter_len(),
 	                        .stop = &stop_flag,
 	                        /* taskstats listens within a window alone: a

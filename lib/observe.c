@@ -239,21 +239,82 @@ static void for_each_pid(struct obs_run *r, void (*fn)(struct obs_run *, pid_t))
 	closedir(d);
 }
 
+/* The sums of a process's threads, when taskstats answers and they are
+ * few enough to ask for: 1, else 0. */
+static int sums_take(struct obs_run *r, pid_t tgid, long threads, struct obs_tgsum *s)
+{
+	if (!r->tsq || threads < OBS_SUM_MIN || threads > OBS_SUM_MAX)
+		return 0;
+	r->sums_asked++;
+	return obs_ts_tgid(r->tsq, tgid, s) == 0;
+}
+
+static int sums_equal(const struct obs_tgsum *a, const struct obs_tgsum *b)
+{
+	return a->vol == b->vol && a->invol == b->invol && a->ran == b->ran;
+}
+
 static void sweep_start_one(struct obs_run *r, pid_t pid)
 {
-	long i = proc_enter(r, pid);
-	int pdir;
-	long n;
+	long i = proc_enter(r, pid), n;
+	struct obs_proc *p;
+	pid_t *tids = NULL;
+	int pdir, taskdir;
 
 	if (i < 0 || obs_carry_take(r, r->carry, &r->procs[i]))
 		return; /* gone, or read at the last window's end */
 	if ((pdir = obs_proc_open(r, pid)) < 0)
 		return;
-	n = obs_threads_read(r, pdir, NULL, 0, 0, &r->procs[i].start);
-	r->procs[i].nstart = n > 0 ? (size_t)n : 0;
-	r->procs[i].born = n >= 0 ? (uint64_t)n : (uint64_t)r->procs[i].threads;
-	r->procs[i].t_read0 = clock_mono_s();
+	p = &r->procs[i];
+	/* the sums before the reads: a switch between the two shows at the end */
+	p->have_sum0 = sums_take(r, pid, p->threads, &p->sum0);
+	n = obs_tids_list(pdir, &taskdir, &tids);
+	if (n >= 0) {
+		n = obs_threads_read(r, taskdir, tids, (size_t)n, NULL, 0, 0, &p->start);
+		close(taskdir);
+	}
+	free(tids);
+	p->nstart = n > 0 ? (size_t)n : 0;
+	p->born = n >= 0 ? (uint64_t)n : (uint64_t)p->threads;
+	p->t_read0 = clock_mono_s();
 	close(pdir);
+}
+
+/* Whether p was quiet over the window: the same threads as at the start,
+ * none created (as the counter heard), and their sums unchanged. */
+static int quiet(const struct obs_proc *p, const pid_t *tids, long n)
+{
+	return p->have_sum0 && p->have_sum1 && sums_equal(&p->sum0, &p->sum1) && !p->creates &&
+	       !p->exits && n >= 0 && obs_tids_same(tids, (size_t)n, p->start, p->nstart);
+}
+
+/* The threads of p at the end, read, or those of the start when p was
+ * quiet; their count, or -errno. */
+static long threads_end(struct obs_run *r, int pdir, struct obs_proc *p, struct obs_tcount **t)
+{
+	pid_t *tids = NULL;
+	int taskdir = -1;
+	long n;
+
+	p->have_sum1 = sums_take(r, p->tgid, p->threads, &p->sum1);
+	n = obs_tids_list(pdir, &taskdir, &tids);
+	if (quiet(p, tids, n)) {
+		/* each count is what it was at the start: the start's entries,
+		 * with their descriptors, are the end's */
+		*t = p->start;
+		p->start = NULL;
+		p->nstart = 0;
+		p->quiet = 1;
+		r->quiet_procs++;
+		r->quiet_threads += (size_t)n;
+	} else if (n >= 0) {
+		n = obs_threads_read(r, taskdir, tids, (size_t)n, p->start, p->nstart, r->keep_end,
+		                     t);
+	}
+	if (taskdir >= 0)
+		close(taskdir);
+	free(tids);
+	return n;
 }
 
 static void sweep_end_one(struct obs_run *r, pid_t pid)
@@ -289,14 +350,18 @@ static void sweep_end_one(struct obs_run *r, pid_t pid)
 	p = &r->procs[i];
 	if (!p->t_read0)
 		p->t_read0 = r->t_window0; /* started unheard within the window */
-	n = obs_threads_read(r, pdir, p->start, p->nstart, r->keep_end, &t);
+	n = threads_end(r, pdir, p, &t);
 	p->t_read1 = clock_mono_s();
 	p->seen_end = 1;
 	p->nend = n >= 0 ? n : st.threads;
-	if (n < 0)
+	if (n < 0) {
 		p->counts_errno = (int)-n;
-	else
+	} else if (p->quiet) {
+		p->counted = 1; /* no thread ran: no switch, no migration */
+		p->have_migr = n > 0 && t[0].c.have_migr;
+	} else {
 		obs_counts_delta(p, t, (size_t)n);
+	}
 	if (r->keep_end && n >= 0 && !p->end) {
 		p->end = t; /* the next window's start (obs_carry_make()) */
 	} else {
@@ -489,7 +554,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	struct rlimit nofile;
 	struct obs_run r = {.procfd = -1};
 	struct obs_counter *k;
-	struct obs_ts ts = {.fd = -1};
+	struct obs_ts ts = {.fd = -1}, tsq = {.fd = -1};
 	struct rusage ru0, ru1;
 	char ts_why[256] = "";
 	int ts_rc = -ENOTCONN, counting;
@@ -514,6 +579,11 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	}
 	counter_open(o, k);
 	counting = k->bpf_rc == 0 || k->cn_rc == 0;
+	r.tsq_asked = !o->read_all_threads;
+	if (!r.tsq_asked)
+		snprintf(r.tsq_why, sizeof(r.tsq_why), "not asked for (--read-all-threads)");
+	else if (obs_ts_query_open(&tsq, r.tsq_why, sizeof(r.tsq_why)) == 0)
+		r.tsq = &tsq;
 	if (o->exact_switches) {
 		ts_rc = obs_ts_open(&ts, ts_why, sizeof(ts_why));
 		r.exact = ts_rc == 0;
@@ -541,6 +611,8 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	counter_close(&r, k);
 	for_each_pid(&r, sweep_end_one);
 	t1b = clock_mono_s();
+	obs_ts_close(&tsq);
+	r.tsq = NULL;
 	window_close(&r, (k->cn_rc == 0 && k->cn.filtered) || (k->bpf_rc == 0 && !k->bpf.exits));
 	getrusage(RUSAGE_SELF, &ru1);
 

@@ -23,6 +23,10 @@
 	"count every thread's exit one by one (the BPF counter's exit program, or every "          \
 	"connector event, EXIT too) rather than derive each process's exits from its threads"
 
+#define OBS_HELP_READ_ALL_THREADS                                                                  \
+	"read every thread's counts at a window's end, a quiet process's too (one none of whose "  \
+	"threads ran, as taskstats's sums of its threads show)"
+
 #define OBS_HELP_NO_BPF                                                                            \
 	"count creates and exits with the proc connector (a netlink message per create) rather "   \
 	"than the BPF counter (CAP_BPF and CAP_PERFMON, counts kept in the kernel)"
@@ -40,9 +44,10 @@ struct obs_options {
 	 * filters (Linux 6.6), asked as a struct proc_input of this many bytes
 	 * (OBS_CN_FILTER_LEN; another length is a test's seam) */
 	size_t cn_filter_len;
-	int exact_switches; /* count the switches of threads that end, from
-	                     * taskstats (CAP_NET_ADMIN; a message per exit) */
-	volatile int *stop; /* ends the window early when it becomes non-zero; may be NULL */
+	int read_all_threads; /* read a quiet process's threads at the end too */
+	int exact_switches;   /* count the switches of threads that end, from
+	                       * taskstats (CAP_NET_ADMIN; a message per exit) */
+	volatile int *stop;   /* ends the window early when it becomes non-zero; may be NULL */
 	/* NULL: the window reads every thread at both ends. Else *carry (NULL
 	 * at first) is the last window's end, taken as this one's start, and
 	 * gets this one's end: one read of each thread a window, its

@@ -51,6 +51,8 @@ int obs_carry_take(struct obs_run *r, struct obs_carry *c, struct obs_proc *p)
 	p->nstart = e->n;
 	p->born = e->n;
 	p->t_read0 = e->t_read;
+	p->sum0 = e->sum;
+	p->have_sum0 = e->have_sum;
 	r->threads_carried += e->n;
 	e->t = NULL;
 	return 1;
@@ -81,7 +83,9 @@ struct obs_carry *obs_carry_make(struct obs_run *r)
 		                                         .starttime = p->starttime,
 		                                         .t = p->end,
 		                                         .n = (size_t)p->nend,
-		                                         .t_read = p->t_read1};
+		                                         .t_read = p->t_read1,
+		                                         .sum = p->sum1,
+		                                         .have_sum = p->have_sum1};
 		c->fds += fds_of(p->end, (size_t)p->nend);
 		p->end = NULL;
 		c->n++;

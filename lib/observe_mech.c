@@ -143,24 +143,52 @@ static json_t *creates_json(const struct obs_run *r, const struct obs_counter *k
 	return c;
 }
 
+/* mechanisms.switches.quiet: the processes whose threads were not read at
+ * the end because taskstats's sums showed none of them ran. */
+static json_t *quiet_json(const struct obs_run *r)
+{
+	json_t *q = json_pack(
+	    "{s:s s:s s:b}", "source",
+	    "taskstats's sums over a thread group's live threads (TASKSTATS_CMD_ATTR_TGID, "
+	    "fill_stats_for_tgid(): nvcsw, nivcsw and sched_info.pcount), asked just before the "
+	    "reads at each end of the window, for a process of 2 to 1,000 threads",
+	    "rule",
+	    "equal sums over the same threads (the same tids, no create counted): none of them was "
+	    "switched in or out, so each count at the end is the one read at the start; a thread "
+	    "moved to another CPU while waiting to run shows when it runs, in a later window",
+	    "available", r->tsq_why[0] == '\0');
+
+	if (r->tsq_why[0])
+		json_object_set_new(q, "why", obs_jstr(r->tsq_why));
+	else
+		json_object_set_new(q, "tally",
+		                    json_pack("{s:I s:I s:I}", "asked", (json_int_t)r->sums_asked,
+		                              "quiet_processes", (json_int_t)r->quiet_procs,
+		                              "threads_not_read", (json_int_t)r->quiet_threads));
+	return q;
+}
+
 json_t *obs_mechanisms(const struct obs_run *r, const struct obs_counter *k)
 {
 	unsigned long long caps = cap_eff();
 	const char *hier = NULL;
+	json_t *m;
 
 	for (size_t i = 0; i < r->nprocs && !hier; i++)
 		hier = r->procs[i].cg.hierarchy;
-	return json_pack(
+	m = json_pack(
 	    "{s:s s:s? s:o s:{s:s s:s} s:{s:s? s:b s:s} s:{s:s s:s s:I s:I} s:{s:i s:b s:b s:b "
 	    "s:b}}",
 	    "workload_key",
 	    "the systemd unit; else a cgroup of its own (not the root, one process tree); "
 	    "else the executable and comm",
 	    "cgroup_hierarchy", hier, "creates", creates_json(r, k), "switches", "source",
-	    r->no_sched ? "/proc/PID/task/TID/status (voluntary_ctxt_switches, "
-	                  "nonvoluntary_ctxt_switches) of every thread"
-	                : "/proc/PID/task/TID/sched (nr_voluntary_switches, "
-	                  "nr_involuntary_switches) of every thread, at both ends of the window",
+	    r->no_sched
+	        ? "/proc/PID/task/TID/status (voluntary_ctxt_switches, "
+	          "nonvoluntary_ctxt_switches) of every thread"
+	        : "/proc/PID/task/TID/sched (nr_voluntary_switches, "
+	          "nr_involuntary_switches) of every thread, at both ends of the window (but a "
+	          "quiet process's at the end: quiet)",
 	    "exact_when",
 	    "every thread and process of the workload that ended within the window was reported "
 	    "by taskstats (exited_threads); without it, one that ends takes its switches since the "
@@ -185,6 +213,9 @@ json_t *obs_mechanisms(const struct obs_run *r, const struct obs_counter *k)
 	    (int)((caps >> CAP_BIT_NET_ADMIN) & 1), "cap_sys_ptrace",
 	    (int)((caps >> CAP_BIT_SYS_PTRACE) & 1), "cap_bpf", (int)((caps >> CAP_BIT_BPF) & 1),
 	    "cap_perfmon", (int)((caps >> CAP_BIT_PERFMON) & 1));
+	if (m)
+		json_object_set_new(json_object_get(m, "switches"), "quiet", quiet_json(r));
+	return m;
 }
 
 json_t *obs_mech_exits(const struct obs_run *r, const struct obs_ts *ts, int asked, int ts_rc,

@@ -125,7 +125,6 @@ int obs_proc_identify(int pdir, struct obs_proc *p)
 	return 0;
 }
 
-/* One thread's counts, through the task directory. */
 /* Reads a thread's counts through a descriptor kept from the window's
  * start (one pread() rather than an open, a read and a close: the sweep's
  * cost is mostly system calls); -errno once the thread is gone. */
@@ -186,32 +185,71 @@ static struct obs_tcount *start_of(struct obs_tcount *start, size_t n, pid_t tid
 	return s && !s->gone ? s : NULL;
 }
 
-long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount *start, size_t nstart,
-                      int keep, struct obs_tcount **out)
+static int tid_cmp(const void *a, const void *b)
 {
-	int taskdir = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct obs_tcount *t = NULL;
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+long obs_tids_list(int pdir, int *taskdir, pid_t **out)
+{
+	int fd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
+	pid_t *t = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 	DIR *d;
 
-	if (taskdir < 0)
+	if (fd < 0)
 		return -errno;
-	d = fdopendir(taskdir);
-	if (!d) {
-		close(taskdir);
-		return -errno;
+	dfd = dup(fd);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		long rc = -errno;
+
+		if (dfd >= 0)
+			close(dfd);
+		close(fd);
+		return rc;
 	}
 	while ((e = readdir(d))) {
-		struct obs_tcount *s;
-		struct obs_counts c;
-		int fd = -1;
-		pid_t tid;
-
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		tid = (pid_t)atoi(e->d_name);
-		s = start_of(start, nstart, tid);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			t = xreallocarray(t, cap, sizeof(*t));
+		}
+		t[n++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(t, n, sizeof(*t), tid_cmp);
+	*taskdir = fd;
+	*out = t;
+	return (long)n;
+}
+
+int obs_tids_same(const pid_t *tids, size_t n, const struct obs_tcount *start, size_t nstart)
+{
+	if (n != nstart)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (tids[i] != start[i].tid || start[i].gone)
+			return 0;
+	return 1;
+}
+
+long obs_threads_read(struct obs_run *r, int taskdir, const pid_t *tids, size_t ntids,
+                      struct obs_tcount *start, size_t nstart, int keep, struct obs_tcount **out)
+{
+	struct obs_tcount *t = xcalloc(ntids ? ntids : 1, sizeof(*t));
+	size_t n = 0;
+
+	for (size_t i = 0; i < ntids; i++) {
+		struct obs_tcount *s = start_of(start, nstart, tids[i]);
+		struct obs_counts c;
+		char name[16];
+		int fd = -1;
+
 		/* the descriptor of the start (handed on when kept), else the
 		 * file anew (a new thread, or a reused tid whose old descriptor
 		 * answers ESRCH) */
@@ -220,24 +258,18 @@ long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount *start, siz
 				fd = s->fd;
 				s->fd = -1;
 			}
-		} else if (thread_counts(r, dirfd(d), e->d_name, &c, keep || !start ? &fd : NULL) <
-		           0) {
-			continue; /* the thread ended while we read */
+		} else {
+			snprintf(name, sizeof(name), "%d", (int)tids[i]);
+			if (thread_counts(r, taskdir, name, &c, keep || !start ? &fd : NULL) < 0)
+				continue; /* the thread ended while we read */
 		}
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			t = xreallocarray(t, cap, sizeof(*t));
-		}
-		t[n].tid = tid;
+		t[n].tid = tids[i];
 		t[n].c = c;
 		t[n].fd = fd;
 		t[n].gone = 0;
 		n++;
 	}
-	closedir(d);
 	r->threads_read += n;
-	if (n)
-		qsort(t, n, sizeof(*t), tcount_cmp);
 	*out = t;
 	return (long)n;
 }

@@ -110,7 +110,7 @@ void obs_bpf_detach(struct obs_bpf *b);
 /* Detaches and closes. NULL-safe. */
 void obs_bpf_close(struct obs_bpf *b);
 
-/* --- taskstats: the switches of threads as they exit (observe_ts.c) ---- */
+/* --- taskstats: threads' switches as they exit, a group's sums (observe_ts.c) */
 
 struct obs_ts {
 	int fd;
@@ -131,6 +131,27 @@ struct obs_ts_exit {
 /* Resolves the family, registers a listener for every possible CPU. 0, or
  * -errno with the reason in err (-EPERM: no CAP_NET_ADMIN). */
 int obs_ts_open(struct obs_ts *ts, char *err, size_t errlen);
+
+/* A thread group's sums over its live threads (fill_stats_for_tgid()):
+ * voluntary and involuntary switches, and times put on a CPU
+ * (sched_info.pcount, 0 on a kernel without CONFIG_SCHED_INFO). Equal
+ * sums at two moments over the same threads: none of them ran between. */
+struct obs_tgsum {
+	uint64_t vol, invol, ran;
+};
+/* A socket for thread groups' queries, proven on this process. 0, or -errno
+ * with the reason in err (-EPERM: no CAP_NET_ADMIN; -ENOENT: no family
+ * here, as in another network namespace). */
+int obs_ts_query_open(struct obs_ts *ts, char *err, size_t errlen);
+/* One group's sums: 0, or -errno (-ESRCH: no such process). The kernel
+ * adds them up under the group's siglock with interrupts off, about 50 ns
+ * a thread: callers bound the threads they ask for. */
+int obs_ts_tgid(struct obs_ts *ts, pid_t tgid, struct obs_tgsum *out);
+/* The answer to request `seq` for tgid in a datagram: 0 with *out, the
+ * kernel's -errno, -ENOMSG when the datagram holds no answer to it, or
+ * -EINVAL for a malformed one. */
+int obs_ts_parse_sum(const void *buf, size_t len, uint16_t family, uint32_t seq, pid_t tgid,
+                     struct obs_tgsum *out);
 /* Reads one datagram's exits without blocking: the count, 0, or -errno. */
 int obs_ts_read(struct obs_ts *ts, struct obs_ts_exit *out, size_t max);
 /* Parses a datagram: each message of `family` whose AGGR_PID holds a PID
@@ -222,6 +243,12 @@ int obs_smaps_stacks(const char *smaps, const struct obs_vma *v, size_t n,
 
 /* --- one window ---------------------------------------------------------- */
 
+/* The processes whose sums taskstats is asked for: at least OBS_SUM_MIN
+ * threads (one thread is one read either way) and at most OBS_SUM_MAX
+ * (the kernel sums them with interrupts off: about 50 us at 1,000). */
+#define OBS_SUM_MIN 2
+#define OBS_SUM_MAX 1000
+
 /* Bounds of what one process's files may hold: maps of 100,000 threads is
  * about 15 MB; smaps is read (before 6.7) only for a process of at most
  * OBS_SMAPS_VMAS mappings. */
@@ -265,6 +292,11 @@ struct obs_proc {
 	struct obs_tcount *start; /* its threads at the start */
 	size_t nstart;
 	struct obs_tcount *end; /* at the end, kept for the next window (nend) */
+	/* its threads' sums (taskstats) just before the start's and the end's
+	 * reads; a window in which they stayed equal over the same threads is
+	 * quiet: its threads are not read again */
+	struct obs_tgsum sum0, sum1;
+	int have_sum0, have_sum1, quiet;
 	int stacks_measured, stacks_errno;
 	long vmas; /* lines of its maps at the end; < 0: -errno, 0: not read */
 	size_t nstacks, stack_thp;
@@ -299,7 +331,13 @@ struct obs_run {
 	uint64_t ts_unattributed; /* exits whose process could not be told */
 	double t_window0;         /* clock_mono_s() at the end of the start's sweep */
 	struct obs_carry *carry;  /* the last window's end, taken as this start */
-	int keep_end;             /* the end is kept for the next window */
+	/* taskstats's queries of thread groups (quiet processes are not read
+	 * at the end): tsq NULL when not asked for or refused (tsq_why) */
+	struct obs_ts *tsq;
+	int tsq_asked;
+	char tsq_why[256];
+	size_t quiet_procs, quiet_threads, sums_asked;
+	int keep_end; /* the end is kept for the next window */
 };
 
 /* The table of processes (observe_table.c): the latest entry of a tgid, or
@@ -314,13 +352,19 @@ int obs_proc_open(struct obs_run *r, pid_t pid);
 int obs_proc_identify(int pdir, struct obs_proc *p);
 /* Its stat alone: 0, -ECHILD for a kernel thread, or -errno. */
 int obs_proc_stat(int pdir, struct obs_stat *st);
-/* Every thread's counts, sorted by tid: at the start (start NULL) each
- * file's descriptor is kept while r->fds_max allows; at the end, a thread
- * of start is read through its descriptor, which `keep` hands on to the
- * end's entry (a new thread's is then kept too: the end is the next
- * window's start). The count, or -errno. */
-long obs_threads_read(struct obs_run *r, int pdir, struct obs_tcount *start, size_t nstart,
-                      int keep, struct obs_tcount **out);
+/* The tids of a process's threads, sorted: the count, or -errno; *taskdir
+ * gets its task directory, open, and *out a malloc'd array. */
+long obs_tids_list(int pdir, int *taskdir, pid_t **out);
+/* 1 when tids (sorted) are the threads of start, none reported ended. */
+int obs_tids_same(const pid_t *tids, size_t n, const struct obs_tcount *start, size_t nstart);
+/* The counts of the threads tids (sorted), in the same order, leaving out
+ * those that ended meanwhile: at the start (start NULL) each file's
+ * descriptor is kept while r->fds_max allows; at the end, a thread of start
+ * is read through its descriptor, which `keep` hands on to the end's entry
+ * (a new thread's is then kept too: the end is the next window's start).
+ * The count. */
+long obs_threads_read(struct obs_run *r, int taskdir, const pid_t *tids, size_t ntids,
+                      struct obs_tcount *start, size_t nstart, int keep, struct obs_tcount **out);
 void obs_tcounts_close(struct obs_run *r, struct obs_tcount *t, size_t n);
 void obs_counts_delta(struct obs_proc *p, const struct obs_tcount *end, size_t n);
 /* A thread of start (sorted by tid), or NULL. */
@@ -339,6 +383,8 @@ struct obs_carry_proc {
 	unsigned long long starttime;
 	struct obs_tcount *t; /* its threads at the end, descriptors open */
 	size_t n;
+	struct obs_tgsum sum; /* its sums just before (have_sum) */
+	int have_sum;
 	double t_read; /* when they were read */
 };
 struct obs_carry {

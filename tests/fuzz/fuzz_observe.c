@@ -90,6 +90,13 @@ static void ts(const uint8_t *d, size_t n)
 		if (ex[i].tid <= 0)
 			abort();
 	(void)obs_ts_family_id(d, n);
+	{
+		struct obs_tgsum s;
+		int rc = obs_ts_parse_sum(d, n, 27, 0, 100, &s);
+
+		if (rc > 0 || rc < -4095)
+			abort();
+	}
 }
 
 static void cpus(const char *s)

@@ -24,7 +24,9 @@
  * each ending thread into: not /proc, which the observer reads, nor
  * taskstats); in
  * mmaplat mode, "lat n N p50_us X p99_us X p999_us X max_us X" of the
- * pairs since the last SIGUSR1.
+ * pairs since the last SIGUSR1. In the stacks modes, SIGUSR2 wakes each
+ * parked thread once (its main thread signals them one by one), which
+ * switches each of them once: a quiet process that runs again.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -47,7 +49,12 @@
 #define GUARD_BYTES 4096UL
 
 static atomic_ulong creates;
-static atomic_int stopping;
+static atomic_int stopping, wake_all;
+/* the parked threads, for SIGUSR2's wake-up; WAKE_SIG is what wakes each
+ * (they block SIGUSR2, which the main thread takes) */
+#define WAKE_SIG (SIGRTMIN + 1)
+static pthread_t *parked;
+static unsigned nparked;
 static int word; /* the ping-pong's futex word: 0 A's turn, 1 B's */
 
 static double now_s(void)
@@ -152,8 +159,13 @@ static void *park(void *arg)
 	/* touch the stack's top so that its pages (a huge one, if any) fault in */
 	volatile char touch[8192];
 
+	sigset_t usr2;
+
 	touch[0] = touch[sizeof(touch) - 1] = 1;
 	(void)arg;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &usr2, NULL);
 	while (!atomic_load(&stopping))
 		pause();
 	return NULL;
@@ -180,6 +192,11 @@ static void *huge_stack(void)
 
 static void start_stacks(unsigned n, int huge)
 {
+	parked = calloc(n ? n : 1, sizeof(*parked));
+	if (!parked) {
+		fprintf(stderr, "twload: out of memory\n");
+		exit(1);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		pthread_attr_t attr;
 		pthread_t t;
@@ -194,6 +211,7 @@ static void start_stacks(unsigned n, int huge)
 			fprintf(stderr, "twload: cannot create thread %u\n", i);
 			exit(1);
 		}
+		parked[nparked++] = t;
 		pthread_attr_destroy(&attr);
 		atomic_fetch_add(&creates, 1);
 	}
@@ -209,8 +227,12 @@ static void run_stacks(unsigned n, int huge)
 	start_stacks(n, huge);
 	printf("ready\n");
 	fflush(stdout);
-	while (!atomic_load(&stopping))
+	while (!atomic_load(&stopping)) {
 		pause();
+		if (atomic_exchange(&wake_all, 0))
+			for (unsigned i = 0; i < nparked; i++)
+				pthread_kill(parked[i], WAKE_SIG);
+	}
 }
 
 /* mmaplat: the pairs' durations since the last report, in ns */
@@ -285,6 +307,17 @@ static void on_usr1(int sig)
 	(void)!write(1, line, (size_t)n);
 }
 
+static void on_usr2(int sig)
+{
+	(void)sig;
+	atomic_store(&wake_all, 1);
+}
+
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
 static void on_stop(int sig)
 {
 	(void)sig;
@@ -295,7 +328,8 @@ int main(int argc, char **argv)
 {
 	double seconds = 120, arg;
 	const char *mode, *name = NULL;
-	struct sigaction usr = {.sa_handler = on_usr1}, stop = {.sa_handler = on_stop};
+	struct sigaction usr = {.sa_handler = on_usr1}, stop = {.sa_handler = on_stop},
+	                 usr2 = {.sa_handler = on_usr2}, wake = {.sa_handler = on_wake};
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: twload create|pingpong RATE | thpstacks|glibcstacks N "
@@ -313,6 +347,8 @@ int main(int argc, char **argv)
 	if (name)
 		prctl(PR_SET_NAME, name, 0, 0, 0);
 	sigaction(SIGUSR1, &usr, NULL);
+	sigaction(SIGUSR2, &usr2, NULL);
+	sigaction(WAKE_SIG, &wake, NULL);
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGALRM, &stop, NULL);
 	alarm((unsigned)seconds);

@@ -322,6 +322,86 @@ static void test_ts(void **state)
 	assert_int_equal(obs_ts_parse(buf, 3, 27, ex, 4, &bad), 0);
 }
 
+/* A TGID query's answer, as cmd_attr_tgid() builds it: AGGR_TGID holding
+ * TGID and STATS, sent with the request's seq. */
+static size_t ts_sum_frame(unsigned char *buf, uint16_t family, uint32_t seq, uint32_t tgid,
+                           uint64_t vol, uint64_t invol, uint64_t ran, size_t stats_len)
+{
+	size_t len = ts_frame(buf, family, tgid, tgid, 16, vol, invol, stats_len);
+	struct nlmsghdr nh;
+	struct nlattr na;
+	struct taskstats st;
+	size_t at = NLMSG_HDRLEN + GENL_HDRLEN;
+
+	memcpy(&nh, buf, sizeof(nh));
+	nh.nlmsg_seq = seq;
+	memcpy(buf, &nh, sizeof(nh));
+	memcpy(&na, buf + at, sizeof(na));
+	na.nla_type = TASKSTATS_TYPE_AGGR_TGID;
+	memcpy(buf + at, &na, sizeof(na));
+	memcpy(&na, buf + at + NLA_HDRLEN, sizeof(na));
+	na.nla_type = TASKSTATS_TYPE_TGID;
+	memcpy(buf + at + NLA_HDRLEN, &na, sizeof(na));
+	/* cpu_count, where the STATS reach it */
+	at += 2 * NLA_HDRLEN + NLA_ALIGN(NLA_HDRLEN + 4);
+	if (stats_len >= offsetof(struct taskstats, cpu_count) + sizeof(st.cpu_count))
+		memcpy(buf + at + offsetof(struct taskstats, cpu_count), &ran, sizeof(ran));
+	return len;
+}
+
+static size_t ts_err_frame(unsigned char *buf, uint32_t seq, int error)
+{
+	struct nlmsghdr nh = {.nlmsg_len = NLMSG_LENGTH(sizeof(struct nlmsgerr)),
+	                      .nlmsg_type = NLMSG_ERROR,
+	                      .nlmsg_seq = seq};
+	struct nlmsgerr e = {.error = error};
+
+	memset(buf, 0, NLMSG_ALIGN(nh.nlmsg_len));
+	memcpy(buf, &nh, sizeof(nh));
+	memcpy(buf + NLMSG_HDRLEN, &e, sizeof(e));
+	return NLMSG_ALIGN(nh.nlmsg_len);
+}
+
+static void test_ts_sum(void **state)
+{
+	static unsigned char buf[4096] __attribute__((aligned(8)));
+	const size_t full = sizeof(struct taskstats);
+	struct obs_tgsum s;
+	size_t len;
+
+	(void)state;
+	len = ts_sum_frame(buf, 27, 9, 100, 400, 12, 415, full);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 9, 100, &s), 0);
+	assert_int_equal(s.vol, 400);
+	assert_int_equal(s.invol, 12);
+	assert_int_equal(s.ran, 415);
+	/* an answer to an earlier request is passed over, the later one found */
+	len = ts_err_frame(buf, 8, 0);
+	len += ts_sum_frame(buf + len, 27, 9, 100, 5, 6, 7, full);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 9, 100, &s), 0);
+	assert_int_equal(s.vol, 5);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 10, 100, &s), -ENOMSG);
+	/* the kernel's refusal, and no such process */
+	len = ts_err_frame(buf, 9, -EPERM);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 9, 100, &s), -EPERM);
+	len = ts_err_frame(buf, 9, -ESRCH);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 9, 100, &s), -ESRCH);
+	/* an error code no kernel sends */
+	len = ts_err_frame(buf, 9, 5);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 9, 100, &s), -EINVAL);
+	/* another group's sums, STATS too short, a length past the datagram */
+	len = ts_sum_frame(buf, 27, 9, 101, 1, 1, 1, full);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 9, 100, &s), -EINVAL);
+	len = ts_sum_frame(buf, 27, 9, 100, 1, 1, 1, 16);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 9, 100, &s), -EINVAL);
+	len = ts_sum_frame(buf, 27, 9, 100, 1, 1, 1, full);
+	assert_int_equal(obs_ts_parse_sum(buf, len - 8, 27, 9, 100, &s), -EINVAL);
+	/* an exit's AGGR_PID is not a group's answer */
+	len = ts_frame(buf, 27, 100, 100, 16, 1, 1, full);
+	assert_int_equal(obs_ts_parse_sum(buf, len, 27, 0, 100, &s), -EINVAL);
+	assert_int_equal(obs_ts_parse_sum(buf, 3, 27, 9, 100, &s), -ENOMSG);
+}
+
 static void test_ts_family(void **state)
 {
 	unsigned char b[64];
@@ -374,10 +454,11 @@ static void test_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stat),      cmocka_unit_test(test_sched),
-	    cmocka_unit_test(test_stacks),    cmocka_unit_test(test_smaps),
-	    cmocka_unit_test(test_cn),        cmocka_unit_test(test_ts),
-	    cmocka_unit_test(test_ts_family), cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_stat),   cmocka_unit_test(test_sched),
+	    cmocka_unit_test(test_stacks), cmocka_unit_test(test_smaps),
+	    cmocka_unit_test(test_cn),     cmocka_unit_test(test_ts),
+	    cmocka_unit_test(test_ts_sum), cmocka_unit_test(test_ts_family),
+	    cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
