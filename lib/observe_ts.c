@@ -65,6 +65,24 @@ static int ts_send(struct obs_ts *ts, int ack, uint16_t type, uint8_t cmd, uint8
 	return send(ts->fd, &r, r.nh.nlmsg_len, 0) < 0 ? -errno : 0;
 }
 
+/* Waits up to TS_ANSWER_MS for the next datagram: its length, or -errno
+ * (-ETIMEDOUT). */
+static ssize_t ts_recv(struct obs_ts *ts, void *buf, size_t len)
+{
+	for (;;) {
+		struct pollfd p = {.fd = ts->fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&p, 1, TS_ANSWER_MS) <= 0)
+			return -ETIMEDOUT;
+		n = recv(ts->fd, buf, len, MSG_DONTWAIT);
+		if (n >= 0)
+			return n;
+		if (errno != EINTR && errno != EAGAIN && errno != ENOBUFS)
+			return -errno;
+	}
+}
+
 /* Reads answers until the one to our last request: its error (0 or
  * -errno); the family id of a CTRL_CMD_NEWFAMILY on the way into *family. */
 static int ts_answer(struct obs_ts *ts, uint16_t *family)
@@ -72,17 +90,10 @@ static int ts_answer(struct obs_ts *ts, uint16_t *family)
 	unsigned char buf[8192] __attribute__((aligned(8)));
 
 	for (;;) {
-		struct pollfd p = {.fd = ts->fd, .events = POLLIN};
-		ssize_t n;
+		ssize_t n = ts_recv(ts, buf, sizeof(buf));
 
-		if (poll(&p, 1, TS_ANSWER_MS) <= 0)
-			return -ETIMEDOUT;
-		n = recv(ts->fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS)
-				continue;
-			return -errno;
-		}
+		if (n < 0)
+			return (int)n;
 		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
 		     nh = NLMSG_NEXT(nh, n)) {
 			if (nh->nlmsg_seq != ts->seq)
@@ -364,17 +375,10 @@ int obs_ts_tgid(struct obs_ts *ts, pid_t tgid, struct obs_tgsum *out)
 	if (rc < 0)
 		return rc;
 	for (;;) {
-		struct pollfd p = {.fd = ts->fd, .events = POLLIN};
-		ssize_t n;
+		ssize_t n = ts_recv(ts, buf, sizeof(buf));
 
-		if (poll(&p, 1, TS_ANSWER_MS) <= 0)
-			return -ETIMEDOUT;
-		n = recv(ts->fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
+		if (n < 0)
+			return (int)n;
 		rc = obs_ts_parse_sum(buf, (size_t)n, ts->family, ts->seq, tgid, out);
 		if (rc != -ENOMSG)
 			return rc; /* else an answer to an earlier request */
