@@ -8,7 +8,10 @@
 #  service the same services, watched by threadwatch-observer as the
 #          packaged service runs it, OBS_ROUNDS + 1 windows of OBS_WINDOW_S
 #          (--stdout): its CPU by wait4(), the first window's (two reads
-#          of every thread) told apart from the rest (one read each);
+#          of every thread) told apart from the rest (one read each, none
+#          of a quiet process's);
+#  serviceall the same with --read-all-threads: every thread read at each
+#          window's end, as if every one had run;
 #  stall   a process of 10,000 threads whose main thread times an mmap and
 #          munmap every millisecond: its p99.9 over OBS_STALL_S without the
 #          observer and over the same while the observer reads it, rounds
@@ -24,7 +27,8 @@
 # Writes $OBS_OUT/results.json (and each run's raw output beside it).
 #
 # Environment: B (build dir), SRC; OBS_OUT [$B/bench/observer]; OBS_ROUNDS [3];
-# OBS_WINDOW_S [60]; OBS_STALL_S [20]; OBS_SCENES ["cost service stall percreate large"].
+# OBS_WINDOW_S [60]; OBS_STALL_S [20];
+# OBS_SCENES ["cost service serviceall stall percreate large"].
 set -euo pipefail
 : "${B:?B (the build directory) must be set}"
 SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -32,7 +36,7 @@ OUT=${OBS_OUT:-$B/bench/observer}
 ROUNDS=${OBS_ROUNDS:-3}
 WIN=${OBS_WINDOW_S:-60}
 STALL=${OBS_STALL_S:-20}
-SCENES=${OBS_SCENES:-cost service stall percreate large}
+SCENES=${OBS_SCENES:-cost service serviceall stall percreate large}
 scene() { [[ " $SCENES " == *" $1 "* ]]; }
 TW=$B/threadwatch L=$B/tests/twload OBSD=$B/threadwatch-observer BC=$B/tests/twbpfcost
 [ -x "$TW" ] && [ -x "$L" ] && [ -x "$OBSD" ] || { echo "observer.sh: build $TW, $OBSD and $L first" >&2; exit 1; }
@@ -60,7 +64,7 @@ observe() { # observe NAME SECONDS [ARGS]: one window, its cost by wait4()
 		"$TW" workloads --json --no-costs --for "${s}s" "$@" 2>/dev/null
 }
 
-if scene cost || scene service; then
+if scene cost || scene service || scene serviceall; then
 	log "cost: 50 processes of 200 threads and 5,000 creates/s"
 	for i in $(seq 1 50); do twl "park$i" glibcstacks 199; done
 	twl creator create 5000
@@ -71,11 +75,13 @@ if scene cost || scene service; then
 		log "cost round $r: a ${WIN} s window"
 		observe "cost$r" "$WIN"
 	done
-	if scene service; then
-		log "service: threadwatch-observer, $((ROUNDS + 1)) windows of ${WIN} s"
-		python3 "$SRC/bench/rusage.py" --out "$OUT/service.ru.json" --stdout "$OUT/service.jsonl" -- \
-			"$OBSD" --stdout --windows $((ROUNDS + 1)) --window "${WIN}s" 2>/dev/null
-	fi
+	for sv in service serviceall; do
+		scene "$sv" || continue
+		log "$sv: threadwatch-observer, $((ROUNDS + 1)) windows of ${WIN} s"
+		python3 "$SRC/bench/rusage.py" --out "$OUT/$sv.ru.json" --stdout "$OUT/$sv.jsonl" -- \
+			"$OBSD" --stdout --windows $((ROUNDS + 1)) --window "${WIN}s" \
+			$([ "$sv" = serviceall ] && echo --read-all-threads) 2>/dev/null
+	done
 	stop_all
 fi
 
@@ -146,13 +152,13 @@ old = json.load(open(f"{out}/results.json")) if os.path.exists(f"{out}/results.j
 res = dict(old)
 if os.path.exists(f"{out}/cost1.json"):
     res["cost"] = [run(f"cost{r}") for r in range(1, rounds + 1)]
-if os.path.exists(f"{out}/service.jsonl"):
+def service(name):
     # the first window reads every thread twice; the rest once each. The
     # steady share is the process's whole CPU (wait4) less the first
     # window's own, over the wall time after it: what it spends between
     # windows (the documents, their printing) is in it.
-    docs = [json.loads(l) for l in open(f"{out}/service.jsonl") if l.strip()]
-    ru = json.load(open(f"{out}/service.ru.json"))
+    docs = [json.loads(l) for l in open(f"{out}/{name}.jsonl") if l.strip()]
+    ru = json.load(open(f"{out}/{name}.ru.json"))
     cpu = ru.get("user_s", 0) + ru.get("sys_s", 0)
     first = docs[0]["observer"]
     steady = [{"window_s": d["window_s"], "cpu_s": d["observer"]["cpu_s"],
@@ -160,11 +166,13 @@ if os.path.exists(f"{out}/service.jsonl"):
                "counter": d["mechanisms"]["creates"].get("mechanism", {}).get("counter"),
                "share_of_cpu": d["observer"]["share_of_cpu"], "sweep_s": d["observer"]["sweep_s"],
                "threads_read": d["observer"]["threads_read"],
+               "threads_not_read": ((d["mechanisms"]["switches"].get("quiet") or {}).get("tally")
+                                    or {}).get("threads_not_read", 0),
                "threads": sum(w["threads"] or 0 for w in d["workloads"]),
                "creates_per_s": sum(w["creates_per_s"] or 0 for w in d["workloads"]),
                "exits_derived": d["mechanisms"]["creates"].get("exits", {}).get("event_filter")}
               for d in docs[1:]]
-    res["service"] = {"windows": len(docs), "first": {"cpu_s": first["cpu_s"], "wall_s": first["wall_s"],
+    return {"windows": len(docs), "first": {"cpu_s": first["cpu_s"], "wall_s": first["wall_s"],
                       "sweep_s": first["sweep_s"], "threads_read": first["threads_read"]},
                       "steady": steady, "cpu_s": cpu, "wall_s": ru["wall_s"],
                       "steady_in_kernel_s": sum(w["in_kernel_s"] for w in steady),
@@ -172,6 +180,9 @@ if os.path.exists(f"{out}/service.jsonl"):
                       "steady_share_of_cpu": (cpu - first["cpu_s"] + sum(w["in_kernel_s"] for w in steady))
                                              / (ru["wall_s"] - first["wall_s"]),
                       "max_rss_kb": ru.get("maxrss_kb")}
+for name, key in (("service", "service"), ("serviceall", "service_all")):
+    if os.path.exists(f"{out}/{name}.jsonl"):
+        res[key] = service(name)
 if os.path.exists(f"{out}/lat.txt"):
     marks = [l.split() for l in open(f"{out}/lat.txt")]
     fig = lambda m: dict(zip(m[1::2], map(float, m[2::2])))

@@ -37,16 +37,19 @@ def section(self, load_json, median, table):
     sv = d.get("service")
     if sv and sv.get("steady"):
         rows = [[i, w.get("counter") or "connector", f"{w['window_s']:.1f} s", f"{w['threads']:,}",
-                 f"{w['creates_per_s']:,.0f}", f"{w['threads_read']:,}", f"{w['cpu_s']:.3f} s",
+                 f"{w['creates_per_s']:,.0f}", f"{w['threads_read']:,}",
+                 f"{w.get('threads_not_read', 0):,}", f"{w['cpu_s']:.3f} s",
                  f"{w.get('in_kernel_s', 0):.3f} s", f"{100 * w['share_of_cpu']:.2f}%"]
                 for i, w in enumerate(sv["steady"], 2)]
         L += ["threadwatch-observer, as the packaged service runs it, beside the same services: "
-              f"{sv['windows']} windows in a row (`--stdout`). The first reads every thread at both "
-              f"ends ({sv['first']['threads_read']:,} reads, {sv['first']['cpu_s']:.3f} s of CPU); "
-              "each later window starts from the last one's end and reads each thread once. Per "
-              "window, its own measure (`observer.cpu_s`, `observer.in_kernel_s`):", ""]
+              f"{sv['windows']} windows in a row (`--stdout`). The first reads every thread at its "
+              f"start ({sv['first']['threads_read']:,} reads in all, {sv['first']['cpu_s']:.3f} s of "
+              "CPU); each later window starts from the last one's end and reads each thread once, "
+              "at its end, but for a quiet process's: one none of whose threads ran, as taskstats's "
+              "sums of its threads show (the 50 processes of parked threads here). Per window, its "
+              "own measure (`observer.cpu_s`, `observer.in_kernel_s`):", ""]
         L += [table(["window", "counter", "length", "threads", "creates/s seen", "threads read",
-                     "CPU", "in the kernel", "share of one CPU"], rows), ""]
+                     "quiet, not read", "CPU", "in the kernel", "share of one CPU"], rows), ""]
         L += [f"Over the whole run by wait4(), less the first window, with the counter's time in "
               f"the kernel: {100 * sv['steady_share_of_cpu']:.2f}% of one CPU "
               f"({100 * sv.get('steady_process_share_of_cpu', sv['steady_share_of_cpu']):.2f}% in "
@@ -55,26 +58,8 @@ def section(self, load_json, median, table):
     costs = [r["share_of_cpu"] for r in d.get("cost", [])]
     if sv and sv.get("steady"):
         steady = sv["steady"]
-        wall = sum(w["window_s"] for w in steady)
-        rate = sum(w["creates_per_s"] * w["window_s"] for w in steady) / wall
-        ik = sv.get("steady_in_kernel_s", 0)
-        # the creator here falls short of 5,000 a second; the counter's
-        # time grows with the creates, so it is carried to 5,000
-        share = sv["steady_share_of_cpu"] + (ik * (5000 / rate - 1) / wall if rate and rate < 5000 else 0)
-        # the programs' clock misses the tracepoint's call into them: where
-        # the end-to-end cost to a create was measured, the target is
-        # judged with it, at 5,000 creates a second
-        # (twbpfcost, on one CPU): what it adds beyond the programs' own
-        # clock, per create, is added to the share measured in place
         pc = d.get("percreate")
-        missed_ns = (max(0.0, pc["added_ns_per_create"]["median"] - pc["self_timed_ns_per_create"])
-                     if pc else 0.0)
-        e2e = share + 5000 * missed_ns / 1e9 if pc else None
-        # the other reading: the clock misses the same share in place as on
-        # one CPU
-        prop = (sv.get("steady_process_share_of_cpu", 0) + ik * 5000 / rate / wall
-                * pc["added_ns_per_create"]["median"] / pc["self_timed_ns_per_create"]
-                if pc and rate and pc["self_timed_ns_per_create"] > 0 else None)
+        share, e2e, prop, rate, wall, ik, missed_ns = service_shares(sv, pc)
         judged = e2e if e2e is not None else share
         met = judged <= GOAL_SHARE
         self.targets.append(("observer at 10,000 threads and 5,000 creates/s",
@@ -110,19 +95,34 @@ def section(self, load_json, median, table):
                     f"{d['percreate_exits']['added_ns_per_create']['q3']:.0f} ns)"
                     if d.get("percreate_exits") else "") if pc else "")
               + ". A one-off `threadwatch workloads` window "
-              "reads every thread twice and loads the counter for itself: "
+              "reads every thread at its start and loads the counter for itself: "
               + (f"{100 * median(costs):.2f}% (median of {len(costs)})." if costs else "not measured.")
               , ""]
         w = min(steady, key=lambda x: x["cpu_s"])
         runs_ns = (1e9 * w.get("in_kernel_s", 0) / (2 * w["creates_per_s"] * w["window_s"])
                    if w["creates_per_s"] else 0)
         L += ["What it is spent on, in its cheapest window: the sweep at the window's end "
-              f"(every thread's sched file once, {w['threads_read']:,} of them, and each process's "
+              f"(the sched file of each thread of a process that ran, {w['threads_read']:,} of them, "
+              "a taskstats query for each process of 2 to 1,000 threads, and each process's "
               f"maps and PAGEMAP_SCAN over its stacks: {w['sweep_s']:.3f} s), the rest of its "
               f"process ({w['cpu_s'] - w['sweep_s']:.3f} s: the drains of the counter each second, "
               "the list of /proc, the document), and the counter's programs in the "
               f"kernel ({w.get('in_kernel_s', 0):.3f} s, about {runs_ns:.0f} ns for each create "
               "and each exit).", ""]
+        sa = d.get("service_all")
+        if sa and sa.get("steady"):
+            a_share, a_e2e, _, a_rate, _, _, _ = service_shares(sa, pc)
+            a_w = min(sa["steady"], key=lambda x: x["cpu_s"])
+            L += ["As if every thread had run: the same service with `--read-all-threads`, which "
+                  "reads every thread at each window's end (as before quiet processes were told "
+                  f"apart): {100 * sa['steady_share_of_cpu']:.2f}% of one CPU by wait4() with the "
+                  f"counter's clock ({100 * sa['steady_process_share_of_cpu']:.2f}% in its own "
+                  f"process; its cheapest window read {a_w['threads_read']:,} threads in "
+                  f"{a_w['sweep_s']:.3f} s of sweep), "
+                  + (f"{100 * a_e2e:.2f}% carried from {a_rate:,.0f} to 5,000 creates a second with "
+                     "what the clock misses." if a_e2e is not None else
+                     f"{100 * a_share:.2f}% carried from {a_rate:,.0f} to 5,000 creates a second."),
+                  ""]
     elif costs:
         med = median(costs)
         met = med <= GOAL_SHARE
@@ -138,7 +138,8 @@ def section(self, load_json, median, table):
               f"{1e6 * lg['sweep_s'] / (2 * lg['threads']):.1f} µs a thread read, since pid_max "
               f"leaves no room for more here): sweeps of {lg['sweep_s_at_100000']:.1f} s a "
               f"window, {100 * lg['share_of_cpu_at_100000']:.1f}% of one CPU at 60 s windows "
-              "for a one-off window; the service reads each thread once a window, "
+              "for a one-off window; the service reads each thread once a window (a process of more "
+              "than 1,000 threads is never taken as quiet), "
               f"{lg['sweep_s_at_100000'] / 2:.1f} s, {50 * lg['sweep_s_at_100000'] / 60:.1f}% of one "
               "CPU at its default 60 s.", ""]
     stall = d.get("stall", [])
@@ -162,3 +163,29 @@ def section(self, load_json, median, table):
         L += [f"Target: the p99.9 rises by at most {GOAL_STALL_US / 1000:g} ms: "
               f"{'**met**' if met else '**missed**'} ({worst:+.0f} µs at worst).", ""]
     self.out += L
+
+
+def service_shares(sv, pc):
+    """A service run's share of one CPU carried to 5,000 creates a second:
+    by the programs' clock, with what it misses measured end to end, and
+    were it to miss the same share as on one CPU."""
+    steady = sv["steady"]
+    wall = sum(w["window_s"] for w in steady)
+    rate = sum(w["creates_per_s"] * w["window_s"] for w in steady) / wall
+    ik = sv.get("steady_in_kernel_s", 0)
+    # the creator here falls short of 5,000 a second; the counter's
+    # time grows with the creates, so it is carried to 5,000
+    share = sv["steady_share_of_cpu"] + (ik * (5000 / rate - 1) / wall if rate and rate < 5000 else 0)
+    # the programs' clock misses the tracepoint's call into them: where
+    # the end-to-end cost to a create was measured (twbpfcost, on one
+    # CPU), what it adds beyond the programs' own clock, per create, is
+    # added to the share measured in place, at 5,000 creates a second
+    missed_ns = (max(0.0, pc["added_ns_per_create"]["median"] - pc["self_timed_ns_per_create"])
+                 if pc else 0.0)
+    e2e = share + 5000 * missed_ns / 1e9 if pc else None
+    # the other reading: the clock misses the same share in place as on
+    # one CPU
+    prop = (sv.get("steady_process_share_of_cpu", 0) + ik * 5000 / rate / wall
+            * pc["added_ns_per_create"]["median"] / pc["self_timed_ns_per_create"]
+            if pc and rate and pc["self_timed_ns_per_create"] > 0 else None)
+    return share, e2e, prop, rate, wall, ik, missed_ns

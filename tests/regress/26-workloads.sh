@@ -110,6 +110,12 @@ if [ "$(id -u)" = 0 ]; then
 	jq -e '.observer.in_kernel_s > 0 and .observer.share_of_cpu * .observer.wall_s >= .observer.cpu_s + .observer.in_kernel_s - 1e-6' \
 		"$TW_TMP/w.json" >/dev/null || fail "the BPF counter's run time is not in the cost: $(jq -c .observer "$TW_TMP/w.json")"
 	ok "the BPF counter agrees with /proc/stat and its run time is in the observer's cost"
+	# the parked processes ran nothing: taskstats's sums tell them quiet,
+	# and their threads are not read at the end
+	jq -e --argjson g "$glibc" '.mechanisms.switches.quiet | .available and
+		.tally.quiet_processes >= 1 and .tally.threads_not_read >= 201' "$TW_TMP/w.json" >/dev/null ||
+		fail "no quiet process: $(jq -c '.mechanisms.switches.quiet' "$TW_TMP/w.json")"
+	ok "quiet processes' threads not read: $(jq -c '.mechanisms.switches.quiet.tally' "$TW_TMP/w.json")"
 fi
 
 # threads that end take their switches with them, unless taskstats reports
@@ -238,7 +244,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	jq -e '(.mechanisms.creates.available == false) and (.mechanisms.creates.why | test("CAP_NET_ADMIN") and test("CAP_BPF")) and
 		([.workloads[].creates_per_s] | all(. == null)) and ([.workloads[].switches_per_s] | any(. != null))' \
 		"$TW_TMP/n.json" >/dev/null || fail "without CAP_NET_ADMIN: $(jq -c '.mechanisms.creates' "$TW_TMP/n.json")"
-	ok "without CAP_NET_ADMIN and CAP_BPF creates are null, and why"
+	jq -e '.mechanisms.switches.quiet | .available == false and (.why | test("CAP_NET_ADMIN")) and (.tally == null)' \
+		"$TW_TMP/n.json" >/dev/null || fail "without CAP_NET_ADMIN, quiet: $(jq -c '.mechanisms.switches.quiet' "$TW_TMP/n.json")"
+	ok "without CAP_NET_ADMIN and CAP_BPF creates are null, and why; every thread is read"
 	# a PID namespace of its own: cn_proc ignores the listener
 	if unshare --pid --fork --mount-proc true 2>/dev/null; then
 		unshare --pid --fork --mount-proc "$TW" workloads --json --for 1s --no-costs >"$TW_TMP/c.json" 2>/dev/null ||
