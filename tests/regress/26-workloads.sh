@@ -239,6 +239,17 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		(.mechanism.bpf_why | test("CAP_BPF and CAP_PERFMON"))' "$TW_TMP/f.json" >/dev/null ||
 		fail "without CAP_BPF: $(jq -c '.mechanisms.creates' "$TW_TMP/f.json")"
 	ok "without CAP_BPF and CAP_PERFMON the proc connector counts, and says why"
+	# a kernel without bpf(2), and one without the raw tracepoints (doubles:
+	# tests/shim/no_bpf.c): the connector counts, and bpf_why says which
+	for m in nosys notp; do
+		TW_NO_BPF=$m LD_PRELOAD="$B/tests/no_bpf.so" "$TW" workloads --json --for 1s --no-costs \
+			>"$TW_TMP/nb.json" 2>/dev/null || fail "workloads on a kernel without BPF ($m) exited $?"
+		want=$([ $m = nosys ] && echo "no bpf\\(2\\)" || echo "no such raw tracepoint")
+		jq -e --arg w "$want" '.mechanisms.creates | .available and .mechanism.counter == "connector" and
+			(.mechanism.bpf_why | test($w))' "$TW_TMP/nb.json" >/dev/null ||
+			fail "without BPF ($m): $(jq -c '.mechanisms.creates' "$TW_TMP/nb.json")"
+	done
+	ok "without bpf(2) or its raw tracepoints (doubles) the proc connector counts, and says why"
 	setpriv --bounding-set=$nobpf,-net_admin --inh-caps=$nobpf,-net_admin "$TW" workloads --json --for 1s --no-costs \
 		>"$TW_TMP/n.json" 2>/dev/null || fail "workloads without CAP_NET_ADMIN exited $?"
 	jq -e '(.mechanisms.creates.available == false) and (.mechanisms.creates.why | test("CAP_NET_ADMIN") and test("CAP_BPF")) and
