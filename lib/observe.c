@@ -240,23 +240,56 @@ static void for_each_pid(struct obs_run *r, void (*fn)(struct obs_run *, pid_t))
 }
 
 /* The sums of a process's threads, when taskstats answers and they are
- * few enough to ask for: 1, else 0. */
+ * few enough to ask for: 1, else 0. A failure other than the process's
+ * end stops the queries for the rest of the window, so that a socket that
+ * no longer answers costs one wait, not one per process. */
 static int sums_take(struct obs_run *r, pid_t tgid, long threads, struct obs_tgsum *s)
 {
+	int rc;
+
 	if (!r->tsq || threads < OBS_SUM_MIN || threads > OBS_SUM_MAX)
 		return 0;
 	r->sums_asked++;
-	return obs_ts_tgid(r->tsq, tgid, s) == 0;
+	rc = obs_ts_tgid(r->tsq, tgid, s);
+	if (rc < 0 && rc != -ESRCH) {
+		snprintf(r->tsq_stopped, sizeof(r->tsq_stopped), "taskstats stopped answering (%s)",
+		         strerror(-rc));
+		r->tsq = NULL;
+	}
+	return rc == 0;
 }
 
 static int sums_equal(const struct obs_tgsum *a, const struct obs_tgsum *b)
 {
-	return a->vol == b->vol && a->invol == b->invol && a->ran == b->ran;
+	return a->vol == b->vol && a->invol == b->invol && a->ran == b->ran &&
+	       a->run_ns == b->run_ns;
+}
+
+/* Lists p's threads into *tids (sorted; the count, or -errno, with
+ * *taskdir open) and, when taskstats answers for them, their sums into *s:
+ * the list is taken again after the sums, and *have is set only when both
+ * lists agree, so that the sums are those of exactly these threads. */
+static long tids_sums(struct obs_run *r, int pdir, pid_t tgid, int *taskdir, pid_t **tids,
+                      struct obs_tgsum *s, int *have)
+{
+	pid_t *again = NULL;
+	long n = obs_tids_list(pdir, taskdir, tids), m;
+	int dir2;
+
+	*have = 0;
+	if (n < 0 || !sums_take(r, tgid, n, s))
+		return n;
+	m = obs_tids_list(pdir, &dir2, &again);
+	if (m >= 0)
+		close(dir2);
+	*have = m == n && (n == 0 || memcmp(*tids, again, (size_t)n * sizeof(**tids)) == 0);
+	free(again);
+	return n;
 }
 
 static void sweep_start_one(struct obs_run *r, pid_t pid)
 {
-	long i = proc_enter(r, pid), n;
+	long i = proc_enter(r, pid), n, listed;
 	struct obs_proc *p;
 	pid_t *tids = NULL;
 	int pdir, taskdir;
@@ -267,12 +300,13 @@ static void sweep_start_one(struct obs_run *r, pid_t pid)
 		return;
 	p = &r->procs[i];
 	/* the sums before the reads: a switch between the two shows at the end */
-	p->have_sum0 = sums_take(r, pid, p->threads, &p->sum0);
-	n = obs_tids_list(pdir, &taskdir, &tids);
+	n = listed = tids_sums(r, pdir, pid, &taskdir, &tids, &p->sum0, &p->have_sum0);
 	if (n >= 0) {
 		n = obs_threads_read(r, taskdir, tids, (size_t)n, NULL, 0, 0, &p->start);
 		close(taskdir);
 	}
+	if (n != listed)
+		p->have_sum0 = 0; /* a thread ended meanwhile: not the sums of these */
 	free(tids);
 	p->nstart = n > 0 ? (size_t)n : 0;
 	p->born = n >= 0 ? (uint64_t)n : (uint64_t)p->threads;
@@ -285,7 +319,8 @@ static void sweep_start_one(struct obs_run *r, pid_t pid)
 static int quiet(const struct obs_proc *p, const pid_t *tids, long n)
 {
 	return p->have_sum0 && p->have_sum1 && sums_equal(&p->sum0, &p->sum1) && !p->creates &&
-	       !p->exits && n >= 0 && obs_tids_same(tids, (size_t)n, p->start, p->nstart);
+	       !p->exits && p->start && p->nstart > 0 && n >= 0 &&
+	       obs_tids_same(tids, (size_t)n, p->start, p->nstart);
 }
 
 /* The threads of p at the end, read, or those of the start when p was
@@ -294,10 +329,8 @@ static long threads_end(struct obs_run *r, int pdir, struct obs_proc *p, struct 
 {
 	pid_t *tids = NULL;
 	int taskdir = -1;
-	long n;
+	long n = tids_sums(r, pdir, p->tgid, &taskdir, &tids, &p->sum1, &p->have_sum1), listed = n;
 
-	p->have_sum1 = sums_take(r, p->tgid, p->threads, &p->sum1);
-	n = obs_tids_list(pdir, &taskdir, &tids);
 	if (quiet(p, tids, n)) {
 		/* each count is what it was at the start: the start's entries,
 		 * with their descriptors, are the end's */
@@ -310,6 +343,8 @@ static long threads_end(struct obs_run *r, int pdir, struct obs_proc *p, struct 
 	} else if (n >= 0) {
 		n = obs_threads_read(r, taskdir, tids, (size_t)n, p->start, p->nstart, r->keep_end,
 		                     t);
+		if (n != listed)
+			p->have_sum1 = 0; /* the next window's start: not these threads' sums */
 	}
 	if (taskdir >= 0)
 		close(taskdir);
@@ -484,6 +519,38 @@ static size_t fds_allow(struct rlimit *old)
 	                                                 : OBS_FDS_KEEP;
 }
 
+/* Whether the proc mount is this PID namespace's: taskstats looks PIDs up
+ * in the caller's (find_task_by_vpid()). */
+static int proc_is_ours(int procfd)
+{
+	char b[32];
+	ssize_t n = readlinkat(procfd, "self", b, sizeof(b) - 1);
+
+	if (n <= 0)
+		return 0;
+	b[n] = '\0';
+	return atol(b) == (long)getpid();
+}
+
+/* Opens the socket for thread groups' sums, unless told not to or the
+ * proc mount is another PID namespace's; r->tsq_why says why not. */
+static void tsq_open(struct obs_run *r, const struct obs_options *o, struct obs_ts *tsq)
+{
+	struct obs_tgsum self;
+
+	r->tsq_asked = !o->read_all_threads;
+	if (!r->tsq_asked)
+		snprintf(r->tsq_why, sizeof(r->tsq_why), "not asked for (--read-all-threads)");
+	else if (!proc_is_ours(r->procfd))
+		snprintf(r->tsq_why, sizeof(r->tsq_why),
+		         "the proc mount is another PID namespace's, and taskstats looks up this "
+		         "one's PIDs");
+	else if (obs_ts_query_open(tsq, &self, r->tsq_why, sizeof(r->tsq_why)) == 0) {
+		r->tsq = tsq;
+		r->tsq_runs = self.ran || self.run_ns;
+	}
+}
+
 /* Opens what counts creates and exits: the BPF counter, else the proc
  * connector, and reads away what either heard before the window. */
 static void counter_open(const struct obs_options *o, struct obs_counter *k)
@@ -579,11 +646,7 @@ json_t *obs_observe(const struct obs_options *o, char *err, size_t errlen)
 	}
 	counter_open(o, k);
 	counting = k->bpf_rc == 0 || k->cn_rc == 0;
-	r.tsq_asked = !o->read_all_threads;
-	if (!r.tsq_asked)
-		snprintf(r.tsq_why, sizeof(r.tsq_why), "not asked for (--read-all-threads)");
-	else if (obs_ts_query_open(&tsq, r.tsq_why, sizeof(r.tsq_why)) == 0)
-		r.tsq = &tsq;
+	tsq_open(&r, o, &tsq);
 	if (o->exact_switches) {
 		ts_rc = obs_ts_open(&ts, ts_why, sizeof(ts_why));
 		r.exact = ts_rc == 0;

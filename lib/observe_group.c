@@ -109,7 +109,7 @@ static json_t *rate(uint64_t n, double secs, int seen)
 }
 
 struct tally {
-	size_t procs, counted, unreadable, stack_procs, stack_unreadable, migr_procs;
+	size_t procs, counted, unreadable, stack_procs, stack_unreadable, migr_procs, quiet;
 	size_t ended, ended_accounted; /* processes gone by the end; of them, taskstats's */
 	uint64_t ts_thread_exits;
 	int ts_any;
@@ -123,6 +123,7 @@ struct tally {
 static void tally_add(struct tally *t, const struct obs_proc *p)
 {
 	t->procs++;
+	t->quiet += p->quiet != 0;
 	t->creates += p->creates;
 	t->exits += p->exits;
 	/* what taskstats told of the threads that ended */
@@ -259,6 +260,7 @@ static json_t *workload_json(const struct obs_run *r, const struct member *m, si
 	                    t.migr_procs > 0 ? jnum(t.migr_ps) : json_null());
 	/* without taskstats, threads that ended took their switches with them */
 	json_object_set_new(w, "switches_exact", json_boolean(switches_exact(&t)));
+	json_object_set_new(w, "quiet_processes", json_integer((json_int_t)t.quiet));
 	json_object_set_new(w, "stacks", stacks_json(&t));
 	if (t.unreadable)
 		json_object_set_new(w, "unreadable",

@@ -150,21 +150,29 @@ static json_t *quiet_json(const struct obs_run *r)
 	json_t *q = json_pack(
 	    "{s:s s:s s:b}", "source",
 	    "taskstats's sums over a thread group's live threads (TASKSTATS_CMD_ATTR_TGID, "
-	    "fill_stats_for_tgid(): nvcsw, nivcsw and sched_info.pcount), asked just before the "
-	    "reads at each end of the window, for a process of 2 to 1,000 threads",
+	    "fill_stats_for_tgid(): nvcsw and nivcsw, and with CONFIG_TASK_DELAY_ACCT "
+	    "sched_info.pcount and se.sum_exec_runtime), asked just before the reads at each end "
+	    "of the window, between two listings of its threads that agree, for a process of 2 to "
+	    "1,000 threads",
 	    "rule",
 	    "equal sums over the same threads (the same tids, no create counted): none of them was "
-	    "switched in or out, so each count at the end is the one read at the start; a thread "
-	    "moved to another CPU while waiting to run shows when it runs, in a later window",
+	    "switched out, so each switch count at the end is the one read at the start, and, with "
+	    "the run times, none ran, so no migration either; without them (runs_compared false) "
+	    "a thread moved to another CPU that has not yet been switched out is counted in a "
+	    "later window, or not at all in a one-off window",
 	    "available", r->tsq_why[0] == '\0');
 
-	if (r->tsq_why[0])
+	if (r->tsq_why[0]) {
 		json_object_set_new(q, "why", obs_jstr(r->tsq_why));
-	else
-		json_object_set_new(q, "tally",
-		                    json_pack("{s:I s:I s:I}", "asked", (json_int_t)r->sums_asked,
-		                              "quiet_processes", (json_int_t)r->quiet_procs,
-		                              "threads_not_read", (json_int_t)r->quiet_threads));
+		return q;
+	}
+	json_object_set_new(q, "tally",
+	                    json_pack("{s:I s:I s:I s:b}", "asked", (json_int_t)r->sums_asked,
+	                              "quiet_processes", (json_int_t)r->quiet_procs,
+	                              "threads_not_read", (json_int_t)r->quiet_threads,
+	                              "runs_compared", r->tsq_runs));
+	if (r->tsq_stopped[0])
+		json_object_set_new(q, "stopped", obs_jstr(r->tsq_stopped));
 	return q;
 }
 

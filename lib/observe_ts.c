@@ -8,8 +8,7 @@
  * one thread group (TASKSTATS_CMD_ATTR_TGID) answers with the sums over its
  * live threads (fill_stats_for_tgid()): one message that tells whether any
  * of them ran since the last. Both need CAP_NET_ADMIN (the command is
- * GENL_ADMIN_PERM) and the initial network namespace (the family is not
- * netnsok).
+ * GENL_ADMIN_PERM).
  */
 #include <errno.h>
 #include <poll.h>
@@ -159,9 +158,10 @@ static int ts_socket(struct obs_ts *ts, int rcvbuf, char *err, size_t errlen)
 	if (rc < 0) {
 		obs_ts_close(ts);
 		return errbuf_set(err, errlen, rc, "no taskstats family (%s)%s", strerror(-rc),
-		                  rc == -ENOENT ? ": a kernel without CONFIG_TASKSTATS, or another "
-		                                  "network namespace"
-		                                : "");
+		                  rc == -ENOENT
+		                      ? ": a kernel without CONFIG_TASKSTATS, or a network "
+		                        "namespace its family does not serve"
+		                      : "");
 	}
 	return 0;
 }
@@ -195,17 +195,16 @@ int obs_ts_open(struct obs_ts *ts, char *err, size_t errlen)
 	return 0;
 }
 
-int obs_ts_query_open(struct obs_ts *ts, char *err, size_t errlen)
+int obs_ts_query_open(struct obs_ts *ts, struct obs_tgsum *self, char *err, size_t errlen)
 {
-	struct obs_tgsum self;
 	int rc = ts_socket(ts, 0, err, errlen);
 
 	if (rc < 0)
 		return rc;
 	/* proven on this process, which has run: the command is allowed and
 	 * its answer parses */
-	rc = obs_ts_tgid(ts, getpid(), &self);
-	if (rc == 0 && self.vol + self.invol + self.ran == 0)
+	rc = obs_ts_tgid(ts, getpid(), self);
+	if (rc == 0 && self->vol + self->invol + self->ran == 0)
 		rc = -ENODATA;
 	if (rc < 0) {
 		obs_ts_close(ts);
@@ -350,6 +349,7 @@ int obs_ts_parse_sum(const void *buf, size_t len, uint16_t family, uint32_t seq,
 					out->vol = st.nvcsw;
 					out->invol = st.nivcsw;
 					out->ran = st.cpu_count;
+					out->run_ns = st.cpu_run_virtual_total;
 					return 0;
 				}
 				if ((size_t)NLA_ALIGN(na.nla_len) >= left)
@@ -367,7 +367,7 @@ int obs_ts_parse_sum(const void *buf, size_t len, uint16_t family, uint32_t seq,
 
 int obs_ts_tgid(struct obs_ts *ts, pid_t tgid, struct obs_tgsum *out)
 {
-	unsigned char buf[1024] __attribute__((aligned(8)));
+	unsigned char buf[8192] __attribute__((aligned(8))); /* struct taskstats grows */
 	uint32_t id = (uint32_t)tgid;
 	int rc = ts_send(ts, 0, ts->family, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION,
 	                 TASKSTATS_CMD_ATTR_TGID, &id, sizeof(id));

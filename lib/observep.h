@@ -133,16 +133,18 @@ struct obs_ts_exit {
 int obs_ts_open(struct obs_ts *ts, char *err, size_t errlen);
 
 /* A thread group's sums over its live threads (fill_stats_for_tgid()):
- * voluntary and involuntary switches, and times put on a CPU
- * (sched_info.pcount, 0 on a kernel without CONFIG_SCHED_INFO). Equal
- * sums at two moments over the same threads: none of them ran between. */
+ * voluntary and involuntary switches, and, where delayacct_add_tsk() is
+ * built (CONFIG_TASK_DELAY_ACCT), the times put on a CPU
+ * (sched_info.pcount) and the run time (se.sum_exec_runtime), else 0.
+ * Equal sums at two moments over the same threads: none of them was
+ * switched out between (and, with the run time, none ran). */
 struct obs_tgsum {
-	uint64_t vol, invol, ran;
+	uint64_t vol, invol, ran, run_ns;
 };
-/* A socket for thread groups' queries, proven on this process. 0, or -errno
- * with the reason in err (-EPERM: no CAP_NET_ADMIN; -ENOENT: no family
- * here, as in another network namespace). */
-int obs_ts_query_open(struct obs_ts *ts, char *err, size_t errlen);
+/* A socket for thread groups' queries, proven on this process, whose sums
+ * go to *self. 0, or -errno with the reason in err (-EPERM: no
+ * CAP_NET_ADMIN; -ENOENT: no taskstats family here). */
+int obs_ts_query_open(struct obs_ts *ts, struct obs_tgsum *self, char *err, size_t errlen);
 /* One group's sums: 0, or -errno (-ESRCH: no such process). The kernel
  * adds them up under the group's siglock with interrupts off, about 50 ns
  * a thread: callers bound the threads they ask for. */
@@ -334,8 +336,9 @@ struct obs_run {
 	/* taskstats's queries of thread groups (quiet processes are not read
 	 * at the end): tsq NULL when not asked for or refused (tsq_why) */
 	struct obs_ts *tsq;
-	int tsq_asked;
+	int tsq_asked, tsq_runs; /* runs: its sums carry run times, not switches alone */
 	char tsq_why[256];
+	char tsq_stopped[256]; /* why it stopped answering mid-sweep ("": it did not) */
 	size_t quiet_procs, quiet_threads, sums_asked;
 	int keep_end; /* the end is kept for the next window */
 };

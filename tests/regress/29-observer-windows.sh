@@ -116,10 +116,11 @@ check($all[0].observer.threads_carried == 0 and
        "window \($i + 1): the park \(w($d; $k) | {threads, comm, stacks})"),
  if $i == 1 then
    check((w($d; $k).switches_per_s.total * $d.window_s - $woke | fabs) <= 0.1 * $woke + 3 and $woke >= 200;
-         "window 2: the park woke its threads, \($woke) switches by its count, \(w($d; $k).switches_per_s.total * $d.window_s) seen")
+         "window 2: the park woke its threads, \($woke) switches by its count, \(w($d; $k).switches_per_s.total * $d.window_s) seen"),
+   check(w($d; $k).quiet_processes == 0; "window 2: the park that woke was taken as quiet")
  else
    check(w($d; $k).switches_per_s.total < 20; "window \($i + 1): 200 parked threads switch \(w($d; $k).switches_per_s.total)/s"),
-   check($d.mechanisms.switches.quiet.tally.quiet_processes >= 1 and
+   check(w($d; $k).quiet_processes == 1 and
          $d.mechanisms.switches.quiet.tally.threads_not_read >= 201;
          "window \($i + 1): the park was not found quiet: \($d.mechanisms.switches.quiet)")
  end)

@@ -224,11 +224,18 @@ static void run_stacks_only(unsigned n)
 
 static void run_stacks(unsigned n, int huge)
 {
+	sigset_t usr2, old;
+
 	start_stacks(n, huge);
+	/* SIGUSR2 waits blocked but within sigsuspend(): one that comes
+	 * between the check and the wait is not lost */
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2, &old);
 	printf("ready\n");
 	fflush(stdout);
 	while (!atomic_load(&stopping)) {
-		pause();
+		sigsuspend(&old);
 		if (atomic_exchange(&wake_all, 0))
 			for (unsigned i = 0; i < nparked; i++)
 				pthread_kill(parked[i], WAKE_SIG);

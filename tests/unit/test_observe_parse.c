@@ -342,10 +342,14 @@ static size_t ts_sum_frame(unsigned char *buf, uint16_t family, uint32_t seq, ui
 	memcpy(&na, buf + at + NLA_HDRLEN, sizeof(na));
 	na.nla_type = TASKSTATS_TYPE_TGID;
 	memcpy(buf + at + NLA_HDRLEN, &na, sizeof(na));
-	/* cpu_count, where the STATS reach it */
+	/* cpu_count and the run time, where the STATS reach them */
 	at += 2 * NLA_HDRLEN + NLA_ALIGN(NLA_HDRLEN + 4);
 	if (stats_len >= offsetof(struct taskstats, cpu_count) + sizeof(st.cpu_count))
 		memcpy(buf + at + offsetof(struct taskstats, cpu_count), &ran, sizeof(ran));
+	ran *= 1000;
+	if (stats_len >= offsetof(struct taskstats, cpu_run_virtual_total) + sizeof(ran))
+		memcpy(buf + at + offsetof(struct taskstats, cpu_run_virtual_total), &ran,
+		       sizeof(ran));
 	return len;
 }
 
@@ -375,6 +379,7 @@ static void test_ts_sum(void **state)
 	assert_int_equal(s.vol, 400);
 	assert_int_equal(s.invol, 12);
 	assert_int_equal(s.ran, 415);
+	assert_int_equal(s.run_ns, 415000);
 	/* an answer to an earlier request is passed over, the later one found */
 	len = ts_err_frame(buf, 8, 0);
 	len += ts_sum_frame(buf + len, 27, 9, 100, 5, 6, 7, full);
