@@ -180,7 +180,7 @@ BUILTIN_IN := $(sort $(wildcard sql/*.sql) $(wildcard web/*.html web/*.js web/*.
 
 BINS := $(B)/threadwatchd $(B)/threadwatch $(B)/threadwatch-observer
 
-.PHONY: all clean install run test deps-build deps-test deps-run deps-deb deps-cross add-arch check-unit \
+.PHONY: all clean install run test deps-build deps-test deps-run deps-deb deps-cross add-arch check-unit units \
 	check-regress check-sanitize check-fuzz check-systemd check-cross fuzz soak format check-format bench deb docs
 
 all: $(BINS) $(PROBES) $(SHIMS) $(TOOLS)
@@ -329,11 +329,15 @@ run: deps-run
 	mkdir -p var
 	exec $(B)/threadwatchd --state-dir var --splay 0 $(RUN_ARGS)
 
+# The builds run on every CPU; the sanitizer tier's (programs and unit
+# tests) beside the regress scripts, at nice 19, once those that run
+# alone have ended.
+TEST_JOBS := $(shell nproc 2>/dev/null || echo 2)
 test: deps-test
-	$(MAKE) all
+	$(MAKE) -j$(TEST_JOBS) all units
 	$(MAKE) check-unit
 ifneq ($(SANITIZE),1)
-	$(MAKE) check-regress REGRESS_BESIDE="$(MAKE) -s -j2 B=$(SAN_B) SANITIZE=1 all"
+	$(MAKE) check-regress REGRESS_BESIDE="$(MAKE) -s -j$(TEST_JOBS) B=$(SAN_B) SANITIZE=1 all units"
 else
 	$(MAKE) check-regress
 endif
@@ -349,6 +353,9 @@ UNIT ?=
 REGRESS ?=
 UNIT_NAMES := $(patsubst tests/unit/test_%.c,%,$(UNIT_SRCS))
 UNIT_RUN := $(if $(strip $(UNIT)),$(patsubst %,$(B)/tests/test_%,$(filter $(UNIT_NAMES),$(UNIT))),$(UNITS))
+
+# The unit tests, built and not run.
+units: $(UNITS)
 
 check-unit: $(UNIT_RUN)
 	@for u in $(filter-out $(UNIT_NAMES),$(UNIT)); do \

@@ -41,7 +41,8 @@ scene() { [[ " $SCENES " == *" $1 "* ]]; }
 TW=$B/threadwatch L=$B/tests/twload OBSD=$B/threadwatch-observer BC=$B/tests/twbpfcost
 [ -x "$TW" ] && [ -x "$L" ] && [ -x "$OBSD" ] || { echo "observer.sh: build $TW, $OBSD and $L first" >&2; exit 1; }
 mkdir -p "$OUT"
-for s in $SCENES; do rm -f "$OUT/$s"*.json; done
+# each scene's own files: NAME.*, NAME1.*, NAME_exits.* (not serviceall's for service)
+for s in $SCENES; do rm -f "$OUT/$s".* "$OUT/$s"[0-9_]*.*; done
 pids=()
 stop_all() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null || true; pids=(); }
 trap stop_all EXIT
