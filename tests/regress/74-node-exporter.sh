@@ -25,16 +25,23 @@ nport=$(free_port)
 NEPID=$!
 trap 'kill $NEPID 2>/dev/null; kill $DPID 2>/dev/null' EXIT
 wait_for curl -sf "http://127.0.0.1:$nport/metrics" || { cat "$TW_TMP/ne.log"; fail "node_exporter did not start"; }
-curl -sf "http://127.0.0.1:$nport/metrics" >"$TW_TMP/ne.txt" || fail "cannot scrape node_exporter"
-grep -q '^node_textfile_scrape_error 0$' "$TW_TMP/ne.txt" || fail "textfile scrape error: $(grep textfile "$TW_TMP/ne.txt")"
 # Every threadwatch sample of the file, as node_exporter serves it: the same
-# names with the same number of samples each (node_exporter reorders labels).
-count() { grep '^threadwatch_' "$1" | sed 's/[{ ].*//' | sort | uniq -c; }
-count "$TW_TMP/run/threadwatch.prom" >"$TW_TMP/want"
-count "$TW_TMP/ne.txt" >"$TW_TMP/got"
+# names with the same number of samples each (node_exporter reorders labels),
+# as "NAME COUNT" lines in C order for comm. The daemon rewrites the file
+# when its first cycle ends (a slow build's may end between the scrape and
+# the file's read), so the two are compared until they agree, 10 s at most.
+count() { grep '^threadwatch_' "$1" | sed 's/[{ ].*//' | LC_ALL=C sort | uniq -c | awk '{print $2, $1}'; }
+for _ in $(seq 1 50); do
+	curl -sf "http://127.0.0.1:$nport/metrics" >"$TW_TMP/ne.txt" || fail "cannot scrape node_exporter"
+	count "$TW_TMP/run/threadwatch.prom" >"$TW_TMP/want"
+	count "$TW_TMP/ne.txt" >"$TW_TMP/got"
+	missing=$(LC_ALL=C comm -23 "$TW_TMP/want" "$TW_TMP/got")
+	[ -s "$TW_TMP/want" ] && [ -z "$missing" ] && break
+	sleep 0.2
+done
+grep -q '^node_textfile_scrape_error 0$' "$TW_TMP/ne.txt" || fail "textfile scrape error: $(grep textfile "$TW_TMP/ne.txt")"
 [ -s "$TW_TMP/want" ] || fail "the textfile has no threadwatch samples"
-missing=$(comm -23 "$TW_TMP/want" "$TW_TMP/got")
-[ -z "$missing" ] || fail "node_exporter does not serve: $missing"
+[ -z "$missing" ] || fail "node_exporter does not serve (name, samples): $missing"
 grep -q '^threadwatch_build_info{' "$TW_TMP/ne.txt" || fail "no threadwatch_build_info via node_exporter"
 ok "node_exporter serves all $(wc -l <"$TW_TMP/want") threadwatch metrics of the textfile, sample for sample, no scrape error"
 stop_daemon
