@@ -538,8 +538,7 @@ static void tsq_open(struct obs_run *r, const struct obs_options *o, struct obs_
 {
 	struct obs_tgsum self;
 
-	r->tsq_asked = !o->read_all_threads;
-	if (!r->tsq_asked)
+	if (o->read_all_threads)
 		snprintf(r->tsq_why, sizeof(r->tsq_why), "not asked for (--read-all-threads)");
 	else if (!proc_is_ours(r->procfd))
 		snprintf(r->tsq_why, sizeof(r->tsq_why),

@@ -336,7 +336,7 @@ struct obs_run {
 	/* taskstats's queries of thread groups (quiet processes are not read
 	 * at the end): tsq NULL when not asked for or refused (tsq_why) */
 	struct obs_ts *tsq;
-	int tsq_asked, tsq_runs; /* runs: its sums carry run times, not switches alone */
+	int tsq_runs; /* its sums carry run times, not switches alone */
 	char tsq_why[256];
 	char tsq_stopped[256]; /* why it stopped answering mid-sweep ("": it did not) */
 	size_t quiet_procs, quiet_threads, sums_asked;
